@@ -1,0 +1,782 @@
+"""Emulation: make any Gymnasium or PettingZoo env look like a flat, single-array env.
+
+Observations of any nesting (Dict, Tuple, Box, Discrete, MultiDiscrete, MultiBinary, mixed dtypes)
+are laid out as a packed numpy structured dtype; each agent's observation is one flat row of that
+layout. When every leaf shares a dtype the row has that dtype (floats stay floats); otherwise the
+row is raw bytes (uint8). `Nativizer` turns a batch of rows back into the nested structure, for
+numpy arrays (zero-copy field views) and torch tensors, looping over fields, never over the batch.
+
+Structured action spaces of discrete kinds become one MultiDiscrete vector and are unflattened
+before the env sees them; Discrete, MultiDiscrete and Box actions pass through.
+
+Both wrappers implement `pufferlib.PufferEnv`: preallocated rows, same-step autoreset, and an
+episode-statistics layer that emits `{'episode_return', 'episode_length', ...}` once per episode,
+so `infos` is an empty list on every other step.
+"""
+import numbers
+
+import numpy as np
+import gymnasium
+from gymnasium import spaces
+
+from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError
+
+LEAF_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
+
+
+# ---------------------------------------------------------------------------------------------
+# Observation layout
+# ---------------------------------------------------------------------------------------------
+
+def _leaf_dtype_shape(space):
+    if isinstance(space, spaces.Discrete):
+        return np.dtype(space.dtype), ()
+    if isinstance(space, spaces.MultiBinary):
+        return np.dtype(space.dtype), tuple(np.atleast_1d(space.n))
+    return np.dtype(space.dtype), tuple(space.shape)
+
+
+def _leaf_bounds(space):
+    """Flattened (low, high) of a leaf, as float64 so mixed kinds can be concatenated."""
+    if isinstance(space, spaces.Box):
+        return np.asarray(space.low, np.float64).ravel(), np.asarray(space.high, np.float64).ravel()
+    if isinstance(space, spaces.Discrete):
+        return np.array([space.start], np.float64), np.array([space.start + space.n - 1], np.float64)
+    if isinstance(space, spaces.MultiDiscrete):
+        return (np.asarray(space.start, np.float64).ravel(),
+                np.asarray(space.start + space.nvec - 1, np.float64).ravel())
+    size = int(np.prod(space.n))
+    return np.zeros(size), np.ones(size)
+
+
+def _walk(space, path=()):
+    """Yield (path, leaf_space) in layout order; raise SpaceError for what cannot be emulated."""
+    if isinstance(space, spaces.Dict):
+        for key, sub in space.spaces.items():
+            if not isinstance(key, str):
+                raise SpaceError(f'Dict observation keys must be strings, got {key!r} at {_fmt(path)}')
+            yield from _walk(sub, path + (key,))
+    elif isinstance(space, spaces.Tuple):
+        for i, sub in enumerate(space.spaces):
+            yield from _walk(sub, path + (i,))
+    elif isinstance(space, LEAF_SPACES):
+        yield path, space
+    else:
+        raise SpaceError(f'cannot emulate {type(space).__name__} at {_fmt(path)}: supported are Box, Discrete, '
+                         'MultiDiscrete, MultiBinary, and Dict/Tuple of those (pad variable-size spaces)')
+
+
+def _fmt(path):
+    return '/'.join(str(p) for p in path) if path else '<root>'
+
+
+def _struct_dtype(space):
+    if isinstance(space, spaces.Dict):
+        return np.dtype([(key, _struct_dtype(sub)) for key, sub in space.spaces.items()])
+    if isinstance(space, spaces.Tuple):
+        return np.dtype([(f'f{i}', _struct_dtype(sub)) for i, sub in enumerate(space.spaces)])
+    dtype, shape = _leaf_dtype_shape(space)
+    return np.dtype((dtype, shape)) if shape else dtype
+
+
+def _field_path(path):
+    return tuple(f'f{p}' if isinstance(p, int) else p for p in path)
+
+
+def emulate_observation_space(space):
+    """Return (flat Box space for one row, structured dtype of one row or None for Box)."""
+    if isinstance(space, spaces.Box):
+        return space, None
+    leaves = list(_walk(space))
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        obs_dtype = _struct_dtype(space)
+    else:  # a lone Discrete/MultiDiscrete/MultiBinary observation
+        obs_dtype = np.dtype([('obs', _struct_dtype(space))])
+    kinds = {_leaf_dtype_shape(leaf)[0] for _, leaf in leaves}
+    if len(kinds) == 1 and next(iter(kinds)) != np.dtype(bool):
+        row_dtype = next(iter(kinds))
+        low = np.concatenate([_leaf_bounds(leaf)[0] for _, leaf in leaves]).astype(row_dtype)
+        high = np.concatenate([_leaf_bounds(leaf)[1] for _, leaf in leaves]).astype(row_dtype)
+        flat = spaces.Box(low=low, high=high, dtype=row_dtype)
+    else:
+        flat = spaces.Box(low=0, high=255, shape=(obs_dtype.itemsize,), dtype=np.uint8)
+    return flat, obs_dtype
+
+
+class _Leaf:
+    __slots__ = ('path', 'dtype', 'shape', 'offset', 'nbytes')
+
+    def __init__(self, path, dtype, shape, offset):
+        self.path, self.dtype, self.shape, self.offset = path, dtype, shape, offset
+        self.nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
+
+
+def _layout(dtype, offset=0, path=()):
+    """Tree of ('dict', [(name, node)]) / ('tuple', [node]) / ('leaf', _Leaf) from a structured dtype."""
+    if dtype.names is None:
+        base, shape = (dtype.subdtype if dtype.subdtype else (dtype, ()))
+        return ('leaf', _Leaf(path, base, shape, offset))
+    children = [(name, _layout(dtype.fields[name][0], offset + dtype.fields[name][1], path + (name,)))
+                for name in dtype.names]
+    if all(name == f'f{i}' for i, (name, _) in enumerate(children)):
+        return ('tuple', [node for _, node in children])
+    return ('dict', children)
+
+
+class Nativizer:
+    """Turns a batch of flat rows [..., row] back into the nested observation structure.
+
+    Build it once (e.g. in a model's __init__) from the env's `obs_dtype`, then call it on numpy
+    arrays or torch tensors. Numpy results are zero-copy views; torch leaves are views when the row
+    dtype matches the leaf dtype and one small copy per leaf otherwise.
+    """
+
+    def __init__(self, obs_dtype):
+        if obs_dtype is None or np.dtype(obs_dtype).names is None:
+            raise APIUsageError('Nativizer needs a structured obs_dtype (env.obs_dtype); Box observations '
+                                'need no nativizing')
+        self.dtype = np.dtype(obs_dtype)
+        tree = _layout(self.dtype)
+        # A lone non-Box observation was wrapped in one field named 'obs': unwrap it again.
+        self.tree = tree[1][0][1] if self.dtype.names == ('obs',) else tree
+        self._torch_dtypes = None
+
+    def __call__(self, rows):
+        if isinstance(rows, np.ndarray):
+            return self._numpy(rows)
+        return self._torch(rows)
+
+    def _numpy(self, rows):
+        lead = rows.shape[:-1]
+        raw = np.ascontiguousarray(rows).reshape(-1, rows.shape[-1]).view(np.uint8)
+        if raw.shape[1] != self.dtype.itemsize:
+            raise SpaceError(f'rows hold {raw.shape[1]} bytes, obs_dtype needs {self.dtype.itemsize}')
+        struct = raw.view(self.dtype)[:, 0]
+
+        def build(node):
+            kind, body = node
+            if kind == 'leaf':
+                view = struct
+                for name in body.path:
+                    view = view[name]
+                return view.reshape(*lead, *body.shape)
+            if kind == 'tuple':
+                return tuple(build(child) for child in body)
+            return {name: build(child) for name, child in body}
+        return build(self.tree)
+
+    def _torch(self, rows):
+        import torch
+        if self._torch_dtypes is None:
+            self._torch_dtypes = {}
+        lead = rows.shape[:-1]
+        flat = rows.reshape(-1, rows.shape[-1])
+        row_np = _numpy_dtype_of(flat.dtype)
+        # Fast path: every leaf has the row's own dtype, so each leaf is a plain slice (a view).
+        by_elements = row_np.itemsize == flat.element_size() and self._uniform_dtype() == row_np
+        if not by_elements:
+            flat = flat.contiguous().view(torch.uint8)
+
+        def build(node):
+            kind, body = node
+            if kind == 'tuple':
+                return tuple(build(child) for child in body)
+            if kind == 'dict':
+                return {name: build(child) for name, child in body}
+            if by_elements:
+                start = body.offset // row_np.itemsize
+                count = body.nbytes // row_np.itemsize
+                return flat[:, start:start + count].reshape(*lead, *body.shape)
+            chunk = flat[:, body.offset:body.offset + body.nbytes]
+            tdtype = _torch_dtype(body.dtype)
+            if body.dtype.itemsize > 1:
+                # Reinterpreting bytes as wider types needs an aligned, contiguous block.
+                chunk = chunk.contiguous()
+                if chunk.storage_offset() % body.dtype.itemsize:
+                    chunk = chunk.clone()
+            return chunk.view(tdtype).reshape(*lead, *body.shape)
+        return build(self.tree)
+
+    def _uniform_dtype(self):
+        kinds = set()
+
+        def visit(node):
+            kind, body = node
+            if kind == 'leaf':
+                kinds.add(body.dtype)
+            else:
+                for child in body:
+                    visit(child[1] if kind == 'dict' else child)
+        visit(self.tree)
+        return next(iter(kinds)) if len(kinds) == 1 else None
+
+
+def nativize(rows, obs_dtype):
+    """One-off form of `Nativizer(obs_dtype)(rows)`; build a Nativizer once in hot loops."""
+    return Nativizer(obs_dtype)(rows)
+
+
+def _torch_dtype(np_dtype):
+    import torch
+    table = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32,
+             np.dtype(np.float64): torch.float64, np.dtype(np.int8): torch.int8,
+             np.dtype(np.uint8): torch.uint8, np.dtype(np.int16): torch.int16,
+             np.dtype(np.int32): torch.int32, np.dtype(np.int64): torch.int64,
+             np.dtype(bool): torch.bool, np.dtype(np.uint16): torch.uint16,
+             np.dtype(np.uint32): torch.uint32, np.dtype(np.uint64): torch.uint64}
+    try:
+        return table[np.dtype(np_dtype)]
+    except KeyError:
+        raise SpaceError(f'no torch dtype for {np_dtype}') from None
+
+
+def _numpy_dtype_of(torch_dtype):
+    import torch
+    return np.dtype(torch.empty(0, dtype=torch_dtype).numpy().dtype) if torch_dtype != torch.bfloat16 \
+        else np.dtype(np.uint16)
+
+
+# ---------------------------------------------------------------------------------------------
+# Observation writing and checking
+# ---------------------------------------------------------------------------------------------
+
+def _accessor(path):
+    return ''.join(f'[{p!r}]' for p in path)
+
+
+def _compile_writer(obs_space, obs_dtype):
+    """A function write(ob, dsts) that copies each leaf of a native observation into its field view.
+
+    Generated as straight-line code because a Python loop over leaves costs about as much as the
+    copies themselves for NetHack-sized dicts.
+    """
+    if obs_dtype is None:
+        return None, None
+    if obs_dtype.names == ('obs',):
+        paths = [((), ('obs',))]
+    else:
+        paths = [(path, _field_path(path)) for path, _ in _walk(obs_space)]
+    lines = ['def write(ob, d):']
+    for i, (path, _) in enumerate(paths):
+        lines.append(f'    d[{i}][...] = ob{_accessor(path)}')
+    namespace = {}
+    exec('\n'.join(lines), namespace)
+    return namespace['write'], [fields for _, fields in paths]
+
+
+def _field_views(obs_rows, obs_dtype, field_paths):
+    """Per row, a tuple of writable views (one per leaf, shaped [1, *leaf_shape]) into that row."""
+    struct = obs_rows.view(np.uint8).reshape(obs_rows.shape[0], -1).view(obs_dtype)[:, 0]
+    views = []
+    for row in range(obs_rows.shape[0]):
+        per_leaf = []
+        for fields in field_paths:
+            view = struct[row:row + 1]
+            for name in fields:
+                view = view[name]
+            per_leaf.append(view)
+        views.append(tuple(per_leaf))
+    return views
+
+
+def describe_mismatch(space, value, path=()):
+    """The first leaf of `value` that does not fit `space`, as a readable sentence, or None."""
+    if isinstance(space, spaces.Dict):
+        if not isinstance(value, dict):
+            return f'{_fmt(path)}: expected a dict with keys {list(space.spaces)}, got {type(value).__name__}'
+        missing = [k for k in space.spaces if k not in value]
+        if missing:
+            return f'{_fmt(path)}: missing keys {missing} (got {list(value)})'
+        for key, sub in space.spaces.items():
+            msg = describe_mismatch(sub, value[key], path + (key,))
+            if msg:
+                return msg
+        return None
+    if isinstance(space, spaces.Tuple):
+        if not isinstance(value, (tuple, list)) or len(value) != len(space.spaces):
+            return f'{_fmt(path)}: expected a tuple of {len(space.spaces)}, got {type(value).__name__}'
+        for i, sub in enumerate(space.spaces):
+            msg = describe_mismatch(sub, value[i], path + (i,))
+            if msg:
+                return msg
+        return None
+    arr = np.asarray(value)
+    dtype, shape = _leaf_dtype_shape(space)
+    if arr.shape != shape:
+        return (f'{_fmt(path)}: expected shape {shape} dtype {dtype}, '
+                f'got shape {arr.shape} dtype {arr.dtype}')
+    if not np.can_cast(arr.dtype, dtype, casting='same_kind'):
+        return f'{_fmt(path)}: expected dtype {dtype}, got {arr.dtype} (shape {arr.shape})'
+    if not space.contains(arr.astype(dtype) if arr.shape else dtype.type(arr)):
+        low, high = _leaf_bounds(space)
+        return (f'{_fmt(path)}: value outside the space bounds [{low.min()}, {high.max()}] '
+                f'(got min {arr.min()}, max {arr.max()})')
+    return None
+
+
+def check_observation(space, value, who):
+    msg = describe_mismatch(space, value)
+    if msg:
+        raise SpaceError(f'{who}: observation does not match its observation_space at {msg}')
+
+
+# ---------------------------------------------------------------------------------------------
+# Actions
+# ---------------------------------------------------------------------------------------------
+
+def emulate_action_space(space):
+    """Return (flat action space, unflatten(row) -> native action)."""
+    if isinstance(space, spaces.Box):
+        dtype = space.dtype
+        return space, (lambda row: row.astype(dtype) if row.dtype != dtype else row)
+    if isinstance(space, spaces.Discrete):
+        start, py_int = int(space.start), int
+        return spaces.Discrete(int(space.n)), (lambda row: py_int(row) + start)
+    if isinstance(space, spaces.MultiDiscrete):
+        nvec = np.asarray(space.nvec)
+        start, shape, dtype = np.asarray(space.start).ravel(), nvec.shape, space.dtype
+        return spaces.MultiDiscrete(nvec.ravel()), (lambda row: (row + start).reshape(shape).astype(dtype))
+    if isinstance(space, spaces.MultiBinary):
+        shape = tuple(np.atleast_1d(space.n))
+        size = int(np.prod(shape))
+        return spaces.MultiDiscrete(np.full(size, 2)), (lambda row: row.reshape(shape).astype(np.int8))
+    if isinstance(space, (spaces.Dict, spaces.Tuple)):
+        return _emulate_structured_actions(space)
+    raise SpaceError(f'cannot emulate action space {space}: supported are Discrete, MultiDiscrete, '
+                     'MultiBinary, Box, and Dict/Tuple of the discrete kinds')
+
+
+def _emulate_structured_actions(space):
+    leaves = list(_walk(space))
+    for path, leaf in leaves:
+        if isinstance(leaf, spaces.Box):
+            raise SpaceError(f'action space {space} has a Box at {_fmt(path)}: structured action spaces '
+                             'may only hold Discrete, MultiDiscrete and MultiBinary (use a flat Box instead)')
+    nvecs, converters, offset = [], [], 0
+    for path, leaf in leaves:
+        flat, unflatten = emulate_action_space(leaf)
+        size = 1 if isinstance(flat, spaces.Discrete) else len(flat.nvec)
+        nvecs.append(np.atleast_1d(flat.n if isinstance(flat, spaces.Discrete) else flat.nvec))
+        converters.append((path, offset, size, isinstance(flat, spaces.Discrete), unflatten))
+        offset += size
+
+    def unflatten(row):
+        out = _empty_like_space(space)
+        for path, start, size, scalar, leaf_unflatten in converters:
+            target = out
+            for key in path[:-1]:
+                target = target[key]
+            value = leaf_unflatten(row[start] if scalar else row[start:start + size])
+            target[path[-1]] = value
+        return _freeze_tuples(out, space)
+    return spaces.MultiDiscrete(np.concatenate(nvecs)), unflatten
+
+
+def _empty_like_space(space):
+    if isinstance(space, spaces.Dict):
+        return {k: _empty_like_space(v) for k, v in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return [_empty_like_space(v) for v in space.spaces]
+    return None
+
+
+def _freeze_tuples(value, space):
+    if isinstance(space, spaces.Dict):
+        return {k: _freeze_tuples(value[k], v) for k, v in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(_freeze_tuples(value[i], v) for i, v in enumerate(space.spaces))
+    return value
+
+
+# ---------------------------------------------------------------------------------------------
+# Old gym API (0.2x): procgen and friends
+# ---------------------------------------------------------------------------------------------
+
+def convert_space(space):
+    """Convert a gym (pre-Gymnasium) space to its Gymnasium twin, by class name."""
+    if isinstance(space, spaces.Space):
+        return space
+    name = type(space).__name__
+    if name == 'Box':
+        return spaces.Box(low=space.low, high=space.high, shape=space.shape, dtype=space.dtype)
+    if name == 'Discrete':
+        return spaces.Discrete(int(space.n), start=int(getattr(space, 'start', 0)))
+    if name == 'MultiDiscrete':
+        return spaces.MultiDiscrete(np.asarray(space.nvec))
+    if name == 'MultiBinary':
+        return spaces.MultiBinary(space.n)
+    if name == 'Dict':
+        return spaces.Dict({k: convert_space(v) for k, v in space.spaces.items()})
+    if name == 'Tuple':
+        return spaces.Tuple([convert_space(v) for v in space.spaces])
+    raise SpaceError(f'cannot convert space {space!r} of type {type(space).__module__}.{name} to Gymnasium')
+
+
+class OldGymEnv(gymnasium.Env):
+    """Presents an env with the old gym API (reset -> obs, step -> 4-tuple, env.seed) as Gymnasium.
+
+    `done` is split using the `TimeLimit.truncated` info key the old TimeLimit wrapper sets.
+    Envs already on the 0.26 API (reset -> (obs, info), 5-tuple steps) pass through unchanged.
+    """
+
+    def __init__(self, env):
+        self.env = env
+        self.observation_space = convert_space(env.observation_space)
+        self.action_space = convert_space(env.action_space)
+        self.render_mode = getattr(env, 'render_mode', None)
+        self.metadata = getattr(env, 'metadata', {}) or {}
+
+    def reset(self, seed=None, options=None):
+        if seed is not None and hasattr(self.env, 'seed'):
+            self.env.seed(seed)
+            result = self.env.reset()
+        elif seed is not None:
+            result = self.env.reset(seed=seed)
+        else:
+            result = self.env.reset()
+        if isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], dict):
+            return result
+        return result, {}
+
+    def step(self, action):
+        result = self.env.step(action)
+        if len(result) == 5:
+            return result
+        obs, reward, done, info = result
+        truncated = bool(info.get('TimeLimit.truncated', False))
+        return obs, reward, bool(done) and not truncated, truncated, info
+
+    def render(self):
+        return self.env.render()
+
+    def close(self):
+        self.env.close()
+
+
+def ensure_gymnasium(env):
+    if isinstance(env, gymnasium.Env):
+        return env
+    if all(hasattr(env, a) for a in ('reset', 'step', 'observation_space', 'action_space')):
+        return OldGymEnv(env)
+    raise APIUsageError(f'expected a Gymnasium (or old gym) env, got {type(env).__name__}: it needs reset, '
+                        'step, observation_space and action_space')
+
+
+# ---------------------------------------------------------------------------------------------
+# The wrappers
+# ---------------------------------------------------------------------------------------------
+
+def _scalar_infos(info):
+    """Keep the numeric scalars of an env's final info: they are what is worth averaging."""
+    out = {}
+    for key, value in info.items():
+        if isinstance(value, (numbers.Number, np.number, bool, np.bool_)):
+            out[key] = float(value)
+        elif isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in 'biuf':
+            out[key] = float(value.reshape(()))
+    return out
+
+
+def _create(env, env_creator, env_args, env_kwargs, who):
+    if (env is None) == (env_creator is None):
+        raise APIUsageError(f'{who} takes exactly one of env= (an env object) or env_creator= (a callable)')
+    if env is None:
+        if not callable(env_creator):
+            raise APIUsageError(f'{who}: env_creator must be callable, got {type(env_creator).__name__}')
+        env = env_creator(*env_args, **(env_kwargs or {}))
+    return env
+
+
+class _Emulated(PufferEnv):
+    """Shared machinery: layouts, writers, action checks."""
+
+    def _setup_spaces(self, obs_space, act_space):
+        self.native_observation_space = obs_space
+        self.native_action_space = act_space
+        self.single_observation_space, self.obs_dtype = emulate_observation_space(obs_space)
+        self.single_action_space, self._unflatten = emulate_action_space(act_space)
+        self._write, self._field_paths = _compile_writer(obs_space, self.obs_dtype)
+        self._discrete = isinstance(self.single_action_space, (spaces.Discrete, spaces.MultiDiscrete))
+        if isinstance(self.single_action_space, spaces.Discrete):
+            self._action_high = np.int64(self.single_action_space.n)
+        elif self._discrete:
+            self._action_high = self.single_action_space.nvec
+        self._checked_first_action = False
+
+    def _bind_rows(self):
+        if self._write is not None:
+            self._row_views = _field_views(self.observations, self.obs_dtype, self._field_paths)
+
+    def _write_row(self, row, ob):
+        if self._write is None:
+            self.observations[row] = ob
+        else:
+            self._write(ob, self._row_views[row])
+
+    def _take_actions(self, actions):
+        if actions is not self.actions:
+            if not isinstance(actions, np.ndarray):
+                actions = np.asarray(actions)
+            if actions.shape != self.actions.shape:
+                if actions.size == self.actions.size and self.num_agents == 1:
+                    actions = actions.reshape(self.actions.shape)
+                else:
+                    raise APIUsageError(f'{self.name}: actions must have shape {self.actions.shape} '
+                                        f'(num_agents={self.num_agents}, action space {self.single_action_space}), '
+                                        f'got {actions.shape}')
+            if self._discrete and actions.dtype.kind not in 'iub':
+                raise APIUsageError(f'{self.name}: discrete actions must be integers, got dtype {actions.dtype}')
+            self.actions[...] = actions
+        if not self._checked_first_action:
+            self._check_action_values()
+            self._checked_first_action = True
+
+    def _check_action_values(self):
+        if self._discrete:
+            bad = (self.actions < 0) | (self.actions >= self._action_high)
+            if bad.any():
+                row = int(np.argwhere(bad)[0][0])
+                raise APIUsageError(f'{self.name}: action {self.actions[row].tolist()} for agent row {row} is '
+                                    f'outside {self.single_action_space}')
+        elif not np.all(np.isfinite(self.actions)):
+            raise APIUsageError(f'{self.name}: actions contain NaN or inf: {self.actions.tolist()}')
+
+    @property
+    def name(self):
+        return f'{type(self).__name__}({type(getattr(self, "env", None)).__name__})'
+
+
+class GymnasiumPufferEnv(_Emulated):
+    """Wrap one Gymnasium (or old gym) env as a single-agent PufferEnv.
+
+        env = GymnasiumPufferEnv(env_creator=gymnasium.make, env_args=('CartPole-v1',))
+        obs, infos = env.reset(seed=0)
+        obs, rewards, terminals, truncations, infos = env.step(np.array([1]))
+    """
+
+    def __init__(self, env=None, env_creator=None, env_args=(), env_kwargs=None, buf=None, seed=None):
+        self.env = ensure_gymnasium(_create(env, env_creator, env_args, env_kwargs, 'GymnasiumPufferEnv'))
+        self.num_agents = 1
+        self._setup_spaces(self.env.observation_space, self.env.action_space)
+        super().__init__(buf)
+        self._bind_rows()
+        self._seed = seed
+        self.initialized = False
+        self.episode_return = 0.0
+        self.episode_length = 0
+        self.render_mode = getattr(self.env, 'render_mode', None)
+
+    def reset(self, seed=None):
+        if seed is None and not self.initialized:
+            seed = self._seed
+        ob, _ = self.env.reset(seed=seed)
+        if not self.initialized:
+            check_observation(self.native_observation_space, ob, self.name)
+        self._write_checked(ob)
+        self.rewards[0] = 0.0
+        self.terminals[0] = False
+        self.truncations[0] = False
+        self.masks[0] = True
+        self.episode_return, self.episode_length = 0.0, 0
+        self.initialized = True
+        return self.observations, []
+
+    def _write_checked(self, ob):
+        try:
+            self._write_row(0, ob)
+        except (ValueError, TypeError, KeyError, IndexError):
+            check_observation(self.native_observation_space, ob, self.name)
+            raise
+
+    def step(self, actions):
+        if not self.initialized:
+            raise APIUsageError(f'{self.name}: step() called before reset(); call reset(seed) first')
+        self._take_actions(actions)
+        ob, reward, terminated, truncated, info = self.env.step(self._unflatten(self.actions[0]))
+        self.episode_return += reward
+        self.episode_length += 1
+        self.rewards[0] = reward
+        self.terminals[0] = terminated
+        self.truncations[0] = truncated
+        infos = []
+        if terminated or truncated:
+            stats = _scalar_infos(info)
+            stats['episode_return'] = float(self.episode_return)
+            stats['episode_length'] = self.episode_length
+            infos.append(stats)
+            ob, _ = self.env.reset()
+            self.episode_return, self.episode_length = 0.0, 0
+        self._write_checked(ob)
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def render(self):
+        return self.env.render()
+
+    def close(self):
+        self.env.close()
+
+
+class PettingZooPufferEnv(_Emulated):
+    """Wrap one PettingZoo env (parallel, or AEC converted to parallel) as a multi-agent PufferEnv.
+
+    Rows follow `possible_agents` order. An agent that is absent on a step (dead, not yet spawned)
+    has a zero observation, zero reward and mask False; the step an agent terminates still has
+    mask True so its last transition trains. The episode ends when no agents remain; the env is
+    then reset in the same step (same-step autoreset) and every row's mask reflects the new episode.
+    """
+
+    def __init__(self, env=None, env_creator=None, env_args=(), env_kwargs=None, buf=None, seed=None):
+        env = _create(env, env_creator, env_args, env_kwargs, 'PettingZooPufferEnv')
+        if hasattr(env, 'agent_selection') and not hasattr(env, 'state_space_parallel'):
+            if not hasattr(env, 'agent_iter'):
+                raise APIUsageError(f'PettingZooPufferEnv: {type(env).__name__} is neither a ParallelEnv nor an AECEnv')
+            from pettingzoo.utils.conversions import aec_to_parallel
+            env = aec_to_parallel(env)
+        self.env = env
+        self.possible_agents = list(env.possible_agents)
+        if not self.possible_agents:
+            raise APIUsageError(f'{self.name}: possible_agents is empty')
+        self.agent_index = {agent: i for i, agent in enumerate(self.possible_agents)}
+        first = self.possible_agents[0]
+        obs_space, act_space = env.observation_space(first), env.action_space(first)
+        for agent in self.possible_agents[1:]:
+            if env.observation_space(agent) != obs_space or env.action_space(agent) != act_space:
+                raise SpaceError(f'{self.name}: agent {agent!r} has spaces {env.observation_space(agent)}, '
+                                 f'{env.action_space(agent)} but {first!r} has {obs_space}, {act_space}; '
+                                 'every agent must share one observation and one action space '
+                                 '(pad them to a common space first)')
+        self.num_agents = len(self.possible_agents)
+        self._setup_spaces(obs_space, act_space)
+        super().__init__(buf)
+        self._bind_rows()
+        self._seed = seed
+        self.initialized = False
+        self.episode_returns = np.zeros(self.num_agents)
+        self.episode_length = 0
+        self._present = np.zeros(self.num_agents, dtype=bool)
+
+    def _row(self, agent):
+        try:
+            return self.agent_index[agent]
+        except KeyError:
+            raise APIUsageError(f'{self.name}: env returned agent {agent!r} which is not in '
+                                f'possible_agents {self.possible_agents}') from None
+
+    def _write_all(self, obs):
+        """Write every returned observation, zero the rows of agents that disappeared."""
+        now = np.zeros(self.num_agents, dtype=bool)
+        for agent, ob in obs.items():
+            row = self._row(agent)
+            try:
+                self._write_row(row, ob)
+            except (ValueError, TypeError, KeyError, IndexError):
+                check_observation(self.native_observation_space, ob, f'{self.name} agent {agent!r}')
+                raise
+            now[row] = True
+        gone = self._present & ~now
+        if gone.any():
+            self.observations[gone] = 0
+        self._present = now
+        return now
+
+    def reset(self, seed=None):
+        if seed is None and not self.initialized:
+            seed = self._seed
+        obs, _ = self.env.reset(seed=seed)
+        if not self.initialized:
+            for agent, ob in obs.items():
+                check_observation(self.native_observation_space, ob, f'{self.name} agent {agent!r}')
+        self.observations[...] = 0
+        self._present[:] = False
+        self.masks[...] = self._write_all(obs)
+        self.rewards[...] = 0
+        self.terminals[...] = False
+        self.truncations[...] = False
+        self.episode_returns[...] = 0
+        self.episode_length = 0
+        self.initialized = True
+        return self.observations, []
+
+    def step(self, actions):
+        if not self.initialized:
+            raise APIUsageError(f'{self.name}: step() called before reset(); call reset(seed) first')
+        self._take_actions(actions)
+        unflatten, acts = self._unflatten, self.actions
+        stepped = np.zeros(self.num_agents, dtype=bool)
+        action_dict = {}
+        for agent in self.env.agents:
+            row = self._row(agent)
+            action_dict[agent] = unflatten(acts[row])
+            stepped[row] = True
+        obs, rewards, terminations, truncations, _ = self.env.step(action_dict)
+        self.rewards[...] = 0
+        self.terminals[...] = False
+        self.truncations[...] = False
+        for agent, reward in rewards.items():
+            self.rewards[self._row(agent)] = reward
+        for agent, value in terminations.items():
+            self.terminals[self._row(agent)] = value
+        for agent, value in truncations.items():
+            self.truncations[self._row(agent)] = value
+        present = self._write_all(obs)
+        # A row is valid if its agent acted this step (its transition trains) or is there now.
+        self.masks[...] = stepped | present
+        self.episode_returns += self.rewards
+        self.episode_length += 1
+        infos = []
+        if not self.env.agents:
+            infos.append({'episode_return': float(self.episode_returns.mean()),
+                          'episode_length': self.episode_length})
+            obs, _ = self.env.reset()
+            self.masks[...] |= self._write_all(obs)
+            self.episode_returns[...] = 0
+            self.episode_length = 0
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def render(self):
+        return self.env.render()
+
+    def close(self):
+        self.env.close()
+
+
+class GymnasiumAdapter(gymnasium.Env):
+    """Expose a single-agent PufferEnv (emulated or Ocean) as a plain Gymnasium env with flat spaces.
+
+    Observations are the flat rows; an episode-ending step returns the next episode's first
+    observation, because PufferEnvs reset in the same step. Useful for Gymnasium tooling and SB3.
+    """
+
+    metadata = {'render_modes': ['rgb_array']}
+
+    def __init__(self, puffer_env):
+        if puffer_env.num_agents != 1:
+            raise APIUsageError(f'GymnasiumAdapter needs a single-agent env, got num_agents={puffer_env.num_agents}')
+        self.puffer_env = puffer_env
+        self.observation_space = puffer_env.single_observation_space
+        self.action_space = puffer_env.single_action_space
+        self.render_mode = getattr(puffer_env, 'render_mode', None)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        obs, infos = self.puffer_env.reset(seed=seed)
+        return obs[0].copy(), _merge(infos)
+
+    def step(self, action):
+        actions = self.puffer_env.actions
+        actions[0] = action
+        obs, rewards, terminals, truncations, infos = self.puffer_env.step(actions)
+        return obs[0].copy(), float(rewards[0]), bool(terminals[0]), bool(truncations[0]), _merge(infos)
+
+    def render(self):
+        return self.puffer_env.render()
+
+    def close(self):
+        self.puffer_env.close()
+
+
+def _merge(infos):
+    out = {}
+    for info in infos:
+        out.update(info)
+    return out

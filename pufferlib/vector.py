@@ -1,0 +1,871 @@
+"""Vectorization: Serial, Multiprocessing and Ray backends behind one send/recv API.
+
+    vecenv = pufferlib.vector.make('CartPole-v1', backend='Multiprocessing', num_envs=8)
+    obs, infos = vecenv.reset(seed=0)
+    obs, rewards, terminals, truncations, infos = vecenv.step(actions)
+
+    vecenv.async_reset(seed=0)
+    obs, rewards, terminals, truncations, infos, env_ids, masks = vecenv.recv()
+    vecenv.send(actions)            # actions for exactly the rows recv() returned
+
+Terms: an *env* is one PufferEnv object with `num_agents` rows; a *worker* holds `num_envs //
+num_workers` envs; a *batch* is `batch_size` envs. With `batch_size == num_envs` every recv returns
+every row (synchronous). With `batch_size < num_envs` recv returns the first workers to finish
+(EnvPool-style), so the caller can compute actions for one batch while the others simulate. With
+`zero_copy=True` batches are fixed contiguous blocks of workers and recv returns views into the
+shared buffers; otherwise the first ready workers are gathered into a batch buffer. `env_ids` are
+the row indices of what recv returned.
+
+Autoreset happens inside the envs, in the same step (see pufferlib.pufferenv), so every backend
+behaves identically: the episode-ending step carries the final reward and terminal/truncation
+flag together with the first observation of the next episode. Env k is seeded `seed + k`.
+"""
+import atexit
+import ctypes
+import functools
+import inspect
+import mmap
+import multiprocessing
+import os
+import pickle
+import signal
+import time
+import traceback
+import warnings
+import weakref
+from types import SimpleNamespace
+
+import numpy as np
+
+import pufferlib
+from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, EnvError, PufferEnv, action_dtype,
+                                 batched_space, make_buffers)
+
+# Worker commands and states, kept in shared int32 arrays.
+IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
+BUSY, DONE, ERROR, CLOSED = 1, 2, 3, 4
+
+# How long a blocked wait sleeps before checking that the other side is still alive. It bounds how
+# quickly a dead worker (or parent) is noticed: well inside the 2 s promised to users.
+LIVENESS_CHECK_S = 0.2
+
+
+# Between spins, hand the core to any other runnable process: on machines with fewer cores than
+# processes the one we are waiting for may be exactly that process.
+yield_cpu = getattr(os, 'sched_yield', lambda: None)
+
+
+def cpu_count():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Creating envs
+# ---------------------------------------------------------------------------------------------
+
+def _accepts(fn, name):
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def create_env(creator, env_args=(), env_kwargs=None, buf=None, seed=None):
+    """Call a creator and return a PufferEnv bound to `buf`.
+
+    The creator may build a PufferEnv itself (then it must accept `buf=` and `seed=`), or return a
+    plain Gymnasium, old gym, or PettingZoo env, which is wrapped here.
+    """
+    env_kwargs = env_kwargs or {}
+    takes_buf = _accepts(creator, 'buf')
+    if takes_buf:
+        extra = {'buf': buf}
+        if _accepts(creator, 'seed'):
+            extra['seed'] = seed
+        env = creator(*env_args, **extra, **env_kwargs)
+    else:
+        env = creator(*env_args, **env_kwargs)
+    if isinstance(env, PufferEnv):
+        if not takes_buf and buf is not None:
+            raise APIUsageError(f'env_creator {_name(creator)} returns a PufferEnv but takes no buf= argument, so '
+                                'its arrays cannot live in the vector buffers; give it a signature like '
+                                '`def creator(buf=None, seed=None): return MyEnv(buf=buf, seed=seed)`')
+        return env
+    from pufferlib import emulation
+    if hasattr(env, 'possible_agents'):
+        return emulation.PettingZooPufferEnv(env=env, buf=buf, seed=seed)
+    if hasattr(env, 'step') and hasattr(env, 'observation_space'):
+        return emulation.GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
+    raise APIUsageError(f'env_creator {_name(creator)} returned {type(env).__name__}, which is not an env: '
+                        'return a gymnasium.Env, a PettingZoo env or a pufferlib.PufferEnv')
+
+
+def _name(fn):
+    return getattr(fn, '__qualname__', None) or repr(fn)
+
+
+def _slice_buffers(buf, start, stop):
+    return SimpleNamespace(**{name: getattr(buf, name)[start:stop] for name in BUFFER_NAMES})
+
+
+# ---------------------------------------------------------------------------------------------
+# The common part: configuration, batching, the send/recv state machine
+# ---------------------------------------------------------------------------------------------
+
+class VecEnv:
+    """Base class of the backends. Subclasses implement `_start`, `_dispatch`, `_collect`, `close`."""
+
+    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
+                 batch_size=None, zero_copy=True, seed=None, **backend_options):
+        self._closed = True  # until started, so a failing __init__ leaves nothing for close() to do
+        self.env_creators = env_creators
+        self.env_args, self.env_kwargs = tuple(env_args), dict(env_kwargs or {})
+        self.seed = seed
+        self._configure(num_envs, num_workers, batch_size, zero_copy)
+
+        # One probe env tells the spaces and agents per env before any buffer is allocated.
+        probe = create_env(env_creators[0], self.env_args, self.env_kwargs, buf=None, seed=None)
+        self.driver_env = probe
+        self.single_observation_space = probe.single_observation_space
+        self.single_action_space = probe.single_action_space
+        self.obs_dtype = getattr(probe, 'obs_dtype', None)
+        self.native_observation_space = getattr(probe, 'native_observation_space', self.single_observation_space)
+        self.native_action_space = getattr(probe, 'native_action_space', self.single_action_space)
+        self.agents_per_env = int(probe.num_agents)
+        probe.close()
+
+        self.num_agents = self.num_envs * self.agents_per_env
+        self.rows_per_worker = self.envs_per_worker * self.agents_per_env
+        self.agents_per_batch = self.batch_size * self.agents_per_env
+        self.observation_space = batched_space(self.single_observation_space, self.agents_per_batch)
+        self.action_space = batched_space(self.single_action_space, self.agents_per_batch)
+        self.action_dtype = action_dtype(self.single_action_space)
+
+        self._ready = []          # workers whose last command finished, in completion order
+        self._ready_infos = {}    # worker -> infos from its last command
+        self._inflight = set()    # workers with a command running
+        self._batch = None        # workers handed to the caller by the last recv
+        self._worker_rows = [np.arange(w * self.rows_per_worker, (w + 1) * self.rows_per_worker)
+                             for w in range(self.num_workers)]
+        self._full_ids = np.arange(self.num_agents)
+        self._first_reset = True
+
+    def _configure(self, num_envs, num_workers, batch_size, zero_copy):
+        for key, value in (('num_envs', num_envs), ('num_workers', num_workers), ('batch_size', batch_size)):
+            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
+                raise APIUsageError(f'{key} must be a positive integer, got {value!r}')
+        self.num_envs = int(num_envs)
+        self.num_workers = self._default_workers() if num_workers is None else int(num_workers)
+        self.batch_size = self.num_envs if batch_size is None else int(batch_size)
+        self.zero_copy = bool(zero_copy)
+        if self.num_envs % self.num_workers:
+            raise APIUsageError(f'num_envs={self.num_envs} must be divisible by num_workers={self.num_workers}')
+        self.envs_per_worker = self.num_envs // self.num_workers
+        if self.batch_size > self.num_envs or self.num_envs % self.batch_size:
+            raise APIUsageError(f'batch_size={self.batch_size} must divide num_envs={self.num_envs}')
+        if self.batch_size % self.envs_per_worker:
+            raise APIUsageError(f'batch_size={self.batch_size} must be a multiple of the envs per worker '
+                                f'({self.envs_per_worker} = num_envs {self.num_envs} / num_workers {self.num_workers})')
+        self.workers_per_batch = self.batch_size // self.envs_per_worker
+        self.synchronous = self.workers_per_batch == self.num_workers
+
+    def _default_workers(self):
+        return self.num_envs
+
+    # --- the public API ---------------------------------------------------------------------
+
+    def async_reset(self, seed=None):
+        self._check_open()
+        if seed is None and self._first_reset:
+            seed = self.seed
+        if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
+            raise APIUsageError(f'seed must be a non-negative integer or None, got {seed!r}')
+        self._first_reset = False
+        self._wait_all_idle()
+        self._ready.clear()
+        self._ready_infos.clear()
+        self._batch = None
+        self._dispatch(range(self.num_workers), RESET, seed)
+
+    def recv(self):
+        self._check_open()
+        if self._batch is not None:
+            raise APIUsageError('recv() called twice without send(): send actions for the last batch first')
+        if not self._inflight and not self._ready:
+            raise APIUsageError('recv() called before async_reset() or send()')
+        workers = self._choose_batch()
+        self._batch = workers
+        infos = []
+        for w in workers:
+            infos.extend(self._ready_infos.pop(w, ()))
+        if self.synchronous:
+            rows = slice(None)
+            ids = self._full_ids
+        elif self.zero_copy:
+            start = workers[0] * self.rows_per_worker
+            rows = slice(start, start + self.agents_per_batch)
+            ids = self._full_ids[rows]
+        else:
+            return self._gather(workers, infos)
+        b = self.buffers
+        return (b.observations[rows], b.rewards[rows], b.terminals[rows], b.truncations[rows], infos, ids,
+                b.masks[rows])
+
+    def send(self, actions):
+        self._check_open()
+        if self._batch is None:
+            raise APIUsageError('send() called without a batch from recv(): call reset()/async_reset() and '
+                                'recv() first')
+        actions = self._check_actions(actions)
+        workers = self._batch
+        b = self.buffers
+        if self.synchronous:
+            b.actions[...] = actions
+        elif self.zero_copy:
+            start = workers[0] * self.rows_per_worker
+            b.actions[start:start + self.agents_per_batch] = actions
+        else:
+            r = self.rows_per_worker
+            for i, w in enumerate(workers):
+                b.actions[w * r:(w + 1) * r] = actions[i * r:(i + 1) * r]
+        self._batch = None
+        self._dispatch(workers, STEP)
+
+    def reset(self, seed=None):
+        self.async_reset(seed)
+        obs, _, _, _, infos, _, _ = self.recv()
+        return obs, infos
+
+    def step(self, actions):
+        self.send(actions)
+        obs, rewards, terminals, truncations, infos, _, _ = self.recv()
+        return obs, rewards, terminals, truncations, infos
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # --- helpers shared by the backends -------------------------------------------------------
+
+    def _check_open(self):
+        if self._closed:
+            raise APIUsageError(f'{type(self).__name__} is closed')
+
+    def _check_actions(self, actions):
+        expected = (self.agents_per_batch, *self.single_action_space.shape)
+        if not isinstance(actions, np.ndarray):
+            actions = np.asarray(actions)
+        if actions.shape != expected:
+            raise APIUsageError(f'actions must have shape {expected} (one row per agent in the batch: '
+                                f'{self.batch_size} envs x {self.agents_per_env} agents, action space '
+                                f'{self.single_action_space}), got {actions.shape}')
+        if self.action_dtype.kind == 'i' and actions.dtype.kind not in 'iub':
+            raise APIUsageError(f'discrete actions must be integers, got dtype {actions.dtype}')
+        return actions
+
+    def _choose_batch(self):
+        need = self.workers_per_batch
+        if self.synchronous:
+            while len(self._ready) < self.num_workers:
+                self._collect()
+            batch, self._ready = sorted(self._ready), []
+            return batch
+        if self.zero_copy:
+            while True:
+                ready = set(self._ready)
+                for w in self._ready:  # the block of the earliest finisher that is complete
+                    first = w - w % need
+                    block = list(range(first, first + need))
+                    if ready.issuperset(block):
+                        self._ready = [x for x in self._ready if x not in block]
+                        return block
+                self._collect()
+        while len(self._ready) < need:
+            self._collect()
+        batch, self._ready = self._ready[:need], self._ready[need:]
+        return batch
+
+    def _gather(self, workers, infos):
+        """Copy the rows of the chosen workers into the batch buffer (non-zero-copy pools)."""
+        if not hasattr(self, '_batch_buf'):
+            self._batch_buf = make_buffers(self.single_observation_space, self.single_action_space,
+                                           self.agents_per_batch)
+        b, out, r = self.buffers, self._batch_buf, self.rows_per_worker
+        ids = np.empty(self.agents_per_batch, dtype=np.int64)
+        for i, w in enumerate(workers):
+            src, dst = slice(w * r, (w + 1) * r), slice(i * r, (i + 1) * r)
+            for name in ('observations', 'rewards', 'terminals', 'truncations', 'masks'):
+                getattr(out, name)[dst] = getattr(b, name)[src]
+            ids[dst] = self._worker_rows[w]
+        return out.observations, out.rewards, out.terminals, out.truncations, infos, ids, out.masks
+
+    def _wait_all_idle(self):
+        while self._inflight:
+            self._collect()
+
+    def _env_seed(self, seed, env_index):
+        return None if seed is None else seed + env_index
+
+
+def _check_agents(env, expected, where):
+    if int(env.num_agents) != expected:
+        raise APIUsageError(f'{where}: env has num_agents={env.num_agents} but the first env had {expected}; '
+                            'every env in a vector must have the same number of agents')
+
+
+# ---------------------------------------------------------------------------------------------
+# Serial
+# ---------------------------------------------------------------------------------------------
+
+class Serial(VecEnv):
+    """Every env in this process. Workers are single envs; the batch logic is the same as elsewhere."""
+
+    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
+                 batch_size=None, zero_copy=True, seed=None):
+        super().__init__(env_creators, env_args, env_kwargs, num_envs, num_envs, batch_size, zero_copy, seed)
+        self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents)
+        a = self.agents_per_env
+        self.envs = []
+        for k in range(self.num_envs):
+            env = create_env(env_creators[k], self.env_args, self.env_kwargs,
+                             buf=_slice_buffers(self.buffers, k * a, (k + 1) * a), seed=self._env_seed(seed, k))
+            _check_agents(env, a, f'env {k}')
+            self.envs.append(env)
+        self._closed = False
+
+    def _dispatch(self, workers, command, seed=None):
+        for w in workers:
+            env = self.envs[w]
+            if command == STEP:
+                infos = env.step(env.actions)[4]
+            else:
+                infos = env.reset(self._env_seed(seed, w))[1]
+            if infos:
+                self._ready_infos[w] = infos
+            self._ready.append(w)
+
+    def _collect(self):
+        raise AssertionError('Serial never has work in flight')
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        for env in self.envs:
+            env.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Multiprocessing
+# ---------------------------------------------------------------------------------------------
+
+_OPEN = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all_at_exit():
+    for vecenv in list(_OPEN):
+        try:
+            vecenv.close()
+        except Exception:
+            pass
+
+
+def _allocate_shared(specs):
+    """Arrays in one anonymous shared mapping: children inherit it at fork, nothing lands in /dev/shm,
+    so no segment can outlive the processes, whatever kills them."""
+    offsets, total = [], 0
+    for _, shape, dtype in specs:
+        total = (total + 63) // 64 * 64
+        offsets.append(total)
+        total += int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    region = mmap.mmap(-1, max(total, 1))
+    arrays = {}
+    for (name, shape, dtype), offset in zip(specs, offsets):
+        count = int(np.prod(shape, dtype=np.int64))
+        arrays[name] = np.frombuffer(region, dtype=dtype, count=count, offset=offset).reshape(shape)
+    return region, arrays
+
+
+def _set_parent_death_signal():
+    """Ask Linux to SIGTERM this worker when its parent dies, so a killed trainer leaves no orphans."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, done, conn,
+               parent_pid, spin):
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
+    _set_parent_death_signal()
+    status, commands, has_info, seeds = shared.status, shared.commands, shared.has_info, shared.seeds
+
+    def fail():
+        status[w] = ERROR
+        done.release()
+        try:
+            conn.send_bytes(pickle.dumps(traceback.format_exc()))
+        except Exception:
+            pass
+
+    a = agents_per_env
+    first_env = w * envs_per_worker
+    try:
+        envs = []
+        for k in range(envs_per_worker):
+            e = first_env + k
+            env = create_env(creators[e], env_args, env_kwargs,
+                             buf=_slice_buffers(shared, e * a, (e + 1) * a), seed=None)
+            _check_agents(env, a, f'env {e}')
+            envs.append(env)
+    except BaseException:
+        fail()
+        return
+    status[w] = DONE
+    done.release()
+
+    acquire = go.acquire
+    while True:
+        # Spin briefly (cheap when the parent answers fast), then block so a small machine is not
+        # starved by waiting processes; wake up now and then to notice a dead parent.
+        if not acquire(False):
+            got = False
+            for _ in range(spin):
+                yield_cpu()
+                if acquire(False):
+                    got = True
+                    break
+            while not got:
+                got = acquire(True, LIVENESS_CHECK_S * 5)
+                if not got and os.getppid() != parent_pid:
+                    return
+        command = commands[w]
+        try:
+            infos = []
+            if command == STEP:
+                for env in envs:
+                    info = env.step(env.actions)[4]
+                    if info:
+                        infos.extend(info)
+            elif command == RESET:
+                seed = int(seeds[w])
+                for k, env in enumerate(envs):
+                    info = env.reset(None if seed < 0 else seed + k)[1]
+                    if info:
+                        infos.extend(info)
+            elif command == CLOSE:
+                for env in envs:
+                    env.close()
+                status[w] = CLOSED
+                done.release()
+                return
+            payload = pickle.dumps(infos) if infos else None
+        except BaseException:
+            fail()
+            return
+        has_info[w] = payload is not None
+        status[w] = DONE
+        done.release()
+        if payload is not None:
+            conn.send_bytes(payload)
+
+
+class Multiprocessing(VecEnv):
+    """Workers in forked processes; every array in shared memory; no per-step pickling.
+
+    The parent posts one semaphore per worker to start a command; workers post one shared
+    semaphore when they finish. Both sides spin for `spin` tries and then block, so waiting costs
+    no CPU on machines with fewer cores than processes. Only non-empty infos cross a pipe.
+    """
+
+    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
+                 batch_size=None, zero_copy=True, seed=None, spin=None):
+        super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
+        cores = cpu_count()
+        if self.num_workers > cores:
+            warnings.warn(f'num_workers={self.num_workers} is more than the {cores} cores this process may use; '
+                          'workers will share cores, which works but is usually slower', RuntimeWarning,
+                          stacklevel=3)
+        # Each spin yields the core, so spinning is cheap even with more processes than cores; about
+        # a millisecond of it catches the next command of a fast training loop without a wake-up.
+        self.spin = 2000 if spin is None else int(spin)
+        if self.spin < 0:
+            raise APIUsageError(f'spin must be >= 0, got {spin!r}')
+        obs, act = self.single_observation_space, self.single_action_space
+        n, W = self.num_agents, self.num_workers
+        self._region, arrays = _allocate_shared([
+            ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *act.shape), self.action_dtype),
+            ('rewards', (n,), np.float32), ('terminals', (n,), bool), ('truncations', (n,), bool),
+            ('masks', (n,), bool), ('status', (W,), np.int32), ('commands', (W,), np.int32),
+            ('has_info', (W,), np.int32), ('seeds', (W,), np.int64)])
+        self.shared = SimpleNamespace(**arrays)
+        self.buffers = SimpleNamespace(**{name: arrays[name] for name in BUFFER_NAMES})
+
+        ctx = multiprocessing.get_context('fork')
+        self._done = ctx.Semaphore(0)
+        self._go = [ctx.Semaphore(0) for _ in range(W)]
+        self._conns, self.processes = [], []
+        # Semaphore posts acquired minus finished workers consumed; never negative, so a positive
+        # value guarantees a finished worker is there to be found.
+        self._credits = 0
+        self.shared.status[:] = BUSY
+        for w in range(W):
+            parent_conn, child_conn = ctx.Pipe(duplex=False)
+            proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{w}', daemon=True, args=(
+                w, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
+                self.shared, self._go[w], self._done, child_conn, os.getpid(), self.spin))
+            proc.start()
+            child_conn.close()
+            self._conns.append(parent_conn)
+            self.processes.append(proc)
+        self._closed = False
+        _OPEN.add(self)
+        self._inflight = set(range(W))
+        try:
+            self._wait_all_idle()  # every worker built its envs (or one failed: raise its traceback)
+        except BaseException:
+            self.close()
+            raise
+        self._ready.clear()
+        self._ready_infos.clear()
+
+    def _default_workers(self):
+        cores = cpu_count()
+        return max(d for d in range(1, min(cores, self.num_envs) + 1) if self.num_envs % d == 0)
+
+    def _dispatch(self, workers, command, seed=None):
+        shared = self.shared
+        for w in workers:
+            if command == RESET:
+                shared.seeds[w] = -1 if seed is None else seed + w * self.envs_per_worker
+            shared.commands[w] = command
+            shared.status[w] = BUSY
+            self._inflight.add(w)
+            self._go[w].release()
+
+    def _acquire_done(self):
+        done = self._done
+        if done.acquire(False):
+            return
+        for _ in range(self.spin):
+            yield_cpu()
+            if done.acquire(False):
+                return
+        while not done.acquire(True, LIVENESS_CHECK_S):
+            self._check_alive()
+
+    def _collect(self):
+        """Wait until at least one in-flight worker finishes and move it to the ready list."""
+        while True:
+            if self._credits > 0:
+                status, found = self.shared.status, False
+                for w in sorted(self._inflight):
+                    state = status[w]
+                    if state == BUSY:
+                        continue
+                    if state == ERROR:
+                        self._raise_worker_error(w)
+                    self._inflight.discard(w)
+                    self._credits -= 1
+                    if self.shared.has_info[w]:
+                        self._ready_infos[w] = pickle.loads(self._recv_bytes(w))
+                    self._ready.append(w)
+                    found = True
+                    if self._credits == 0:
+                        break
+                if found:
+                    return
+            self._acquire_done()
+            self._credits += 1
+
+    def _recv_bytes(self, w):
+        conn = self._conns[w]
+        while not conn.poll(LIVENESS_CHECK_S):
+            self._check_alive()
+        try:
+            return conn.recv_bytes()
+        except EOFError:
+            self._check_alive()
+            raise
+
+    def _check_alive(self):
+        for w, proc in enumerate(self.processes):
+            if proc.exitcode is not None and self.shared.status[w] != CLOSED:
+                if self.shared.status[w] == ERROR:
+                    self._raise_worker_error(w)
+                code = proc.exitcode
+                how = (f'was killed by signal {signal.Signals(-code).name}' if code < 0
+                       else f'exited with code {code}')
+                envs = self._env_range(w)
+                self.close()
+                raise EnvError(f'Multiprocessing worker {w} (envs {envs}) {how}. The vector env is closed; '
+                               'if this was a crash in the env, run it with backend="Serial" to debug it in '
+                               'this process.')
+
+    def _env_range(self, w):
+        return f'{w * self.envs_per_worker}-{(w + 1) * self.envs_per_worker - 1}'
+
+    def _raise_worker_error(self, w):
+        conn = self._conns[w]
+        tb = '(no traceback received)'
+        if conn.poll(2.0):
+            try:
+                tb = pickle.loads(conn.recv_bytes())
+            except (EOFError, OSError, pickle.UnpicklingError):
+                pass
+        envs = self._env_range(w)
+        self.close()
+        raise EnvError(f'an env in Multiprocessing worker {w} (envs {envs}) raised; the vector env is closed. '
+                       f'The env\'s traceback:\n{tb}')
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        _OPEN.discard(self)
+        for w, proc in enumerate(self.processes):
+            if proc.is_alive():
+                self.shared.commands[w] = CLOSE
+                self._go[w].release()
+        deadline = time.monotonic() + 1.0
+        for proc in self.processes:
+            proc.join(max(0.0, deadline - time.monotonic()))
+        for proc in self.processes:
+            if proc.is_alive():
+                proc.terminate()
+                proc.join(1.0)
+            if proc.is_alive():
+                proc.kill()
+                proc.join()
+        for conn in self._conns:
+            conn.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Ray
+# ---------------------------------------------------------------------------------------------
+
+class _RayEnvWorker:
+    """One Ray actor: a block of envs with its own local buffers."""
+
+    def __init__(self, creators, env_args, env_kwargs, first_env, agents_per_env, obs_space, act_space):
+        rows = len(creators) * agents_per_env
+        self.buf = make_buffers(obs_space, act_space, rows)
+        self.envs = []
+        for k, creator in enumerate(creators):
+            env = create_env(creator, env_args, env_kwargs,
+                             buf=_slice_buffers(self.buf, k * agents_per_env, (k + 1) * agents_per_env))
+            _check_agents(env, agents_per_env, f'env {first_env + k}')
+            self.envs.append(env)
+
+    def _result(self, infos):
+        b = self.buf
+        return b.observations, b.rewards, b.terminals, b.truncations, b.masks, infos
+
+    def reset(self, seed):
+        infos = []
+        for k, env in enumerate(self.envs):
+            infos.extend(env.reset(None if seed is None else seed + k)[1])
+        return self._result(infos)
+
+    def step(self, actions):
+        self.buf.actions[...] = actions
+        infos = []
+        for env in self.envs:
+            infos.extend(env.step(env.actions)[4])
+        return self._result(infos)
+
+    def close(self):
+        for env in self.envs:
+            env.close()
+
+
+class Ray(VecEnv):
+    """Workers as Ray actors, waited on with `ray.wait`; the envs may run on any machine of the cluster.
+
+    Uses the running Ray instance, else `ray.init(address)`: `address=None` starts a local one (or
+    joins the cluster named by RAY_ADDRESS), `address='auto'` joins the cluster this node belongs to.
+    """
+
+    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
+                 batch_size=None, zero_copy=True, seed=None, address=None):
+        try:
+            import ray
+        except ImportError:
+            raise ImportError('the Ray backend needs ray: pip install "pufferlib[ray]"') from None
+        self._ray = ray
+        super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
+        if not ray.is_initialized():
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
+                     configure_logging=False)
+        self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents)
+        cpus = ray.cluster_resources().get('CPU', 1)
+        actor = ray.remote(num_cpus=min(1.0, cpus / self.num_workers), max_restarts=0)(_RayEnvWorker)
+        e = self.envs_per_worker
+        self.actors = [actor.remote(env_creators[w * e:(w + 1) * e], self.env_args, self.env_kwargs, w * e,
+                                    self.agents_per_env, self.single_observation_space,
+                                    self.single_action_space) for w in range(self.num_workers)]
+        self._pending = {}
+        self._closed = False
+
+    def _default_workers(self):
+        return max(d for d in range(1, min(cpu_count(), self.num_envs) + 1) if self.num_envs % d == 0)
+
+    def _dispatch(self, workers, command, seed=None):
+        r = self.rows_per_worker
+        for w in workers:
+            if command == STEP:
+                ref = self.actors[w].step.remote(self.buffers.actions[w * r:(w + 1) * r].copy())
+            else:
+                ref = self.actors[w].reset.remote(None if seed is None else seed + w * self.envs_per_worker)
+            self._pending[ref] = w
+            self._inflight.add(w)
+
+    def _collect(self):
+        ray = self._ray
+        ready, _ = ray.wait(list(self._pending), num_returns=1)
+        r = self.rows_per_worker
+        for ref in ready:
+            w = self._pending.pop(ref)
+            try:
+                obs, rewards, terminals, truncations, masks, infos = ray.get(ref)
+            except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
+                self.close()
+                raise EnvError(f'Ray worker {w} (envs {w * self.envs_per_worker}-'
+                               f'{(w + 1) * self.envs_per_worker - 1}) failed; the vector env is closed. '
+                               f'Ray reported:\n{exc}') from None
+            rows = slice(w * r, (w + 1) * r)
+            b = self.buffers
+            b.observations[rows] = obs
+            b.rewards[rows] = rewards
+            b.terminals[rows] = terminals
+            b.truncations[rows] = truncations
+            b.masks[rows] = masks
+            if infos:
+                self._ready_infos[w] = infos
+            self._inflight.discard(w)
+            self._ready.append(w)
+
+    def close(self):
+        if self._closed:
+            return
+        self._closed = True
+        for actor in self.actors:
+            try:
+                self._ray.kill(actor)
+            except Exception:
+                pass
+
+
+# ---------------------------------------------------------------------------------------------
+# make
+# ---------------------------------------------------------------------------------------------
+
+BACKENDS = {'serial': Serial, 'multiprocessing': Multiprocessing, 'ray': Ray}
+
+
+def resolve_backend(backend):
+    if isinstance(backend, type) and issubclass(backend, VecEnv):
+        return backend
+    if isinstance(backend, str) and backend.lower() in BACKENDS:
+        return BACKENDS[backend.lower()]
+    raise APIUsageError(f'unknown backend {backend!r}: use one of Serial, Multiprocessing, Ray '
+                        '(a name or pufferlib.vector.<Backend>)')
+
+
+def make(env_creator, backend=Serial, num_envs=1, num_workers=None, batch_size=None, zero_copy=True,
+         seed=None, env_args=(), env_kwargs=None, **backend_options):
+    """Build a vector env.
+
+    env_creator: an env name for `pufferlib.make`, a callable returning an env (a PufferEnv that
+        accepts `buf=`/`seed=`, or a plain Gymnasium / gym / PettingZoo env, wrapped for you), or a
+        list of `num_envs` such callables.
+    backend: Serial, Multiprocessing or Ray (class or name).
+    num_workers: processes/actors (Multiprocessing default: as many as this machine's cores that
+        divide num_envs; Serial ignores it).
+    batch_size: envs per recv (default num_envs: synchronous).
+    backend_options: Multiprocessing `spin=` (tries before blocking); Ray `address=`.
+    """
+    cls = resolve_backend(backend)
+    if isinstance(env_creator, str):
+        env_creator = functools.partial(pufferlib.make, env_creator)
+    if isinstance(env_creator, (list, tuple)):
+        creators = list(env_creator)
+        if len(creators) != num_envs:
+            raise APIUsageError(f'got {len(creators)} env creators for num_envs={num_envs}; pass one callable '
+                                'or exactly num_envs of them')
+    else:
+        creators = [env_creator] * (num_envs if isinstance(num_envs, int) and num_envs > 0 else 1)
+    for creator in creators:
+        if not callable(creator):
+            raise APIUsageError(f'env_creator must be an env name or a callable, got {type(creator).__name__}')
+    return cls(creators, env_args=env_args, env_kwargs=env_kwargs, num_envs=num_envs, num_workers=num_workers,
+               batch_size=batch_size, zero_copy=zero_copy, seed=seed, **backend_options)
+
+
+# ---------------------------------------------------------------------------------------------
+# autotune
+# ---------------------------------------------------------------------------------------------
+
+def measure(vecenv, seconds=1.0, seed=0):
+    """Agent steps per second of random actions through the full send/recv loop."""
+    space = vecenv.single_action_space
+    space.seed(seed)
+    pool = np.stack([np.stack([space.sample() for _ in range(vecenv.agents_per_batch)]) for _ in range(16)])
+    pool = pool.astype(vecenv.action_dtype)
+    vecenv.async_reset(seed)
+    vecenv.recv()
+    steps, i = 0, 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        vecenv.send(pool[i % 16])
+        vecenv.recv()
+        steps += vecenv.agents_per_batch
+        i += 1
+        if (i & 15) == 0 and time.perf_counter() > deadline:
+            break
+    return steps / (time.perf_counter() - start)
+
+
+def autotune(env_creator, max_envs=None, seconds=1.0, env_kwargs=None, printer=print):
+    """Try backend / worker / batch settings on this machine and return the fastest as make() kwargs."""
+    cores = cpu_count()
+    max_envs = max_envs or 16 * cores
+    candidates = []
+    num_envs = cores
+    while num_envs <= max_envs:
+        candidates.append(dict(backend='Serial', num_envs=num_envs))
+        for workers in sorted({cores, max(1, cores // 2)}):
+            if num_envs % workers:
+                continue
+            candidates.append(dict(backend='Multiprocessing', num_envs=num_envs, num_workers=workers))
+            if (num_envs // 2) % (num_envs // workers) == 0 and workers > 1:
+                candidates.append(dict(backend='Multiprocessing', num_envs=num_envs, num_workers=workers,
+                                       batch_size=num_envs // 2))
+        num_envs *= 2
+    results = []
+    printer(f'{"backend":<16} {"num_envs":>8} {"workers":>7} {"batch":>6} {"steps/s":>12}')
+    for config in candidates:
+        with make(env_creator, env_kwargs=env_kwargs, **config) as vecenv:
+            sps = measure(vecenv, seconds)
+        results.append((sps, config))
+        printer(f'{config["backend"]:<16} {config["num_envs"]:>8} {config.get("num_workers", 1):>7} '
+                f'{config.get("batch_size", config["num_envs"]):>6} {sps:>12,.0f}')
+    best_sps, best = max(results, key=lambda item: item[0])
+    printer(f'best: {best} at {best_sps:,.0f} steps/s')
+    return best, best_sps
