@@ -627,11 +627,13 @@ class PettingZooPufferEnv(_Emulated):
 
     def __init__(self, env=None, env_creator=None, env_args=(), env_kwargs=None, buf=None, seed=None):
         env = _create(env, env_creator, env_args, env_kwargs, 'PettingZooPufferEnv')
-        if hasattr(env, 'agent_selection') and not hasattr(env, 'state_space_parallel'):
-            if not hasattr(env, 'agent_iter'):
-                raise APIUsageError(f'PettingZooPufferEnv: {type(env).__name__} is neither a ParallelEnv nor an AECEnv')
+        from pettingzoo import AECEnv
+        if isinstance(env, AECEnv):
             from pettingzoo.utils.conversions import aec_to_parallel
             env = aec_to_parallel(env)
+        if not hasattr(env, 'possible_agents') or not callable(getattr(env, 'observation_space', None)):
+            raise APIUsageError(f'PettingZooPufferEnv: {type(env).__name__} is neither a PettingZoo ParallelEnv '
+                                'nor an AECEnv')
         self.env = env
         self.possible_agents = list(env.possible_agents)
         if not self.possible_agents:

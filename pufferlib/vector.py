@@ -147,7 +147,7 @@ class VecEnv:
 
         self._ready = []          # workers whose last command finished, in completion order
         self._ready_infos = {}    # worker -> infos from its last command
-        self._inflight = set()    # workers with a command running
+        self._inflight = {}       # workers with a command running, oldest command first (a dict as ordered set)
         self._batch = None        # workers handed to the caller by the last recv
         self._worker_rows = [np.arange(w * self.rows_per_worker, (w + 1) * self.rows_per_worker)
                              for w in range(self.num_workers)]
@@ -534,7 +534,7 @@ class Multiprocessing(VecEnv):
             self.processes.append(proc)
         self._closed = False
         _OPEN.add(self)
-        self._inflight = set(range(W))
+        self._inflight = dict.fromkeys(range(W))
         try:
             self._wait_all_idle()  # every worker built its envs (or one failed: raise its traceback)
         except BaseException:
@@ -554,7 +554,7 @@ class Multiprocessing(VecEnv):
                 shared.seeds[w] = -1 if seed is None else seed + w * self.envs_per_worker
             shared.commands[w] = command
             shared.status[w] = BUSY
-            self._inflight.add(w)
+            self._inflight[w] = None
             self._go[w].release()
 
     def _acquire_done(self):
@@ -573,13 +573,13 @@ class Multiprocessing(VecEnv):
         while True:
             if self._credits > 0:
                 status, found = self.shared.status, False
-                for w in sorted(self._inflight):
+                for w in list(self._inflight):  # oldest command first, so no worker starves
                     state = status[w]
                     if state == BUSY:
                         continue
                     if state == ERROR:
                         self._raise_worker_error(w)
-                    self._inflight.discard(w)
+                    self._inflight.pop(w, None)
                     self._credits -= 1
                     if self.shared.has_info[w]:
                         self._ready_infos[w] = pickle.loads(self._recv_bytes(w))
@@ -672,6 +672,9 @@ class _RayEnvWorker:
             _check_agents(env, agents_per_env, f'env {first_env + k}')
             self.envs.append(env)
 
+    def ready(self):
+        return True
+
     def _result(self, infos):
         b = self.buf
         return b.observations, b.rewards, b.terminals, b.truncations, b.masks, infos
@@ -721,6 +724,13 @@ class Ray(VecEnv):
                                     self.single_action_space) for w in range(self.num_workers)]
         self._pending = {}
         self._closed = False
+        # Wait for every actor to build its envs: a creation error surfaces here, and no batch is
+        # served by the early actors alone while the others are still starting.
+        for w, actor in enumerate(self.actors):
+            self._pending[actor.ready.remote()] = w
+            self._inflight[w] = None
+        self._wait_all_idle()
+        self._ready.clear()
 
     def _default_workers(self):
         return max(d for d in range(1, min(cpu_count(), self.num_envs) + 1) if self.num_envs % d == 0)
@@ -733,7 +743,7 @@ class Ray(VecEnv):
             else:
                 ref = self.actors[w].reset.remote(None if seed is None else seed + w * self.envs_per_worker)
             self._pending[ref] = w
-            self._inflight.add(w)
+            self._inflight[w] = None
 
     def _collect(self):
         ray = self._ray
@@ -742,12 +752,17 @@ class Ray(VecEnv):
         for ref in ready:
             w = self._pending.pop(ref)
             try:
-                obs, rewards, terminals, truncations, masks, infos = ray.get(ref)
+                result = ray.get(ref)
             except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError) as exc:
                 self.close()
                 raise EnvError(f'Ray worker {w} (envs {w * self.envs_per_worker}-'
                                f'{(w + 1) * self.envs_per_worker - 1}) failed; the vector env is closed. '
                                f'Ray reported:\n{exc}') from None
+            self._inflight.pop(w, None)
+            self._ready.append(w)
+            if result is True:  # the start-up handshake
+                continue
+            obs, rewards, terminals, truncations, masks, infos = result
             rows = slice(w * r, (w + 1) * r)
             b = self.buffers
             b.observations[rows] = obs
@@ -757,8 +772,6 @@ class Ray(VecEnv):
             b.masks[rows] = masks
             if infos:
                 self._ready_infos[w] = infos
-            self._inflight.discard(w)
-            self._ready.append(w)
 
     def close(self):
         if self._closed:

@@ -73,15 +73,15 @@ class FixedDictEnv(gymnasium.Env):
 class OldGymCounter:
     """The old gym API: reset() -> obs, step -> (obs, reward, done, info), seed(). No gym import needed."""
 
-    class _Box:  # duck-typed like gym.spaces.Box
+    class Box:  # duck-typed like gym.spaces.Box: conversion goes by class name
         def __init__(self):
             self.low, self.high, self.shape, self.dtype = np.zeros(1), np.full(1, 100.0), (1,), np.float64
 
-    class _Discrete:
+    class Discrete:
         n = 3
 
     def __init__(self, limit=4):
-        self.observation_space, self.action_space = self._Box(), self._Discrete()
+        self.observation_space, self.action_space = self.Box(), self.Discrete()
         self.limit = limit
         self.seeded = None
 

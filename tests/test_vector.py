@@ -1,0 +1,322 @@
+import functools
+import gc
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections import defaultdict
+
+import numpy as np
+import psutil
+import pytest
+
+import pufferlib
+import pufferlib.vector as pv
+
+from envs import DyingAgentsEnv, FaultyEnv
+
+HERE = os.path.dirname(__file__)
+
+
+def rollout(vecenv, steps, seed=0):
+    """Per agent row, the list of (obs, reward, terminal) it saw; actions depend only on row and time."""
+    vecenv.async_reset(seed)
+    seen = defaultdict(list)
+    counts = np.zeros(vecenv.num_agents, dtype=np.int64)
+    for _ in range(steps):
+        obs, rewards, terminals, truncations, infos, ids, masks = vecenv.recv()
+        for j, row in enumerate(ids):
+            seen[int(row)].append((obs[j].copy(), float(rewards[j]), bool(terminals[j]), bool(masks[j])))
+        n = vecenv.single_action_space.n
+        vecenv.send(((ids * 7 + counts[ids] * 3 + counts[ids] // 5) % n).astype(np.int32))
+        counts[ids] += 1
+    return seen
+
+
+def assert_same_trajectories(a, b):
+    assert set(a) == set(b)
+    for row in a:
+        length = min(len(a[row]), len(b[row]))
+        assert length > 5
+        for (oa, ra, ta, ma), (ob, rb, tb, mb) in zip(a[row][:length], b[row][:length]):
+            np.testing.assert_array_equal(oa, ob)
+            assert (ra, ta, ma) == (rb, tb, mb)
+
+
+def worker_pids(vecenv):
+    return [p.pid for p in vecenv.processes]
+
+
+def gone(pids, timeout=3.0):
+    """True once none of the pids is a live (non-zombie) process."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        alive = []
+        for pid in pids:
+            try:
+                if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                    alive.append(pid)
+            except psutil.NoSuchProcess:
+                pass
+        if not alive:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def no_leaks():
+    shm_before = set(os.listdir('/dev/shm'))
+    yield
+    gc.collect()
+    leftover = [c for c in psutil.Process().children(recursive=True)
+                if c.name().startswith('python') and c.status() != psutil.STATUS_ZOMBIE
+                and 'ray' not in ' '.join(c.cmdline())]
+    assert not leftover, f'child processes left behind: {leftover}'
+    assert set(os.listdir('/dev/shm')) - shm_before == set()
+
+
+# --- same results from every backend and mode --------------------------------------------------
+
+@pytest.mark.parametrize('options', [
+    dict(backend='Multiprocessing', num_workers=2),
+    dict(backend='Multiprocessing', num_workers=2, batch_size=4),
+    dict(backend='Multiprocessing', num_workers=4, batch_size=4, zero_copy=False),
+    dict(backend='Serial', batch_size=2),
+])
+def test_backends_match_serial(options, no_leaks):
+    with pv.make('CartPole-v1', backend='Serial', num_envs=8) as serial:
+        expected = rollout(serial, 60)
+    with pv.make('CartPole-v1', num_envs=8, **options) as vecenv:
+        steps = 60 * 8 // vecenv.batch_size
+        assert_same_trajectories(expected, rollout(vecenv, steps))
+
+
+def test_multiagent_env_in_workers(no_leaks):
+    with pv.make(DyingAgentsEnv, backend='Serial', num_envs=4) as serial:
+        expected = rollout(serial, 20)
+    with pv.make(DyingAgentsEnv, backend='Multiprocessing', num_envs=4, num_workers=2, batch_size=2) as vecenv:
+        assert vecenv.num_agents == 12 and vecenv.agents_per_batch == 6
+        assert_same_trajectories(expected, rollout(vecenv, 40))
+
+
+def test_step_api_and_infos_cross_processes(no_leaks):
+    with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=4, num_workers=2, seed=3) as vecenv:
+        obs, infos = vecenv.reset()
+        assert obs.shape == (4, 4) and infos == []
+        finished, episodes = 0, []
+        for t in range(300):
+            obs, rewards, terminals, truncations, infos = vecenv.step(np.ones(4, np.int32) * (t % 2))
+            finished += int((terminals | truncations).sum())
+            episodes.extend(infos)
+        assert finished > 0 and len(episodes) == finished
+        assert all(info['episode_return'] == info['episode_length'] > 0 for info in episodes)
+
+
+def test_batches_return_first_ready_workers_and_cover_all_envs(no_leaks):
+    with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=8, num_workers=4, batch_size=2,
+                 zero_copy=False) as vecenv:
+        vecenv.async_reset(0)
+        rows = set()
+        for _ in range(40):
+            obs, _, _, _, _, ids, masks = vecenv.recv()
+            assert obs.shape == (2, 4) and masks.all()
+            rows.update(ids.tolist())
+            vecenv.send(np.zeros(2, np.int32))
+        assert rows == set(range(8))
+
+
+def test_zero_copy_batches_are_views_of_shared_memory(no_leaks):
+    with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=4, num_workers=4, batch_size=2) as vecenv:
+        vecenv.async_reset(0)
+        obs, *_, ids, _ = vecenv.recv()
+        assert np.shares_memory(obs, vecenv.buffers.observations)
+        assert ids.tolist() in ([0, 1], [2, 3])
+
+
+def test_seeding_is_reproducible_and_seed_dependent(no_leaks):
+    def first_obs(seed):
+        with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2) as vecenv:
+            return vecenv.reset(seed)[0].copy()
+    np.testing.assert_array_equal(first_obs(1), first_obs(1))
+    assert not np.array_equal(first_obs(1), first_obs(2))
+
+
+# --- faults ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('mode, match', [
+    ('raise', r'(?s)raised.*RuntimeError: boom: the env broke on purpose'),
+    ('segfault', 'killed by signal SIGSEGV'),
+    ('kill', 'killed by signal SIGKILL'),
+])
+def test_worker_failure_raises_quickly_and_cleans_up(mode, match, no_leaks):
+    vecenv = pv.make(functools.partial(FaultyEnv, mode, 3), backend='Multiprocessing', num_envs=4, num_workers=2)
+    pids = worker_pids(vecenv)
+    vecenv.reset(0)
+    start = time.monotonic()
+    with pytest.raises(pufferlib.EnvError, match=match):
+        for _ in range(10):
+            vecenv.step(np.zeros(4, np.int32))
+    assert time.monotonic() - start < 2.0
+    assert gone(pids)
+    with pytest.raises(pufferlib.APIUsageError, match='closed'):
+        vecenv.step(np.zeros(4, np.int32))
+
+
+def test_worker_killed_from_outside(no_leaks):
+    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2)
+    vecenv.reset(0)
+    os.kill(vecenv.processes[1].pid, signal.SIGKILL)
+    with pytest.raises(pufferlib.EnvError, match='worker 1 .* killed by signal SIGKILL'):
+        for _ in range(1000):
+            vecenv.step(np.zeros(2, np.int32))
+
+
+class FailsInWorker(FaultyEnv):
+    parent = os.getpid()
+
+    def __init__(self):
+        if os.getpid() != self.parent:
+            raise ValueError('cannot open the display in a worker')
+        super().__init__('raise', 10**9)
+
+
+def test_env_creation_error_in_worker(no_leaks):
+    with pytest.raises(pufferlib.EnvError, match='(?s)ValueError: cannot open the display'):
+        pv.make(FailsInWorker, backend='Multiprocessing', num_envs=2, num_workers=2)
+
+
+def test_garbage_collection_stops_workers(no_leaks):
+    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2)
+    pids = worker_pids(vecenv)
+    vecenv.reset(0)
+    del vecenv
+    gc.collect()
+    assert gone(pids)
+
+
+SCRIPT = textwrap.dedent('''
+    import sys, numpy as np, pufferlib.vector as pv
+    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2)
+    print(' '.join(str(p.pid) for p in vecenv.processes), flush=True)
+    vecenv.reset(0)
+    while True:
+        vecenv.step(np.zeros(2, np.int32))
+''')
+
+
+@pytest.mark.parametrize('how', ['ctrl-c', 'sigkill'])
+def test_parent_interrupted_or_killed_leaves_no_workers(how):
+    proc = subprocess.Popen([sys.executable, '-c', SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 2
+        time.sleep(0.3)
+        if how == 'ctrl-c':  # the terminal sends SIGINT to the whole foreground process group
+            os.killpg(proc.pid, signal.SIGINT)
+            proc.wait(timeout=10)
+            assert 'KeyboardInterrupt' in proc.stderr.read()
+        else:
+            proc.kill()
+            proc.wait(timeout=10)
+        assert gone(pids)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+# --- configuration errors ----------------------------------------------------------------------
+
+@pytest.mark.parametrize('kwargs, match', [
+    (dict(num_envs=6, num_workers=4), 'divisible by num_workers'),
+    (dict(num_envs=8, num_workers=2, batch_size=3), 'batch_size=3 must divide'),
+    (dict(num_envs=8, num_workers=2, batch_size=2), 'multiple of the envs per worker'),
+    (dict(num_envs=0), 'positive integer'),
+    (dict(num_envs=2.5), 'positive integer'),
+    (dict(num_envs=2, backend='Threads'), 'unknown backend'),
+])
+def test_bad_configuration(kwargs, match):
+    kwargs.setdefault('backend', 'Multiprocessing')
+    with pytest.raises(pufferlib.APIUsageError, match=match):
+        pv.make('CartPole-v1', **kwargs)
+
+
+def test_bad_calls(no_leaks):
+    with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2) as vecenv:
+        with pytest.raises(pufferlib.APIUsageError, match='before async_reset'):
+            vecenv.recv()
+        with pytest.raises(pufferlib.APIUsageError, match='without a batch'):
+            vecenv.send(np.zeros(2, np.int32))
+        vecenv.async_reset(0)
+        vecenv.recv()
+        with pytest.raises(pufferlib.APIUsageError, match='recv\\(\\) called twice'):
+            vecenv.recv()
+        with pytest.raises(pufferlib.APIUsageError, match=r'shape \(2,\)'):
+            vecenv.send(np.zeros(3, np.int32))
+        with pytest.raises(pufferlib.APIUsageError, match='integers'):
+            vecenv.send(np.zeros(2, np.float32))
+        with pytest.raises(pufferlib.APIUsageError, match='non-negative'):
+            vecenv.async_reset(-1)
+
+
+def test_creator_errors():
+    with pytest.raises(pufferlib.APIUsageError, match='not an env'):
+        pv.make(lambda: 42, num_envs=1)
+    with pytest.raises(pufferlib.APIUsageError, match='takes no buf'):
+        pv.make(lambda: pufferlib.make('CartPole-v1'), num_envs=1)
+    with pytest.raises(pufferlib.APIUsageError, match='Did you mean'):
+        pv.make('CartPol-v1')
+
+
+def test_more_workers_than_cores_warns_but_works(no_leaks):
+    workers = pv.cpu_count() + 1
+    with pytest.warns(RuntimeWarning, match='more than the'):
+        vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=workers, num_workers=workers)
+    with vecenv:
+        obs, _ = vecenv.reset(0)
+        assert obs.shape == (workers, 4)
+
+
+def test_default_workers_fit_the_machine(no_leaks):
+    with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=12) as vecenv:
+        assert vecenv.num_workers <= pv.cpu_count() and 12 % vecenv.num_workers == 0
+
+
+def test_autotune_cli_prints_a_best_setting(capsys):
+    from pufferlib.cli import main
+    assert main(['autotune', 'CartPole-v1', '--seconds', '0.05', '--max-envs', str(pv.cpu_count())]) == 0
+    out = capsys.readouterr().out
+    assert 'best:' in out and 'pufferlib.vector.make(' in out
+    assert main(['autotune', 'NoSuchEnv-v0']) == 2
+
+
+# --- Ray: a real local instance ---------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def ray_cluster():
+    ray = pytest.importorskip('ray', reason='pip install "pufferlib[ray]"')
+    # Ray's worker processes import the test envs by module name, so they need this folder on their path.
+    path = os.pathsep.join([HERE, os.environ.get('PYTHONPATH', '')])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={'env_vars': {'PYTHONPATH': path}})
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_matches_serial(ray_cluster):
+    with pv.make('CartPole-v1', backend='Serial', num_envs=4) as serial:
+        expected = rollout(serial, 30)
+    with pv.make('CartPole-v1', backend='Ray', num_envs=4, num_workers=2) as vecenv:
+        assert_same_trajectories(expected, rollout(vecenv, 30))
+    with pv.make('CartPole-v1', backend='Ray', num_envs=4, num_workers=2, batch_size=2) as vecenv:
+        assert_same_trajectories(expected, rollout(vecenv, 60))
+
+
+def test_ray_worker_error_is_reported(ray_cluster):
+    with pv.make(functools.partial(FaultyEnv, 'raise', 2), backend='Ray', num_envs=2, num_workers=2) as vecenv:
+        vecenv.reset(0)
+        with pytest.raises(pufferlib.EnvError, match='(?s)Ray worker .*boom'):
+            for _ in range(5):
+                vecenv.step(np.zeros(2, np.int32))
