@@ -55,6 +55,44 @@ LIVENESS_CHECK_S = 0.2
 yield_cpu = getattr(os, 'sched_yield', lambda: None)
 
 
+class Waiter:
+    """Spin-then-block wait on a semaphore, adaptive to how long waits usually take.
+
+    Spinning (yielding the core on every try) catches a fast partner without paying a wake-up,
+    which costs tens of microseconds; but on a machine with fewer cores than processes a spinner
+    steals time from the very process it waits for. So it spins for at most `spin_s`, and not at all
+    while recent waits have been much longer than that (a slow env, or a model busy on a batch).
+    Blocked waits wake every LIVENESS_CHECK_S to run `check`, which raises or returns False to stop.
+    """
+
+    __slots__ = ('sem', 'spin_s', 'typical')
+
+    def __init__(self, sem, spin_s):
+        self.sem, self.spin_s, self.typical = sem, spin_s, 0.0
+
+    def wait(self, check):
+        sem = self.sem
+        if sem.acquire(False):
+            self.typical *= 0.9
+            return True
+        clock = time.perf_counter
+        start = clock()
+        if self.spin_s > 0 and self.typical < 4 * self.spin_s:
+            end = start + self.spin_s
+            while True:
+                yield_cpu()
+                if sem.acquire(False):
+                    self.typical = 0.9 * self.typical + 0.1 * (clock() - start)
+                    return True
+                if clock() > end:
+                    break
+        while not sem.acquire(True, LIVENESS_CHECK_S):
+            if not check():
+                return False
+        self.typical = 0.9 * self.typical + 0.1 * (clock() - start)
+        return True
+
+
 def cpu_count():
     try:
         return len(os.sched_getaffinity(0))
@@ -144,6 +182,8 @@ class VecEnv:
         self.observation_space = batched_space(self.single_observation_space, self.agents_per_batch)
         self.action_space = batched_space(self.single_action_space, self.agents_per_batch)
         self.action_dtype = action_dtype(self.single_action_space)
+        self._action_shape = (self.agents_per_batch, *self.single_action_space.shape)
+        self._integer_actions = self.action_dtype.kind == 'i'
 
         self._ready = []          # workers whose last command finished, in completion order
         self._ready_infos = {}    # worker -> infos from its last command
@@ -200,18 +240,18 @@ class VecEnv:
         workers = self._choose_batch()
         self._batch = workers
         infos = []
-        for w in workers:
-            infos.extend(self._ready_infos.pop(w, ()))
+        if self._ready_infos:
+            for w in workers:
+                infos.extend(self._ready_infos.pop(w, ()))
+        b = self.buffers
         if self.synchronous:
-            rows = slice(None)
-            ids = self._full_ids
-        elif self.zero_copy:
+            return (b.observations, b.rewards, b.terminals, b.truncations, infos, self._full_ids, b.masks)
+        if self.zero_copy:
             start = workers[0] * self.rows_per_worker
             rows = slice(start, start + self.agents_per_batch)
             ids = self._full_ids[rows]
         else:
             return self._gather(workers, infos)
-        b = self.buffers
         return (b.observations[rows], b.rewards[rows], b.terminals[rows], b.truncations[rows], infos, ids,
                 b.masks[rows])
 
@@ -264,14 +304,13 @@ class VecEnv:
             raise APIUsageError(f'{type(self).__name__} is closed')
 
     def _check_actions(self, actions):
-        expected = (self.agents_per_batch, *self.single_action_space.shape)
         if not isinstance(actions, np.ndarray):
             actions = np.asarray(actions)
-        if actions.shape != expected:
-            raise APIUsageError(f'actions must have shape {expected} (one row per agent in the batch: '
+        if actions.shape != self._action_shape:
+            raise APIUsageError(f'actions must have shape {self._action_shape} (one row per agent in the batch: '
                                 f'{self.batch_size} envs x {self.agents_per_env} agents, action space '
                                 f'{self.single_action_space}), got {actions.shape}')
-        if self.action_dtype.kind == 'i' and actions.dtype.kind not in 'iub':
+        if self._integer_actions and actions.dtype.kind not in 'iub':
             raise APIUsageError(f'discrete actions must be integers, got dtype {actions.dtype}')
         return actions
 
@@ -409,7 +448,7 @@ def _set_parent_death_signal():
 
 
 def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, done, conn,
-               parent_pid, spin):
+               parent_pid, spin_s):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
     _set_parent_death_signal()
     status, commands, has_info, seeds = shared.status, shared.commands, shared.has_info, shared.seeds
@@ -438,21 +477,11 @@ def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_en
     status[w] = DONE
     done.release()
 
-    acquire = go.acquire
+    waiter = Waiter(go, spin_s)
+    parent_alive = lambda: os.getppid() == parent_pid  # noqa: E731
     while True:
-        # Spin briefly (cheap when the parent answers fast), then block so a small machine is not
-        # starved by waiting processes; wake up now and then to notice a dead parent.
-        if not acquire(False):
-            got = False
-            for _ in range(spin):
-                yield_cpu()
-                if acquire(False):
-                    got = True
-                    break
-            while not got:
-                got = acquire(True, LIVENESS_CHECK_S * 5)
-                if not got and os.getppid() != parent_pid:
-                    return
+        if not waiter.wait(parent_alive):
+            return
         command = commands[w]
         try:
             infos = []
@@ -493,18 +522,16 @@ class Multiprocessing(VecEnv):
     """
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, spin=None):
+                 batch_size=None, zero_copy=True, seed=None, spin_us=100):
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
         cores = cpu_count()
         if self.num_workers > cores:
             warnings.warn(f'num_workers={self.num_workers} is more than the {cores} cores this process may use; '
                           'workers will share cores, which works but is usually slower', RuntimeWarning,
                           stacklevel=3)
-        # Each spin yields the core, so spinning is cheap even with more processes than cores; about
-        # a millisecond of it catches the next command of a fast training loop without a wake-up.
-        self.spin = 2000 if spin is None else int(spin)
-        if self.spin < 0:
-            raise APIUsageError(f'spin must be >= 0, got {spin!r}')
+        if not isinstance(spin_us, (int, float)) or spin_us < 0:
+            raise APIUsageError(f'spin_us must be a number >= 0, got {spin_us!r}')
+        self.spin_s = spin_us * 1e-6
         obs, act = self.single_observation_space, self.single_action_space
         n, W = self.num_agents, self.num_workers
         self._region, arrays = _allocate_shared([
@@ -517,6 +544,7 @@ class Multiprocessing(VecEnv):
 
         ctx = multiprocessing.get_context('fork')
         self._done = ctx.Semaphore(0)
+        self._waiter = Waiter(self._done, self.spin_s)
         self._go = [ctx.Semaphore(0) for _ in range(W)]
         self._conns, self.processes = [], []
         # Semaphore posts acquired minus finished workers consumed; never negative, so a positive
@@ -527,7 +555,7 @@ class Multiprocessing(VecEnv):
             parent_conn, child_conn = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{w}', daemon=True, args=(
                 w, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
-                self.shared, self._go[w], self._done, child_conn, os.getpid(), self.spin))
+                self.shared, self._go[w], self._done, child_conn, os.getpid(), self.spin_s))
             proc.start()
             child_conn.close()
             self._conns.append(parent_conn)
@@ -558,15 +586,7 @@ class Multiprocessing(VecEnv):
             self._go[w].release()
 
     def _acquire_done(self):
-        done = self._done
-        if done.acquire(False):
-            return
-        for _ in range(self.spin):
-            yield_cpu()
-            if done.acquire(False):
-                return
-        while not done.acquire(True, LIVENESS_CHECK_S):
-            self._check_alive()
+        self._waiter.wait(self._check_alive)
 
     def _collect(self):
         """Wait until at least one in-flight worker finishes and move it to the ready list."""
@@ -615,6 +635,7 @@ class Multiprocessing(VecEnv):
                 raise EnvError(f'Multiprocessing worker {w} (envs {envs}) {how}. The vector env is closed; '
                                'if this was a crash in the env, run it with backend="Serial" to debug it in '
                                'this process.')
+        return True
 
     def _env_range(self, w):
         return f'{w * self.envs_per_worker}-{(w + 1) * self.envs_per_worker - 1}'
@@ -811,7 +832,7 @@ def make(env_creator, backend=Serial, num_envs=1, num_workers=None, batch_size=N
     num_workers: processes/actors (Multiprocessing default: as many as this machine's cores that
         divide num_envs; Serial ignores it).
     batch_size: envs per recv (default num_envs: synchronous).
-    backend_options: Multiprocessing `spin=` (tries before blocking); Ray `address=`.
+    backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 100); Ray `address=`.
     """
     cls = resolve_backend(backend)
     if isinstance(env_creator, str):

@@ -1,5 +1,4 @@
 """Small real environments for the tests: Gymnasium and PettingZoo subclasses, no mocks."""
-import functools
 import os
 import signal
 import time
@@ -8,6 +7,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import ParallelEnv
+
 
 
 class SampleEnv(gymnasium.Env):
@@ -34,40 +34,6 @@ class SampleEnv(gymnasium.Env):
         ob = self.observation_space.sample()
         self.emitted.append(ob)
         return ob, 1.0, self.t >= self.length, False, {'score': float(self.t), 'text': 'dropped'}
-
-
-NETHACK_LIKE = spaces.Dict({
-    'glyphs': spaces.Box(0, 5976, (21, 79), np.int16),
-    'chars': spaces.Box(0, 255, (21, 79), np.uint8),
-    'colors': spaces.Box(0, 15, (21, 79), np.uint8),
-    'specials': spaces.Box(0, 255, (21, 79), np.uint8),
-    'blstats': spaces.Box(-2**31, 2**31 - 1, (27,), np.int64),
-    'message': spaces.Box(0, 255, (256,), np.uint8),
-    'inv_glyphs': spaces.Box(0, 5976, (55,), np.int16),
-    'inv_letters': spaces.Box(0, 127, (55,), np.uint8),
-    'inv_oclasses': spaces.Box(0, 18, (55,), np.uint8),
-    'inv_strs': spaces.Box(0, 255, (55, 80), np.uint8),
-    'tty_chars': spaces.Box(0, 255, (24, 80), np.uint8),
-    'tty_colors': spaces.Box(0, 31, (24, 80), np.int8),
-    'tty_cursor': spaces.Box(0, 255, (2,), np.uint8),
-})
-
-
-class FixedDictEnv(gymnasium.Env):
-    """A NetHack-shaped Dict observation env whose own step is nearly free: for overhead timing."""
-
-    observation_space = NETHACK_LIKE
-    action_space = spaces.Discrete(8)
-
-    def __init__(self):
-        self.obs = NETHACK_LIKE.sample()
-
-    def reset(self, seed=None, options=None):
-        super().reset(seed=seed)
-        return self.obs, {}
-
-    def step(self, action):
-        return self.obs, 0.0, False, False, {}
 
 
 class OldGymCounter:
@@ -163,22 +129,3 @@ class FaultyEnv(gymnasium.Env):
             if self.mode == 'hang':
                 time.sleep(3600)
         return np.zeros(3, np.float32), 0.0, False, False, {}
-
-
-class BusyCartPole(gymnasium.Wrapper):
-    """CartPole that busy-waits a random 50-150 us per step: a slow env with variable step time."""
-
-    def __init__(self, low_us=50, high_us=150):
-        super().__init__(gymnasium.make('CartPole-v1'))
-        self.low, self.high = low_us * 1e-6, high_us * 1e-6
-        self.rng = np.random.default_rng(os.getpid())
-
-    def step(self, action):
-        end = time.perf_counter() + self.rng.uniform(self.low, self.high)
-        while time.perf_counter() < end:
-            pass
-        return self.env.step(action)
-
-
-def faulty(mode, after=3, only_env=None):
-    return functools.partial(FaultyEnv, mode, after)

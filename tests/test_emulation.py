@@ -11,7 +11,9 @@ import pufferlib
 from pufferlib import emulation
 from pufferlib.emulation import GymnasiumAdapter, GymnasiumPufferEnv, Nativizer, PettingZooPufferEnv
 
-from envs import NETHACK_LIKE, DyingAgentsEnv, OldGymCounter, SampleEnv
+from pufferlib.environments.synthetic import NETHACK_LIKE
+
+from envs import DyingAgentsEnv, OldGymCounter, SampleEnv
 
 # --- random nested spaces ----------------------------------------------------------------------
 

@@ -1,0 +1,1 @@
+"""Environment bindings, one module per family."""

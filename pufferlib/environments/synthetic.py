@@ -1,0 +1,60 @@
+"""Synthetic Gymnasium envs that stress one property each, for benchmarks and tests."""
+import os
+import time
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+
+class BusyCartPole(gymnasium.Wrapper):
+    """CartPole that busy-waits a random `low_us`-`high_us` microseconds per step.
+
+    Stands in for a slow simulator with variable step time: the case where asynchronous pools pay.
+    """
+
+    def __init__(self, low_us=50, high_us=150):
+        super().__init__(gymnasium.make('CartPole-v1'))
+        self.low, self.high = low_us * 1e-6, high_us * 1e-6
+        self.rng = np.random.default_rng(os.getpid())
+
+    def step(self, action):
+        end = time.perf_counter() + self.rng.uniform(self.low, self.high)
+        while time.perf_counter() < end:
+            pass
+        return self.env.step(action)
+
+
+NETHACK_LIKE = spaces.Dict({
+    'glyphs': spaces.Box(0, 5976, (21, 79), np.int16),
+    'chars': spaces.Box(0, 255, (21, 79), np.uint8),
+    'colors': spaces.Box(0, 15, (21, 79), np.uint8),
+    'specials': spaces.Box(0, 255, (21, 79), np.uint8),
+    'blstats': spaces.Box(-2**31, 2**31 - 1, (27,), np.int64),
+    'message': spaces.Box(0, 255, (256,), np.uint8),
+    'inv_glyphs': spaces.Box(0, 5976, (55,), np.int16),
+    'inv_letters': spaces.Box(0, 127, (55,), np.uint8),
+    'inv_oclasses': spaces.Box(0, 18, (55,), np.uint8),
+    'inv_strs': spaces.Box(0, 255, (55, 80), np.uint8),
+    'tty_chars': spaces.Box(0, 255, (24, 80), np.uint8),
+    'tty_colors': spaces.Box(0, 31, (24, 80), np.int8),
+    'tty_cursor': spaces.Box(0, 255, (2,), np.uint8),
+})
+
+
+class NetHackLikeDict(gymnasium.Env):
+    """NetHack's observation dict (13 keys, mixed dtypes) with a step that costs almost nothing,
+    so timing it through emulation measures the emulation itself."""
+
+    observation_space = NETHACK_LIKE
+    action_space = spaces.Discrete(8)
+
+    def __init__(self):
+        self.obs = NETHACK_LIKE.sample()
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        return self.obs, {}
+
+    def step(self, action):
+        return self.obs, 0.0, False, False, {}
