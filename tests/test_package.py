@@ -1,0 +1,22 @@
+import os
+import subprocess
+import sys
+
+PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')  # the venv's console script
+
+
+def test_core_imports_without_torch():
+    code = ('import sys; sys.modules["torch"] = None\n'  # any "import torch" now raises ImportError
+            'import pufferlib, pufferlib.emulation, pufferlib.vector\n'
+            'env = pufferlib.vector.make("CartPole-v1", num_envs=2)\n'
+            'print(env.reset(seed=0)[0].shape)')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == '(2, 4)'
+
+
+def test_console_script_is_installed():
+    out = subprocess.run([PUFFER, '--help'], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and 'autotune' in out.stdout
+    out = subprocess.run([PUFFER, 'envs', 'CartPole'], capture_output=True, text=True, timeout=60)
+    assert 'CartPole-v1' in out.stdout.split()
