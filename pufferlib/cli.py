@@ -39,6 +39,9 @@ def build_parser():
     autotune.add_argument('--max-envs', type=int, default=None, help='largest num_envs to try (default 16 x cores)')
     autotune.add_argument('--seconds', type=float, default=1.0, help='measuring time per setting (default 1)')
     autotune.set_defaults(func=cmd_autotune)
+
+    from pufferlib.ocean import tools as ocean_tools  # `bench` and `play` for Ocean envs
+    ocean_tools.add_commands(commands)
     return parser
 
 

@@ -60,8 +60,8 @@ class Waiter:
 
     Spinning (yielding the core on every try) catches a fast partner without paying a wake-up,
     which costs tens of microseconds; but on a machine with fewer cores than processes a spinner
-    steals time from the very process it waits for. So it spins for at most `spin_s`, and not at all
-    while recent waits have been much longer than that (a slow env, or a model busy on a batch).
+    steals time from the very process it waits for. So it spins for at most `spin_s`, and only while
+    recent waits have been shorter than that: not for a slow env, nor for a model busy on a batch.
     Blocked waits wake every LIVENESS_CHECK_S to run `check`, which raises or returns False to stop.
     """
 
@@ -77,7 +77,7 @@ class Waiter:
             return True
         clock = time.perf_counter
         start = clock()
-        if self.spin_s > 0 and self.typical < 4 * self.spin_s:
+        if self.typical < self.spin_s:
             end = start + self.spin_s
             while True:
                 yield_cpu()
@@ -522,7 +522,7 @@ class Multiprocessing(VecEnv):
     """
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, spin_us=100):
+                 batch_size=None, zero_copy=True, seed=None, spin_us=200):
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
         cores = cpu_count()
         if self.num_workers > cores:
@@ -832,7 +832,7 @@ def make(env_creator, backend=Serial, num_envs=1, num_workers=None, batch_size=N
     num_workers: processes/actors (Multiprocessing default: as many as this machine's cores that
         divide num_envs; Serial ignores it).
     batch_size: envs per recv (default num_envs: synchronous).
-    backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 100); Ray `address=`.
+    backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 200); Ray `address=`.
     """
     cls = resolve_backend(backend)
     if isinstance(env_creator, str):

@@ -25,9 +25,8 @@ needs_install=0
 for f in "${inputs[@]}"; do [ "$f" -nt "$stamp" ] && needs_install=1; done
 if [ "$needs_install" = 1 ]; then
     echo "setup: installing pufferlib[$extras] into $venv (pinned by constraints.txt)"
-    # Build dependencies (cython, numpy) come from the venv, so they obey the same pins.
-    "$venv/bin/python" -m pip install --quiet --constraint "$root/constraints.txt" \
-        setuptools wheel cython numpy
+    # Build dependencies come from the venv (--no-build-isolation), so they obey the same pins.
+    "$venv/bin/python" -m pip install --quiet --constraint "$root/constraints.txt" setuptools wheel
     "$venv/bin/python" -m pip install --quiet --constraint "$root/constraints.txt" \
         --no-build-isolation --editable "$root[$extras]"
     touch "$stamp"

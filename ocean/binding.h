@@ -1,0 +1,347 @@
+/* binding.h: the one CPython binding every Ocean env reuses.
+ *
+ * An env's binding.c defines, then includes this file:
+ *   #include "<env>.h"            the env (see ocean.h for the contract)
+ *   #define Env <struct type>
+ *   #define OBS_T <c type>        element type of one observation value
+ *   #define OBS_FORMAT "<c>"      its buffer-protocol format: "B" uint8, "b" int8, "f" float32
+ * and after the include defines
+ *   static int configure(Env*, PyObject* cfg)   copy config values out of a dict (cfg_int/cfg_float);
+ *                                               set num_agents, obs_size, act_size; -1 on error
+ *   static void frame_shape(Env*, int* h, int* w)   size of one RGB frame
+ *
+ * The module it produces holds N env instances behind one capsule. Python hands it the vector's
+ * arrays once (any object with the buffer protocol: numpy arrays, shared memory views); each env's
+ * slots point at its rows, so `vec_step` is a plain C loop over envs with the GIL released and no
+ * Python objects touched. The plain C API keeps the build free of Cython and numpy headers.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdlib.h>
+
+#include "ocean.h"
+
+#define CAPSULE_NAME "ocean.VecEnv"
+
+/* Defined by the env's binding.c after it includes this file. */
+static int configure(Env *env, PyObject *cfg);
+static void frame_shape(Env *env, int *h, int *w);
+
+enum { BUF_OBS, BUF_ACT, BUF_REW, BUF_TERM, BUF_TRUNC, BUF_COUNT };
+
+typedef struct VecEnv {
+    Env *envs;
+    int num_envs;
+    int num_agents;  /* rows over all envs */
+    Py_buffer bufs[BUF_COUNT];
+    int held;        /* how many of bufs are acquired: released on close */
+} VecEnv;
+
+/* ---- config helpers for configure(): Python already validated names and types, these only guard
+ * against a caller that skipped it ---- */
+
+static long cfg_int(PyObject *cfg, const char *key) {
+    if (PyErr_Occurred()) return 0;
+    PyObject *v = PyDict_GetItemString(cfg, key);
+    if (v == NULL) {
+        PyErr_Format(PyExc_KeyError, "config is missing %s", key);
+        return 0;
+    }
+    long out = PyLong_AsLong(v);
+    if (out == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "config %s must be an int", key);
+    }
+    return out;
+}
+
+static double cfg_float(PyObject *cfg, const char *key) {
+    if (PyErr_Occurred()) return 0;
+    PyObject *v = PyDict_GetItemString(cfg, key);
+    if (v == NULL) {
+        PyErr_Format(PyExc_KeyError, "config is missing %s", key);
+        return 0;
+    }
+    double out = PyFloat_AsDouble(v);
+    if (out == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "config %s must be a number", key);
+    }
+    return out;
+}
+
+/* Raise unless lo <= value <= hi; used by configure() for limits the C code relies on. */
+static int cfg_check(long value, long lo, long hi, const char *key) {
+    if (PyErr_Occurred()) return -1;
+    if (value < lo || value > hi) {
+        PyErr_Format(PyExc_ValueError, "config %s=%ld is outside [%ld, %ld]", key, value, lo, hi);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- lifetime ---- */
+
+static void vec_free(VecEnv *vec) {
+    if (vec->envs) {
+        for (int i = 0; i < vec->num_envs; i++) c_close(&vec->envs[i]);
+        free(vec->envs);
+        vec->envs = NULL;
+    }
+    for (int i = 0; i < vec->held; i++) PyBuffer_Release(&vec->bufs[i]);
+    vec->held = 0;
+}
+
+static void capsule_destructor(PyObject *capsule) {
+    VecEnv *vec = (VecEnv *)PyCapsule_GetPointer(capsule, CAPSULE_NAME);
+    if (vec == NULL) return;
+    vec_free(vec);
+    free(vec);
+}
+
+static VecEnv *get_vec(PyObject *capsule) {
+    VecEnv *vec = (VecEnv *)PyCapsule_GetPointer(capsule, CAPSULE_NAME);
+    if (vec == NULL) return NULL;
+    if (vec->envs == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "this Ocean env is closed");
+        return NULL;
+    }
+    return vec;
+}
+
+/* Acquire a writable C-contiguous buffer and check its element format and total size, so the env can
+ * never write past the arrays it was given. */
+static int take_buffer(VecEnv *vec, int slot, PyObject *obj, const char *name, const char *format,
+                       Py_ssize_t itemsize, Py_ssize_t count) {
+    Py_buffer *b = &vec->bufs[slot];
+    if (PyObject_GetBuffer(obj, b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "%s must be a writable C-contiguous array", name);
+        return -1;
+    }
+    vec->held++;
+    const char *f = b->format ? b->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    /* numpy spells int32 as 'i' or, where long is 32 bits, 'l'; accept either when the size is right */
+    int format_ok = strcmp(f, format) == 0 || (format[0] == 'i' && f[0] == 'l' && f[1] == '\0');
+    if (!format_ok || b->itemsize != itemsize || b->len != count * itemsize) {
+        PyErr_Format(PyExc_ValueError, "%s must hold %zd elements of format '%s' (itemsize %zd), got %zd bytes "
+                     "of format '%s'", name, count, format, itemsize, b->len, f);
+        return -1;
+    }
+    return 0;
+}
+
+/* vec_init(observations, actions, rewards, terminals, truncations, num_envs, config) -> capsule */
+static PyObject *vec_init(PyObject *self, PyObject *args) {
+    PyObject *obs, *act, *rew, *term, *trunc, *cfg;
+    int num_envs;
+    if (!PyArg_ParseTuple(args, "OOOOOiO!", &obs, &act, &rew, &term, &trunc, &num_envs, &PyDict_Type, &cfg))
+        return NULL;
+    if (num_envs < 1) {
+        PyErr_Format(PyExc_ValueError, "num_envs must be >= 1, got %d", num_envs);
+        return NULL;
+    }
+    VecEnv *vec = (VecEnv *)calloc(1, sizeof(VecEnv));
+    if (vec == NULL) return PyErr_NoMemory();
+    vec->num_envs = num_envs;
+    vec->envs = (Env *)calloc((size_t)num_envs, sizeof(Env));
+    if (vec->envs == NULL) {
+        free(vec);
+        return PyErr_NoMemory();
+    }
+    long rows = 0;
+    for (int i = 0; i < num_envs; i++) {
+        if (configure(&vec->envs[i], cfg) < 0 || PyErr_Occurred()) goto fail_unconfigured;
+        rows += vec->envs[i].num_agents;
+    }
+    Env *e0 = &vec->envs[0];
+    vec->num_agents = (int)rows;
+    if (take_buffer(vec, BUF_OBS, obs, "observations", OBS_FORMAT, sizeof(OBS_T), rows * e0->obs_size) < 0 ||
+        take_buffer(vec, BUF_ACT, act, "actions", "i", 4, rows * e0->act_size) < 0 ||
+        take_buffer(vec, BUF_REW, rew, "rewards", "f", 4, rows) < 0 ||
+        take_buffer(vec, BUF_TERM, term, "terminals", "?", 1, rows) < 0 ||
+        take_buffer(vec, BUF_TRUNC, trunc, "truncations", "?", 1, rows) < 0)
+        goto fail_unconfigured;
+
+    long row = 0;
+    for (int i = 0; i < num_envs; i++) {
+        Env *env = &vec->envs[i];
+        env->observations = (OBS_T *)vec->bufs[BUF_OBS].buf + row * env->obs_size;
+        env->actions = (int32_t *)vec->bufs[BUF_ACT].buf + row * env->act_size;
+        env->rewards = (float *)vec->bufs[BUF_REW].buf + row;
+        env->terminals = (unsigned char *)vec->bufs[BUF_TERM].buf + row;
+        env->truncations = (unsigned char *)vec->bufs[BUF_TRUNC].buf + row;
+        env->rng = ocean_seed_mix(0, (uint64_t)i);
+        row += env->num_agents;
+    }
+    for (int i = 0; i < num_envs; i++) c_init(&vec->envs[i]);
+    PyObject *capsule = PyCapsule_New(vec, CAPSULE_NAME, capsule_destructor);
+    if (capsule == NULL) {
+        vec_free(vec);
+        free(vec);
+    }
+    return capsule;
+
+fail_unconfigured:
+    /* c_init never ran, so there is nothing for c_close to free */
+    free(vec->envs);
+    vec->envs = NULL;
+    for (int i = 0; i < vec->held; i++) PyBuffer_Release(&vec->bufs[i]);
+    free(vec);
+    return NULL;
+}
+
+/* vec_reset(capsule, seed): reseed every env from (seed, index) and start new episodes */
+static PyObject *vec_reset(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OK", &capsule, &seed)) return NULL;
+    VecEnv *vec = get_vec(capsule);
+    if (vec == NULL) return NULL;
+    for (int i = 0; i < vec->num_envs; i++) {
+        Env *env = &vec->envs[i];
+        env->rng = ocean_seed_mix((uint64_t)seed, (uint64_t)i);
+        memset(env->rewards, 0, sizeof(float) * env->num_agents);
+        memset(env->terminals, 0, env->num_agents);
+        memset(env->truncations, 0, env->num_agents);
+        c_reset(env);
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *vec_step(PyObject *self, PyObject *capsule) {
+    VecEnv *vec = get_vec(capsule);
+    if (vec == NULL) return NULL;
+    Env *envs = vec->envs;
+    int n = vec->num_envs;
+    /* Releasing the GIL lets a thread-based caller overlap envs with inference. */
+    Py_BEGIN_ALLOW_THREADS
+    for (int i = 0; i < n; i++) c_step(&envs[i]);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* vec_log(capsule) -> dict of means over episodes finished since the last call, or None */
+static PyObject *vec_log(PyObject *self, PyObject *capsule) {
+    VecEnv *vec = get_vec(capsule);
+    if (vec == NULL) return NULL;
+    double sum[OCEAN_LOG_COUNT] = {0};
+    for (int i = 0; i < vec->num_envs; i++) {
+        float *f = (float *)&vec->envs[i].log;
+        for (int k = 0; k < OCEAN_LOG_COUNT; k++) sum[k] += f[k];
+        memset(&vec->envs[i].log, 0, sizeof(Log));
+    }
+    double n = sum[OCEAN_LOG_COUNT - 1];
+    if (n <= 0) Py_RETURN_NONE;
+    static const char *names[] = OCEAN_LOG_FIELDS;
+    PyObject *out = PyDict_New();
+    if (out == NULL) return NULL;
+    for (int k = 0; k < OCEAN_LOG_COUNT; k++) {
+        PyObject *v = PyFloat_FromDouble(k == OCEAN_LOG_COUNT - 1 ? n : sum[k] / n);
+        if (v == NULL || PyDict_SetItemString(out, names[k], v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return out;
+}
+
+static Env *get_env(PyObject *capsule, int index) {
+    VecEnv *vec = get_vec(capsule);
+    if (vec == NULL) return NULL;
+    if (index < 0 || index >= vec->num_envs) {
+        PyErr_Format(PyExc_IndexError, "env index %d is outside [0, %d)", index, vec->num_envs);
+        return NULL;
+    }
+    return &vec->envs[index];
+}
+
+/* vec_frame_shape(capsule) -> (height, width) of one RGB frame */
+static PyObject *vec_frame_shape(PyObject *self, PyObject *capsule) {
+    Env *env = get_env(capsule, 0);
+    if (env == NULL) return NULL;
+    int h = 0, w = 0;
+    frame_shape(env, &h, &w);
+    return Py_BuildValue("(ii)", h, w);
+}
+
+/* vec_render(capsule, index, frame): paint env `index` into a uint8 [h, w, 3] array */
+static PyObject *vec_render(PyObject *self, PyObject *args) {
+    PyObject *capsule, *frame;
+    int index;
+    if (!PyArg_ParseTuple(args, "OiO", &capsule, &index, &frame)) return NULL;
+    Env *env = get_env(capsule, index);
+    if (env == NULL) return NULL;
+    int h = 0, w = 0;
+    frame_shape(env, &h, &w);
+    Py_buffer b;
+    if (PyObject_GetBuffer(frame, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
+    if (b.len != (Py_ssize_t)h * w * 3) {
+        PyBuffer_Release(&b);
+        PyErr_Format(PyExc_ValueError, "frame must be uint8 [%d, %d, 3]", h, w);
+        return NULL;
+    }
+    memset(b.buf, 0, (size_t)b.len);
+    c_render_rgb(env, (unsigned char *)b.buf);
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
+/* vec_text(capsule, index) -> str: the text view of env `index` */
+static PyObject *vec_text(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    int index;
+    if (!PyArg_ParseTuple(args, "Oi", &capsule, &index)) return NULL;
+    Env *env = get_env(capsule, index);
+    if (env == NULL) return NULL;
+    int cap = 1 << 18;
+    char *out = (char *)PyMem_Malloc((size_t)cap);
+    if (out == NULL) return PyErr_NoMemory();
+    out[0] = '\0';
+    int len = c_render_text(env, out, cap);
+    if (len < 0) len = 0;
+    if (len >= cap) len = cap - 1;
+    PyObject *s = PyUnicode_DecodeASCII(out, len, "replace");
+    PyMem_Free(out);
+    return s;
+}
+
+/* vec_layout(capsule) -> (agents per env, obs elements per agent, action elements per agent,
+ * bytes per obs element): what the C side believes, for tests against the Python spaces */
+static PyObject *vec_layout(PyObject *self, PyObject *capsule) {
+    Env *env = get_env(capsule, 0);
+    if (env == NULL) return NULL;
+    return Py_BuildValue("(iiii)", env->num_agents, env->obs_size, env->act_size, (int)sizeof(OBS_T));
+}
+
+static PyObject *vec_close(PyObject *self, PyObject *capsule) {
+    VecEnv *vec = (VecEnv *)PyCapsule_GetPointer(capsule, CAPSULE_NAME);
+    if (vec == NULL) return NULL;
+    vec_free(vec);  /* idempotent; the capsule destructor frees the struct itself */
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef ocean_methods[] = {
+    {"vec_init", vec_init, METH_VARARGS, "vec_init(obs, actions, rewards, terminals, truncations, num_envs, config)"},
+    {"vec_reset", vec_reset, METH_VARARGS, "vec_reset(handle, seed)"},
+    {"vec_step", vec_step, METH_O, "vec_step(handle)"},
+    {"vec_log", vec_log, METH_O, "vec_log(handle) -> dict of episode means or None"},
+    {"vec_frame_shape", vec_frame_shape, METH_O, "vec_frame_shape(handle) -> (h, w)"},
+    {"vec_render", vec_render, METH_VARARGS, "vec_render(handle, index, frame)"},
+    {"vec_text", vec_text, METH_VARARGS, "vec_text(handle, index) -> str"},
+    {"vec_layout", vec_layout, METH_O, "vec_layout(handle) -> (agents, obs_size, act_size, obs_itemsize)"},
+    {"vec_close", vec_close, METH_O, "vec_close(handle)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef ocean_module = {
+    PyModuleDef_HEAD_INIT, "binding", "Vectorized Ocean environment (generated from ocean/binding.h)",
+    -1, ocean_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit_binding(void) {
+    return PyModule_Create(&ocean_module);
+}

@@ -1,0 +1,20 @@
+#include "memory.h"
+#define Env Memory
+#define OBS_T unsigned char
+#define OBS_FORMAT "B"
+#include "binding.h"
+
+static int configure(Memory *env, PyObject *cfg) {
+    env->length = (int)cfg_int(cfg, "length");
+    if (cfg_check(env->length, 1, MEM_MAX, "length") < 0) return -1;
+    env->delay = (int)cfg_int(cfg, "delay");
+    if (cfg_check(env->delay, 0, 1 << 20, "delay") < 0) return -1;
+    env->num_symbols = (int)cfg_int(cfg, "num_symbols");
+    if (cfg_check(env->num_symbols, 2, 255, "num_symbols") < 0) return -1;
+    env->num_agents = 1;
+    env->obs_size = env->num_symbols + 1;
+    env->act_size = 1;
+    return 0;
+}
+
+static void frame_shape(Memory *env, int *h, int *w) { memory_frame_shape(env, h, w); }

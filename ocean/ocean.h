@@ -1,0 +1,160 @@
+/* ocean.h: the contract between an Ocean environment and the binding that vectorizes it.
+ *
+ * An env is one C struct whose first member is OCEAN_SLOTS(obs_type). The binding points those slots
+ * at the env's own rows of the vector's shared arrays, so the env writes observations, rewards and
+ * flags straight into the buffers the trainer reads (no copy, shared memory included).
+ *
+ * Each env header defines, all `static`:
+ *   void c_init(Env*)          after config and slots are set; the only place allowed to allocate
+ *   void c_reset(Env*)         start a fresh episode for every agent of this env (uses env->rng)
+ *   void c_step(Env*)          read actions, write obs/rewards/terminals/truncations; when an episode
+ *                              ends, record it in env->log and reset inside the same call, so the
+ *                              observation already belongs to the next episode ("same-step" autoreset)
+ *   void c_render_rgb(Env*, unsigned char* frame)     frame is [frame_h][frame_w][3]
+ *   int  c_render_text(Env*, char* out, int cap)      returns the length written (< cap)
+ *   void c_close(Env*)         frees what c_init allocated
+ * Rules: no allocation after c_init, no global or static mutable state (several vectors may live in
+ * one process and on several threads), every random draw from env->rng so a seed fixes a run, and
+ * actions from the caller are untrusted: clamp them with ocean_clamp before indexing anything.
+ */
+#ifndef OCEAN_H
+#define OCEAN_H
+
+#include <stdint.h>
+#include <string.h>
+
+/* Episode statistics. Envs add one completed episode at a time; the binding sums the logs of all
+ * envs in a vector, divides by n and zeroes them, so every field is "mean over finished episodes".
+ * Plain floats only: the binding walks it as an array. */
+typedef struct Log {
+    float episode_return;  /* summed reward of the episode (per agent) */
+    float episode_length;  /* steps */
+    float score;           /* env-specific raw score: points, bricks, targets, length, ... */
+    float perf;            /* normalised success in [0, 1]: 1 means solved */
+    float n;               /* number of episodes added; must stay last */
+} Log;
+#define OCEAN_LOG_FIELDS {"episode_return", "episode_length", "score", "perf", "n"}
+#define OCEAN_LOG_COUNT ((int)(sizeof(Log) / sizeof(float)))
+
+/* The slots every env struct starts with. The binding fills the pointers and rng; the env's config
+ * code fills num_agents (agents per env instance) and obs_size (elements per agent row), which the
+ * binding checks against the Python-side buffers before anything is written. */
+#define OCEAN_SLOTS(obs_type)                                                   \
+    obs_type *observations;    /* [num_agents * obs_size] */                   \
+    int32_t *actions;          /* [num_agents * act_size] */                   \
+    float *rewards;            /* [num_agents] */                              \
+    unsigned char *terminals;  /* [num_agents] numpy bool: one byte, 0 or 1 */ \
+    unsigned char *truncations;                                               \
+    int num_agents;                                                           \
+    int obs_size;                                                             \
+    int act_size;                                                             \
+    uint64_t rng;                                                             \
+    Log log
+
+/* The action helpers below are the only way envs read actions: out-of-range values from a buggy
+ * policy are clamped, never used as an index. */
+static inline int ocean_clamp(int32_t a, int n) {
+    return a < 0 ? 0 : (a >= n ? n - 1 : (int)a);
+}
+
+/* splitmix64: a seed per env from (vector seed, env index), so env i's stream does not depend on how
+ * many envs share its vector. */
+static inline uint64_t ocean_seed_mix(uint64_t seed, uint64_t index) {
+    uint64_t z = seed * 0x9E3779B97F4A7C15ULL + index + 0x632BE59BD9B4E019ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return z ? z : 0x2545F4914F6CDD1DULL;  /* xorshift must never hold 0 */
+}
+
+/* xorshift64*: one multiply and three shifts per draw; plenty for envs, and cheap enough that random
+ * spawns do not show up in a profile. */
+static inline uint32_t ocean_rand(uint64_t *s) {
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return (uint32_t)((x * 0x2545F4914F6CDD1DULL) >> 32);
+}
+
+/* Uniform integer in [0, n) by multiply-shift (Lemire) without the rejection step: the bias is below
+ * n / 2^32, invisible for the small n used here, and it avoids a division. */
+static inline int ocean_randint(uint64_t *s, int n) {
+    return (int)(((uint64_t)ocean_rand(s) * (uint64_t)n) >> 32);
+}
+
+static inline float ocean_randf(uint64_t *s) {  /* [0, 1) */
+    return (ocean_rand(s) >> 8) * (1.0f / 16777216.0f);
+}
+
+static inline void ocean_log_episode(Log *log, float ret, float len, float score, float perf) {
+    log->episode_return += ret;
+    log->episode_length += len;
+    log->score += score;
+    log->perf += perf;
+    log->n += 1.0f;
+}
+
+/* ---- rendering helpers: rendering is off the hot path, so clarity wins over speed here ---- */
+
+static inline void ocean_fill_rect(unsigned char *frame, int fh, int fw, int x, int y, int w, int h,
+                                   const unsigned char rgb[3]) {
+    int x0 = x < 0 ? 0 : x, y0 = y < 0 ? 0 : y;
+    int x1 = x + w > fw ? fw : x + w, y1 = y + h > fh ? fh : y + h;
+    for (int r = y0; r < y1; r++)
+        for (int c = x0; c < x1; c++) {
+            unsigned char *p = frame + 3 * (r * fw + c);
+            p[0] = rgb[0]; p[1] = rgb[1]; p[2] = rgb[2];
+        }
+}
+
+/* Paint a grid of palette indices, one cell = `scale` x `scale` pixels. */
+static inline void ocean_render_grid(unsigned char *frame, const unsigned char *cells, int rows, int cols,
+                                     int stride, int scale, const unsigned char (*palette)[3], int palette_n) {
+    for (int r = 0; r < rows; r++)
+        for (int c = 0; c < cols; c++) {
+            int v = cells[r * stride + c];
+            v = v < 0 ? 0 : (v >= palette_n ? palette_n - 1 : v);
+            ocean_fill_rect(frame, rows * scale, cols * scale, c * scale, r * scale, scale, scale, palette[v]);
+        }
+}
+
+/* Bounded text writer: render code appends without tracking the remaining capacity itself. */
+typedef struct OceanText {
+    char *out;
+    int len, cap;
+} OceanText;
+
+static inline void ocean_putc(OceanText *t, char c) {
+    if (t->len < t->cap - 1) t->out[t->len++] = c;
+    t->out[t->len] = '\0';
+}
+
+static inline void ocean_puts(OceanText *t, const char *s) {
+    while (*s) ocean_putc(t, *s++);
+}
+
+static inline void ocean_puti(OceanText *t, long v) {
+    char tmp[24];
+    int n = 0;
+    int neg = v < 0;
+    unsigned long u = neg ? (unsigned long)(-(v + 1)) + 1 : (unsigned long)v;
+    do { tmp[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    if (neg) ocean_putc(t, '-');
+    while (n) ocean_putc(t, tmp[--n]);
+}
+
+/* Text rows of a grid through a character table. */
+static inline void ocean_text_grid(OceanText *t, const unsigned char *cells, int rows, int cols, int stride,
+                                   const char *chars, int chars_n) {
+    for (int r = 0; r < rows; r++) {
+        for (int c = 0; c < cols; c++) {
+            int v = cells[r * stride + c];
+            ocean_putc(t, chars[v < chars_n ? v : chars_n - 1]);
+        }
+        ocean_putc(t, '\n');
+    }
+}
+
+#endif

@@ -1,0 +1,37 @@
+"""puffer_spaces: structured (Dict) observations and actions; full score needs every subspace."""
+import numpy as np
+from gymnasium import spaces
+
+from pufferlib.emulation import emulate_action_space, emulate_observation_space
+from pufferlib.ocean.env import OceanEnv
+
+NATIVE_OBSERVATION_SPACE = spaces.Dict({
+    'image': spaces.Box(low=0, high=1, shape=(5, 5), dtype=np.float32),
+    'flat': spaces.Box(low=-1, high=1, shape=(5,), dtype=np.int8),
+})
+NATIVE_ACTION_SPACE = spaces.Dict({'image': spaces.Discrete(2), 'flat': spaces.Discrete(2)})
+
+
+class Spaces(OceanEnv):
+    """One-step episodes. Observation (native): image float32[5, 5] of 0/1 and flat int8[5] of -1/0/1.
+    Actions (native): image = 1 iff more than 12 pixels are on, flat = 1 iff sum(flat) > 0; 0.5 each.
+
+    Rows are laid out exactly as pufferlib.emulation lays out the native Dict, so
+    `pufferlib.emulation.Nativizer(env.obs_dtype)` recovers the dict, and the flat action row is
+    MultiDiscrete([2, 2]) in the Dict's (sorted) key order: [flat, image].
+    """
+
+    name = 'spaces'
+    defaults = {}
+    native_observation_space = NATIVE_OBSERVATION_SPACE
+    native_action_space = NATIVE_ACTION_SPACE
+
+    def make_spaces(self, cfg):
+        obs, self.obs_dtype = emulate_observation_space(NATIVE_OBSERVATION_SPACE)
+        act, _ = emulate_action_space(NATIVE_ACTION_SPACE)
+        # The C code hard-codes this layout; fail loudly if emulation ever lays the Dict out differently.
+        fields = self.obs_dtype.fields
+        assert obs.shape == (105,) and obs.dtype == np.uint8, obs
+        assert fields['flat'][1] == 0 and fields['image'][1] == 5, fields
+        assert list(act.nvec) == [2, 2], act
+        return obs, act, 1

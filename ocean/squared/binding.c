@@ -1,0 +1,20 @@
+#include "squared.h"
+#define Env Squared
+#define OBS_T unsigned char
+#define OBS_FORMAT "B"
+#include "binding.h"
+
+static void frame_shape(Squared *env, int *h, int *w) { squared_frame_shape(env, h, w); }
+
+static int configure(Squared *env, PyObject *cfg) {
+    env->size = (int)cfg_int(cfg, "size");
+    if (cfg_check(env->size, 2, 255, "size") < 0) return -1;
+    env->num_targets = (int)cfg_int(cfg, "num_targets");
+    if (cfg_check(env->num_targets, 1, 4 * (env->size - 1), "num_targets") < 0) return -1;
+    env->max_steps = (int)cfg_int(cfg, "max_steps");
+    if (cfg_check(env->max_steps, 1, 1 << 30, "max_steps") < 0) return -1;
+    env->num_agents = 1;
+    env->obs_size = env->size * env->size;
+    env->act_size = 1;
+    return 0;
+}
