@@ -16,7 +16,7 @@ import sys
 import numpy as np
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, SpaceError
+from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv
 
 SEED_MASK = (1 << 64) - 1
 # Steps between polls of the C episode logs: infos stay empty on almost every step and the poll
@@ -94,6 +94,9 @@ class OceanEnv(PufferEnv):
 
     # ---- config and spaces ----
 
+    def describe(self):
+        return f'puffer_{self.name}'
+
     def resolve_config(self, config):
         who = f'puffer_{self.name}'
         out = dict(self.defaults)
@@ -146,8 +149,8 @@ class OceanEnv(PufferEnv):
         return self.observations, []
 
     def step(self, actions):
-        if actions is not self.actions:
-            self._take_actions(actions)
+        # Values outside the space are clamped by the C env, never used as an index.
+        self.copy_actions(actions)
         self._binding.vec_step(self._handle)
         self._tick += 1
         infos = []
@@ -156,22 +159,6 @@ class OceanEnv(PufferEnv):
             if log is not None:
                 infos.append(log)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
-
-    def _take_actions(self, actions):
-        if not isinstance(actions, np.ndarray):
-            actions = np.asarray(actions)
-        if actions.shape != self.actions.shape:
-            if actions.size == self.actions.size and self.num_agents == 1:
-                actions = actions.reshape(self.actions.shape)
-            else:
-                raise APIUsageError(f'puffer_{self.name}: actions must have shape {self.actions.shape} '
-                                    f'(num_agents={self.num_agents}, action space {self.single_action_space}), '
-                                    f'got {actions.shape}')
-        if self._discrete and actions.dtype.kind not in 'iub':
-            raise SpaceError(f'puffer_{self.name}: discrete actions must be integers, got dtype {actions.dtype}')
-        # Values outside the space are clamped by the C env (never used as an index), and int64 values
-        # beyond int32 wrap here, then clamp there: garbage in, bounded behaviour out.
-        np.copyto(self.actions, actions, casting='unsafe')
 
     def log(self):
         """Episode means since the last report (or None), without waiting for the report interval."""

@@ -514,19 +514,7 @@ class _Emulated(PufferEnv):
             self._write(ob, self._row_views[row])
 
     def _take_actions(self, actions):
-        if actions is not self.actions:
-            if not isinstance(actions, np.ndarray):
-                actions = np.asarray(actions)
-            if actions.shape != self.actions.shape:
-                if actions.size == self.actions.size and self.num_agents == 1:
-                    actions = actions.reshape(self.actions.shape)
-                else:
-                    raise APIUsageError(f'{self.name}: actions must have shape {self.actions.shape} '
-                                        f'(num_agents={self.num_agents}, action space {self.single_action_space}), '
-                                        f'got {actions.shape}')
-            if self._discrete and actions.dtype.kind not in 'iub':
-                raise APIUsageError(f'{self.name}: discrete actions must be integers, got dtype {actions.dtype}')
-            self.actions[...] = actions
+        self.copy_actions(actions)
         if not self._checked_first_action:
             self._check_action_values()
             self._checked_first_action = True
@@ -536,13 +524,12 @@ class _Emulated(PufferEnv):
             bad = (self.actions < 0) | (self.actions >= self._action_high)
             if bad.any():
                 row = int(np.argwhere(bad)[0][0])
-                raise APIUsageError(f'{self.name}: action {self.actions[row].tolist()} for agent row {row} is '
+                raise APIUsageError(f'{self.describe()}: action {self.actions[row].tolist()} for agent row {row} is '
                                     f'outside {self.single_action_space}')
         elif not np.all(np.isfinite(self.actions)):
-            raise APIUsageError(f'{self.name}: actions contain NaN or inf: {self.actions.tolist()}')
+            raise APIUsageError(f'{self.describe()}: actions contain NaN or inf: {self.actions.tolist()}')
 
-    @property
-    def name(self):
+    def describe(self):
         return f'{type(self).__name__}({type(getattr(self, "env", None)).__name__})'
 
 
@@ -571,7 +558,7 @@ class GymnasiumPufferEnv(_Emulated):
             seed = self._seed
         ob, _ = self.env.reset(seed=seed)
         if not self.initialized:
-            check_observation(self.native_observation_space, ob, self.name)
+            check_observation(self.native_observation_space, ob, self.describe())
         self._write_checked(ob)
         self.rewards[0] = 0.0
         self.terminals[0] = False
@@ -585,12 +572,12 @@ class GymnasiumPufferEnv(_Emulated):
         try:
             self._write_row(0, ob)
         except (ValueError, TypeError, KeyError, IndexError):
-            check_observation(self.native_observation_space, ob, self.name)
+            check_observation(self.native_observation_space, ob, self.describe())
             raise
 
     def step(self, actions):
         if not self.initialized:
-            raise APIUsageError(f'{self.name}: step() called before reset(); call reset(seed) first')
+            raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
         self._take_actions(actions)
         ob, reward, terminated, truncated, info = self.env.step(self._unflatten(self.actions[0]))
         self.episode_return += reward
@@ -637,13 +624,13 @@ class PettingZooPufferEnv(_Emulated):
         self.env = env
         self.possible_agents = list(env.possible_agents)
         if not self.possible_agents:
-            raise APIUsageError(f'{self.name}: possible_agents is empty')
+            raise APIUsageError(f'{self.describe()}: possible_agents is empty')
         self.agent_index = {agent: i for i, agent in enumerate(self.possible_agents)}
         first = self.possible_agents[0]
         obs_space, act_space = env.observation_space(first), env.action_space(first)
         for agent in self.possible_agents[1:]:
             if env.observation_space(agent) != obs_space or env.action_space(agent) != act_space:
-                raise SpaceError(f'{self.name}: agent {agent!r} has spaces {env.observation_space(agent)}, '
+                raise SpaceError(f'{self.describe()}: agent {agent!r} has spaces {env.observation_space(agent)}, '
                                  f'{env.action_space(agent)} but {first!r} has {obs_space}, {act_space}; '
                                  'every agent must share one observation and one action space '
                                  '(pad them to a common space first)')
@@ -661,7 +648,7 @@ class PettingZooPufferEnv(_Emulated):
         try:
             return self.agent_index[agent]
         except KeyError:
-            raise APIUsageError(f'{self.name}: env returned agent {agent!r} which is not in '
+            raise APIUsageError(f'{self.describe()}: env returned agent {agent!r} which is not in '
                                 f'possible_agents {self.possible_agents}') from None
 
     def _write_all(self, obs):
@@ -672,7 +659,7 @@ class PettingZooPufferEnv(_Emulated):
             try:
                 self._write_row(row, ob)
             except (ValueError, TypeError, KeyError, IndexError):
-                check_observation(self.native_observation_space, ob, f'{self.name} agent {agent!r}')
+                check_observation(self.native_observation_space, ob, f'{self.describe()} agent {agent!r}')
                 raise
             now[row] = True
         gone = self._present & ~now
@@ -687,7 +674,7 @@ class PettingZooPufferEnv(_Emulated):
         obs, _ = self.env.reset(seed=seed)
         if not self.initialized:
             for agent, ob in obs.items():
-                check_observation(self.native_observation_space, ob, f'{self.name} agent {agent!r}')
+                check_observation(self.native_observation_space, ob, f'{self.describe()} agent {agent!r}')
         self.observations[...] = 0
         self._present[:] = False
         self.masks[...] = self._write_all(obs)
@@ -701,7 +688,7 @@ class PettingZooPufferEnv(_Emulated):
 
     def step(self, actions):
         if not self.initialized:
-            raise APIUsageError(f'{self.name}: step() called before reset(); call reset(seed) first')
+            raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
         self._take_actions(actions)
         unflatten, acts = self._unflatten, self.actions
         stepped = np.zeros(self.num_agents, dtype=bool)

@@ -52,6 +52,20 @@ def action_dtype(space):
     raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete or Box, got {space}')
 
 
+def check_actions(actions, expected_shape, integer, who, hint=''):
+    """Return `actions` as an ndarray of `expected_shape`, or raise one error that says what is wrong.
+
+    Cheap enough (a tuple compare and a dtype look-up) to run on every step.
+    """
+    if not isinstance(actions, np.ndarray):
+        actions = np.asarray(actions)
+    if actions.shape != expected_shape:
+        raise APIUsageError(f'{who}: actions must have shape {expected_shape}{hint}, got {actions.shape}')
+    if integer and actions.dtype.kind not in 'iub':
+        raise APIUsageError(f'{who}: discrete actions must be integers, got dtype {actions.dtype}')
+    return actions
+
+
 def make_buffers(observation_space, action_space, num_agents):
     """Allocate the six arrays of one env (or of a whole vector, with num_agents summed)."""
     return SimpleNamespace(
@@ -105,6 +119,25 @@ class PufferEnv:
     @property
     def action_space(self):
         return batched_space(self.single_action_space, self.num_agents)
+
+    def describe(self):
+        """How errors name this env."""
+        return type(self).__name__
+
+    def copy_actions(self, actions):
+        """Check caller-supplied actions and copy them into `self.actions` (a no-op for that array itself).
+
+        Out-of-range values are the env's to reject or clamp; int64 values beyond int32 wrap here.
+        """
+        if actions is self.actions:
+            return
+        if not isinstance(actions, np.ndarray):
+            actions = np.asarray(actions)
+        if self.num_agents == 1 and actions.size == self.actions.size:
+            actions = actions.reshape(self.actions.shape)  # a lone agent may pass one unbatched action
+        actions = check_actions(actions, self.actions.shape, self.actions.dtype.kind == 'i', self.describe(),
+                                f' (num_agents={self.num_agents}, action space {self.single_action_space})')
+        np.copyto(self.actions, actions, casting='unsafe')
 
     def reset(self, seed=None):
         raise NotImplementedError

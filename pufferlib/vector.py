@@ -39,7 +39,7 @@ import numpy as np
 
 import pufferlib
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, EnvError, PufferEnv, action_dtype,
-                                 batched_space, make_buffers)
+                                 batched_space, check_actions, make_buffers)
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
@@ -304,15 +304,9 @@ class VecEnv:
             raise APIUsageError(f'{type(self).__name__} is closed')
 
     def _check_actions(self, actions):
-        if not isinstance(actions, np.ndarray):
-            actions = np.asarray(actions)
-        if actions.shape != self._action_shape:
-            raise APIUsageError(f'actions must have shape {self._action_shape} (one row per agent in the batch: '
-                                f'{self.batch_size} envs x {self.agents_per_env} agents, action space '
-                                f'{self.single_action_space}), got {actions.shape}')
-        if self._integer_actions and actions.dtype.kind not in 'iub':
-            raise APIUsageError(f'discrete actions must be integers, got dtype {actions.dtype}')
-        return actions
+        return check_actions(actions, self._action_shape, self._integer_actions, type(self).__name__,
+                             f' (one row per agent in the batch: {self.batch_size} envs x {self.agents_per_env} '
+                             f'agents, action space {self.single_action_space})')
 
     def _choose_batch(self):
         need = self.workers_per_batch
