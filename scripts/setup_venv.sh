@@ -26,7 +26,7 @@ for f in "${inputs[@]}"; do [ "$f" -nt "$stamp" ] && needs_install=1; done
 if [ "$needs_install" = 1 ]; then
     echo "setup: installing pufferlib[$extras] into $venv (pinned by constraints.txt)"
     # Build dependencies come from the venv (--no-build-isolation), so they obey the same pins.
-    "$venv/bin/python" -m pip install --quiet --constraint "$root/constraints.txt" setuptools wheel
+    "$venv/bin/python" -m pip install --quiet --upgrade --constraint "$root/constraints.txt" setuptools wheel
     "$venv/bin/python" -m pip install --quiet --constraint "$root/constraints.txt" \
         --no-build-isolation --editable "$root[$extras]"
     touch "$stamp"
