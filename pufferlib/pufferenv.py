@@ -52,17 +52,18 @@ def action_dtype(space):
     raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete or Box, got {space}')
 
 
-def check_actions(actions, expected_shape, integer, who, hint=''):
+def check_actions(actions, expected_shape, integer, describe):
     """Return `actions` as an ndarray of `expected_shape`, or raise one error that says what is wrong.
 
-    Cheap enough (a tuple compare and a dtype look-up) to run on every step.
+    Cheap enough (a tuple compare and a dtype look-up) to run on every step; `describe()` names the
+    caller and is only called to build an error message.
     """
     if not isinstance(actions, np.ndarray):
         actions = np.asarray(actions)
     if actions.shape != expected_shape:
-        raise APIUsageError(f'{who}: actions must have shape {expected_shape}{hint}, got {actions.shape}')
+        raise APIUsageError(f'{describe()}: actions must have shape {expected_shape}, got {actions.shape}')
     if integer and actions.dtype.kind not in 'iub':
-        raise APIUsageError(f'{who}: discrete actions must be integers, got dtype {actions.dtype}')
+        raise APIUsageError(f'{describe()}: discrete actions must be integers, got dtype {actions.dtype}')
     return actions
 
 
@@ -135,8 +136,8 @@ class PufferEnv:
             actions = np.asarray(actions)
         if self.num_agents == 1 and actions.size == self.actions.size:
             actions = actions.reshape(self.actions.shape)  # a lone agent may pass one unbatched action
-        actions = check_actions(actions, self.actions.shape, self.actions.dtype.kind == 'i', self.describe(),
-                                f' (num_agents={self.num_agents}, action space {self.single_action_space})')
+        actions = check_actions(actions, self.actions.shape, self.actions.dtype.kind == 'i', lambda: (
+            f'{self.describe()} (num_agents={self.num_agents}, action space {self.single_action_space})'))
         np.copyto(self.actions, actions, casting='unsafe')
 
     def reset(self, seed=None):

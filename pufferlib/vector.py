@@ -304,9 +304,11 @@ class VecEnv:
             raise APIUsageError(f'{type(self).__name__} is closed')
 
     def _check_actions(self, actions):
-        return check_actions(actions, self._action_shape, self._integer_actions, type(self).__name__,
-                             f' (one row per agent in the batch: {self.batch_size} envs x {self.agents_per_env} '
-                             f'agents, action space {self.single_action_space})')
+        return check_actions(actions, self._action_shape, self._integer_actions, self._describe_batch)
+
+    def _describe_batch(self):
+        return (f'{type(self).__name__} (one action row per agent in the batch: {self.batch_size} envs x '
+                f'{self.agents_per_env} agents, action space {self.single_action_space})')
 
     def _choose_batch(self):
         need = self.workers_per_batch

@@ -16,19 +16,20 @@ import argparse
 import datetime
 import os
 import platform
-import re
 import statistics
 import sys
+import time
 
+import gymnasium
 import numpy as np
 
 from pufferlib import ocean
 from pufferlib.ocean import tools
 
+from benchdoc import update_section
+
 BARS = {'squared': 50e6, 'cartpole': 20e6, 'pong': 4.4e6, 'breakout': 2.9e6, 'snake': 2.8e6}
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
-START, END = '<!-- ocean:start -->', '<!-- ocean:end -->'
-DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'docs', 'benchmarks.md')
 
 
 def target(name):
@@ -62,7 +63,22 @@ def measure(seconds, repeats, only=None):
     return rows
 
 
-def table(rows, seconds, repeats):
+def gymnasium_cartpole(seconds):
+    """The peer measured in the same run: Gymnasium's Python CartPole-v1, one env on one core."""
+    env = gymnasium.make('CartPole-v1')
+    env.reset(seed=0)
+    actions = np.random.default_rng(0).integers(0, 2, 4096).tolist()
+    steps, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        for action in actions[:256]:
+            _, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                env.reset()
+        steps += 256
+    return steps / (time.perf_counter() - start)
+
+
+def table(rows, seconds, repeats, peer=None):
     m = lambda v: f'{v / 1e6:.1f}'  # noqa: E731
     lines = ['| env | kind | ours (M steps/s) | bar: PufferLib 3.0 (M/s) | ours / bar | target (M/s) | '
              'ours / target | meets target |',
@@ -80,23 +96,13 @@ def table(rows, seconds, repeats):
               f'The bars come from issue 3; our envs are our own designs (observation sizes, frameskip and '
               f'arena sizes differ from PufferLib\'s), so "ours / bar" compares like-for-like tasks, not '
               f'identical code.')
-    return header + '\n\n' + '\n'.join(lines)
-
-
-def write_doc(text, path=DOC):
-    block = f'{START}\n{text}\n{END}'
-    if os.path.exists(path):
-        with open(path) as f:
-            doc = f.read()
-    else:
-        doc = '# Benchmarks\n'
-    if START in doc and END in doc:
-        doc = re.sub(re.escape(START) + '.*?' + re.escape(END), lambda _: block, doc, count=1, flags=re.S)
-    else:
-        doc = doc.rstrip('\n') + '\n\n## Ocean environments\n\n' + block + '\n'
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as f:
-        f.write(doc)
+    text = header + '\n\n' + '\n'.join(lines)
+    ours = dict((name, sps) for name, _, sps, _, _ in rows).get('cartpole')
+    if peer and ours:
+        text += (f'\n\nPeer measured in the same run: Gymnasium `CartPole-v1` (Python, one env, one core) '
+                 f'{peer / 1e6:.2f} M steps/s; `puffer_cartpole` (same physics, checked step by step in '
+                 f'tests/test_ocean.py) {ours / 1e6:.1f} M steps/s: **{ours / peer:.0f}x**.')
+    return text
 
 
 def main(argv=None):
@@ -107,11 +113,12 @@ def main(argv=None):
     parser.add_argument('--no-write', action='store_true', help='print the table without updating docs/benchmarks.md')
     args = parser.parse_args(argv)
     rows = measure(args.seconds, args.repeats, args.only)
-    text = table(rows, args.seconds, args.repeats)
+    peer = statistics.median(gymnasium_cartpole(args.seconds) for _ in range(args.repeats))
+    text = table(rows, args.seconds, args.repeats, peer)
     print(text)
     if not args.no_write and not args.only:
-        write_doc(text)
-        print(f'\nwrote {os.path.normpath(DOC)}', file=sys.stderr)
+        path = update_section('ocean', 'Ocean environments', text)
+        print(f'\nwrote {os.path.normpath(path)}', file=sys.stderr)
     return 0
 
 

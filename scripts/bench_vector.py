@@ -1,12 +1,12 @@
 #!/usr/bin/env python
 """Vectorization benchmark: ours vs Gymnasium and SB3 vector envs, measured in the same run.
 
-    scripts/bench_vector.py                 # full run (about 3 minutes on 2 cores), updates docs/benchmarks.md
+    scripts/bench_vector.py                 # full run (about 4 minutes on 2 cores), updates docs/benchmarks.md
     scripts/bench_vector.py --quick         # 0.3 s per measurement, no doc update
     scripts/bench_vector.py --no-write      # print only
 
 Steps per second of random actions (pre-generated) through each library's step loop, median of
---repeats runs of --seconds each. Prints one table and checks the issue's targets.
+--repeats rounds of --seconds each, the implementations interleaved round-robin. Prints one table and checks the issue's targets.
 """
 import argparse
 import os
@@ -23,8 +23,9 @@ import pufferlib.vector as pv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments.synthetic import BusyCartPole, NetHackLikeDict
 
+from benchdoc import update_section
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOC = os.path.join(ROOT, 'docs', 'benchmarks.md')
 
 
 def cartpole():
@@ -113,10 +114,16 @@ SYNC_SINGLE_PROCESS = ('Serial', 'Gymnasium SyncVectorEnv', 'SB3 DummyVecEnv')
 
 def vector_section(env_name, creator, sizes, args, cores, rows, checks, slow):
     for num_envs in sizes:
+        # Round-robin over implementations, so a noisy stretch of this (virtual) machine hits ours
+        # and the peers alike instead of whichever happened to be running.
+        impls = implementations(cores, num_envs)
+        runs = {name: [] for _, name, _ in impls}
+        for _ in range(args.repeats):
+            for owner, name, options in impls:
+                runs[name].append(measure(creator, num_envs, args.seconds, options))
         results = {}
-        for owner, name, options in implementations(cores, num_envs):
-            runs = [measure(creator, num_envs, args.seconds, options) for _ in range(args.repeats)]
-            results[name] = (owner, statistics.median(runs))
+        for owner, name, _ in impls:
+            results[name] = (owner, statistics.median(runs[name]))
             print(f'  {env_name:<22} {num_envs:>4} {name:<30} {results[name][1]:>12,.0f}', flush=True)
         best_peer = max(sps for owner, sps in results.values() if owner == 'peer')
         async_sps = results['Gymnasium AsyncVectorEnv(shm)'][1]
@@ -169,23 +176,10 @@ def render(rows, checks, overhead, args, cores):
     return '\n'.join(lines)
 
 
-def update_doc(section, text, path=DOC):
-    """Replace the text between <!-- {section}:start --> and <!-- {section}:end --> in docs/benchmarks.md."""
-    start, end = f'<!-- {section}:start -->', f'<!-- {section}:end -->'
-    doc = open(path).read() if os.path.exists(path) else '# Benchmarks\n'
-    if start in doc and end in doc:
-        head, rest = doc.split(start, 1)
-        doc = head + start + '\n' + text + '\n' + end + rest.split(end, 1)[1]
-    else:
-        doc = doc.rstrip() + f'\n\n{start}\n{text}\n{end}\n'
-    with open(path, 'w') as f:
-        f.write(doc)
-
-
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--seconds', type=float, default=1.0)
-    parser.add_argument('--repeats', type=int, default=3)
+    parser.add_argument('--repeats', type=int, default=5)
     parser.add_argument('--quick', action='store_true', help='0.3 s, 1 repeat, no doc update')
     parser.add_argument('--no-write', action='store_true', help='do not update docs/benchmarks.md')
     args = parser.parse_args()
@@ -201,8 +195,8 @@ def main():
     table = render(rows, checks, overhead, args, cores)
     print('\n' + table)
     if not args.no_write:
-        update_doc('vector', table)
-        print(f'\nwrote {os.path.relpath(DOC, ROOT)}')
+        path = update_section('vector', 'Vectorization', table)
+        print(f'\nwrote {os.path.relpath(path, ROOT)}')
     return 0 if all(value >= needed for _, value, needed in checks) else 1
 
 
