@@ -16,12 +16,14 @@ __all__ = ['APIUsageError', 'EnvError', 'PufferEnv', 'PufferError', 'SpaceError'
 def env_names():
     """Every name `make` accepts: Ocean envs (puffer_*) and registered Gymnasium ids."""
     import gymnasium
+    from pufferlib import environments
     names = []
     try:
         from pufferlib import ocean
         names.extend(ocean.env_names())
     except ImportError:
         pass
+    names.extend(environments.env_names())
     names.extend(sorted(gymnasium.registry.keys()))
     return names
 
@@ -36,6 +38,10 @@ def make(name, buf=None, seed=None, **kwargs):
     if name.startswith('puffer_'):
         from pufferlib import ocean
         return ocean.make(name, buf=buf, seed=seed, **kwargs)
+    from pufferlib import environments
+    family = environments.family_of(name)
+    if family is not None:  # a third-party binding (Atari, Procgen, NetHack, ...)
+        return environments.make(name, buf=buf, seed=seed, **kwargs)
     import gymnasium
     if name in gymnasium.registry:
         from pufferlib import emulation

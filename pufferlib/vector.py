@@ -188,7 +188,7 @@ class VecEnv:
         self._ready = []          # workers whose last command finished, in completion order
         self._ready_infos = {}    # worker -> infos from its last command
         self._inflight = {}       # workers with a command running, oldest command first (a dict as ordered set)
-        self._batch = None        # workers handed to the caller by the last recv
+        self._batches = []        # batches recv() handed to the caller and send() has not answered, oldest first
         self._worker_rows = [np.arange(w * self.rows_per_worker, (w + 1) * self.rows_per_worker)
                              for w in range(self.num_workers)]
         self._full_ids = np.arange(self.num_agents)
@@ -228,40 +228,47 @@ class VecEnv:
         self._wait_all_idle()
         self._ready.clear()
         self._ready_infos.clear()
-        self._batch = None
+        self._batches.clear()
+        if hasattr(self, '_held_bufs'):
+            self._free_bufs.extend(self._held_bufs)
+            self._held_bufs.clear()
         self._dispatch(range(self.num_workers), RESET, seed)
 
     def recv(self):
         self._check_open()
-        if self._batch is not None:
-            raise APIUsageError('recv() called twice without send(): send actions for the last batch first')
         if not self._inflight and not self._ready:
+            if self._batches:
+                raise APIUsageError('recv() has nothing to wait for: every batch is with the caller; send() '
+                                    'actions for the oldest one first')
             raise APIUsageError('recv() called before async_reset() or send()')
         workers = self._choose_batch()
-        self._batch = workers
-        infos = []
-        if self._ready_infos:
-            for w in workers:
-                infos.extend(self._ready_infos.pop(w, ()))
+        self._batches.append(workers)
+        infos = self._take_infos(workers)
+        if not (self.synchronous or self.zero_copy):
+            return self._gather(workers, infos)
         b = self.buffers
         if self.synchronous:
             return (b.observations, b.rewards, b.terminals, b.truncations, infos, self._full_ids, b.masks)
-        if self.zero_copy:
-            start = workers[0] * self.rows_per_worker
-            rows = slice(start, start + self.agents_per_batch)
-            ids = self._full_ids[rows]
-        else:
-            return self._gather(workers, infos)
+        start = workers[0] * self.rows_per_worker
+        rows = slice(start, start + self.agents_per_batch)
+        ids = self._full_ids[rows]
         return (b.observations[rows], b.rewards[rows], b.terminals[rows], b.truncations[rows], infos, ids,
                 b.masks[rows])
 
     def send(self, actions):
+        """Actions for the oldest batch recv() returned that has not been answered yet.
+
+        Usually that is the last batch; a caller may also hold a batch (e.g. a trainer whose
+        rollout segment for those rows is full), receive others, and answer it later.
+        """
         self._check_open()
-        if self._batch is None:
+        if not self._batches:
             raise APIUsageError('send() called without a batch from recv(): call reset()/async_reset() and '
                                 'recv() first')
         actions = self._check_actions(actions)
-        workers = self._batch
+        workers = self._batches.pop(0)
+        if not (self.synchronous or self.zero_copy):
+            self._free_bufs.append(self._held_bufs.pop(0))
         b = self.buffers
         if self.synchronous:
             b.actions[...] = actions
@@ -272,7 +279,6 @@ class VecEnv:
             r = self.rows_per_worker
             for i, w in enumerate(workers):
                 b.actions[w * r:(w + 1) * r] = actions[i * r:(i + 1) * r]
-        self._batch = None
         self._dispatch(workers, STEP)
 
     def reset(self, seed=None):
@@ -332,12 +338,27 @@ class VecEnv:
         batch, self._ready = self._ready[:need], self._ready[need:]
         return batch
 
+    def _take_infos(self, workers):
+        infos = []
+        if self._ready_infos:
+            for w in workers:
+                infos.extend(self._ready_infos.pop(w, ()))
+        return infos
+
     def _gather(self, workers, infos):
-        """Copy the rows of the chosen workers into the batch buffer (non-zero-copy pools)."""
-        if not hasattr(self, '_batch_buf'):
-            self._batch_buf = make_buffers(self.single_observation_space, self.single_action_space,
-                                           self.agents_per_batch)
-        b, out, r = self.buffers, self._batch_buf, self.rows_per_worker
+        """Copy the rows of the chosen workers into a batch buffer (non-zero-copy pools).
+
+        Each batch the caller holds keeps its own buffer, so holding one never lets the next recv
+        overwrite it; send() returns the buffer to the free list.
+        """
+        if not hasattr(self, '_free_bufs'):
+            self._free_bufs, self._held_bufs = [], []
+        if not self._free_bufs:
+            self._free_bufs.append(make_buffers(self.single_observation_space, self.single_action_space,
+                                                self.agents_per_batch))
+        out = self._free_bufs.pop()
+        self._held_bufs.append(out)
+        b, r = self.buffers, self.rows_per_worker
         ids = np.empty(self.agents_per_batch, dtype=np.int64)
         for i, w in enumerate(workers):
             src, dst = slice(w * r, (w + 1) * r), slice(i * r, (i + 1) * r)
