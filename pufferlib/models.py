@@ -1,0 +1,371 @@
+"""Policies: plain torch.nn.Modules that read the flat observation rows of a PufferLib env.
+
+Every model is built from `env`, any object with `single_observation_space` (a flat gymnasium Box),
+`single_action_space` (Discrete, MultiDiscrete or Box) and `obs_dtype` (None, or the numpy
+structured dtype of one row). A model is split in two so that `LSTMWrapper` can put memory between
+the halves:
+
+    hidden = model.encode_observations(obs, state=None)   # [N, ...obs row...] -> [N, hidden_size]
+    logits, value = model.decode_actions(hidden)          # value: [N]
+    logits, value = model(obs)                            # both at once
+
+`logits` depends on the action space: a tensor [N, n] for Discrete, a tuple of tensors [N, n_i] for
+MultiDiscrete, a `torch.distributions.Independent(Normal)` with event shape = the action shape for Box.
+`sample_logits(logits, action=None)` turns any of them into (action, logprob, entropy).
+
+    policy = LSTMWrapper(env, Default(env))       # recurrent: see LSTMWrapper for state handling
+"""
+import math
+
+import numpy as np
+import torch
+from gymnasium import spaces
+from torch import nn
+
+from pufferlib.emulation import Nativizer
+from pufferlib.pufferenv import SpaceError
+
+__all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits']
+
+# Orthogonal-init gains: sqrt(2) keeps ReLU activations' scale; a near-zero policy head starts
+# every action equally likely; the value head starts at the scale of its targets.
+RELU_GAIN = math.sqrt(2)
+POLICY_GAIN = 0.01
+VALUE_GAIN = 1.0
+
+
+def layer_init(layer, gain=RELU_GAIN, bias=0.0):
+    """Orthogonal weights with `gain`, constant bias; returns the layer."""
+    nn.init.orthogonal_(layer.weight, gain)
+    if layer.bias is not None:
+        nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+def _spaces_of(env):
+    try:
+        obs_space, act_space = env.single_observation_space, env.single_action_space
+    except AttributeError as e:
+        raise SpaceError(f'env must have single_observation_space and single_action_space ({e})') from None
+    if not isinstance(obs_space, spaces.Box):
+        raise SpaceError(f'env.single_observation_space must be a flat gymnasium Box (emulated rows), '
+                         f'got {obs_space}')
+    return obs_space, act_space, getattr(env, 'obs_dtype', None)
+
+
+class Policy(nn.Module):
+    """Shared decoder: action head(s) for the env's action space and a value head.
+
+    Subclasses build their encoder, set `hidden_size` (the encoder's output width) and implement
+    `encode_observations`; this class supplies `decode_actions`, `forward` and `forward_eval`.
+    """
+
+    is_recurrent = False
+
+    def __init__(self, env, hidden_size):
+        super().__init__()
+        self.obs_space, self.action_space, self.obs_dtype = _spaces_of(env)
+        self.hidden_size = hidden_size
+        space = self.action_space
+        if isinstance(space, spaces.Discrete):
+            self.action_kind = 'discrete'
+            self.actor = layer_init(nn.Linear(hidden_size, int(space.n)), POLICY_GAIN)
+        elif isinstance(space, spaces.MultiDiscrete):
+            if space.nvec.ndim != 1:
+                raise SpaceError(f'MultiDiscrete action spaces must be 1-D, got nvec shape {space.nvec.shape}')
+            self.action_kind = 'multidiscrete'
+            self.action_splits = [int(n) for n in space.nvec]
+            # One matmul for every sub-action, split afterwards.
+            self.actor = layer_init(nn.Linear(hidden_size, sum(self.action_splits)), POLICY_GAIN)
+        elif isinstance(space, spaces.Box):
+            self.action_kind = 'continuous'
+            self.action_shape = tuple(space.shape)
+            size = int(np.prod(self.action_shape))
+            self.actor = layer_init(nn.Linear(hidden_size, size), POLICY_GAIN)
+            # State-independent exploration noise, learned.
+            self.log_std = nn.Parameter(torch.zeros(self.action_shape))
+        else:
+            raise SpaceError(f'env.single_action_space must be Discrete, MultiDiscrete or Box, got {space}')
+        self.value = layer_init(nn.Linear(hidden_size, 1), VALUE_GAIN)
+
+    def encode_observations(self, obs, state=None):
+        raise NotImplementedError(f'{type(self).__name__} must implement encode_observations')
+
+    def decode_actions(self, hidden):
+        """hidden [N, hidden_size] -> (logits, value [N]); see the module docstring for logits."""
+        value = self.value(hidden).squeeze(-1)
+        out = self.actor(hidden)
+        if self.action_kind == 'discrete':
+            return out, value
+        if self.action_kind == 'multidiscrete':
+            return out.split(self.action_splits, dim=-1), value
+        mean = out.reshape(*out.shape[:-1], *self.action_shape)
+        std = self.log_std.exp().expand_as(mean)
+        normal = torch.distributions.Normal(mean, std, validate_args=False)
+        return torch.distributions.Independent(normal, len(self.action_shape), validate_args=False), value
+
+    def forward(self, obs, state=None):
+        """obs [N, ...] -> (logits, value [N])."""
+        return self.decode_actions(self.encode_observations(obs, state))
+
+    def forward_eval(self, obs, state=None):
+        """Same as forward for feed-forward models; exists so trainers can call every model alike."""
+        return self.forward(obs, state)
+
+
+class Default(Policy):
+    """MLP for flat or structured observations.
+
+    Box observations are flattened and cast to float (no scaling: use NatureCNN/IMPALA for pixels).
+    Structured observations (env.obs_dtype set) are nativized in the first line, then every leaf
+    (in layout order) is flattened, cast to float and concatenated: integer and Discrete leaves enter
+    as their numeric values, not one-hot, which keeps the input width independent of the number of
+    categories. The encoder is `num_layers` x (Linear, GELU) of width `hidden_size`.
+    """
+
+    def __init__(self, env, hidden_size=128, num_layers=1):
+        super().__init__(env, hidden_size)
+        if num_layers < 1:
+            raise ValueError(f'num_layers must be >= 1, got {num_layers}')
+        self.nativizer = Nativizer(self.obs_dtype) if self.obs_dtype is not None else None
+        if self.nativizer is None:
+            input_size = int(np.prod(self.obs_space.shape))
+        else:
+            sample = self.nativizer(np.zeros((1, *self.obs_space.shape), self.obs_space.dtype))
+            input_size = sum(int(np.prod(leaf.shape[1:])) for leaf in _leaves(sample))
+        layers = []
+        for i in range(num_layers):
+            layers += [layer_init(nn.Linear(input_size if i == 0 else hidden_size, hidden_size)), nn.GELU()]
+        self.encoder = nn.Sequential(*layers)
+
+    def encode_observations(self, obs, state=None):
+        if self.nativizer is not None:
+            leaves = _leaves(self.nativizer(obs))
+            x = torch.cat([leaf.reshape(leaf.shape[0], -1).float() for leaf in leaves], dim=1)
+        else:
+            x = obs.reshape(obs.shape[0], -1).float()
+        return self.encoder(x)
+
+
+def _leaves(tree):
+    """Leaves of a nativized observation (dicts and tuples of arrays/tensors), in layout order."""
+    if isinstance(tree, dict):
+        return [leaf for value in tree.values() for leaf in _leaves(value)]
+    if isinstance(tree, tuple):
+        return [leaf for value in tree for leaf in _leaves(value)]
+    return [tree]
+
+
+def _image_shape(model, obs_space, expected):
+    """(H, W, C) of a channels-last image observation, or a SpaceError that says what is wrong."""
+    if model.obs_dtype is not None or len(obs_space.shape) != 3:
+        raise SpaceError(f'{type(model).__name__} needs channels-last image observations {expected}, got '
+                         f'{obs_space} (structured observation: {model.obs_dtype is not None})')
+    return tuple(int(d) for d in obs_space.shape)
+
+
+def _conv_output_size(conv, shape):
+    with torch.no_grad():
+        return int(conv(torch.zeros(1, shape[2], shape[0], shape[1])).numel())
+
+
+class NatureCNN(Policy):
+    """The DQN Nature conv stack (Mnih et al. 2015) for stacked frames, e.g. 84x84x4.
+
+    Input: uint8 channels-last frames [N, H, W, C] (any H, W >= 36), scaled by 1/255 inside.
+    Conv 32x8x8/4, 64x4x4/2, 64x3x3/1, then Linear to `hidden_size`, all ReLU.
+    """
+
+    def __init__(self, env, hidden_size=512):
+        super().__init__(env, hidden_size)
+        self.image_shape = _image_shape(self, self.obs_space, '[84, 84, frames]')
+        channels = self.image_shape[2]
+        self.conv = nn.Sequential(
+            layer_init(nn.Conv2d(channels, 32, 8, stride=4)), nn.ReLU(),
+            layer_init(nn.Conv2d(32, 64, 4, stride=2)), nn.ReLU(),
+            layer_init(nn.Conv2d(64, 64, 3, stride=1)), nn.ReLU(),
+            nn.Flatten(),
+        )
+        self.fc = nn.Sequential(layer_init(nn.Linear(_conv_output_size(self.conv, self.image_shape), hidden_size)),
+                                nn.ReLU())
+
+    def encode_observations(self, obs, state=None):
+        x = obs.reshape(-1, *self.image_shape).permute(0, 3, 1, 2).float() / 255.0
+        return self.fc(self.conv(x))
+
+
+class _ResidualBlock(nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.conv0 = layer_init(nn.Conv2d(channels, channels, 3, padding=1))
+        self.conv1 = layer_init(nn.Conv2d(channels, channels, 3, padding=1))
+
+    def forward(self, x):
+        return x + self.conv1(torch.relu(self.conv0(torch.relu(x))))
+
+
+class IMPALA(Policy):
+    """The IMPALA ResNet encoder (Espeholt et al. 2018) for procgen-style RGB frames, e.g. 64x64x3.
+
+    Input: uint8 channels-last frames [N, H, W, C], scaled by 1/255 inside. Per stage (channels
+    16, 32, 32): conv 3x3, max-pool 3x3 stride 2, two residual blocks (relu-conv-relu-conv + skip);
+    then ReLU, Linear to `hidden_size`, ReLU.
+    """
+
+    def __init__(self, env, hidden_size=256, channels=(16, 32, 32)):
+        super().__init__(env, hidden_size)
+        self.image_shape = _image_shape(self, self.obs_space, '[64, 64, 3]')
+        stages, in_channels = [], self.image_shape[2]
+        for out_channels in channels:
+            stages += [layer_init(nn.Conv2d(in_channels, out_channels, 3, padding=1)),
+                       nn.MaxPool2d(3, stride=2, padding=1),
+                       _ResidualBlock(out_channels), _ResidualBlock(out_channels)]
+            in_channels = out_channels
+        self.conv = nn.Sequential(*stages, nn.ReLU(), nn.Flatten())
+        self.fc = nn.Sequential(layer_init(nn.Linear(_conv_output_size(self.conv, self.image_shape), hidden_size)),
+                                nn.ReLU())
+
+    def encode_observations(self, obs, state=None):
+        x = obs.reshape(-1, *self.image_shape).permute(0, 3, 1, 2).float() / 255.0
+        return self.fc(self.conv(x))
+
+
+class LSTMWrapper(nn.Module):
+    """An LSTM between the encoder and decoder of any model split into encode/decode.
+
+    `policy` must have `encode_observations(obs) -> [N, input_size]` and
+    `decode_actions(hidden [N, hidden_size]) -> (logits, value)`, like every model in this module.
+
+    Inference, one step per env row: `forward_eval(obs [B, ...], state)`. `state` is a dict the
+    caller owns, holding 'lstm_h' and 'lstm_c' [B, hidden_size] for exactly these rows (create it
+    with `initial_state(B)`). The wrapper reads it and writes the new state into those tensors in
+    place (detached), so a slice view of a larger per-env tensor is updated where it lives. An
+    optional 'dones' (or 'reset') bool [B] marks rows whose observation starts a new episode: their
+    state is zeroed before the step.
+
+    Training, truncated BPTT over a rollout: `forward(obs [S, H, ...], state)` with state holding
+    'lstm_h'/'lstm_c' [S, hidden_size], the state each segment's step 0 was computed from (already
+    zeroed if step 0 started an episode), and optionally 'dones' [S, H] with the advantage's
+    convention: dones[s, t] = 1 if the episode ended after step t, so the state is zeroed before
+    step t+1. Returns logits and value for the S*H steps flattened row-major (index s*H + t), i.e.
+    value [S*H] and logits with leading dim S*H, which is how `buffer.reshape(S*H, ...)` lines up.
+    """
+
+    is_recurrent = True
+
+    def __init__(self, env, policy, input_size=128, hidden_size=128):
+        super().__init__()
+        policy_width = getattr(policy, 'hidden_size', None)
+        if policy_width is not None and input_size != policy_width:
+            raise ValueError(f'input_size={input_size} must equal the wrapped policy\'s encoder width '
+                             f'{policy_width} ({type(policy).__name__}.hidden_size)')
+        if policy_width is not None and hidden_size != policy_width:
+            raise ValueError(f'hidden_size={hidden_size} must equal the wrapped policy\'s decoder width '
+                             f'{policy_width} ({type(policy).__name__}.hidden_size)')
+        self.policy = policy
+        self.input_size, self.hidden_size = input_size, hidden_size
+        self.lstm = nn.LSTM(input_size, hidden_size)
+        for name, param in self.lstm.named_parameters():
+            if name.startswith('weight'):
+                nn.init.orthogonal_(param, 1.0)
+            else:
+                nn.init.zeros_(param)
+
+    def initial_state(self, batch_size, device=None):
+        """Zero state for `batch_size` env rows: {'lstm_h': [B, hidden], 'lstm_c': [B, hidden]}."""
+        device = device if device is not None else self.lstm.weight_hh_l0.device
+        zeros = lambda: torch.zeros(batch_size, self.hidden_size, device=device)
+        return {'lstm_h': zeros(), 'lstm_c': zeros()}
+
+    def _state_tensors(self, state, rows):
+        if not isinstance(state, dict) or 'lstm_h' not in state or 'lstm_c' not in state:
+            raise ValueError("state must be a dict with 'lstm_h' and 'lstm_c' tensors (see initial_state)")
+        h, c = state['lstm_h'], state['lstm_c']
+        for name, tensor in (('lstm_h', h), ('lstm_c', c)):
+            if tuple(tensor.shape) != (rows, self.hidden_size):
+                raise ValueError(f"state['{name}'] must have shape [{rows}, {self.hidden_size}], "
+                                 f'got {list(tensor.shape)}')
+        return h, c
+
+    def forward_eval(self, obs, state):
+        """One step for B env rows: obs [B, ...] -> (logits, value [B]); updates state in place."""
+        h, c = self._state_tensors(state, obs.shape[0])
+        reset = state.get('dones', state.get('reset'))
+        hidden = self.policy.encode_observations(obs)
+        h_in, c_in = h, c
+        if reset is not None:
+            keep = (~reset.to(device=h.device, dtype=torch.bool)).reshape(-1, 1).to(h.dtype)
+            h_in, c_in = h * keep, c * keep
+        out, (h_new, c_new) = self.lstm(hidden.unsqueeze(0), (h_in.unsqueeze(0), c_in.unsqueeze(0)))
+        h.copy_(h_new[0].detach())
+        c.copy_(c_new[0].detach())
+        return self.policy.decode_actions(out[0])
+
+    def forward(self, obs, state):
+        """Training: obs [S, H, ...] -> (logits, value) for S*H steps, flattened row-major."""
+        if obs.dim() < 2:
+            raise ValueError(f'obs must be [segments, horizon, ...], got shape {list(obs.shape)}')
+        segments, horizon = obs.shape[:2]
+        h, c = self._state_tensors(state, segments)
+        hidden = self.policy.encode_observations(obs.reshape(segments * horizon, *obs.shape[2:]))
+        hidden = hidden.reshape(segments, horizon, -1).transpose(0, 1)  # nn.LSTM wants time first
+        h, c = h.unsqueeze(0), c.unsqueeze(0)
+        dones = state.get('dones')
+        if dones is not None and tuple(dones.shape) != (segments, horizon):
+            raise ValueError(f"state['dones'] must have shape [{segments}, {horizon}], got {list(dones.shape)}")
+        # A done at the last step only matters to the next segment.
+        if dones is None or not bool(dones[:, :-1].any()):
+            out, _ = self.lstm(hidden, (h, c))
+        else:
+            keep = (~dones.to(device=h.device, dtype=torch.bool)).to(h.dtype).T.unsqueeze(-1)  # [H, S, 1]
+            outputs = []
+            for t in range(horizon):
+                if t > 0:
+                    h, c = h * keep[t - 1], c * keep[t - 1]
+                out_t, (h, c) = self.lstm(hidden[t:t + 1], (h, c))
+                outputs.append(out_t)
+            out = torch.cat(outputs)
+        out = out.transpose(0, 1).reshape(segments * horizon, self.hidden_size)
+        return self.policy.decode_actions(out)
+
+
+def sample_logits(logits, action=None):
+    """(action, logprob, entropy) for any model's logits; samples when `action` is None.
+
+    Discrete: logits [N, n] -> action int64 [N]. MultiDiscrete: tuple of [N, n_i] -> action int64
+    [N, k], logprob and entropy summed over sub-actions. Box: an Independent Normal -> action float
+    [N, *shape], logprob and entropy summed over the action dims; samples are not clipped to the
+    Box's bounds (clip a copy before stepping the env, keep the sample for the logprob). Leading dims other than N work too.
+    logprob and entropy have the leading shape ([N]).
+    """
+    if isinstance(logits, torch.distributions.Distribution):
+        if action is None:
+            action = logits.sample()
+        else:
+            action = action.to(logits.mean.dtype).reshape(logits.mean.shape)
+        return action, logits.log_prob(action), logits.entropy()
+    if isinstance(logits, (tuple, list)):
+        if action is not None:
+            action = action.reshape(*logits[0].shape[:-1], len(logits))
+        parts = [_categorical(sub, None if action is None else action[..., i]) for i, sub in enumerate(logits)]
+        actions, logprobs, entropies = zip(*parts)
+        return torch.stack(actions, dim=-1), sum(logprobs), sum(entropies)
+    if isinstance(logits, torch.Tensor):
+        if action is not None:
+            action = action.reshape(logits.shape[:-1])
+        return _categorical(logits, action)
+    raise TypeError(f'logits must be a tensor (Discrete), a tuple of tensors (MultiDiscrete) or a '
+                    f'torch distribution (Box), got {type(logits).__name__}')
+
+
+def _categorical(logits, action):
+    log_probs = logits.log_softmax(dim=-1)
+    if action is None:
+        flat = log_probs.exp().reshape(-1, log_probs.shape[-1])
+        action = torch.multinomial(flat, 1).reshape(log_probs.shape[:-1])
+    action = action.long()
+    logprob = log_probs.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+    # Clamp so masked (-inf) logits contribute 0 * finite instead of 0 * -inf = nan.
+    safe = log_probs.clamp(min=torch.finfo(log_probs.dtype).min)
+    entropy = -(safe.exp() * safe).sum(-1)
+    return action, logprob, entropy
