@@ -18,7 +18,7 @@ if [ ! -x "$venv/bin/python" ]; then
     "$venv/bin/python" -m pip install --quiet --upgrade pip
 fi
 stamp="$venv/.puffer-installed-$extras"
-inputs=("$root/pyproject.toml" "$root/constraints.txt")
+inputs=("$root/pyproject.toml" "$root/constraints.txt" "$root/docker/envs/requirements-nodeps.txt")
 [ -f "$root/setup.py" ] && inputs+=("$root/setup.py")
 needs_install=0
 [ -f "$stamp" ] || needs_install=1
@@ -28,7 +28,11 @@ if [ "$needs_install" = 1 ]; then
     # Build dependencies come from the venv (--no-build-isolation), so they obey the same pins.
     "$venv/bin/python" -m pip install --quiet --upgrade --constraint "$root/constraints.txt" setuptools wheel
     "$venv/bin/python" -m pip install --quiet --constraint "$root/constraints.txt" \
-        --no-build-isolation --editable "$root[$extras]"
+        --no-build-isolation --editable "${root}[$extras]"
+    # A few env packages declare pins we do not use (numpy<2, an exact gymnasium) yet run with ours;
+    # they go in without their metadata's dependencies, at the constraints.txt versions.
+    "$venv/bin/python" -m pip install --quiet --no-deps --constraint "$root/constraints.txt" \
+        --requirement "$root/docker/envs/requirements-nodeps.txt"
     touch "$stamp"
 fi
 export PATH="$venv/bin:$PATH"

@@ -7,7 +7,17 @@ packages are missing still lists its names; making one raises an ImportError wit
 import importlib
 
 # family -> module under pufferlib.environments. Filled in as bindings are added.
-FAMILIES = {}
+FAMILIES = {
+    'classic_control': 'classic_control',
+    'pettingzoo': 'pettingzoo',
+    'atari': 'atari',
+    'procgen': 'procgen',
+    'nethack': 'nethack',
+    'minihack': 'minihack',
+    'pokemon': 'pokemon',
+    'minigrid': 'minigrid',
+    'crafter': 'crafter',
+}
 
 
 def _module(family):

@@ -1,0 +1,152 @@
+"""Atari 2600 games through ale-py (its wheel ships the ROMs): `atari_breakout`, `atari_pong`, ...
+
+Preprocessing is one wrapper (no wrapper stack), the standard DQN/PPO recipe:
+- up to `noop_max` random no-ops after each reset (start-state diversity);
+- the action repeated `frameskip`=4 frames, the observation the pixel-wise max of the last two
+  (Atari sprites flicker between frames);
+- grayscale, resized to 84x84 with area interpolation, the last 4 frames stacked channels-last:
+  uint8 [84, 84, 4] (the layout pufferlib.models.NatureCNN reads);
+- episodic life (training): losing a life ends the episode for the learner, the game goes on at
+  the next reset; the full-game score arrives as info `score` when the game is really over;
+- sticky actions (`repeat_action_probability`, ALE's default 0.25) and an episode cap of
+  `max_episode_frames` emulator frames (108,000 = 30 minutes, as in the literature).
+
+gymnasium's AtariPreprocessing restarts the whole game on a life loss when its episodic-life flag
+is on, and the frame stack would be a second wrapper, so this module drives the ALE directly.
+"""
+import gymnasium
+import numpy as np
+
+from pufferlib.environments._support import check_name, require
+
+# The 57 games of the standard Atari benchmark; any other ROM in ale-py works through
+# `make('atari', game=<rom id>)`.
+GAMES = (
+    'alien', 'amidar', 'assault', 'asterix', 'asteroids', 'atlantis', 'bank_heist', 'battle_zone',
+    'beam_rider', 'berzerk', 'bowling', 'boxing', 'breakout', 'centipede', 'chopper_command',
+    'crazy_climber', 'defender', 'demon_attack', 'double_dunk', 'enduro', 'fishing_derby', 'freeway',
+    'frostbite', 'gopher', 'gravitar', 'hero', 'ice_hockey', 'jamesbond', 'kangaroo', 'krull',
+    'kung_fu_master', 'montezuma_revenge', 'ms_pacman', 'name_this_game', 'phoenix', 'pitfall', 'pong',
+    'private_eye', 'qbert', 'riverraid', 'road_runner', 'robotank', 'seaquest', 'skiing', 'solaris',
+    'space_invaders', 'star_gunner', 'surround', 'tennis', 'time_pilot', 'tutankham', 'up_n_down',
+    'venture', 'video_pinball', 'wizard_of_wor', 'yars_revenge', 'zaxxon',
+)
+
+
+def env_names():
+    return [f'atari_{game}' for game in GAMES] + ['atari']
+
+
+def make(name, buf=None, seed=None, game=None, **kwargs):
+    """kwargs: see AtariEnv (frameskip, repeat_action_probability, noop_max, episodic_life, ...)."""
+    check_name(name, env_names(), 'Atari')
+    if name == 'atari':
+        if game is None:
+            raise ValueError("make('atari') needs game=<ALE rom id>, e.g. game='breakout'")
+    else:
+        game = name[len('atari_'):]
+    require('ale_py', 'atari')
+    require('cv2', 'atari')
+    from pufferlib.emulation import GymnasiumPufferEnv
+    return GymnasiumPufferEnv(env=AtariEnv(game, **kwargs), buf=buf, seed=seed)
+
+
+class AtariEnv(gymnasium.Env):
+    metadata = {'render_modes': ['rgb_array']}
+
+    def __init__(self, game, frameskip=4, repeat_action_probability=0.25, noop_max=30, episodic_life=True,
+                 frame_stack=4, screen_size=84, max_episode_frames=108_000, full_action_space=False,
+                 clip_rewards=False, render_mode=None):
+        import ale_py
+        from gymnasium import spaces
+        if game not in ale_py.roms.get_all_rom_ids():
+            raise ValueError(f'ale-py has no ROM {game!r}; see ale_py.roms.get_all_rom_ids()')
+        if frameskip < 1 or frame_stack < 1:
+            raise ValueError(f'frameskip and frame_stack must be >= 1, got {frameskip}, {frame_stack}')
+        # ale_py's own env loads the ROM and applies sticky actions and the frame cap; we drive its ALE.
+        self._ale_env = ale_py.AtariEnv(game, obs_type='grayscale', frameskip=1,
+                                        repeat_action_probability=float(repeat_action_probability),
+                                        full_action_space=full_action_space,
+                                        max_num_frames_per_episode=max_episode_frames, render_mode=render_mode)
+        self.ale = self._ale_env.ale
+        self.game = game
+        self.frameskip, self.noop_max, self.episodic_life = int(frameskip), int(noop_max), bool(episodic_life)
+        self.clip_rewards, self.screen_size, self.render_mode = bool(clip_rewards), int(screen_size), render_mode
+        self._action_set = (self.ale.getLegalActionSet() if full_action_space else self.ale.getMinimalActionSet())
+        self.action_space = spaces.Discrete(len(self._action_set))
+        self.observation_space = spaces.Box(0, 255, (self.screen_size, self.screen_size, int(frame_stack)), np.uint8)
+        height, width = self.ale.getScreenDims()
+        self._screens = np.zeros((2, height, width), np.uint8)
+        self._stack = np.zeros((int(frame_stack), self.screen_size, self.screen_size), np.uint8)  # oldest first
+        self._lives = 0
+        self._score = 0.0
+        self._game_over = True
+
+    def _grab(self, slot):
+        self.ale.getScreenGrayscale(self._screens[slot])
+
+    def _observe(self, fill=False):
+        import cv2
+        frame = np.maximum(self._screens[0], self._screens[1])
+        frame = cv2.resize(frame, (self.screen_size, self.screen_size), interpolation=cv2.INTER_AREA)
+        if fill:
+            self._stack[...] = frame
+        else:
+            self._stack[:-1] = self._stack[1:]
+            self._stack[-1] = frame
+        return np.ascontiguousarray(self._stack.transpose(1, 2, 0))  # a fresh array: callers may keep it
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:
+            self._ale_env.reset(seed=seed)  # reseeds the ALE (sticky actions) and restarts the game
+            self._game_over = True
+        if self._game_over:
+            self.ale.reset_game()
+            self._score = 0.0
+            noops = int(self.np_random.integers(1, self.noop_max + 1)) if self.noop_max > 0 else 0
+        else:
+            noops = 1  # a life was lost: advance one frame so the learner's new episode starts fresh
+        noop = self._action_set[0]
+        for _ in range(noops):
+            self._score += self.ale.act(noop)
+            if self.ale.game_over() or self.ale.game_truncated():
+                self.ale.reset_game()
+                self._score = 0.0
+        self._game_over = False
+        self._lives = self.ale.lives()
+        self._grab(0)
+        self._screens[1] = self._screens[0]
+        return self._observe(fill=True), {'lives': self._lives}
+
+    def step(self, action):
+        ale_action = self._action_set[int(action)]
+        reward = 0.0
+        for i in range(self.frameskip):
+            reward += self.ale.act(ale_action)
+            if i == self.frameskip - 2:
+                self._grab(0)
+            if self.ale.game_over() or self.ale.game_truncated():
+                break
+        self._grab(1)
+        if self.frameskip == 1 or i < self.frameskip - 2:
+            self._screens[0] = self._screens[1]  # ended before the pool's first frame: no pooling
+        self._score += reward
+        game_over, truncated = self.ale.game_over(), self.ale.game_truncated()
+        lives = self.ale.lives()
+        life_lost = lives < self._lives
+        self._lives = lives
+        terminated = game_over or (self.episodic_life and life_lost)
+        info = {'lives': lives}
+        if game_over or truncated:
+            self._game_over = True
+            info['score'] = self._score  # the whole game's unclipped score, across lives
+        if self.clip_rewards:
+            reward = float(np.sign(reward))
+        return self._observe(), reward, terminated, truncated and not terminated, info
+
+    def render(self):
+        return self.ale.getScreenRGB()
+
+    def close(self):
+        self._ale_env.close()

@@ -1,0 +1,54 @@
+"""Crafter (open-world survival, 22 achievements): `crafter`.
+
+Observations: uint8 [64, 64, 3] (local view plus inventory); actions: Discrete(17). Crafter speaks
+the old gym API; this adapter gives it Gymnasium's, seeds each episode from `reset(seed)`, splits
+`done` into terminated (the player died) and truncated (the `length` step cap, 10,000 by default),
+and turns the final achievement counts into episode stats `achievement_<name>` (0/1 unlocked).
+"""
+import gymnasium
+import numpy as np
+
+from pufferlib.environments._support import check_name, require
+
+
+def env_names():
+    return ['crafter']
+
+
+def make(name, buf=None, seed=None, **kwargs):
+    """kwargs go to crafter.Env (area, view, size, reward, length)."""
+    check_name(name, env_names(), 'Crafter')
+    require('crafter', 'crafter')
+    from pufferlib.emulation import GymnasiumPufferEnv
+    return GymnasiumPufferEnv(env=CrafterEnv(**kwargs), buf=buf, seed=seed)
+
+
+class CrafterEnv(gymnasium.Env):
+    metadata = {'render_modes': ['rgb_array']}
+
+    def __init__(self, render_mode=None, **kwargs):
+        import crafter
+        from gymnasium import spaces
+        self._kwargs = kwargs
+        self._env = crafter.Env(**kwargs)
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0, 255, tuple(self._env.observation_space.shape), np.uint8)
+        self.action_space = spaces.Discrete(self._env.action_space.n)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None:  # crafter derives each world from (its seed, its episode counter)
+            import crafter
+            self._env = crafter.Env(**{**self._kwargs, 'seed': int(seed)})
+        return self._env.reset(), {}
+
+    def step(self, action):
+        ob, reward, done, info = self._env.step(int(action))
+        dead = info['discount'] == 0
+        out = {}
+        if done:
+            out = {f'achievement_{name}': float(count > 0) for name, count in info['achievements'].items()}
+        return ob, float(reward), bool(done and dead), bool(done and not dead), out
+
+    def render(self):
+        return self._env.render()

@@ -1,0 +1,115 @@
+"""NetHack through the NetHack Learning Environment (nle): `nethack` (NetHackScore) and the other
+NLE tasks, plus the glyph policy that the MiniHack family shares.
+
+Observations stay NLE's dict (by default glyphs [21, 79] int16, blstats [27] int64, message [256]
+uint8); emulation lays them out as one byte row and the policy nativizes them in its first line.
+
+nle pins an exact gymnasium (1.3.0 wants gymnasium==1.2.0) but runs on ours, so it is installed
+with --no-deps; see docs/environments.md.
+"""
+from pufferlib.environments._support import check_name, require
+
+TASKS = {
+    'nethack': 'NetHackScore-v0',
+    'nethack_staircase': 'NetHackStaircase-v0',
+    'nethack_staircase_pet': 'NetHackStaircasePet-v0',
+    'nethack_oracle': 'NetHackOracle-v0',
+    'nethack_gold': 'NetHackGold-v0',
+    'nethack_eat': 'NetHackEat-v0',
+    'nethack_scout': 'NetHackScout-v0',
+    'nethack_challenge': 'NetHackChallenge-v0',
+}
+OBSERVATION_KEYS = ('glyphs', 'blstats', 'message')
+NLE_INSTALL = 'pip install --no-deps nle==1.3.0'
+NUM_GLYPHS = 5977  # nle.nethack.MAX_GLYPH + 1 in nle 1.x; read from the env when it is there
+
+
+def env_names():
+    return list(TASKS)
+
+
+def make(name, buf=None, seed=None, observation_keys=OBSERVATION_KEYS, max_episode_steps=None, **kwargs):
+    """kwargs go to the NLE task (character, penalty_step, savedir, ...)."""
+    check_name(name, env_names(), 'NetHack')
+    require('nle', 'nethack', also=NLE_INSTALL)
+    import gymnasium
+    from pufferlib.emulation import GymnasiumPufferEnv
+    kwargs['observation_keys'] = tuple(observation_keys)
+    if max_episode_steps is not None:
+        kwargs['max_episode_steps'] = int(max_episode_steps)  # NLE's own step cap (it truncates)
+    return GymnasiumPufferEnv(env_creator=lambda: gymnasium.make(TASKS[name], **kwargs), buf=buf, seed=seed)
+
+
+def __getattr__(attr):
+    # The policy needs torch; building it on first access keeps `import` of this module torch-free.
+    if attr == 'Policy':
+        return _policy_class()
+    raise AttributeError(f'module {__name__!r} has no attribute {attr!r}')
+
+
+_POLICY = None
+
+
+def _policy_class():
+    global _POLICY
+    if _POLICY is not None:
+        return _POLICY
+    import numpy as np
+    import torch
+    from torch import nn
+
+    from pufferlib import models
+    from pufferlib.emulation import Nativizer
+
+    class Policy(models.Policy):
+        """Glyph map + bottom-line stats + message -> hidden; pufferlib.models.Policy adds the heads.
+
+        glyphs: an embedding per glyph id, two strided convolutions over the 21x79 map.
+        blstats: signed log scaling (HP, gold, the turn counter span orders of magnitude), a linear layer.
+        message: a byte embedding over its 256 characters, a linear layer. Absent keys are skipped.
+        """
+
+        def __init__(self, env, hidden_size=256, glyph_dim=32, conv_channels=32):
+            super().__init__(env, hidden_size)
+            self.nativize = Nativizer(env.obs_dtype)
+            names = env.obs_dtype.names
+            if 'glyphs' not in names:
+                raise ValueError(f'the NetHack policy needs a glyphs observation, got keys {names}')
+            native = getattr(env, 'native_observation_space', None)
+            num_glyphs = NUM_GLYPHS
+            if native is not None and 'glyphs' in getattr(native, 'spaces', {}):
+                num_glyphs = int(np.max(native['glyphs'].high)) + 1
+            self.glyph_embed = nn.Embedding(num_glyphs, glyph_dim)
+            self.glyph_conv = nn.Sequential(
+                models.layer_init(nn.Conv2d(glyph_dim, conv_channels, 3, stride=2, padding=1)), nn.ReLU(),
+                models.layer_init(nn.Conv2d(conv_channels, conv_channels, 3, stride=2, padding=1)), nn.ReLU(),
+                nn.Flatten())
+            with torch.no_grad():
+                features = self.glyph_conv(torch.zeros(1, glyph_dim, *env.obs_dtype['glyphs'].shape)).shape[1]
+            self.use_blstats = 'blstats' in names
+            self.use_message = 'message' in names
+            if self.use_blstats:
+                blstats_size = env.obs_dtype['blstats'].shape[0]
+                self.blstats_fc = nn.Sequential(models.layer_init(nn.Linear(blstats_size, 64)), nn.ReLU())
+                features += 64
+            if self.use_message:
+                self.message_embed = nn.Embedding(256, 8)
+                self.message_fc = nn.Sequential(
+                    models.layer_init(nn.Linear(env.obs_dtype['message'].shape[0] * 8, 64)), nn.ReLU())
+                features += 64
+            self.encoder = nn.Sequential(models.layer_init(nn.Linear(features, hidden_size)), nn.ReLU())
+
+        def encode_observations(self, obs, state=None):
+            native = self.nativize(obs.reshape(-1, obs.shape[-1]))
+            glyphs = self.glyph_embed(native['glyphs'].long()).permute(0, 3, 1, 2)
+            parts = [self.glyph_conv(glyphs)]
+            if self.use_blstats:
+                stats = native['blstats'].float()
+                parts.append(self.blstats_fc(torch.sign(stats) * torch.log1p(stats.abs())))
+            if self.use_message:
+                message = self.message_embed(native['message'].long())
+                parts.append(self.message_fc(message.flatten(1)))
+            return self.encoder(torch.cat(parts, dim=1))
+
+    _POLICY = Policy
+    return Policy

@@ -1,0 +1,108 @@
+"""The 16 Procgen games: `procgen_bigfish`, `procgen_coinrun`, ...
+
+Upstream `procgen` has no wheels for Python 3.11; `procgen-mirror` 0.10.7 (the same code, rebuilt)
+has them, and runs on numpy 2 although its metadata (and gym3's) still say numpy<2, so both are
+installed with --no-deps (see docs/environments.md). `gym` 0.26 is needed only because
+`import procgen` registers its ids there; we drive the gym3 env directly, because gym 0.26's
+checker wrapper calls np.bool8, which numpy 2 removed.
+
+Observations: uint8 [64, 64, 3] RGB; actions: Discrete(15). Procgen resets itself when an episode
+ends (the returned observation is already the next level's); `max_episode_steps` adds a cap of
+ours (a truncation), which the game's own limits (e.g. 1000 steps for coinrun) come before.
+"""
+import gymnasium
+import numpy as np
+
+from pufferlib.environments._support import check_name, require
+
+GAMES = ('bigfish', 'bossfight', 'caveflyer', 'chaser', 'climber', 'coinrun', 'dodgeball', 'fruitbot',
+         'heist', 'jumper', 'leaper', 'maze', 'miner', 'ninja', 'plunder', 'starpilot')
+DISTRIBUTION_MODES = ('easy', 'hard', 'extreme', 'memory', 'exploration')
+INSTALL = 'pip install --no-deps procgen-mirror==0.10.7 gym3==0.3.3'
+
+
+def env_names():
+    return [f'procgen_{game}' for game in GAMES]
+
+
+def make(name, buf=None, seed=None, **kwargs):
+    """kwargs: distribution_mode ('easy'), num_levels (0 = unlimited), start_level, max_episode_steps,
+    and any other ProcgenGym3Env option (use_backgrounds, restrict_themes, ...)."""
+    check_name(name, env_names(), 'Procgen')
+    require('gym3', 'procgen', also=INSTALL)
+    require('procgen', 'procgen', also=INSTALL)
+    from pufferlib.emulation import GymnasiumPufferEnv
+    return GymnasiumPufferEnv(env=ProcgenEnv(name[len('procgen_'):], **kwargs), buf=buf, seed=seed)
+
+
+class ProcgenEnv(gymnasium.Env):
+    """One Procgen game as a Gymnasium env (procgen's own gym adapter needs gym's checker, see above)."""
+
+    metadata = {'render_modes': ['rgb_array']}
+
+    def __init__(self, game, distribution_mode='easy', num_levels=0, start_level=0, max_episode_steps=None,
+                 render_mode=None, **options):
+        from gymnasium import spaces
+        if game not in GAMES:
+            raise ValueError(f'unknown procgen game {game!r}; games: {", ".join(GAMES)}')
+        if distribution_mode not in DISTRIBUTION_MODES:
+            raise ValueError(f'distribution_mode must be one of {DISTRIBUTION_MODES}, got {distribution_mode!r}')
+        self.game, self.distribution_mode = game, distribution_mode
+        self.num_levels, self.start_level, self.options = int(num_levels), int(start_level), options
+        self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
+        self.render_mode = render_mode
+        self.observation_space = spaces.Box(0, 255, (64, 64, 3), np.uint8)
+        self.action_space = spaces.Discrete(15)
+        self._env = None
+        self._pending = None  # the first observation of the next episode, already produced by procgen
+        self._steps = 0
+        self._action = np.zeros(1, np.int32)
+
+    def _start(self, seed):
+        from procgen import ProcgenGym3Env
+        if self._env is not None:
+            self._env.close()
+        # rand_seed drives level sampling; procgen's own seeding when none is given is random.
+        self._env = ProcgenGym3Env(num=1, env_name=self.game, distribution_mode=self.distribution_mode,
+                                   num_levels=self.num_levels, start_level=self.start_level,
+                                   rand_seed=int(seed) if seed is not None else None, num_threads=0,
+                                   **self.options)
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if seed is not None or self._env is None:
+            self._start(seed if seed is not None else int(self.np_random.integers(2**31 - 1)))
+            self._pending = None
+        if self._pending is None:
+            _, ob, _ = self._env.observe()
+            self._pending = ob['rgb'][0].copy()
+        ob, self._pending = self._pending, None
+        self._steps = 0
+        return ob, {}
+
+    def step(self, action):
+        if self._pending is not None:
+            raise RuntimeError('ProcgenEnv: the episode ended; call reset()')
+        self._action[0] = action
+        self._env.act(self._action)
+        reward, ob, first = self._env.observe()
+        self._steps += 1
+        ob = ob['rgb'][0].copy()
+        terminated = bool(first[0])
+        truncated = not terminated and self.max_episode_steps is not None and self._steps >= self.max_episode_steps
+        info = {}
+        if terminated:
+            self._pending = ob  # procgen already started the next level
+            info['level_complete'] = float(self._env.get_info()[0].get('prev_level_complete', 0))
+        elif truncated:
+            self._start(int(self.np_random.integers(2**31 - 1)))  # a fresh level: no mid-episode resume
+        return ob, float(reward[0]), terminated, truncated, info
+
+    def render(self):
+        _, ob, _ = self._env.observe()
+        return ob['rgb'][0]
+
+    def close(self):
+        if self._env is not None:
+            self._env.close()
+            self._env = None

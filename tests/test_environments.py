@@ -1,0 +1,353 @@
+"""Third-party bindings (pufferlib/environments): every family through Serial and Multiprocessing.
+
+A family whose packages are missing skips with the install line in the reason. Episodes are kept
+short through each family's own kwargs so that episode stats arrive within the step budget.
+Pokémon runs on a tiny Game Boy ROM built here (a valid header and a loop), never a real game.
+"""
+import importlib
+import importlib.util
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pufferlib
+import pufferlib.vector
+from pufferlib import environments
+from pufferlib.pufferenv import APIUsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG_DIR = ROOT / 'pufferlib' / 'config'
+
+
+def build_gb_rom(title=b'PUFFER TEST', cartridge_type=0x00, ram_size=0x00):
+    """A 32 KiB Game Boy ROM that boots and spins: `di; jr -2` at 0x150, header checksums correct.
+
+    The Nintendo logo area is left empty: PyBoy does not verify it (only real hardware's boot ROM does).
+    """
+    rom = bytearray(32 * 1024)
+    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # entry point: nop; jp 0x0150
+    rom[0x134:0x134 + len(title)] = title
+    rom[0x147], rom[0x148], rom[0x149] = cartridge_type, 0x00, ram_size  # 0x00: 32 KiB, no mapper
+    rom[0x150:0x153] = bytes([0xF3, 0x18, 0xFE])  # di; jr -2
+    check = 0
+    for byte in rom[0x134:0x14D]:
+        check = (check - byte - 1) & 0xFF
+    rom[0x14D] = check  # header checksum: the boot ROM and PyBoy refuse a cartridge without it
+    total = sum(rom) & 0xFFFF  # global checksum, over every byte but its own two (still zero here)
+    rom[0x14E], rom[0x14F] = total >> 8, total & 0xFF
+    return bytes(rom)
+
+
+@pytest.fixture(scope='session')
+def test_rom(tmp_path_factory):
+    path = tmp_path_factory.mktemp('rom') / 'puffer_test.gb'
+    path.write_bytes(build_gb_rom())
+    return str(path)
+
+
+# name -> (module that must import, extra, kwargs that keep episodes short, steps in the default run)
+CASES = {
+    'classic_cartpole': (None, None, {}, 1000),
+    'classic_pendulum': (None, None, {'max_episode_steps': 100}, 1000),
+    'pettingzoo_kaz': ('pymunk', 'pettingzoo', {'max_cycles': 100}, 1000),
+    'pettingzoo_pistonball': ('pymunk', 'pettingzoo', {'n_pistons': 4, 'max_cycles': 40}, 200),
+    'atari_breakout': ('ale_py', 'atari', {'max_episode_frames': 2000}, 1000),
+    'atari_pong': ('ale_py', 'atari', {'max_episode_frames': 1000, 'repeat_action_probability': 0.0}, 1000),
+    'procgen_bigfish': ('procgen', 'procgen', {'max_episode_steps': 100}, 1000),
+    'procgen_coinrun': ('procgen', 'procgen', {'max_episode_steps': 100, 'distribution_mode': 'hard'}, 1000),
+    'nethack': ('nle', 'nethack', {'max_episode_steps': 100}, 1000),
+    'minihack_room': ('nle', 'minihack', {'max_episode_steps': 50}, 1000),
+    'minigrid_doorkey': ('minigrid', 'minigrid', {'max_episode_steps': 50}, 1000),
+    # A 64x64 world takes ~1 s to generate (pure-Python noise); a 32x32 one a quarter of that.
+    'crafter': ('crafter', 'crafter', {'length': 50, 'area': [32, 32]}, 60),
+    'pokemon_red': ('pyboy', 'pokemon', {'check_rom': False, 'max_steps': 100}, 300),
+}
+
+
+def need(name):
+    module, extra, kwargs, steps = CASES[name]
+    if module is not None:
+        pytest.importorskip(module, reason=f'pip install "pufferlib[{extra}]" (see docs/environments.md)')
+    if name.startswith('minihack'):
+        from pufferlib.environments import minihack
+        try:
+            minihack._import_minihack()
+        except ImportError as e:
+            pytest.skip(str(e))
+    return dict(kwargs), steps
+
+
+def kwargs_for(name, test_rom):
+    kwargs, steps = need(name)
+    if name == 'pokemon_red':
+        kwargs['rom_path'] = test_rom
+    return kwargs, steps
+
+
+def random_actions(space, rows, count, seed):
+    space.seed(seed)
+    return [np.stack([space.sample() for _ in range(rows)]) for _ in range(count)]
+
+
+def check_rows(obs, space):
+    assert obs.shape[1:] == space.shape and obs.dtype == space.dtype
+
+
+def run_binding(name, backend, kwargs, steps):
+    single = pufferlib.make(name, **kwargs)
+    obs, infos = single.reset(seed=0)
+    check_rows(obs, single.single_observation_space)
+    assert single.single_observation_space.contains(obs[0])
+    single.close()
+
+    vecenv = pufferlib.vector.make(name, backend=backend, num_envs=2, num_workers=2, env_kwargs=kwargs, seed=0)
+    try:
+        assert vecenv.single_observation_space == single.single_observation_space
+        assert vecenv.single_action_space == single.single_action_space
+        assert vecenv.obs_dtype == single.obs_dtype
+        assert vecenv.agents_per_env == single.num_agents
+        obs, _ = vecenv.reset(seed=0)
+        check_rows(obs, single.single_observation_space)
+        episodes = []
+        for actions in random_actions(vecenv.single_action_space, vecenv.agents_per_batch, steps, seed=1):
+            obs, rewards, terminals, truncations, infos = vecenv.step(actions.astype(vecenv.action_dtype))
+            episodes.extend(infos)
+        check_rows(obs, single.single_observation_space)
+        assert np.isfinite(rewards).all()
+        assert episodes, f'{name}: no episode finished in {steps} steps'
+        for info in episodes:
+            assert {'episode_return', 'episode_length'} <= set(info)
+            assert all(isinstance(value, (int, float)) for value in info.values()), info
+    finally:
+        vecenv.close()
+    return episodes
+
+
+@pytest.mark.parametrize('backend', ['Serial', 'Multiprocessing'])
+@pytest.mark.parametrize('name', list(CASES))
+def test_binding(name, backend, test_rom):
+    kwargs, steps = kwargs_for(name, test_rom)
+    run_binding(name, backend, kwargs, steps)
+
+
+SHORTENED = [name for name, case in CASES.items() if case[3] < 1000]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('backend', ['Serial', 'Multiprocessing'])
+@pytest.mark.parametrize('name', SHORTENED)
+def test_binding_full(name, backend, test_rom):
+    """The bindings whose default test runs fewer steps (they step slowly), at the full 1,000."""
+    kwargs, _ = kwargs_for(name, test_rom)
+    run_binding(name, backend, kwargs, 1000)
+
+
+# --- registry, names and errors --------------------------------------------------------------
+
+def test_every_family_lists_names_without_its_packages(monkeypatch):
+    for package in ('ale_py', 'cv2', 'procgen', 'gym3', 'nle', 'minihack', 'pyboy', 'minigrid', 'crafter'):
+        monkeypatch.setitem(sys.modules, package, None)  # makes `import package` raise ImportError
+    names = environments.env_names()
+    assert len(names) == len(set(names))
+    for family in environments.FAMILIES:
+        family_names = environments._module(family).env_names()
+        assert family_names, family
+        for name in family_names:
+            assert environments.family_of(name) == family
+            assert name in pufferlib.env_names()
+    assert {'atari_breakout', 'atari_pong', 'procgen_bigfish', 'nethack', 'minihack_room', 'pokemon_red',
+            'classic_cartpole', 'pettingzoo_kaz', 'minigrid_empty', 'crafter'} <= set(names)
+    assert len([n for n in names if n.startswith('procgen_')]) == 16
+
+
+@pytest.mark.parametrize('name,package,extra', [
+    ('atari_breakout', 'ale_py', 'atari'), ('procgen_bigfish', 'procgen', 'procgen'),
+    ('nethack', 'nle', 'nethack'), ('minihack_room', 'minihack', 'minihack'),
+    ('minigrid_empty', 'minigrid', 'minigrid'), ('crafter', 'crafter', 'crafter'),
+    ('pettingzoo_kaz', 'pymunk', 'pettingzoo')])
+def test_missing_package_names_the_extra(monkeypatch, name, package, extra):
+    monkeypatch.setitem(sys.modules, package, None)
+    if package == 'procgen':
+        monkeypatch.setitem(sys.modules, 'gym3', None)
+    with pytest.raises(ImportError, match=rf'pip install "pufferlib\[{extra}\]"'):
+        pufferlib.make(name)
+
+
+def test_missing_pyboy_names_the_extra(monkeypatch, test_rom):
+    monkeypatch.setitem(sys.modules, 'pyboy', None)
+    with pytest.raises(ImportError, match=r'pip install "pufferlib\[pokemon\]"'):
+        pufferlib.make('pokemon_red', rom_path=test_rom, check_rom=False)
+
+
+def test_unknown_names_suggest_close_ones():
+    with pytest.raises(APIUsageError, match='atari_breakout'):
+        pufferlib.make('atari_brekout')
+    with pytest.raises(APIUsageError, match='procgen_bigfish'):
+        pufferlib.make('procgen_bigfsh')
+    from pufferlib.environments import minihack
+    with pytest.raises(APIUsageError, match='minihack_room'):
+        minihack.make('minihack_rooom')
+
+
+def test_pokemon_missing_rom_says_what_to_do(monkeypatch, tmp_path):
+    monkeypatch.delenv('PUFFER_POKEMON_ROM', raising=False)
+    with pytest.raises(APIUsageError, match='PUFFER_POKEMON_ROM') as error:
+        pufferlib.make('pokemon_red')
+    assert 'rom_path' in str(error.value)
+    with pytest.raises(APIUsageError, match='not found'):
+        pufferlib.make('pokemon_red', rom_path=str(tmp_path / 'missing.gb'))
+    monkeypatch.setenv('PUFFER_POKEMON_ROM', str(tmp_path / 'also_missing.gb'))
+    with pytest.raises(APIUsageError, match='also_missing.gb'):
+        pufferlib.make('pokemon_red')
+
+
+def test_pokemon_wrong_rom_is_refused(monkeypatch, test_rom, tmp_path):
+    with pytest.raises(APIUsageError, match="not Pokémon Red.*'PUFFER TEST'"):
+        pufferlib.make('pokemon_red', rom_path=test_rom)
+    monkeypatch.setenv('PUFFER_POKEMON_ROM', test_rom)
+    with pytest.raises(APIUsageError, match='not Pokémon Red'):
+        pufferlib.make('pokemon_red')
+    short = tmp_path / 'short.gb'
+    short.write_bytes(b'\x00' * 100)
+    with pytest.raises(APIUsageError, match='not a Game Boy ROM'):
+        pufferlib.make('pokemon_red', rom_path=str(short))
+
+
+def test_pokemon_rom_from_env_var_and_title_check(monkeypatch, tmp_path):
+    pytest.importorskip('pyboy', reason='pip install "pufferlib[pokemon]"')
+    # A homebrew ROM that merely claims the title passes the check; its RAM reads as zeros, so no reward.
+    rom = tmp_path / 'red.gb'
+    rom.write_bytes(build_gb_rom(title=b'POKEMON RED', cartridge_type=0x13, ram_size=0x03))  # MBC3+RAM+battery
+    monkeypatch.setenv('PUFFER_POKEMON_ROM', str(rom))
+    env = pufferlib.make('pokemon_red', max_steps=20)
+    env.reset(seed=0)
+    total = 0.0
+    for step in range(40):
+        _, rewards, _, truncations, infos = env.step(np.array([step % 7]))
+        total += float(rewards.sum())
+    env.close()
+    assert total == 0.0
+    assert not list(tmp_path.glob('*.ram'))  # nothing written next to the ROM
+
+
+def test_pokemon_screen_packing_round_trips():
+    from pufferlib.environments import pokemon
+    rng = np.random.default_rng(0)
+    shades = np.array([0x00, 0x55, 0xAA, 0xFF], np.uint8)
+    levels = rng.integers(0, 4, size=(144, 160))
+    packed = pokemon.pack_screen(shades[levels])
+    assert packed.shape == (72, 20) and packed.dtype == np.uint8
+    np.testing.assert_array_equal(pokemon.unpack_screen(packed), levels[::2, ::2])
+    torch = pytest.importorskip('torch')
+    batch = np.stack([packed, packed[::-1]])
+    np.testing.assert_array_equal(pokemon.unpack_screen(torch.from_numpy(batch)).numpy(),
+                                  pokemon.unpack_screen(batch))
+
+
+def test_gymnasium_checker_accepts_our_adapters(test_rom):
+    from gymnasium.utils.env_checker import check_env
+    checked = 0
+    for package, build in (
+            ('ale_py', lambda: __import__('pufferlib.environments.atari', fromlist=['x']).AtariEnv('pong')),
+            ('procgen', lambda: __import__('pufferlib.environments.procgen', fromlist=['x']).ProcgenEnv('coinrun')),
+            ('pyboy', lambda: __import__('pufferlib.environments.pokemon', fromlist=['x']).PokemonRedEnv(
+                test_rom, check_rom=False))):
+        try:
+            __import__(package)
+        except ImportError:
+            continue
+        env = build()
+        check_env(env, skip_render_check=True)
+        env.close()
+        checked += 1
+    if not checked:
+        pytest.skip('none of ale-py, procgen, crafter, pyboy is installed')
+
+
+@pytest.mark.slow
+def test_gymnasium_checker_accepts_crafter():
+    pytest.importorskip('crafter', reason='pip install "pufferlib[crafter]"')
+    from gymnasium.utils.env_checker import check_env
+    from pufferlib.environments.crafter import CrafterEnv
+    check_env(CrafterEnv(length=50), skip_render_check=True)
+
+
+def test_atari_episodic_life_and_game_score():
+    pytest.importorskip('ale_py', reason='pip install "pufferlib[atari]"')
+    from pufferlib.environments.atari import AtariEnv
+    env = AtariEnv('breakout', repeat_action_probability=0.0)
+    obs, info = env.reset(seed=3)
+    assert obs.shape == (84, 84, 4) and info['lives'] == 5
+    lives_lost, score = 0, None
+    for step in range(5000):
+        obs, reward, terminated, truncated, info = env.step(step % 4)
+        if terminated or truncated:
+            if 'score' in info:
+                score = info['score']
+                break
+            lives_lost += 1
+            env.reset()
+    assert lives_lost == 4 and score is not None  # one learner episode per life, the score at game over
+    env.close()
+
+
+# --- policies --------------------------------------------------------------------------------
+
+def test_nethack_policy_reads_the_structured_rows():
+    torch = pytest.importorskip('torch')
+    kwargs, _ = need('minihack_room')
+    from pufferlib.environments import minihack, nethack
+    vecenv = pufferlib.vector.make('minihack_room', backend='Serial', num_envs=2, env_kwargs=kwargs)
+    try:
+        obs, _ = vecenv.reset(seed=0)
+        policy = minihack.Policy(vecenv, hidden_size=64)
+        assert minihack.Policy is nethack.Policy
+        logits, value = policy(torch.from_numpy(obs))
+        assert logits.shape == (2, vecenv.single_action_space.n) and value.shape == (2,)
+        assert torch.isfinite(logits).all()
+    finally:
+        vecenv.close()
+
+
+def test_pokemon_policy_unpacks_on_its_side(test_rom):
+    torch = pytest.importorskip('torch')
+    need('pokemon_red')
+    from pufferlib.environments import pokemon
+    env = pufferlib.make('pokemon_red', rom_path=test_rom, check_rom=False)
+    obs, _ = env.reset(seed=0)
+    logits, value = pokemon.Policy(env, hidden_size=32)(torch.from_numpy(obs))
+    assert logits.shape == (1, 7) and value.shape == (1,)
+    env.close()
+
+
+def test_bindings_import_without_torch():
+    code = ('import sys; import pufferlib.environments as e\n'
+            'for family in e.FAMILIES: e._module(family)\n'
+            'assert "torch" not in sys.modules, "a binding imported torch"')
+    subprocess.run([sys.executable, '-c', code], check=True, cwd=ROOT)
+
+
+# --- default configs for the trainer -----------------------------------------------------------
+
+ALLOWED_SECTIONS = {'env', 'vec', 'train', 'policy', 'rnn'}
+
+
+@pytest.mark.parametrize('family', list(environments.FAMILIES))
+def test_every_family_has_a_default_config(family):
+    path = CONFIG_DIR / f'{family}.toml'
+    config = tomllib.loads(path.read_text())
+    assert set(config) <= ALLOWED_SECTIONS, f'{path}: unexpected sections {set(config) - ALLOWED_SECTIONS}'
+    vec = config.get('vec', {})
+    if {'num_envs', 'num_workers'} <= set(vec):
+        assert vec['num_envs'] % vec['num_workers'] == 0
+    for section in ('policy', 'rnn'):
+        if section in config:
+            module, _, attr = config[section]['class'].partition(':')
+            assert module and attr, f'{path}: [{section}] class must look like "package.module:Class"'
+            if importlib.util.find_spec('torch') is not None:  # policies need torch; configs do not
+                assert callable(getattr(importlib.import_module(module), attr)), config[section]['class']
