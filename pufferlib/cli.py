@@ -25,6 +25,59 @@ def cmd_autotune(args):
     print(f'\nuse: pufferlib.vector.make({args.env!r}, {kwargs})')
 
 
+TRAIN_EPILOG = """Every config key is a flag: --train.learning-rate 0.01, --vec.num-envs 8, --env.KEY VALUE,
+--policy.hidden-size 256. `puffer train ENV --help` lists all of them with the values for ENV.
+Environments: puffer_<name> (Ocean: see `puffer envs puffer_`), third-party bindings and every
+Gymnasium id (`puffer envs` lists them all)."""
+
+
+def _config_help(env):
+    from pufferlib import config as configuration
+    try:
+        config = configuration.load(env)
+    except pufferlib.PufferError as exc:
+        return f'(cannot show the options of {env}: {exc})'
+    return f'options for {env} (defaults, then its family and env config files):\n' + configuration.flag_help(config)
+
+
+def cmd_train(args, flags):
+    from pufferlib import config as configuration
+    from pufferlib import trainer
+    if args.help:
+        args.parser.print_help()
+        if args.env:
+            print('\n' + _config_help(args.env))
+        return 0
+    if args.env is None and not args.resume:
+        raise pufferlib.APIUsageError('puffer train needs an environment name (or --resume latest|RUN); '
+                                      'see `puffer envs`')
+    config = None
+    if not args.resume:
+        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions, before any set-up
+        config = configuration.load(args.env, flags, config_file=args.config)
+    summary = trainer.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
+                            quiet=args.quiet)
+    print(f'done: {summary["global_step"]:,} steps in {summary["epoch"]} epochs; run directory '
+          f'{summary["run_dir"]}; checkpoint {summary.get("checkpoint")}')
+    return 0
+
+
+def cmd_eval(args):
+    from pufferlib import evaluate
+    result = evaluate.evaluate(args.env, args.checkpoint, episodes=args.episodes, video=args.video,
+                               fps=args.fps, seed=args.seed, max_steps=args.max_steps)
+    print(f'{args.env}: mean episode return {result["mean_return"]:.3f} over {result["episodes"]} episodes'
+          + (f'; video {result["video"]}' if result.get('video') else ''))
+    return 0
+
+
+def cmd_plot(args):
+    from pufferlib import evaluate
+    path = evaluate.plot(args.runs, metric=args.metric, out=args.out)
+    print(f'wrote {path}')
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
@@ -40,6 +93,32 @@ def build_parser():
     autotune.add_argument('--seconds', type=float, default=1.0, help='measuring time per setting (default 1)')
     autotune.set_defaults(func=cmd_autotune)
 
+    train = commands.add_parser('train', help='train an agent with PPO (the main job)', add_help=False,
+                                epilog=TRAIN_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    train.add_argument('env', nargs='?', help='environment name (see `puffer envs`)')
+    train.add_argument('--config', help='a TOML file layered over the env\'s defaults')
+    train.add_argument('--resume', help='continue a run: latest, a run id, or a run directory')
+    train.add_argument('--quiet', action='store_true', help='no dashboard or log lines')
+    train.add_argument('-h', '--help', action='store_true', help='show this help and every config flag')
+    train.set_defaults(func=cmd_train, takes_flags=True, parser=train)
+
+    evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
+    _add_env_argument(evaluate)
+    evaluate.add_argument('--checkpoint', required=True,
+                          help='a checkpoint file, a run directory, or `latest` (the newest run for ENV)')
+    evaluate.add_argument('--episodes', type=int, default=3, help='episodes to play (default 3)')
+    evaluate.add_argument('--video', help='write the frames to this .gif or .mp4 file')
+    evaluate.add_argument('--fps', type=int, default=30)
+    evaluate.add_argument('--seed', type=int, default=0)
+    evaluate.add_argument('--max-steps', type=int, default=100_000, help='give up after this many steps')
+    evaluate.set_defaults(func=cmd_eval)
+
+    plot = commands.add_parser('plot', help='learning curves (PNG) from runs\' metrics.jsonl')
+    plot.add_argument('runs', nargs='+', help='run directories (or metrics.jsonl files)')
+    plot.add_argument('--metric', default='env/episode_return', help='metric to plot (default env/episode_return)')
+    plot.add_argument('--out', default=None, help='PNG path (default: <first run>/curve.png)')
+    plot.set_defaults(func=cmd_plot)
+
     from pufferlib.ocean import tools as ocean_tools  # `bench` and `play` for Ocean envs
     ocean_tools.add_commands(commands)
     return parser
@@ -47,11 +126,15 @@ def build_parser():
 
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
+    if extra and not getattr(args, 'takes_flags', False):
+        parser.error(f'unrecognized arguments: {" ".join(extra)}')
     try:
+        if getattr(args, 'takes_flags', False):
+            return args.func(args, extra) or 0
         return args.func(args) or 0
     except pufferlib.PufferError as exc:
         print(f'puffer {args.command}: error: {exc}', file=sys.stderr)

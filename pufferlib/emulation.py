@@ -190,10 +190,12 @@ class Nativizer:
             chunk = flat[:, body.offset:body.offset + body.nbytes]
             tdtype = _torch_dtype(body.dtype)
             if body.dtype.itemsize > 1:
-                # Reinterpreting bytes as wider types needs an aligned, contiguous block.
+                # Reinterpreting bytes as wider types needs an aligned block with aligned strides. A
+                # one-row slice counts as contiguous yet keeps the full row's stride, so check both.
+                size = body.dtype.itemsize
                 chunk = chunk.contiguous()
-                if chunk.storage_offset() % body.dtype.itemsize:
-                    chunk = chunk.clone()
+                if chunk.storage_offset() % size or chunk.stride(0) % size:
+                    chunk = chunk.clone(memory_format=torch.contiguous_format)
             return chunk.view(tdtype).reshape(*lead, *body.shape)
         return build(self.tree)
 

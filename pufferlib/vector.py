@@ -255,20 +255,30 @@ class VecEnv:
         return (b.observations[rows], b.rewards[rows], b.terminals[rows], b.truncations[rows], infos, ids,
                 b.masks[rows])
 
-    def send(self, actions):
-        """Actions for the oldest batch recv() returned that has not been answered yet.
+    def send(self, actions, env_ids=None):
+        """Actions for a batch recv() returned: the one whose `env_ids` are given, else the oldest
+        batch not answered yet.
 
-        Usually that is the last batch; a caller may also hold a batch (e.g. a trainer whose
-        rollout segment for those rows is full), receive others, and answer it later.
+        Usually there is just one outstanding batch. A caller may also hold a batch (e.g. a trainer
+        whose rollout segments for those rows are full), receive and answer others, and answer it
+        later; it then passes each batch's env_ids so actions reach the right rows.
         """
         self._check_open()
         if not self._batches:
             raise APIUsageError('send() called without a batch from recv(): call reset()/async_reset() and '
                                 'recv() first')
+        index = 0
+        if env_ids is not None:
+            first = int(env_ids[0])
+            index = next((i for i, workers in enumerate(self._batches)
+                          if self._worker_rows[workers[0]][0] == first), None)
+            if index is None:
+                raise APIUsageError(f'send(env_ids=...): no outstanding batch starts at row {first}; pass the '
+                                    'env_ids that recv() returned with the batch')
         actions = self._check_actions(actions)
-        workers = self._batches.pop(0)
+        workers = self._batches.pop(index)
         if not (self.synchronous or self.zero_copy):
-            self._free_bufs.append(self._held_bufs.pop(0))
+            self._free_bufs.append(self._held_bufs.pop(index))
         b = self.buffers
         if self.synchronous:
             b.actions[...] = actions

@@ -102,6 +102,15 @@ def test_nativize_numpy_is_zero_copy_and_handles_leading_dims():
     assert Nativizer(env.obs_dtype)(rows)['a'].shape == (2, 1, 2)
 
 
+def test_torch_nativize_of_a_single_mixed_dtype_row():
+    # An int64 leaf at an aligned offset in a 13-byte row: a batch of one keeps the row's stride.
+    space = spaces.Dict({'a': spaces.Discrete(7), 'b': spaces.Box(0, 255, (5,), np.uint8)})
+    env = GymnasiumPufferEnv(env=SampleEnv(space))
+    obs, _ = env.reset(seed=3)
+    native = Nativizer(env.obs_dtype)(torch.from_numpy(obs))
+    assert_same_structure(_first(native), space, env.env.emitted[-1], lambda t: t.numpy())
+
+
 def test_uniform_dtype_rows_keep_their_dtype():
     space = spaces.Dict({'x': spaces.Box(-1, 1, (3,), np.float32), 'y': spaces.Box(0, 2, (2, 2), np.float32)})
     flat, dtype = emulation.emulate_observation_space(space)

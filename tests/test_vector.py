@@ -137,10 +137,12 @@ def test_batches_can_be_held_and_answered_in_order(no_leaks):
         first = vecenv.recv()[5].copy()
         second = vecenv.recv()[5].copy()   # the first batch is still held
         assert sorted(first.tolist() + second.tolist()) == [0, 1, 2, 3]
-        vecenv.send(np.zeros(2, np.int32))  # answers `first`
+        vecenv.send(np.zeros(2, np.int32), second)  # answer the newer batch, keep holding `first`
+        assert vecenv.recv()[5].tolist() == second.tolist()
+        vecenv.send(np.zeros(2, np.int32))  # no env_ids: the oldest outstanding batch, `first`
         assert vecenv.recv()[5].tolist() == first.tolist()
-        vecenv.send(np.zeros(2, np.int32))  # answers `second`
-        vecenv.send(np.zeros(2, np.int32))  # answers the batch just received
+        with pytest.raises(pufferlib.APIUsageError, match='no outstanding batch starts at row'):
+            vecenv.send(np.zeros(2, np.int32), np.array([99, 100]))
 
 
 def test_zero_copy_batches_are_views_of_shared_memory(no_leaks):

@@ -1,0 +1,229 @@
+"""Experiment configuration: TOML files layered default -> family -> env -> --config -> flags.
+
+A config is a dict of sections (`env`, `vec`, `train`, `policy`, `rnn`, `wandb`) of plain values.
+Every key is also a flag: `--train.learning-rate 0.01` (dashes or underscores). In the strict
+sections (everything but `env` and `policy`) unknown keys and values of the wrong type are errors
+that name the key; `env` and `policy` are keyword arguments of the env and policy, checked there.
+"""
+import difflib
+import importlib
+import os
+import tomllib
+
+from pufferlib.pufferenv import APIUsageError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FREE_SECTIONS = ('env', 'policy')
+
+
+class ConfigError(APIUsageError):
+    """A config file or flag is wrong: an unknown key, a wrong type, an impossible combination."""
+
+
+def read(path):
+    try:
+        with open(path, 'rb') as f:
+            return tomllib.load(f)
+    except FileNotFoundError:
+        raise ConfigError(f'config file {path} does not exist') from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f'config file {path} is not valid TOML: {e}') from None
+
+
+def defaults():
+    return read(os.path.join(HERE, 'default.toml'))
+
+
+def family_of(env_name):
+    if env_name.startswith('puffer_'):
+        return 'ocean'
+    from pufferlib import environments
+    return environments.family_of(env_name) or 'gymnasium'
+
+
+def env_defaults(env_name):
+    """The env's own keyword arguments and their defaults, where the env can tell (Ocean envs)."""
+    if env_name.startswith('puffer_'):
+        try:
+            from pufferlib import ocean
+            return dict(ocean.env_class(env_name).defaults)
+        except (ImportError, KeyError, AttributeError, ValueError):
+            return {}
+    return {}
+
+
+def layers(env_name):
+    """The config files that apply to an env, lowest priority first."""
+    paths = [os.path.join(HERE, f'{family_of(env_name)}.toml'), os.path.join(HERE, f'{env_name}.toml')]
+    return [p for i, p in enumerate(paths) if os.path.exists(p) and p not in paths[:i]]  # nethack: family = env
+
+
+def merge(base, override, source):
+    """Merge `override` into a copy of `base`, checking keys and types against `base`."""
+    out = {section: dict(values) for section, values in base.items()}
+    for section, values in override.items():
+        if section not in out:
+            raise ConfigError(f'{source}: unknown section [{section}]{_suggest(section, out)}; '
+                              f'sections are {", ".join(out)}')
+        if not isinstance(values, dict):
+            raise ConfigError(f'{source}: [{section}] must be a table of keys, got {values!r}')
+        for key, value in values.items():
+            out[section][key] = check(section, key, value, out[section], source)
+    return out
+
+
+def check(section, key, value, current, source):
+    if section in FREE_SECTIONS and key not in current:
+        return value
+    if key not in current:
+        raise ConfigError(f'{source}: unknown key {section}.{key}{_suggest(key, current)}')
+    default = current[key]
+    if isinstance(default, bool):
+        ok = isinstance(value, bool)
+    elif isinstance(default, int):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    elif isinstance(default, float):
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        value = float(value) if ok else value
+    else:
+        ok = isinstance(value, type(default))
+    if not ok:
+        raise ConfigError(f'{source}: {section}.{key} must be {type(default).__name__} '
+                          f'(like {default!r}), got {type(value).__name__} {value!r}')
+    return value
+
+
+def _suggest(key, options):
+    close = difflib.get_close_matches(key, list(options), n=3, cutoff=0.6)
+    return f' (did you mean {", ".join(close)}?)' if close else ''
+
+
+def parse_value(text, like):
+    """A flag's text as the type of `like` (the current value), or as TOML would read it."""
+    if isinstance(like, bool):
+        lowered = text.lower()
+        if lowered in ('true', '1', 'yes', 'on'):
+            return True
+        if lowered in ('false', '0', 'no', 'off'):
+            return False
+        return text  # check() names the key and the expected type
+    if isinstance(like, int):
+        try:
+            return int(text.replace('_', ''))
+        except ValueError:
+            return text
+    if isinstance(like, float):
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    if isinstance(like, str):
+        return text
+    try:  # a free key: read it as TOML would (numbers, booleans, quoted strings), else a bare string
+        return tomllib.loads(f'v = {text}')['v']
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def parse_flags(args, config):
+    """Apply `--section.key value` / `--section.key=value` flags; return the new config."""
+    override, i = {}, 0
+    while i < len(args):
+        arg = args[i]
+        if not arg.startswith('--') or '.' not in arg:
+            raise ConfigError(f'unexpected argument {arg!r}: options look like --train.learning-rate 0.01')
+        name, _, value = arg[2:].partition('=')
+        if not _:
+            if i + 1 >= len(args):
+                raise ConfigError(f'flag {arg} needs a value')
+            value, i = args[i + 1], i + 1
+        section, _, key = name.partition('.')
+        key = key.replace('-', '_')
+        like = config.get(section, {}).get(key)
+        override.setdefault(section, {})[key] = parse_value(value, like)
+        i += 1
+    return merge(config, override, 'flags')
+
+
+def load(env_name, flags=(), config_file=None):
+    """The resolved config of an experiment on `env_name`."""
+    config = defaults()
+    config['env'] = {**env_defaults(env_name), **config['env']}
+    for path in layers(env_name):
+        config = merge(config, read(path), os.path.relpath(path))
+    if config_file:
+        config = merge(config, read(config_file), config_file)
+    config = parse_flags(list(flags), config)
+    validate(config)
+    return config
+
+
+def validate(config):
+    """Checks that need more than one key; each error names the keys involved."""
+    vec, train = config['vec'], config['train']
+    for key in ('num_envs', 'num_workers', 'batch_size'):
+        if vec[key] < 0:
+            raise ConfigError(f'vec.{key} must be >= 0 (0 = automatic), got {vec[key]}')
+    if vec['backend'].lower() not in ('serial', 'multiprocessing', 'ray'):
+        raise ConfigError(f'vec.backend must be Serial, Multiprocessing or Ray, got {vec["backend"]!r}')
+    positive = ('total_timesteps', 'bptt_horizon', 'minibatch_size', 'update_epochs', 'checkpoint_interval',
+                'keep_checkpoints')
+    for key in positive:
+        if train[key] <= 0:
+            raise ConfigError(f'train.{key} must be positive, got {train[key]}')
+    if train['learning_rate'] <= 0:
+        raise ConfigError(f'train.learning_rate must be positive, got {train["learning_rate"]}')
+    if train['minibatch_size'] % train['bptt_horizon']:
+        raise ConfigError(f'train.minibatch_size={train["minibatch_size"]} must be a multiple of '
+                          f'train.bptt_horizon={train["bptt_horizon"]} (minibatches are whole segments)')
+    for key in ('gamma', 'gae_lambda', 'prio_beta0'):
+        if not 0 <= train[key] <= 1:
+            raise ConfigError(f'train.{key} must be in [0, 1], got {train[key]}')
+    if train['optimizer'] not in ('muon', 'adam'):
+        raise ConfigError(f'train.optimizer must be muon or adam, got {train["optimizer"]!r}')
+    if train['precision'] not in ('float32', 'bfloat16'):
+        raise ConfigError(f'train.precision must be float32 or bfloat16, got {train["precision"]!r}')
+    for section in ('policy', 'rnn'):
+        path = config[section].get('class', '')
+        if path and ':' not in path:
+            raise ConfigError(f'{section}.class must look like "package.module:ClassName", got {path!r}')
+
+
+def import_class(path, key):
+    module_name, _, name = path.partition(':')
+    try:
+        return getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as e:
+        raise ConfigError(f'{key}={path!r} cannot be imported: {e}') from None
+
+
+def to_toml(config):
+    """A config as TOML text (flat sections of plain values), for the run directory."""
+    lines = []
+    for section, values in config.items():
+        lines.append(f'[{section}]')
+        for key, value in values.items():
+            lines.append(f'{key} = {_toml_value(value)}')
+        lines.append('')
+    return '\n'.join(lines)
+
+
+def _toml_value(value):
+    if isinstance(value, bool):
+        return 'true' if value else 'false'
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace('\\', '\\\\').replace('"', '\\"') + '"'
+    if isinstance(value, (list, tuple)):
+        return '[' + ', '.join(_toml_value(v) for v in value) + ']'
+    raise ConfigError(f'cannot write {value!r} to TOML')
+
+
+def flag_help(config):
+    """Every flag with its current value, for --help."""
+    lines = []
+    for section, values in config.items():
+        for key, value in values.items():
+            lines.append(f'  --{section}.{key.replace("_", "-")} {value!r}')
+    return '\n'.join(lines)

@@ -1,0 +1,146 @@
+"""`puffer eval` (play a checkpoint, write a video) and `puffer plot` (learning curves)."""
+import json
+import os
+
+import numpy as np
+import torch
+
+import pufferlib
+from pufferlib import config as configuration
+from pufferlib import trainer as training
+from pufferlib.models import sample_logits
+
+
+def _resolve_checkpoint(env_name, checkpoint):
+    """A checkpoint file from a file, a run directory, or `latest` (the newest run of this env)."""
+    if checkpoint == 'latest':
+        root = training.experiments_dir()
+        runs = [os.path.join(root, d) for d in os.listdir(root)] if os.path.isdir(root) else []
+        runs = [r for r in runs if os.path.basename(r).startswith(env_name + '-') and training.latest_checkpoint(r)]
+        if not runs:
+            raise training.CheckpointError(f'no checkpoint of {env_name} in {root}; train one with '
+                                           f'`puffer train {env_name}`')
+        checkpoint = max(runs, key=os.path.getmtime)
+    if os.path.isdir(checkpoint):
+        path = training.latest_checkpoint(checkpoint)
+        if path is None:
+            raise training.CheckpointError(f'run directory {checkpoint} has no checkpoints yet')
+        return path, checkpoint
+    return checkpoint, os.path.dirname(os.path.dirname(os.path.abspath(checkpoint)))
+
+
+def _render_kwargs(env_name):
+    if env_name.startswith('puffer_'):
+        return {'num_envs': 1}
+    import gymnasium
+    return {'render_mode': 'rgb_array'} if env_name in gymnasium.registry else {}
+
+
+def evaluate(env_name, checkpoint, episodes=3, video=None, fps=30, seed=0, max_steps=100_000, deterministic=False):
+    path, run_dir = _resolve_checkpoint(env_name, checkpoint)
+    config_path = os.path.join(run_dir, 'config.toml')
+    if os.path.exists(config_path):
+        saved = configuration.read(config_path)
+        saved.pop('_meta', None)
+        config = configuration.merge(configuration.defaults(), saved, config_path)
+    else:
+        config = configuration.load(env_name)
+    env_kwargs = {**config['env'], **_render_kwargs(env_name)}
+    env = pufferlib.make(env_name, **env_kwargs)
+    policy = training.make_policy(env, config)
+    state_dict = training.load_checkpoint(path, policy)
+    policy.eval()
+    recurrent = getattr(policy, 'is_recurrent', False)
+    state = ({'lstm_h': torch.zeros(env.num_agents, policy.hidden_size),
+              'lstm_c': torch.zeros(env.num_agents, policy.hidden_size)} if recurrent else None)
+
+    frames, returns = [], []
+    obs, _ = env.reset(seed=seed)
+    for _ in range(max_steps):
+        if video:
+            frame = env.render()
+            if frame is not None:
+                frames.append(np.asarray(frame, dtype=np.uint8))
+        with torch.no_grad():
+            tensor = torch.from_numpy(np.asarray(obs))
+            logits, _ = policy.forward_eval(tensor, state) if recurrent else policy(tensor)
+            if deterministic and isinstance(logits, torch.Tensor) and env.actions.dtype.kind == 'i':
+                action = logits.argmax(-1)
+            else:
+                action = sample_logits(logits)[0]
+        obs, _, terminals, truncations, infos = env.step(action.numpy().reshape(env.actions.shape)
+                                                         .astype(env.actions.dtype))
+        if recurrent:
+            keep = torch.from_numpy(~(terminals | truncations)).float().unsqueeze(1)
+            for tensor in state.values():
+                tensor *= keep
+        returns.extend(info['episode_return'] for info in infos if 'episode_return' in info)
+        if len(returns) >= episodes:
+            break
+    env.close()
+    result = {'episodes': len(returns), 'mean_return': float(np.mean(returns)) if returns else float('nan'),
+              'returns': returns, 'checkpoint': path, 'global_step': int(state_dict.get('global_step', 0))}
+    if video:
+        if not frames:
+            raise pufferlib.APIUsageError(f'{env_name} rendered no frames, so there is no video to write')
+        result['video'] = write_video(frames, video, fps)
+    return result
+
+
+def write_video(frames, path, fps=30):
+    """GIF through Pillow; MP4 through imageio (pip install imageio[ffmpeg])."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    if path.lower().endswith('.gif'):
+        from PIL import Image
+        images = [Image.fromarray(f) for f in frames]
+        images[0].save(path, save_all=True, append_images=images[1:], duration=max(1, int(1000 / fps)), loop=0)
+        return path
+    if path.lower().endswith('.mp4'):
+        try:
+            import imageio.v3 as iio
+        except ImportError:
+            raise pufferlib.APIUsageError('writing .mp4 needs imageio: pip install "imageio[ffmpeg]" '
+                                          '(or write a .gif)') from None
+        iio.imwrite(path, np.stack(frames), fps=fps)
+        return path
+    raise pufferlib.APIUsageError(f'video path {path!r} must end in .gif or .mp4')
+
+
+def read_metrics(run):
+    path = run if run.endswith('.jsonl') else os.path.join(run, 'metrics.jsonl')
+    if not os.path.exists(path):
+        raise pufferlib.APIUsageError(f'{run} has no metrics.jsonl: pass a run directory from experiments/')
+    rows = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                rows.append(json.loads(line))
+    return rows
+
+
+def plot(runs, metric='env/episode_return', out=None, title=None):
+    """One learning curve per run (metric against global_step) in a PNG."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(7, 4))
+    plotted = 0
+    for run in runs:
+        rows = [r for r in read_metrics(run) if metric in r]
+        if not rows:
+            continue
+        ax.plot([r['global_step'] for r in rows], [r[metric] for r in rows], label=os.path.basename(run.rstrip('/')))
+        plotted += 1
+    if not plotted:
+        raise pufferlib.APIUsageError(f'no run has metric {metric!r}; metrics are the keys of metrics.jsonl')
+    ax.set_xlabel('agent steps')
+    ax.set_ylabel(metric)
+    ax.set_title(title or metric)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = out or os.path.join(runs[0] if os.path.isdir(runs[0]) else os.path.dirname(runs[0]), 'curve.png')
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return out
