@@ -475,8 +475,11 @@ class Trainer:
 # The whole job
 # ---------------------------------------------------------------------------------------------
 
-def train(env, config=None, flags=(), resume=None, run_dir=None, printer=None, quiet=False):
+def train(env, config=None, flags=(), resume=None, run_dir=None, printer=None, quiet=False, on_log=None):
     """Train on `env` (a name, or a creator with `config` given); return a summary dict.
+
+    `on_log(row)` sees every metrics row; returning True stops training after that epoch (with a
+    checkpoint), e.g. once a target score or a time budget is reached.
 
     With `resume`, the run directory's saved config is used (flags may still override it) and
     training continues from its latest checkpoint: same step count, optimizer and scheduler state.
@@ -560,6 +563,8 @@ def train(env, config=None, flags=(), resume=None, run_dir=None, printer=None, q
                     metrics.write(row)
                     dashboard.update(row)
                     summary['last'] = row
+                    if on_log is not None and on_log(row):
+                        interrupted = 'on_log'
     except EnvError as e:
         if rank == 0:
             path = trainer.save(run_dir)

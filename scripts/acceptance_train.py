@@ -1,0 +1,100 @@
+#!/usr/bin/env python
+"""Trainer acceptance: default hyperparameters on this machine, results into docs/training.md.
+
+    scripts/acceptance_train.py                  # everything (about 15 minutes on 2 cores)
+    scripts/acceptance_train.py --only squared   # some envs (sanity names, cartpole, pong); no doc update
+
+- Every Ocean sanity env is trained with the defaults (per-env files only set architecture, e.g. an
+  LSTM for memory) until its `perf` reaches the target, within 2 minutes of wall time.
+- Gymnasium CartPole-v1 must reach a mean episode return of 475 within 300k agent steps.
+- Ocean pong must beat its built-in opponent (mean perf = fraction of points won > 0.5).
+The table lists steps and seconds to the target, or the best value reached when it was missed.
+"""
+import argparse
+import platform
+import sys
+import time
+
+import torch
+
+from pufferlib import config as configuration
+from pufferlib import trainer as training
+
+sys.path.insert(0, __file__.rsplit('/', 1)[0])
+from benchdoc import update_section  # noqa: E402
+
+# env -> (metric, target, wall-clock budget in seconds, step budget or None)
+TASKS = {
+    'puffer_squared': ('env/perf', 0.95, 120, None),
+    'puffer_password': ('env/perf', 0.95, 120, None),
+    'puffer_stochastic': ('env/perf', 0.90, 120, None),
+    'puffer_memory': ('env/perf', 0.95, 120, None),
+    'puffer_multiagent': ('env/perf', 0.95, 120, None),
+    'puffer_spaces': ('env/perf', 0.95, 120, None),
+    'puffer_bandit': ('env/perf', 0.90, 120, None),
+    'CartPole-v1': ('env/episode_return', 475.0, 600, 300_000),
+    'puffer_pong': ('env/perf', 0.5, 600, None),
+}
+
+
+def run(env, metric, target, budget_s, budget_steps, seed):
+    flags = ['--train.seed', str(seed), '--train.log-interval', '1']
+    if budget_steps:
+        flags += ['--train.total-timesteps', str(budget_steps)]
+    config = configuration.load(env, flags)
+    best = {'value': float('-inf'), 'step': 0, 'seconds': 0.0}
+    solved = {}
+    start = time.time()
+
+    def on_log(row):
+        value = row.get(metric)
+        if value is not None and value > best['value']:
+            best.update(value=value, step=row['global_step'], seconds=time.time() - start)
+        if value is not None and value >= target and not solved:
+            solved.update(step=row['global_step'], seconds=time.time() - start, value=value)
+            return True
+        return time.time() - start > budget_s
+    summary = training.train(env, config=config, quiet=True, on_log=on_log)
+    return {'env': env, 'metric': metric, 'target': target, 'solved': bool(solved), **(solved or {}),
+            'best': best['value'], 'steps_run': summary['global_step'], 'seconds_run': time.time() - start,
+            'budget_s': budget_s, 'budget_steps': budget_steps, 'run_dir': summary['run_dir']}
+
+
+def table(results, seed):
+    lines = [f'Default hyperparameters (`pufferlib/config/default.toml` + family/env files), seed {seed}, '
+             f'CPU only: {platform.processor() or platform.machine()}, {torch.get_num_threads()} torch threads, '
+             f'torch {torch.__version__}. Reproduce: `.venv/bin/python scripts/acceptance_train.py`.', '',
+             '| env | metric | target | budget | met | steps to target | seconds to target | best reached |',
+             '|---|---|---:|---|---|---:|---:|---:|']
+    for r in results:
+        budget = f'{r["budget_s"]} s' + (f', {r["budget_steps"]:,} steps' if r['budget_steps'] else '')
+        lines.append(f'| {r["env"]} | {r["metric"]} | {r["target"]} | {budget} | {"yes" if r["solved"] else "**no**"} | '
+                     f'{r.get("step", 0):,} | {r.get("seconds", float("nan")):.0f} | {r["best"]:.3f} |')
+    return '\n'.join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--only', nargs='*', help='env names (or suffixes like squared, cartpole, pong)')
+    parser.add_argument('--seed', type=int, default=0)
+    args = parser.parse_args()
+    tasks = TASKS
+    if args.only:
+        tasks = {k: v for k, v in TASKS.items() if any(k.lower().endswith(o.lower()) or k == o for o in args.only)}
+    results = []
+    for env, (metric, target, budget_s, budget_steps) in tasks.items():
+        result = run(env, metric, target, budget_s, budget_steps, args.seed)
+        results.append(result)
+        print(f'{env:<20} {"solved" if result["solved"] else "MISSED":<7} best {result["best"]:.3f} '
+              f'steps {result.get("step", result["steps_run"]):,} in {result.get("seconds", result["seconds_run"]):.0f} s',
+              flush=True)
+    text = table(results, args.seed)
+    print('\n' + text)
+    if not args.only:
+        update_section('acceptance', 'Acceptance: default hyperparameters', text,
+                       path=__file__.rsplit('/', 2)[0] + '/docs/training.md')
+    return 0 if all(r['solved'] for r in results) else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
