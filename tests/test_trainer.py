@@ -206,3 +206,17 @@ def test_default_hyperparameters_solve_bandit_quickly():
     config = configuration.load('puffer_bandit', ['--train.total-timesteps', '2000000', '--train.log-interval', '0'])
     summary = training.train('puffer_bandit', config=config, quiet=True)
     assert summary['episodes']['env/perf'] > 0.9, summary['episodes']
+
+
+def test_data_parallel_two_processes_with_gloo(experiments):
+    """torchrun with 2 CPU processes: DDP averages gradients (gloo), rank 0 writes the run."""
+    env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments), 'OMP_NUM_THREADS': '1'}
+    cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2',
+           '-m', 'pufferlib.cli', 'train', 'puffer_squared', *SMALL, '--vec.backend', 'Serial',
+           '--train.total-timesteps', '2048', '--quiet']
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    runs = list(experiments.glob('puffer_squared-*'))
+    assert len(runs) == 1  # only rank 0 writes
+    state = torch.load(training.latest_checkpoint(str(runs[0])), weights_only=True)
+    assert state['global_step'] == 2048 and state['epoch'] == 2
