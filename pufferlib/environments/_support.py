@@ -26,3 +26,17 @@ def check_name(name, names, family):
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         hint = f' Did you mean {", ".join(close)}?' if close else ''
         raise APIUsageError(f'unknown {family} environment {name!r}.{hint} Known: {", ".join(names)}')
+
+
+def lazy_policy(module_name, build):
+    """A module-level __getattr__ that builds `Policy` (which needs torch) on first access and keeps
+    it, so importing a binding stays torch-free."""
+    cache = []
+
+    def __getattr__(attr):
+        if attr == 'Policy':
+            if not cache:
+                cache.append(build())
+            return cache[0]
+        raise AttributeError(f'module {module_name!r} has no attribute {attr!r}')
+    return __getattr__

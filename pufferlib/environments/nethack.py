@@ -7,7 +7,7 @@ uint8); emulation lays them out as one byte row and the policy nativizes them in
 nle pins an exact gymnasium (1.3.0 wants gymnasium==1.2.0) but runs on ours, so it is installed
 with --no-deps; see docs/environments.md.
 """
-from pufferlib.environments._support import check_name, require
+from pufferlib.environments._support import check_name, lazy_policy, require
 
 TASKS = {
     'nethack': 'NetHackScore-v0',
@@ -40,20 +40,8 @@ def make(name, buf=None, seed=None, observation_keys=OBSERVATION_KEYS, max_episo
     return GymnasiumPufferEnv(env_creator=lambda: gymnasium.make(TASKS[name], **kwargs), buf=buf, seed=seed)
 
 
-def __getattr__(attr):
-    # The policy needs torch; building it on first access keeps `import` of this module torch-free.
-    if attr == 'Policy':
-        return _policy_class()
-    raise AttributeError(f'module {__name__!r} has no attribute {attr!r}')
-
-
-_POLICY = None
-
-
-def _policy_class():
-    global _POLICY
-    if _POLICY is not None:
-        return _POLICY
+def _build_policy():
+    """The family's policy class, defined here because it needs torch (see lazy_policy)."""
     import numpy as np
     import torch
     from torch import nn
@@ -111,5 +99,7 @@ def _policy_class():
                 parts.append(self.message_fc(message.flatten(1)))
             return self.encoder(torch.cat(parts, dim=1))
 
-    _POLICY = Policy
     return Policy
+
+
+__getattr__ = lazy_policy(__name__, _build_policy)

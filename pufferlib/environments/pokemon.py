@@ -27,7 +27,7 @@ import os
 import gymnasium
 import numpy as np
 
-from pufferlib.environments._support import check_name, require
+from pufferlib.environments._support import check_name, lazy_policy, require
 from pufferlib.pufferenv import APIUsageError
 
 ROM_ENV_VAR = 'PUFFER_POKEMON_ROM'
@@ -180,20 +180,8 @@ class PokemonRedEnv(gymnasium.Env):
         self.pyboy.stop(save=False)
 
 
-def __getattr__(attr):
-    # The policy needs torch; building it on first access keeps `import` of this module torch-free.
-    if attr == 'Policy':
-        return _policy_class()
-    raise AttributeError(f'module {__name__!r} has no attribute {attr!r}')
-
-
-_POLICY = None
-
-
-def _policy_class():
-    global _POLICY
-    if _POLICY is not None:
-        return _POLICY
+def _build_policy():
+    """The family's policy class, defined here because it needs torch (see lazy_policy)."""
     import torch
     from torch import nn
 
@@ -221,5 +209,7 @@ def _policy_class():
             screen = unpack_screen(packed).unsqueeze(1).float() / 3.0
             return self.encoder(self.cnn(screen))
 
-    _POLICY = Policy
     return Policy
+
+
+__getattr__ = lazy_policy(__name__, _build_policy)
