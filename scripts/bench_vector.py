@@ -88,11 +88,10 @@ def measure_sb3(creator, num_envs, seconds, subprocess):
 
 
 def implementations(cores, num_envs):
-    pool_workers = cores if num_envs // cores % 1 == 0 else 1
     return [
         ('ours', 'Serial', dict(backend='Serial')),
         ('ours', 'Multiprocessing sync', dict(backend='Multiprocessing', num_workers=cores)),
-        ('ours', 'Multiprocessing pool', dict(backend='Multiprocessing', num_workers=pool_workers,
+        ('ours', 'Multiprocessing pool', dict(backend='Multiprocessing', num_workers=cores,
                                               batch_size=num_envs // 2)),
         ('peer', 'Gymnasium SyncVectorEnv', dict(gymnasium=False)),
         ('peer', 'Gymnasium AsyncVectorEnv(shm)', dict(gymnasium=True)),
