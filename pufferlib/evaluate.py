@@ -51,8 +51,7 @@ def evaluate(env_name, checkpoint, episodes=3, video=None, fps=30, seed=0, max_s
     state_dict = training.load_checkpoint(path, policy)
     policy.eval()
     recurrent = getattr(policy, 'is_recurrent', False)
-    state = ({'lstm_h': torch.zeros(env.num_agents, policy.hidden_size),
-              'lstm_c': torch.zeros(env.num_agents, policy.hidden_size)} if recurrent else None)
+    state = policy.initial_state(env.num_agents) if recurrent else None
 
     frames, returns = [], []
     obs, _ = env.reset(seed=seed)

@@ -274,8 +274,7 @@ class LSTMWrapper(nn.Module):
     def initial_state(self, batch_size, device=None):
         """Zero state for `batch_size` env rows: {'lstm_h': [B, hidden], 'lstm_c': [B, hidden]}."""
         device = device if device is not None else self.lstm.weight_hh_l0.device
-        zeros = lambda: torch.zeros(batch_size, self.hidden_size, device=device)
-        return {'lstm_h': zeros(), 'lstm_c': zeros()}
+        return {key: torch.zeros(batch_size, self.hidden_size, device=device) for key in ('lstm_h', 'lstm_c')}
 
     def _state_tensors(self, state, rows):
         if not isinstance(state, dict) or 'lstm_h' not in state or 'lstm_c' not in state:

@@ -94,7 +94,7 @@ def make_optimizers(policy, train):
     others = [p for p in params if p.ndim != 2]
     # match_rms_adamw scales Muon's step to AdamW's update size, so one learning rate serves both.
     optimizers = [torch.optim.Muon(matrices, lr=train['learning_rate'], weight_decay=train['weight_decay'],
-                                   adjust_lr_fn=train.get('muon_adjust_lr', 'match_rms_adamw'))]
+                                   adjust_lr_fn='match_rms_adamw')]
     if others:
         optimizers.append(torch.optim.AdamW(others, lr=train['learning_rate'], betas=betas, eps=eps,
                                             weight_decay=train['weight_decay']))
@@ -253,8 +253,7 @@ class Trainer:
         self.step_of_row = np.zeros(S, dtype=np.int64)   # next write index of each row's segment
         self.state = {}
         if self.recurrent:
-            hidden = policy.hidden_size
-            self.state = {'lstm_h': torch.zeros(S, hidden, device=d), 'lstm_c': torch.zeros(S, hidden, device=d)}
+            self.state = policy.initial_state(S, device=d)
             self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
 
         self.optimizers = make_optimizers(self.policy, train)
