@@ -73,22 +73,24 @@ def squared_policy(env, obs):
     return actions
 
 
+def _centre(normalised, extent, size):
+    """Pixel centre of an object of `size` whose position is given normalised to [0, 1]."""
+    return normalised * (extent - size) + size / 2
+
+
+def _follow(paddle, target):
+    """Move the paddle toward `target` (action 1 lowers the coordinate, 2 raises it), 2 px dead zone."""
+    return np.where(target < paddle - 2, 1, np.where(target > paddle + 2, 2, 0)).astype(np.int32)
+
+
 def pong_policy(env, obs):
     """Keep the paddle's centre on the ball's height."""
-    height, ball = 128.0, 2.0
-    paddle_h = env.config['paddle_height']
-    paddle = obs[:, 0] * (height - paddle_h) + paddle_h / 2
-    ball_y = obs[:, 3] * (height - ball) + ball / 2
-    return np.where(ball_y < paddle - 2, 1, np.where(ball_y > paddle + 2, 2, 0)).astype(np.int32)
+    return _follow(_centre(obs[:, 0], 128.0, env.config['paddle_height']), _centre(obs[:, 3], 128.0, 2.0))
 
 
 def breakout_policy(env, obs):
     """Keep the paddle's centre under the ball."""
-    width, ball = 144.0, 2.0
-    paddle_w = env.config['paddle_width']
-    paddle = obs[:, 0] * (width - paddle_w) + paddle_w / 2
-    ball_x = obs[:, 1] * (width - ball) + ball / 2
-    return np.where(ball_x < paddle - 2, 1, np.where(ball_x > paddle + 2, 2, 0)).astype(np.int32)
+    return _follow(_centre(obs[:, 0], 144.0, env.config['paddle_width']), _centre(obs[:, 1], 144.0, 2.0))
 
 
 def multiagent_policy(env, obs):
