@@ -1,0 +1,213 @@
+#!/usr/bin/env python
+"""Reproducible CPU baselines: docs/baselines.md and docs/baselines/<env>.png.
+
+    scripts/baselines.py                          # every baseline below (about 20 minutes on 2 cores)
+    scripts/baselines.py --only CartPole-v1       # one env (or several); the others keep their results
+    scripts/baselines.py --replot                 # no training: redraw PNGs and the doc from results.json
+
+Each baseline is `puffer train ENV FLAGS --train.seed S` for seeds 0, 1, 2, then seed 0 again: the
+spread over seeds is the score's uncertainty, the gap between the two seed-0 runs is the run-to-run
+noise on the same hardware (the Multiprocessing backend does not make runs bit-identical).
+Every run holds /tmp/puffer-cpu.lock (flock) so timings are not disturbed by other CPU jobs.
+Results accumulate in docs/baselines/results.json, so `--only` reruns one env and rewrites the doc.
+Runs land under $PUFFER_EXPERIMENTS (default /tmp/baselines), not in the repository.
+"""
+import argparse
+import fcntl
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, 'docs', 'baselines.md')
+PNG_DIR = os.path.join(ROOT, 'docs', 'baselines')
+RESULTS = os.path.join(PNG_DIR, 'results.json')
+LOCK = '/tmp/puffer-cpu.lock'
+SEEDS = (0, 1, 2)
+LAST_N = 5  # final score = mean of the metric over the last LAST_N logged rows
+
+OCEAN = ('squared', 'password', 'stochastic', 'memory', 'multiagent', 'spaces', 'bandit')
+
+# env -> (metric, total agent steps, extra flags, compose service or None)
+BASELINES = {
+    'CartPole-v1': ('env/episode_return', 300_000, [], None),
+    # Ocean sanity suite: 3M steps each, except what needs longer to reach its optimum (docs/training.md):
+    # memory (an LSTM) 8M, squared 15M.
+    **{f'puffer_{name}': ('env/perf', {'memory': 8_000_000, 'squared': 15_000_000}.get(name, 3_000_000), [],
+                          'baseline-ocean-sanity') for name in OCEAN},
+    'minihack_room': ('env/episode_return', 50_000, [], None),
+    'pettingzoo_kaz': ('env/episode_return', 100_000, [], None),
+    'procgen_bigfish': ('env/episode_return', 16_384, [], None),
+}
+
+
+def hardware():
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in open('/proc/cpuinfo'):
+            if line.startswith('model name'):
+                cpu = line.split(':', 1)[1].strip()
+                break
+    except OSError:
+        pass
+    import torch
+    return f'{cpu}, {os.cpu_count()} cores, CPU only, torch {torch.__version__} ({torch.get_num_threads()} threads)'
+
+
+def command(env, steps, flags, seed):
+    return (['puffer', 'train', env, '--train.total-timesteps', str(steps), '--train.seed', str(seed),
+             '--train.log-interval', '0.25'] + list(flags))
+
+
+def run_one(env, steps, flags, seed, experiments):
+    before = set(os.listdir(experiments)) if os.path.isdir(experiments) else set()
+    cmd = command(env, steps, flags, seed)
+    cmd[0] = os.path.join(os.path.dirname(sys.executable), 'puffer')
+    log = os.path.join(experiments, f'.{env}-seed{seed}.log')
+    os.makedirs(experiments, exist_ok=True)
+    with open(LOCK, 'a') as lock, open(log, 'w') as out:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        start = time.time()
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, 'PUFFER_EXPERIMENTS': experiments})
+        wall = time.time() - start
+    new = sorted(d for d in set(os.listdir(experiments)) - before if d.startswith(env + '-'))
+    if rc != 0 or not new:
+        raise RuntimeError(f'{" ".join(cmd)} failed (rc {rc}); see {log}')
+    return os.path.join(experiments, new[-1]), wall
+
+
+def score(run_dir, metric):
+    from pufferlib.evaluate import read_metrics
+    rows = read_metrics(run_dir)
+    values = [r[metric] for r in rows if metric in r]
+    return (statistics.fmean(values[-LAST_N:]) if values else float('nan')), (rows[-1]['global_step'] if rows else 0)
+
+
+def run_env(env, experiments):
+    metric, steps, flags, service = BASELINES[env]
+    runs = []
+    for i, seed in enumerate(SEEDS + (SEEDS[0],)):
+        run_dir, wall = run_one(env, steps, flags, seed, experiments)
+        final, global_step = score(run_dir, metric)
+        runs.append({'seed': seed, 'repeat': i >= len(SEEDS), 'run_dir': run_dir, 'wall_s': wall,
+                     'steps': global_step, 'final': final})
+        print(f'{env:<20} seed {seed}{" (repeat)" if i >= len(SEEDS) else ""}: {metric} {final:.3f} '
+              f'after {global_step:,} steps in {wall:.0f} s', flush=True)
+    result = {'env': env, 'metric': metric, 'budget': steps, 'flags': flags, 'service': service,
+              'command': ' '.join(command(env, steps, flags, 'S')), 'hardware': hardware(),
+              'date': time.strftime('%Y-%m-%d'), 'runs': runs}
+    result['png'] = draw(result, experiments)
+    return result
+
+
+def draw(result, experiments):
+    """The learning-curve PNG; the legend names runs by seed (symlinks named seed0, seed1, ...)."""
+    from pufferlib.evaluate import plot
+    env = result['env']
+    labels = os.path.join(experiments, '.labels', env)
+    os.makedirs(labels, exist_ok=True)
+    paths = []
+    for r in result['runs']:
+        link = os.path.join(labels, f'seed{r["seed"]}' + ('-rerun' if r['repeat'] else ''))
+        if os.path.lexists(link):
+            os.remove(link)
+        os.symlink(r['run_dir'], link)
+        paths.append(link)
+    os.makedirs(PNG_DIR, exist_ok=True)
+    png = plot(paths, metric=result['metric'], out=os.path.join(PNG_DIR, f'{env}.png'),
+               title=f'{env}: seeds 0, 1, 2 and seed 0 rerun')
+    return os.path.relpath(png, os.path.dirname(DOC))
+
+
+def fmt(x):
+    return f'{x:.3f}' if abs(x) < 10 else f'{x:.1f}'
+
+
+def render(results):
+    hw = sorted({r['hardware'] for r in results.values()})
+    lines = ['# Baselines', '',
+             'Reproducible baselines on a 2-core CPU machine (no GPU). Every row is `puffer train` with the',
+             'committed config (`pufferlib/config/default.toml` -> family file -> env file) plus the flags shown,',
+             'for seeds 0, 1 and 2, then seed 0 once more to measure run-to-run noise on the same hardware.',
+             f'Final score = mean of the metric over the last {LAST_N} logged rows (one row every 0.25 s).',
+             'Budgets are short (a minute or two per run): these are reproducibility baselines, not tuned',
+             'results. Regenerate with `.venv/bin/python scripts/baselines.py [--only ENV]`.', '',
+             'Hardware: ' + '; '.join(hw) + '.', '',
+             'Compose: `baseline-ocean-sanity` runs the Ocean suite with the committed step budgets (longer than',
+             'here); no compose service exists for the other rows (`baseline-cartpole` trains puffer_cartpole,',
+             'the Ocean CartPole, not Gymnasium CartPole-v1).', '',
+             '| env | metric | steps | seeds | wall time / run (s) | final score (mean ± std, seeds 0-2) | per seed | seed-0 rerun (noise) | compose service |',
+             '|---|---|---:|---|---:|---:|---|---:|---|']
+    for env in BASELINES:
+        r = results.get(env)
+        if not r:
+            continue
+        main = [x for x in r['runs'] if not x['repeat']]
+        rep = [x for x in r['runs'] if x['repeat']]
+        finals = [x['final'] for x in main]
+        std = statistics.stdev(finals) if len(finals) > 1 else 0.0
+        wall = statistics.fmean(x['wall_s'] for x in r['runs'])
+        noise = f'{fmt(rep[0]["final"])} (Δ {fmt(rep[0]["final"] - main[0]["final"])})' if rep else 'n/a'
+        lines.append(f'| {env} | {r["metric"]} | {main[0]["steps"]:,} | {", ".join(str(x["seed"]) for x in main)} | '
+                     f'{wall:.0f} | {fmt(statistics.fmean(finals))} ± {fmt(std)} | '
+                     f'{" / ".join(fmt(f) for f in finals)} | {noise} | {r["service"] or "none"} |')
+    lines += ['', 'Notes: procgen_bigfish runs at ~250 steps/s on 2 CPU cores (IMPALA ResNet + LSTM), so its',
+              '16k-step budget only checks that the config trains and is reproducible; it is far from a score.',
+              'Not run here (need a GPU machine): Atari Pong/Breakout, a full-budget Procgen game, NetHack.']
+    lines += ['', '## Commands and curves', '']
+    for env in BASELINES:
+        r = results.get(env)
+        if not r:
+            continue
+        cmd = r['command'].replace('--train.seed S', '--train.seed $S')
+        lines += [f'### {env}', '', '```', f'for S in 0 1 2 0; do PUFFER_EXPERIMENTS=/tmp/baselines {cmd}; done', '```', '',
+                  f'Run {r["date"]}; ' + ', '.join(f'seed {x["seed"]}{" (rerun)" if x["repeat"] else ""}: '
+                                                    f'{x["steps"]:,} steps, {x["wall_s"]:.0f} s' for x in r['runs']) + '.',
+                  '', f'![{env} learning curves]({r["png"]})', '']
+    missing = [e for e in BASELINES if e not in results]
+    if missing:
+        lines += ['## Not run yet', '', ', '.join(missing) + ': `scripts/baselines.py --only ENV` adds them.', '']
+    return '\n'.join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('--only', nargs='*', help='env names (or suffixes: cartpole, memory, kaz, ...)')
+    parser.add_argument('--experiments', default=os.environ.get('PUFFER_EXPERIMENTS', '/tmp/baselines'))
+    parser.add_argument('--replot', action='store_true', help='no training: redraw PNGs and the doc from results.json')
+    args = parser.parse_args()
+    envs = list(BASELINES)
+    if args.only:
+        envs = [e for e in envs if any(e == o or e.lower().endswith(o.lower()) for o in args.only)]
+        if not envs:
+            parser.error(f'no baseline matches {args.only}; baselines: {", ".join(BASELINES)}')
+    results = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+    if args.replot:  # redraw the PNGs and the doc from results.json (the run directories must still exist)
+        for env in envs:
+            if env in results:
+                results[env]['png'] = draw(results[env], args.experiments)
+        with open(DOC, 'w') as f:
+            f.write(render(results) + '\n')
+        return 0
+    failed = []
+    for env in envs:
+        try:
+            results[env] = run_env(env, args.experiments)
+        except Exception as e:  # keep going: one broken env should not lose the others
+            print(f'{env}: FAILED: {e}', flush=True)
+            failed.append(env)
+            continue
+        os.makedirs(PNG_DIR, exist_ok=True)
+        with open(RESULTS, 'w') as f:
+            json.dump(results, f, indent=1)
+        with open(DOC, 'w') as f:
+            f.write(render(results) + '\n')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
