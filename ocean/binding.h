@@ -6,7 +6,7 @@
  *   #define OBS_T <c type>        element type of one observation value
  *   #define OBS_FORMAT "<c>"      its buffer-protocol format: "B" uint8, "b" int8, "f" float32
  * and after the include defines
- *   static int configure(Env*, PyObject* cfg)   copy config values out of a dict (cfg_int/cfg_float);
+ *   static int configure(Env*, PyObject* cfg)   copy config values out of a dict (cfg_int_in/cfg_float);
  *                                               set num_agents, obs_size, act_size; -1 on error
  *   static void frame_shape(Env*, int* h, int* w)   size of one RGB frame
  *
@@ -77,6 +77,14 @@ static int cfg_check(long value, long lo, long hi, const char *key) {
         PyErr_Format(PyExc_ValueError, "config %s=%ld is outside [%ld, %ld]", key, value, lo, hi);
         return -1;
     }
+    return 0;
+}
+
+/* Read an int option, check lo <= value <= hi, store it in *out: one call names the key once. */
+static int cfg_int_in(PyObject *cfg, const char *key, long lo, long hi, int *out) {
+    long value = cfg_int(cfg, key);
+    if (cfg_check(value, lo, hi, key) < 0) return -1;
+    *out = (int)value;
     return 0;
 }
 

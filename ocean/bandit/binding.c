@@ -5,10 +5,8 @@
 #include "binding.h"
 
 static int configure(Bandit *env, PyObject *cfg) {
-    env->num_arms = (int)cfg_int(cfg, "num_arms");
-    if (cfg_check(env->num_arms, 1, 1 << 16, "num_arms") < 0) return -1;
-    env->best_arm = (int)cfg_int(cfg, "best_arm");
-    if (cfg_check(env->best_arm, 0, env->num_arms - 1, "best_arm") < 0) return -1;
+    if (cfg_int_in(cfg, "num_arms", 1, 1 << 16, &env->num_arms) < 0) return -1;
+    if (cfg_int_in(cfg, "best_arm", 0, env->num_arms - 1, &env->best_arm) < 0) return -1;
     double best = cfg_float(cfg, "best_prob"), other = cfg_float(cfg, "other_prob");
     if (PyErr_Occurred()) return -1;
     if (!(best >= 0 && best <= 1 && other >= 0 && other <= 1)) {

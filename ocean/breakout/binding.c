@@ -5,12 +5,9 @@
 #include "binding.h"
 
 static int configure(Breakout *env, PyObject *cfg) {
-    env->lives_max = (int)cfg_int(cfg, "lives");
-    if (cfg_check(env->lives_max, 1, 1000, "lives") < 0) return -1;
-    env->frameskip = (int)cfg_int(cfg, "frameskip");
-    if (cfg_check(env->frameskip, 1, 64, "frameskip") < 0) return -1;
-    env->max_steps = (int)cfg_int(cfg, "max_steps");
-    if (cfg_check(env->max_steps, 1, 1 << 30, "max_steps") < 0) return -1;
+    if (cfg_int_in(cfg, "lives", 1, 1000, &env->lives_max) < 0) return -1;
+    if (cfg_int_in(cfg, "frameskip", 1, 64, &env->frameskip) < 0) return -1;
+    if (cfg_int_in(cfg, "max_steps", 1, 1 << 30, &env->max_steps) < 0) return -1;
     double width = cfg_float(cfg, "paddle_width"), speed = cfg_float(cfg, "paddle_speed");
     if (PyErr_Occurred()) return -1;
     if (!(width >= 4 && width <= BO_W / 2 && speed > 0 && speed <= 16)) {

@@ -5,8 +5,7 @@
 #include "binding.h"
 
 static int configure(Cartpole *env, PyObject *cfg) {
-    env->max_steps = (int)cfg_int(cfg, "max_steps");
-    if (cfg_check(env->max_steps, 1, 1 << 30, "max_steps") < 0) return -1;
+    if (cfg_int_in(cfg, "max_steps", 1, 1 << 30, &env->max_steps) < 0) return -1;
     env->num_agents = 1;
     env->obs_size = 4;
     env->act_size = 1;

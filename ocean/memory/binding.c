@@ -5,12 +5,9 @@
 #include "binding.h"
 
 static int configure(Memory *env, PyObject *cfg) {
-    env->length = (int)cfg_int(cfg, "length");
-    if (cfg_check(env->length, 1, MEM_MAX, "length") < 0) return -1;
-    env->delay = (int)cfg_int(cfg, "delay");
-    if (cfg_check(env->delay, 0, 1 << 20, "delay") < 0) return -1;
-    env->num_symbols = (int)cfg_int(cfg, "num_symbols");
-    if (cfg_check(env->num_symbols, 2, 255, "num_symbols") < 0) return -1;
+    if (cfg_int_in(cfg, "length", 1, MEM_MAX, &env->length) < 0) return -1;
+    if (cfg_int_in(cfg, "delay", 0, 1 << 20, &env->delay) < 0) return -1;
+    if (cfg_int_in(cfg, "num_symbols", 2, 255, &env->num_symbols) < 0) return -1;
     env->num_agents = 1;
     env->obs_size = env->num_symbols + 1;
     env->act_size = 1;

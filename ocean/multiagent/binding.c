@@ -5,8 +5,7 @@
 #include "binding.h"
 
 static int configure(Multiagent *env, PyObject *cfg) {
-    env->horizon = (int)cfg_int(cfg, "horizon");
-    if (cfg_check(env->horizon, 1, 1 << 20, "horizon") < 0) return -1;
+    if (cfg_int_in(cfg, "horizon", 1, 1 << 20, &env->horizon) < 0) return -1;
     env->num_agents = 2;
     env->obs_size = 2;
     env->act_size = 1;

@@ -5,8 +5,7 @@
 #include "binding.h"
 
 static int configure(Password *env, PyObject *cfg) {
-    env->length = (int)cfg_int(cfg, "length");
-    if (cfg_check(env->length, 1, PW_MAX, "length") < 0) return -1;
+    if (cfg_int_in(cfg, "length", 1, PW_MAX, &env->length) < 0) return -1;
     env->password_seed = (unsigned long long)cfg_int(cfg, "password_seed");
     env->num_agents = 1;
     env->obs_size = env->length;

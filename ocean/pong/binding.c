@@ -5,12 +5,9 @@
 #include "binding.h"
 
 static int configure(Pong *env, PyObject *cfg) {
-    env->max_score = (int)cfg_int(cfg, "max_score");
-    if (cfg_check(env->max_score, 1, 1000, "max_score") < 0) return -1;
-    env->frameskip = (int)cfg_int(cfg, "frameskip");
-    if (cfg_check(env->frameskip, 1, 64, "frameskip") < 0) return -1;
-    env->max_steps = (int)cfg_int(cfg, "max_steps");
-    if (cfg_check(env->max_steps, 1, 1 << 30, "max_steps") < 0) return -1;
+    if (cfg_int_in(cfg, "max_score", 1, 1000, &env->max_score) < 0) return -1;
+    if (cfg_int_in(cfg, "frameskip", 1, 64, &env->frameskip) < 0) return -1;
+    if (cfg_int_in(cfg, "max_steps", 1, 1 << 30, &env->max_steps) < 0) return -1;
     double paddle_h = cfg_float(cfg, "paddle_height"), speed = cfg_float(cfg, "paddle_speed"),
            opp = cfg_float(cfg, "opponent_speed");
     if (PyErr_Occurred()) return -1;

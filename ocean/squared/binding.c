@@ -7,12 +7,9 @@
 static void frame_shape(Squared *env, int *h, int *w) { squared_frame_shape(env, h, w); }
 
 static int configure(Squared *env, PyObject *cfg) {
-    env->size = (int)cfg_int(cfg, "size");
-    if (cfg_check(env->size, 2, 255, "size") < 0) return -1;
-    env->num_targets = (int)cfg_int(cfg, "num_targets");
-    if (cfg_check(env->num_targets, 1, 4 * (env->size - 1), "num_targets") < 0) return -1;
-    env->max_steps = (int)cfg_int(cfg, "max_steps");
-    if (cfg_check(env->max_steps, 1, 1 << 30, "max_steps") < 0) return -1;
+    if (cfg_int_in(cfg, "size", 2, 255, &env->size) < 0) return -1;
+    if (cfg_int_in(cfg, "num_targets", 1, 4 * (env->size - 1), &env->num_targets) < 0) return -1;
+    if (cfg_int_in(cfg, "max_steps", 1, 1 << 30, &env->max_steps) < 0) return -1;
     env->num_agents = 1;
     env->obs_size = env->size * env->size;
     env->act_size = 1;

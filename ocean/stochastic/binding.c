@@ -11,8 +11,7 @@ static int configure(Stochastic *env, PyObject *cfg) {
         return -1;
     }
     env->p = (float)p;
-    env->horizon = (int)cfg_int(cfg, "horizon");
-    if (cfg_check(env->horizon, 1, 1 << 20, "horizon") < 0) return -1;
+    if (cfg_int_in(cfg, "horizon", 1, 1 << 20, &env->horizon) < 0) return -1;
     env->num_agents = 1;
     env->obs_size = 1;
     env->act_size = 1;

@@ -7,10 +7,8 @@
 #include "binding.h"
 
 static int configure(Template *env, PyObject *cfg) {
-    env->length = (int)cfg_int(cfg, "length");
-    if (cfg_check(env->length, 2, 1 << 16, "length") < 0) return -1;
-    env->max_steps = (int)cfg_int(cfg, "max_steps");
-    if (cfg_check(env->max_steps, 1, 1 << 30, "max_steps") < 0) return -1;
+    if (cfg_int_in(cfg, "length", 2, 1 << 16, &env->length) < 0) return -1;
+    if (cfg_int_in(cfg, "max_steps", 1, 1 << 30, &env->max_steps) < 0) return -1;
     env->num_agents = 1;           /* agents (rows) per env instance */
     env->obs_size = env->length;   /* OBS_T elements per row: must match the Python Box */
     env->act_size = 1;             /* int32 elements per action row */
