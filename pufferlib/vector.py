@@ -474,6 +474,34 @@ def _set_parent_death_signal():
         pass
 
 
+def _run_command(envs, command, seed):
+    """Step or reset one worker's envs; return their infos (a list, usually empty)."""
+    infos = []
+    if command == STEP:
+        for env in envs:
+            info = env.step(env.actions)[4]
+            if info:
+                infos.extend(info)
+    else:
+        for k, env in enumerate(envs):
+            info = env.reset(None if seed < 0 else seed + k)[1]
+            if info:
+                infos.extend(info)
+    return infos
+
+
+def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared):
+    a = agents_per_env
+    envs = []
+    for k in range(envs_per_worker):
+        e = w * envs_per_worker + k
+        env = create_env(creators[e], env_args, env_kwargs, buf=_slice_buffers(shared, e * a, (e + 1) * a),
+                         seed=None)
+        _check_agents(env, a, f'env {e}')
+        envs.append(env)
+    return envs
+
+
 def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, done, conn,
                parent_pid, spin_s):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
@@ -488,16 +516,8 @@ def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_en
         except Exception:
             pass
 
-    a = agents_per_env
-    first_env = w * envs_per_worker
     try:
-        envs = []
-        for k in range(envs_per_worker):
-            e = first_env + k
-            env = create_env(creators[e], env_args, env_kwargs,
-                             buf=_slice_buffers(shared, e * a, (e + 1) * a), seed=None)
-            _check_agents(env, a, f'env {e}')
-            envs.append(env)
+        envs = _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared)
     except BaseException:
         fail()
         return
@@ -511,24 +531,13 @@ def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_en
             return
         command = commands[w]
         try:
-            infos = []
-            if command == STEP:
-                for env in envs:
-                    info = env.step(env.actions)[4]
-                    if info:
-                        infos.extend(info)
-            elif command == RESET:
-                seed = int(seeds[w])
-                for k, env in enumerate(envs):
-                    info = env.reset(None if seed < 0 else seed + k)[1]
-                    if info:
-                        infos.extend(info)
-            elif command == CLOSE:
+            if command == CLOSE:
                 for env in envs:
                     env.close()
                 status[w] = CLOSED
                 done.release()
                 return
+            infos = _run_command(envs, command, int(seeds[w]))
             payload = pickle.dumps(infos) if infos else None
         except BaseException:
             fail()
@@ -544,20 +553,30 @@ class Multiprocessing(VecEnv):
     """Workers in forked processes; every array in shared memory; no per-step pickling.
 
     The parent posts one semaphore per worker to start a command; workers post one shared
-    semaphore when they finish. Both sides spin for `spin` tries and then block, so waiting costs
-    no CPU on machines with fewer cores than processes. Only non-empty infos cross a pipe.
+    semaphore when they finish. Both sides spin for at most `spin_us` and then block, so waiting
+    costs no CPU on machines with fewer cores than processes. Only non-empty infos cross a pipe.
+
+    `local_worker=True` runs worker 0's envs in this process, while it would otherwise wait for the
+    others: with cheap envs on a small machine one process fewer competes for the cores (2 workers on
+    2 cores are 2 processes, not 3). The price is isolation: a crash in those envs is a crash here.
+    In a pool (batch_size < num_envs) recv() steps worker 0 when it has to wait, so the policy no
+    longer overlaps with those envs; it pays off mainly in synchronous mode.
     """
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, spin_us=200):
+                 batch_size=None, zero_copy=True, seed=None, spin_us=200, local_worker=False):
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
         cores = cpu_count()
         if self.num_workers > cores:
             warnings.warn(f'num_workers={self.num_workers} is more than the {cores} cores this process may use; '
                           'workers will share cores, which works but is usually slower', RuntimeWarning,
                           stacklevel=3)
-        if not isinstance(spin_us, (int, float)) or spin_us < 0:
+        if not isinstance(spin_us, (int, float)) or isinstance(spin_us, bool) or spin_us < 0:
             raise APIUsageError(f'spin_us must be a number >= 0, got {spin_us!r}')
+        if not isinstance(local_worker, bool):
+            raise APIUsageError(f'local_worker must be True or False, got {local_worker!r}')
+        self.local_worker = local_worker
+        self._local_envs, self._local_command = [], None
         self.spin_s = spin_us * 1e-6
         obs, act = self.single_observation_space, self.single_action_space
         n, W = self.num_agents, self.num_workers
@@ -573,24 +592,31 @@ class Multiprocessing(VecEnv):
         self._done = ctx.Semaphore(0)
         self._waiter = Waiter(self._done, self.spin_s)
         self._go = [ctx.Semaphore(0) for _ in range(W)]
-        self._conns, self.processes = [], []
+        # Child processes, their worker indices and result pipes (worker 0 has none when local).
+        self.processes, self._proc_workers, self._conns = [], [], {}
         # Semaphore posts acquired minus finished workers consumed; never negative, so a positive
         # value guarantees a finished worker is there to be found.
         self._credits = 0
         self.shared.status[:] = BUSY
-        for w in range(W):
+        remote = range(1 if local_worker else 0, W)
+        for w in remote:
             parent_conn, child_conn = ctx.Pipe(duplex=False)
             proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{w}', daemon=True, args=(
                 w, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
                 self.shared, self._go[w], self._done, child_conn, os.getpid(), self.spin_s))
             proc.start()
             child_conn.close()
-            self._conns.append(parent_conn)
+            self._conns[w] = parent_conn
             self.processes.append(proc)
+            self._proc_workers.append(w)
         self._closed = False
         _OPEN.add(self)
-        self._inflight = dict.fromkeys(range(W))
+        self._inflight = dict.fromkeys(remote)
         try:
+            if local_worker:  # after the fork, so children do not inherit these envs
+                self._local_envs = _build_worker_envs(0, env_creators, self.env_args, self.env_kwargs,
+                                                      self.envs_per_worker, self.agents_per_env, self.shared)
+                self.shared.status[0] = DONE
             self._wait_all_idle()  # every worker built its envs (or one failed: raise its traceback)
         except BaseException:
             self.close()
@@ -610,13 +636,39 @@ class Multiprocessing(VecEnv):
             shared.commands[w] = command
             shared.status[w] = BUSY
             self._inflight[w] = None
-            self._go[w].release()
+            if w == 0 and self.local_worker:
+                self._local_command = command  # run by _collect, once the others are on their way
+            else:
+                self._go[w].release()
+
+    def _run_local(self):
+        command, self._local_command = self._local_command, None
+        try:
+            infos = _run_command(self._local_envs, command, int(self.shared.seeds[0]))
+        except Exception as exc:
+            tb = traceback.format_exc()
+            self.close()
+            raise EnvError(f'an env of the local worker (envs {self._env_range(0)}) raised; the vector env is '
+                           f'closed. The env\'s traceback:\n{tb}') from exc
+        self.shared.status[0] = DONE
+        self._inflight.pop(0, None)
+        if infos:
+            self._ready_infos[0] = infos
+        self._ready.append(0)
 
     def _acquire_done(self):
         self._waiter.wait(self._check_alive)
 
     def _collect(self):
         """Wait until at least one in-flight worker finishes and move it to the ready list."""
+        if self._local_command is not None:
+            # A remote worker that has already finished goes first: otherwise the local worker,
+            # always "done" soonest, would starve the others in a pool.
+            if self._credits == 0 and self._done.acquire(False):
+                self._credits += 1
+            if self._credits == 0:
+                self._run_local()
+                return
         while True:
             if self._credits > 0:
                 status, found = self.shared.status, False
@@ -650,7 +702,7 @@ class Multiprocessing(VecEnv):
             raise
 
     def _check_alive(self):
-        for w, proc in enumerate(self.processes):
+        for w, proc in zip(self._proc_workers, self.processes):
             if proc.exitcode is not None and self.shared.status[w] != CLOSED:
                 if self.shared.status[w] == ERROR:
                     self._raise_worker_error(w)
@@ -685,7 +737,13 @@ class Multiprocessing(VecEnv):
             return
         self._closed = True
         _OPEN.discard(self)
-        for w, proc in enumerate(self.processes):
+        self._local_command = None
+        for env in self._local_envs:
+            try:
+                env.close()
+            except Exception:
+                pass
+        for w, proc in zip(self._proc_workers, self.processes):
             if proc.is_alive():
                 self.shared.commands[w] = CLOSE
                 self._go[w].release()
@@ -699,7 +757,7 @@ class Multiprocessing(VecEnv):
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-        for conn in self._conns:
+        for conn in self._conns.values():
             conn.close()
 
 
@@ -859,7 +917,8 @@ def make(env_creator, backend=Serial, num_envs=1, num_workers=None, batch_size=N
     num_workers: processes/actors (Multiprocessing default: as many as this machine's cores that
         divide num_envs; Serial ignores it).
     batch_size: envs per recv (default num_envs: synchronous).
-    backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 200); Ray `address=`.
+    backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 200) and
+        `local_worker=` (run worker 0's envs in this process; see Multiprocessing); Ray `address=`.
     """
     cls = resolve_backend(backend)
     if isinstance(env_creator, str):
@@ -915,18 +974,22 @@ def autotune(env_creator, max_envs=None, seconds=1.0, env_kwargs=None, printer=p
             if num_envs % workers:
                 continue
             candidates.append(dict(backend='Multiprocessing', num_envs=num_envs, num_workers=workers))
+            if workers > 1:
+                candidates.append(dict(backend='Multiprocessing', num_envs=num_envs, num_workers=workers,
+                                       local_worker=True))
             if (num_envs // 2) % (num_envs // workers) == 0 and workers > 1:
                 candidates.append(dict(backend='Multiprocessing', num_envs=num_envs, num_workers=workers,
                                        batch_size=num_envs // 2))
         num_envs *= 2
     results = []
-    printer(f'{"backend":<16} {"num_envs":>8} {"workers":>7} {"batch":>6} {"steps/s":>12}')
+    printer(f'{"backend":<16} {"num_envs":>8} {"workers":>7} {"batch":>6} {"local":>5} {"steps/s":>12}')
     for config in candidates:
         with make(env_creator, env_kwargs=env_kwargs, **config) as vecenv:
             sps = measure(vecenv, seconds)
         results.append((sps, config))
         printer(f'{config["backend"]:<16} {config["num_envs"]:>8} {config.get("num_workers", 1):>7} '
-                f'{config.get("batch_size", config["num_envs"]):>6} {sps:>12,.0f}')
+                f'{config.get("batch_size", config["num_envs"]):>6} {"yes" if config.get("local_worker") else "":>5} '
+                f'{sps:>12,.0f}')
     best_sps, best = max(results, key=lambda item: item[0])
     printer(f'best: {best} at {best_sps:,.0f} steps/s')
     return best, best_sps

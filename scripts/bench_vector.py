@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Vectorization benchmark: ours vs Gymnasium and SB3 vector envs, measured in the same run.
 
-    scripts/bench_vector.py                 # full run (about 4 minutes on 2 cores), updates docs/benchmarks.md
+    scripts/bench_vector.py                 # full run (about 5 minutes on 2 cores), updates docs/benchmarks.md
     scripts/bench_vector.py --quick         # 0.3 s per measurement, no doc update
     scripts/bench_vector.py --no-write      # print only
 
@@ -91,6 +91,8 @@ def implementations(cores, num_envs):
     return [
         ('ours', 'Serial', dict(backend='Serial')),
         ('ours', 'Multiprocessing sync', dict(backend='Multiprocessing', num_workers=cores)),
+        ('ours', 'Multiprocessing sync, local worker', dict(backend='Multiprocessing', num_workers=cores,
+                                                           local_worker=True)),
         ('ours', 'Multiprocessing pool', dict(backend='Multiprocessing', num_workers=cores,
                                               batch_size=num_envs // 2)),
         ('peer', 'Gymnasium SyncVectorEnv', dict(gymnasium=False)),
@@ -123,7 +125,7 @@ def vector_section(env_name, creator, sizes, args, cores, rows, checks, slow):
         results = {}
         for owner, name, _ in impls:
             results[name] = (owner, statistics.median(runs[name]))
-            print(f'  {env_name:<22} {num_envs:>4} {name:<30} {results[name][1]:>12,.0f}', flush=True)
+            print(f'  {env_name:<22} {num_envs:>4} {name:<34} {results[name][1]:>12,.0f}', flush=True)
         best_peer = max(sps for owner, sps in results.values() if owner == 'peer')
         async_sps = results['Gymnasium AsyncVectorEnv(shm)'][1]
         best_sync = max(results[name][1] for name in SYNC_SINGLE_PROCESS)
@@ -186,7 +188,7 @@ def main():
         args.seconds, args.repeats, args.no_write = 0.3, 1, True
     cores = pv.cpu_count()
     rows, checks = [], []
-    print(f'{"env":<24} {"envs":>4} {"implementation":<30} {"steps/s":>12}')
+    print(f'{"env":<24} {"envs":>4} {"implementation":<34} {"steps/s":>12}')
     vector_section('CartPole-v1', cartpole, (8, 32), args, cores, rows, checks, slow=False)
     vector_section('CartPole busy 50-150us', busy_cartpole, (8, 32), args, cores, rows, checks, slow=True)
     overhead = emulation_overhead(args.seconds, args.repeats)

@@ -85,6 +85,9 @@ def no_leaks():
     dict(backend='Multiprocessing', num_workers=2, batch_size=4),
     dict(backend='Multiprocessing', num_workers=4, batch_size=4, zero_copy=False),
     dict(backend='Serial', batch_size=2),
+    dict(backend='Multiprocessing', num_workers=2, local_worker=True),
+    dict(backend='Multiprocessing', num_workers=2, batch_size=4, local_worker=True),
+    dict(backend='Multiprocessing', num_workers=4, batch_size=4, zero_copy=False, local_worker=True),
 ])
 def test_backends_match_serial(options, no_leaks):
     with pv.make('CartPole-v1', backend='Serial', num_envs=8) as serial:
@@ -191,6 +194,45 @@ def test_worker_killed_from_outside(no_leaks):
             vecenv.step(np.zeros(2, np.int32))
 
 
+def test_local_worker_runs_worker_zero_in_this_process(no_leaks):
+    with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=8, num_workers=4, batch_size=2,
+                 local_worker=True) as vecenv:
+        assert len(vecenv.processes) == 3 and len(vecenv._local_envs) == 2
+        vecenv.async_reset(0)
+        served = defaultdict(int)
+        for _ in range(200):  # a pool must serve the remote workers too, not only the always-ready local one
+            ids = vecenv.recv()[5]
+            served[int(ids[0]) // 2] += 1
+            vecenv.send(np.zeros(2, np.int32))
+        assert set(served) == {0, 1, 2, 3}
+
+
+@pytest.mark.parametrize('victim', ['local', 'remote'])
+def test_local_worker_failures(victim, no_leaks):
+    # One creator per env: env 0 lives in the local worker, env 1 in the child process.
+    faulty = 0 if victim == 'local' else 1
+    creators = [functools.partial(FaultyEnv, 'raise', 5 if k == faulty else 10**9) for k in range(2)]
+    vecenv = pv.make(creators, backend='Multiprocessing', num_envs=2, num_workers=2, local_worker=True)
+    pids = worker_pids(vecenv)
+    vecenv.reset(0)
+    where = 'the local worker' if victim == 'local' else 'worker 1'
+    with pytest.raises(pufferlib.EnvError, match=f'(?s){where}.*boom: the env broke on purpose'):
+        for _ in range(10):
+            vecenv.step(np.zeros(2, np.int32))
+    assert gone(pids)
+    with pytest.raises(pufferlib.APIUsageError, match='closed'):
+        vecenv.step(np.zeros(2, np.int32))
+
+
+def test_local_worker_notices_a_killed_remote_worker(no_leaks):
+    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2, local_worker=True)
+    vecenv.reset(0)
+    os.kill(vecenv.processes[0].pid, signal.SIGKILL)
+    with pytest.raises(pufferlib.EnvError, match='worker 1 .* killed by signal SIGKILL'):
+        for _ in range(1000):
+            vecenv.step(np.zeros(2, np.int32))
+
+
 class FailsInWorker(FaultyEnv):
     parent = os.getpid()
 
@@ -254,6 +296,8 @@ def test_parent_interrupted_or_killed_leaves_no_workers(how):
     (dict(num_envs=0), 'positive integer'),
     (dict(num_envs=2.5), 'positive integer'),
     (dict(num_envs=2, backend='Threads'), 'unknown backend'),
+    (dict(num_envs=2, spin_us=-1), 'spin_us must be a number >= 0'),
+    (dict(num_envs=2, local_worker='yes'), 'local_worker must be True or False'),
 ])
 def test_bad_configuration(kwargs, match):
     kwargs.setdefault('backend', 'Multiprocessing')
