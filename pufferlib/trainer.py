@@ -64,9 +64,11 @@ def make_vecenv(env, config, seed_offset=0):
     num_workers = vec['num_workers'] or None
     if vec['backend'].lower() == 'serial':
         num_workers = None
+    options = {'local_worker': True} if vec['local_worker'] else {}
     return pufferlib.vector.make(env, backend=vec['backend'], num_envs=num_envs, num_workers=num_workers,
                                  batch_size=vec['batch_size'] or None, zero_copy=vec['zero_copy'],
-                                 seed=config['train']['seed'] + seed_offset, env_kwargs=dict(config['env']))
+                                 seed=config['train']['seed'] + seed_offset, env_kwargs=dict(config['env']),
+                                 **options)
 
 
 def make_policy(vecenv, config):
@@ -259,9 +261,10 @@ class Trainer:
         self.optimizers = make_optimizers(self.policy, train)
         self.schedulers = [torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=self.total_epochs, eta_min=0.0)
                            for o in self.optimizers] if train['anneal_lr'] else []
-        self.autocast = (torch.autocast('cuda', dtype=torch.bfloat16)
-                         if train['precision'] == 'bfloat16' and self.device.type == 'cuda'
-                         else contextlib.nullcontext())
+        # bf16 autocast on the device in use: tensor cores on a GPU; on a CPU it runs (slower on most
+        # CPUs without AMX), which lets the same config be checked anywhere.
+        self.autocast = (torch.autocast(self.device.type, dtype=torch.bfloat16)
+                         if train['precision'] == 'bfloat16' else contextlib.nullcontext())
         self.global_step, self.epoch = 0, 0
         self.held = []          # batches whose segments were full: (obs, env_ids), answered next epoch
         self.episode_infos = []

@@ -1,6 +1,7 @@
 """The trainer, its config, CLI, run directories and checkpoints, on real Ocean and Gymnasium envs."""
 import functools
 import json
+import math
 import os
 import signal
 import subprocess
@@ -47,6 +48,7 @@ def run_train(env, *flags, steps=4096):
     (['--trian.gamma', '0.9'], r'unknown section \[trian\]'),
     (['--train.optimizer', 'sgd'], 'train.optimizer must be muon or adam'),
     (['train.gamma'], 'unexpected argument'),
+    (['--vec.backend', 'Serial', '--vec.local-worker', 'true'], 'vec.local_worker=true needs vec.backend=Multiprocessing'),
 ])
 def test_bad_flags_name_the_key(flags, match):
     with pytest.raises(configuration.ConfigError, match=match):
@@ -181,6 +183,37 @@ def test_worker_crash_ends_the_run_with_a_message_and_a_usable_checkpoint(capsys
 def test_recurrent_policy_and_pool_paths_train():
     summary = run_train('puffer_memory', '--rnn.class', 'pufferlib.models:LSTMWrapper', '--rnn.input-size', '64',
                         '--rnn.hidden-size', '64', '--policy.hidden-size', '64', steps=2048)
+    assert summary['global_step'] == 2048
+
+
+def test_bfloat16_autocast_trains_with_finite_losses(monkeypatch):
+    casts = []
+    original = torch.autocast.__init__
+
+    def spy(self, device_type, *args, **kwargs):
+        casts.append((device_type, kwargs.get('dtype')))
+        original(self, device_type, *args, **kwargs)
+    monkeypatch.setattr(torch.autocast, '__init__', spy)
+    summary = run_train('puffer_memory', '--train.precision', 'bfloat16', '--rnn.class',
+                        'pufferlib.models:LSTMWrapper', '--rnn.input-size', '32', '--rnn.hidden-size', '32',
+                        '--policy.hidden-size', '32', steps=2048)
+    assert ('cpu', torch.bfloat16) in casts
+    assert summary['global_step'] == 2048
+    losses = {k: v for k, v in summary['last'].items() if k.endswith('loss')}
+    assert losses and all(math.isfinite(v) for v in losses.values()), summary['last']
+
+
+@pytest.mark.slow
+def test_compiled_policy_trains_and_checkpoints_the_plain_weights(experiments):
+    """torch.compile on CPU (inductor builds C++ with the system compiler): about a minute."""
+    summary = run_train('puffer_squared', '--train.compile', 'true', '--policy.hidden-size', '32', steps=2048)
+    assert summary['global_step'] == 2048
+    state = torch.load(summary['checkpoint'], weights_only=True)
+    assert not any('_orig_mod' in key for key in state['policy']), 'checkpoint holds the compiled wrapper'
+
+
+def test_trainer_runs_with_a_local_worker():
+    summary = run_train('puffer_squared', '--vec.batch-size', '2', '--vec.local-worker', 'true', steps=2048)
     assert summary['global_step'] == 2048
 
 

@@ -166,6 +166,8 @@ def validate(config):
             raise ConfigError(f'vec.{key} must be >= 0 (0 = automatic), got {vec[key]}')
     if vec['backend'].lower() not in ('serial', 'multiprocessing', 'ray'):
         raise ConfigError(f'vec.backend must be Serial, Multiprocessing or Ray, got {vec["backend"]!r}')
+    if vec['local_worker'] and vec['backend'].lower() != 'multiprocessing':
+        raise ConfigError(f'vec.local_worker=true needs vec.backend=Multiprocessing, got {vec["backend"]!r}')
     positive = ('total_timesteps', 'bptt_horizon', 'minibatch_size', 'update_epochs', 'checkpoint_interval',
                 'keep_checkpoints')
     for key in positive:
