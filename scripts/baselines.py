@@ -32,16 +32,29 @@ LAST_N = 5  # final score = mean of the metric over the last LAST_N logged rows
 
 OCEAN = ('squared', 'password', 'stochastic', 'memory', 'multiagent', 'spaces', 'bandit')
 
-# env -> (metric, total agent steps, extra flags, compose service or None)
+# env -> (metric, total agent steps, extra flags, compose service). compose.yaml runs the same
+# commands (tests/test_baselines.py checks it).
 BASELINES = {
-    'CartPole-v1': ('env/episode_return', 300_000, [], None),
+    'CartPole-v1': ('env/episode_return', 300_000, [], 'baseline-cartpole-v1'),
     # Ocean sanity suite: 3M steps each, except what needs longer to reach its optimum (docs/training.md):
     # memory (an LSTM) 8M, squared 15M.
     **{f'puffer_{name}': ('env/perf', {'memory': 8_000_000, 'squared': 15_000_000}.get(name, 3_000_000), [],
                           'baseline-ocean-sanity') for name in OCEAN},
-    'minihack_room': ('env/episode_return', 50_000, [], None),
-    'pettingzoo_kaz': ('env/episode_return', 100_000, [], None),
-    'procgen_bigfish': ('env/episode_return', 16_384, [], None),
+    'minihack_room': ('env/episode_return', 50_000, [], 'baseline-minihack-room'),
+    'pettingzoo_kaz': ('env/episode_return', 100_000, [], 'baseline-pettingzoo-kaz'),
+    'procgen_bigfish': ('env/episode_return', 16_384, [], 'baseline-procgen-bigfish-cpu'),
+}
+
+# Baselines that need a GPU machine: commands and services ready, not measured on the CPU machines.
+# env -> (metric, steps, flags, service, published reference at that budget)
+GPU_BASELINES = {
+    'atari_pong': ('env/score', 10_000_000, [], 'baseline-atari-pong', 'PPO reaches about 20 by 10M frames'),
+    'atari_breakout': ('env/score', 10_000_000, [], 'baseline-atari-breakout',
+                       'PPO reaches about 400 at 10M steps (CleanRL / Schulman et al. 2017 range)'),
+    'procgen_bigfish': ('env/episode_return', 25_000_000, [], 'baseline-procgen-bigfish',
+                        'PPO (easy, 25M) about 10-15 (Cobbe et al. 2020)'),
+    'nethack': ('env/episode_return', 100_000_000, [], 'baseline-nethack',
+                'APPO baselines score a few hundred to ~1000 on NetHackScore (NLE paper)'),
 }
 
 
@@ -58,9 +71,9 @@ def hardware():
     return f'{cpu}, {os.cpu_count()} cores, CPU only, torch {torch.__version__} ({torch.get_num_threads()} threads)'
 
 
-def command(env, steps, flags, seed):
+def command(env, steps, flags, seed, log_interval='0.25'):
     return (['puffer', 'train', env, '--train.total-timesteps', str(steps), '--train.seed', str(seed),
-             '--train.log-interval', '0.25'] + list(flags))
+             '--train.log-interval', log_interval] + list(flags))
 
 
 def run_one(env, steps, flags, seed, experiments):
@@ -137,9 +150,9 @@ def render(results):
              'Budgets are short (a minute or two per run): these are reproducibility baselines, not tuned',
              'results. Regenerate with `.venv/bin/python scripts/baselines.py [--only ENV]`.', '',
              'Hardware: ' + '; '.join(hw) + '.', '',
-             'Compose: `baseline-ocean-sanity` runs the Ocean suite with the committed step budgets (longer than',
-             'here); no compose service exists for the other rows (`baseline-cartpole` trains puffer_cartpole,',
-             'the Ocean CartPole, not Gymnasium CartPole-v1).', '',
+             'Compose: each row names the service of `compose.yaml` that runs the same command;',
+             '`BASELINE_SEED=1 docker compose run --rm baseline-cartpole-v1` reproduces seed 1 of CartPole-v1',
+             '(add `-f compose.cpu.yaml` on a machine without a GPU).', '',
              '| env | metric | steps | seeds | wall time / run (s) | final score (mean ± std, seeds 0-2) | per seed | seed-0 rerun (noise) | compose service |',
              '|---|---|---:|---|---:|---:|---|---:|---|']
     for env in BASELINES:
@@ -157,7 +170,15 @@ def render(results):
                      f'{" / ".join(fmt(f) for f in finals)} | {noise} | {r["service"] or "none"} |')
     lines += ['', 'Notes: procgen_bigfish runs at ~250 steps/s on 2 CPU cores (IMPALA ResNet + LSTM), so its',
               '16k-step budget only checks that the config trains and is reproducible; it is far from a score.',
-              'Not run here (need a GPU machine): Atari Pong/Breakout, a full-budget Procgen game, NetHack.']
+              '']
+    lines += ['## GPU baselines (not run yet)', '',
+              'These need a GPU machine, and none was available to the sessions that built this table. The',
+              'commands and compose services are ready; the reference column is what a run should land near.', '',
+              '| env | metric | steps | command | compose service | published reference |',
+              '|---|---|---:|---|---|---|']
+    for env, (metric, steps, flags, service, reference) in GPU_BASELINES.items():
+        cmd = ' '.join(command(env, steps, flags, '$S', log_interval='5'))
+        lines.append(f'| {env} | {metric} | {steps:,} | `{cmd}` | {service} | {reference} |')
     lines += ['', '## Commands and curves', '']
     for env in BASELINES:
         r = results.get(env)
