@@ -186,15 +186,17 @@ def test_lstm_state_is_per_row_updated_in_place_and_zeroed_on_done():
 
 
 @pytest.mark.parametrize('kind', ['discrete', 'multidiscrete', 'box'])
-@pytest.mark.parametrize('with_dones', [False, True])
+@pytest.mark.parametrize('with_dones', ['none', 'some', 'uneven'])
 def test_lstm_training_forward_equals_stepwise_inference(kind, with_dones):
     torch.manual_seed(3)
     policy = lstm_policy(ACTION_SPACES[kind])
     segments, horizon = 3, 7
     obs = torch.randn(segments, horizon, 7)
     dones = torch.zeros(segments, horizon, dtype=torch.bool)
-    if with_dones:
+    if with_dones == 'some':  # episode fragments, run as one padded LSTM call
         dones[0, 2] = dones[1, 0] = dones[1, 5] = dones[2, 6] = True  # the last one only affects the next segment
+    elif with_dones == 'uneven':  # one-step episodes beside a long one: padding would cost more than the step loop
+        dones[0, :] = True
     h0, c0 = torch.randn(segments, 16), torch.randn(segments, 16)
     logits, value = policy(obs, {'lstm_h': h0, 'lstm_c': c0, 'dones': dones})
     assert value.shape == (segments * horizon,)
@@ -220,6 +222,33 @@ def test_lstm_training_forward_equals_stepwise_inference(kind, with_dones):
     else:
         expected = torch.stack([l.mean for l in step_logits], 1).reshape(segments * horizon, -1)
         torch.testing.assert_close(logits.mean, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_lstm_episode_fragments_backpropagate_like_the_step_loop():
+    torch.manual_seed(5)
+    policy = lstm_policy(ACTION_SPACES['discrete'])
+    segments, horizon = 4, 9
+    obs = torch.randn(segments, horizon, 7)
+    dones = torch.zeros(segments, horizon, dtype=torch.bool)
+    dones[0, 1] = dones[0, 4] = dones[2, 3] = dones[3, 0] = True
+    h0, c0 = torch.randn(segments, 16), torch.randn(segments, 16)
+    def loss(logits, value):  # deterministic, unlike loss_of, which samples actions
+        return (logits * torch.arange(logits.shape[1])).sum() + (value ** 2).sum()
+    loss(*policy(obs, {'lstm_h': h0, 'lstm_c': c0, 'dones': dones})).backward()
+    fragments = {name: p.grad.clone() for name, p in policy.named_parameters()}
+
+    policy.zero_grad()
+    hidden = policy.policy.encode_observations(obs.reshape(segments * horizon, 7)).reshape(segments, horizon, -1)
+    h, c, outputs = h0[None], c0[None], []
+    for t in range(horizon):  # the reference: zero the state after each done, one LSTM step at a time
+        if t > 0:
+            keep = (~dones[:, t - 1]).float()[None, :, None]
+            h, c = h * keep, c * keep
+        out, (h, c) = policy.lstm(hidden[:, t][None], (h, c))
+        outputs.append(out[0])
+    loss(*policy.policy.decode_actions(torch.stack(outputs, 1).reshape(segments * horizon, -1))).backward()
+    for name, p in policy.named_parameters():
+        torch.testing.assert_close(fragments[name], p.grad, rtol=1e-4, atol=1e-5, msg=name)
 
 
 def test_lstm_gradients_reach_every_parameter():
