@@ -413,11 +413,7 @@ class Serial(VecEnv):
 
     def _dispatch(self, workers, command, seed=None):
         for w in workers:
-            env = self.envs[w]
-            if command == STEP:
-                infos = env.step(env.actions)[4]
-            else:
-                infos = env.reset(self._env_seed(seed, w))[1]
+            infos = _run_command(self.envs[w:w + 1], command, -1 if seed is None else seed + w)
             if infos:
                 self._ready_infos[w] = infos
             self._ready.append(w)
