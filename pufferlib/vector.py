@@ -60,9 +60,11 @@ class Waiter:
 
     Spinning (yielding the core on every try) catches a fast partner without paying a wake-up,
     which costs tens of microseconds; but on a machine with fewer cores than processes a spinner
-    steals time from the very process it waits for. So it spins for at most `spin_s`, and only while
-    recent waits have been shorter than that: not for a slow env, nor for a model busy on a batch.
-    Blocked waits wake every LIVENESS_CHECK_S to run `check`, which raises or returns False to stop.
+    steals time from the very process it waits for, and one sched_yield can hand the core away for
+    a whole time slice. So it spins for at most `spin_s`, and only while recent waits have all been
+    shorter than that: `typical` jumps to any longer wait and decays by 10% per wait, so a pattern
+    of short and long waits (a pool of slow envs) never spins. Blocked waits wake every
+    LIVENESS_CHECK_S to run `check`, which raises or returns False to stop.
     """
 
     __slots__ = ('sem', 'spin_s', 'typical')
@@ -82,14 +84,14 @@ class Waiter:
             while True:
                 yield_cpu()
                 if sem.acquire(False):
-                    self.typical = 0.9 * self.typical + 0.1 * (clock() - start)
+                    self.typical = max(0.9 * self.typical, clock() - start)
                     return True
                 if clock() > end:
                     break
         while not sem.acquire(True, LIVENESS_CHECK_S):
             if not check():
                 return False
-        self.typical = 0.9 * self.typical + 0.1 * (clock() - start)
+        self.typical = max(0.9 * self.typical, clock() - start)
         return True
 
 
