@@ -40,33 +40,34 @@ typedef struct VecEnv {
 /* ---- config helpers for configure(): Python already validated names and types, these only guard
  * against a caller that skipped it ---- */
 
-static long cfg_int(PyObject *cfg, const char *key) {
-    if (PyErr_Occurred()) return 0;
+/* The value of `key` (a borrowed reference), or NULL with an error set; NULL at once if an earlier
+ * option already failed, so configure() can read every option and check PyErr_Occurred() once. */
+static PyObject *cfg_get(PyObject *cfg, const char *key) {
+    if (PyErr_Occurred()) return NULL;
     PyObject *v = PyDict_GetItemString(cfg, key);
-    if (v == NULL) {
-        PyErr_Format(PyExc_KeyError, "config is missing %s", key);
-        return 0;
-    }
+    if (v == NULL) PyErr_Format(PyExc_KeyError, "config is missing %s", key);
+    return v;
+}
+
+/* Replace the conversion's own error with one that names the key. */
+static void cfg_type_error(const char *key, const char *expected) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "config %s must be %s", key, expected);
+}
+
+static long cfg_int(PyObject *cfg, const char *key) {
+    PyObject *v = cfg_get(cfg, key);
+    if (v == NULL) return 0;
     long out = PyLong_AsLong(v);
-    if (out == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "config %s must be an int", key);
-    }
+    if (out == -1 && PyErr_Occurred()) cfg_type_error(key, "an int");
     return out;
 }
 
 static double cfg_float(PyObject *cfg, const char *key) {
-    if (PyErr_Occurred()) return 0;
-    PyObject *v = PyDict_GetItemString(cfg, key);
-    if (v == NULL) {
-        PyErr_Format(PyExc_KeyError, "config is missing %s", key);
-        return 0;
-    }
+    PyObject *v = cfg_get(cfg, key);
+    if (v == NULL) return 0;
     double out = PyFloat_AsDouble(v);
-    if (out == -1.0 && PyErr_Occurred()) {
-        PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "config %s must be a number", key);
-    }
+    if (out == -1.0 && PyErr_Occurred()) cfg_type_error(key, "a number");
     return out;
 }
 
