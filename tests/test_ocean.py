@@ -599,3 +599,21 @@ def test_sanitized_100k_random_steps(name):
     env.reset(seed=3)
     env.log()
     env.close()
+
+
+@pytest.mark.parametrize('name, change, error, match', [
+    ('memory', {'delay': None}, KeyError, 'config is missing delay'),
+    ('memory', {'delay': 'two'}, TypeError, 'config delay must be an int'),
+    ('memory', {'length': 10**6}, ValueError, r'config length=1000000 is outside \[1, 64\]'),
+    ('bandit', {'best_prob': 'high'}, TypeError, 'config best_prob must be a number'),
+])
+def test_c_binding_guards_its_config_for_callers_that_skip_python(name, change, error, match):
+    """OceanEnv validates configs in Python first; the C side still names the key if it is called directly."""
+    env = pufferlib.make(f'puffer_{name}', num_envs=1)
+    try:
+        config = {k: v for k, v in {**env.config, **change}.items() if v is not None}
+        with pytest.raises(error, match=match):
+            env._binding.vec_init(env.observations, env.actions, env.rewards, env.terminals, env.truncations,
+                                  1, config)
+    finally:
+        env.close()
