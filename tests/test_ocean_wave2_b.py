@@ -1,0 +1,537 @@
+"""Ocean, second wave (part b): puffer_go, puffer_tripletriad, puffer_trash_pickup.
+
+The contract checks of tests/test_ocean.py (determinism, spaces, clamping, rendering, logs), run over
+these envs and their two-player modes, plus each game's rules checked against a small independent
+Python model, the turn-based two-seat convention, and the scripted policies' scores. Nothing here
+times anything (speed lives in scripts/bench_ocean.py). Under scripts/sanitize_ocean.sh (pass this
+file as an extra argument) the `sanitize` test runs every env under ASan/UBSan.
+"""
+import os
+
+import numpy as np
+import pytest
+
+from pufferlib.ocean import tools
+from pufferlib.ocean.go import Go, scripted_policy as go_policy
+from pufferlib.ocean.trash_pickup import TrashPickup, scripted_policy as trash_policy
+from pufferlib.ocean.tripletriad import TripleTriad, scripted_policy as tt_policy
+from pufferlib.pufferenv import APIUsageError
+
+CLASSES = {'go': Go, 'tripletriad': TripleTriad, 'trash_pickup': TrashPickup}
+# (name, options): every mode whose layout or flow differs
+VARIANTS = [('go', {}), ('go', {'size': 9}), ('go', {'two_player': True}), ('go', {'size': 5, 'seat': 1}),
+            ('tripletriad', {}), ('tripletriad', {'two_player': True}), ('tripletriad', {'seat': 0}),
+            ('trash_pickup', {}), ('trash_pickup', {'size': 6, 'agents': 5, 'trash': 20, 'bins': 1, 'sight': 2})]
+IDS = [name + ''.join(f',{k}={v}' for k, v in options.items()) for name, options in VARIANTS]
+SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
+
+
+def make(name, num_envs=2, seed=0, **options):
+    return CLASSES[name](num_envs=num_envs, seed=seed, **options)
+
+
+def rollout(env, actions):
+    obs, rew, term, trunc = [env.observations.copy()], [], [], []
+    for a in actions:
+        o, r, t, tr, _ = env.step(a)
+        obs.append(o.copy()), rew.append(r.copy()), term.append(t.copy()), trunc.append(tr.copy())
+    return np.array(obs), np.array(rew), np.array(term), np.array(trunc)
+
+
+def play(env, policy, steps, seed=1):
+    """Finished-episode means of perf and score under `policy(env, obs, rng)` (None: uniform random)."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    logs = []
+    for _ in range(steps):
+        if policy is None:
+            actions = rng.integers(0, env.single_action_space.n, env.num_agents).astype(np.int32)
+        else:
+            actions = policy(env, obs, rng)
+        obs, _, _, _, infos = env.step(actions)
+        logs.extend(infos)
+    last = env.log()
+    logs += [last] if last else []
+    n = sum(log['n'] for log in logs)
+    assert n > 0, 'no episode finished'
+    return {key: sum(log[key] * log['n'] for log in logs) / n for key in ('perf', 'score')}
+
+
+# ---------------------------------------------------------------------------------------------
+# The Ocean contract, for every variant
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
+def test_layout_and_spaces(name, options):
+    env = make(name, num_envs=3, **options)
+    agents, obs_size, act_size, itemsize = env._binding.vec_layout(env._handle)
+    assert agents == env.agents_per_env and env.num_agents == 3 * agents
+    assert obs_size == int(np.prod(env.single_observation_space.shape))
+    assert itemsize == env.single_observation_space.dtype.itemsize and act_size == 1
+    env.close()
+
+
+@pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
+def test_deterministic_under_a_seed_and_seeds_differ(name, options):
+    a, b, c = make(name, 3, 7, **options), make(name, 3, 7, **options), make(name, 3, 8, **options)
+    actions = tools.random_actions(a.single_action_space, a.num_agents, 2000, seed=3)
+    first, second = rollout(a, actions), rollout(b, actions)
+    for x, y in zip(first, second):
+        np.testing.assert_array_equal(x, y)
+    a.reset(seed=7)
+    for x, y in zip(first, rollout(a, actions)):
+        np.testing.assert_array_equal(x, y)
+    if (name, options) != ('go', {'two_player': True}):  # two-seat Go draws nothing at random
+        assert any(not np.array_equal(x, y) for x, y in zip(first, rollout(c, actions)))
+
+
+@pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
+def test_observations_stay_in_space_and_episodes_end(name, options):
+    env = make(name, num_envs=8, seed=11, **options)
+    low, high = env.single_observation_space.low, env.single_observation_space.high
+    pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=5)
+    episodes = 0
+    for t in range(100_000 // (8 * env.agents_per_env)):
+        obs, rewards, terminals, truncations, _ = env.step(pool[t % 256])
+        assert ((obs >= low) & (obs <= high)).all(), f'step {t}: observation outside the space'
+        assert np.isfinite(rewards).all() and not (terminals & truncations).any()
+        episodes += int(terminals.sum() + truncations.sum())
+    assert episodes > 0
+    env.close()
+
+
+@pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
+def test_out_of_range_actions_are_clamped(name, options):
+    wild, tame = make(name, 2, 5, **options), make(name, 2, 5, **options)
+    rng = np.random.default_rng(0)
+    shape = (1500, wild.num_agents)
+    extremes = np.array([np.iinfo(np.int32).min, -1_000_000, -1, 0, 1, 44, 45, 49, 50, 81, 82, np.iinfo(np.int32).max])
+    actions = np.where(rng.random(shape) < 0.5, rng.choice(extremes, size=shape),
+                       rng.integers(-5, 90, size=shape)).astype(np.int32)
+    clipped = np.clip(actions, 0, wild.single_action_space.n - 1).astype(np.int32)
+    for x, y in zip(rollout(wild, actions), rollout(tame, clipped)):
+        np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
+def test_render_frame_and_text(name, options):
+    env = make(name, num_envs=2, **options)
+    for _ in range(5):
+        env.step(tools.random_actions(env.single_action_space, env.num_agents, 1)[0])
+    h, w = env._binding.vec_frame_shape(env._handle)
+    frame = env.render()
+    assert frame.shape == (h, w, 3) and frame.dtype == np.uint8 and len(np.unique(frame.reshape(-1, 3), axis=0)) > 2
+    assert env.render(index=1).shape == frame.shape
+    assert env.render_text().strip() and env.render_text(index=1).strip()
+    with pytest.raises(IndexError):
+        env.render(index=2)
+
+
+@pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
+def test_logs_reach_infos(name, options):
+    env = make(name, num_envs=4, **options)
+    pool = tools.random_actions(env.single_action_space, env.num_agents, 64)
+    infos = []
+    for t in range(4096):
+        infos.extend(env.step(pool[t % 64])[4])
+    assert infos
+    for info in infos:
+        assert set(info) == {'episode_return', 'episode_length', 'score', 'perf', 'n'}
+        assert info['n'] >= 1 and info['episode_length'] >= 1 and 0 <= info['perf'] <= 1
+
+
+@pytest.mark.parametrize('name, change, match', [
+    ('go', {'size': 4}, 'size=4 is outside'),
+    ('go', {'size': 11}, 'size=11 is outside'),
+    ('go', {'seat': 2}, 'seat=2 is outside'),
+    ('go', {'komi': 'half'}, 'komi must be float'),
+    ('tripletriad', {'max_rank': 11}, 'max_rank=11 is outside'),
+    ('tripletriad', {'seats': 2}, "unknown option 'seats'"),
+    ('trash_pickup', {'size': 3, 'trash': 8}, r'agents \+ trash \+ bins = 13 do not fit'),
+    ('trash_pickup', {'sight': 0}, 'sight=0 is outside'),
+])
+def test_bad_options_name_the_key(name, change, match):
+    with pytest.raises(APIUsageError, match=match):
+        make(name, **change)
+
+
+@pytest.mark.sanitize
+@pytest.mark.skipif(not SANITIZED, reason='needs the sanitizer build: scripts/sanitize_ocean.sh tests/test_ocean_wave2_b.py')
+@pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
+def test_sanitized_100k_random_steps(name, options):
+    """ASan/UBSan abort on the first bad access; reaching the end is the assertion."""
+    env = make(name, num_envs=4, seed=2, **options)
+    pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=2)
+    wild = np.random.default_rng(2).integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max,
+                                             size=pool.shape, dtype=np.int64).astype(np.int32)
+    for t in range(100_000 // env.num_agents):
+        env.step(wild[t % 256] if t % 7 == 0 else pool[t % 256])
+        if t % 5000 == 0:
+            env.render(index=t % 4)
+            env.render_text(index=t % 4)
+    env.reset(seed=3)
+    env.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# Go: every observation plane against an independent Python model of the rules
+# ---------------------------------------------------------------------------------------------
+
+class GoModel:
+    """Plain Go on a list-of-lists board: 0 empty, 1 black, 2 white; simple ko; suicide illegal."""
+
+    def __init__(self, size, komi):
+        self.size, self.komi = size, komi
+        self.board = [[0] * size for _ in range(size)]
+        self.ko, self.to_move, self.passes, self.moves = None, 1, 0, 0
+
+    def neighbors(self, r, c):
+        return [(r + dr, c + dc) for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1))
+                if 0 <= r + dr < self.size and 0 <= c + dc < self.size]
+
+    def group(self, board, r, c):
+        color, stones, libs, todo = board[r][c], {(r, c)}, set(), [(r, c)]
+        while todo:
+            for q in self.neighbors(*todo.pop()):
+                if board[q[0]][q[1]] == 0:
+                    libs.add(q)
+                elif board[q[0]][q[1]] == color and q not in stones:
+                    stones.add(q)
+                    todo.append(q)
+        return stones, libs
+
+    def try_play(self, color, r, c):
+        """(board after the move, captured stones) or None if illegal."""
+        if self.board[r][c] or (r, c) == self.ko:
+            return None
+        board = [row[:] for row in self.board]
+        board[r][c] = color
+        captured = set()
+        for q in self.neighbors(r, c):
+            if board[q[0]][q[1]] == 3 - color:
+                stones, libs = self.group(board, *q)
+                if not libs:
+                    captured |= stones
+        for q in captured:
+            board[q[0]][q[1]] = 0
+        if not self.group(board, r, c)[1]:
+            return None
+        return board, captured
+
+    def legal(self, color):
+        return {(r, c) for r in range(self.size) for c in range(self.size) if self.try_play(color, r, c)}
+
+    def play(self, point):
+        color = self.to_move
+        result = self.try_play(color, *point) if point is not None else None
+        if result is None:
+            self.ko, self.passes = None, self.passes + 1
+        else:
+            board, captured = result
+            stones, libs = self.group(board, *point)
+            single = len(captured) == 1 and len(stones) == 1 and libs == captured
+            self.board, self.ko, self.passes = board, next(iter(captured)) if single else None, 0
+        self.to_move, self.moves = 3 - color, self.moves + 1
+
+    def margin(self):
+        """Black's area (stones + regions touching only black) minus white's, minus komi."""
+        score, seen = {1: 0, 2: 0}, set()
+        for r in range(self.size):
+            for c in range(self.size):
+                if self.board[r][c]:
+                    score[self.board[r][c]] += 1
+                elif (r, c) not in seen:
+                    region, borders, todo = {(r, c)}, set(), [(r, c)]
+                    while todo:
+                        for q in self.neighbors(*todo.pop()):
+                            v = self.board[q[0]][q[1]]
+                            if v:
+                                borders.add(v)
+                            elif q not in region:
+                                region.add(q)
+                                todo.append(q)
+                    seen |= region
+                    if len(borders) == 1:
+                        score[borders.pop()] += len(region)
+        return score[1] - score[2] - self.komi
+
+    def planes(self, color):
+        """mine, theirs, legal, capture, atari planes as the env writes them for `color` (1 or 2)."""
+        n = self.size
+        mine = np.array([[v == color for v in row] for row in self.board], dtype=np.float32)
+        theirs = np.array([[v == 3 - color for v in row] for row in self.board], dtype=np.float32)
+        legal, capture, atari = (np.zeros((n, n), np.float32) for _ in range(3))
+        if self.to_move == color:
+            for r, c in self.legal(color):
+                legal[r, c] = 1
+                capture[r, c] = bool(self.try_play(color, r, c)[1])
+        for r in range(n):
+            for c in range(n):
+                if self.board[r][c] == color and len(self.group(self.board, r, c)[1]) == 1:
+                    atari[r, c] = 1
+        return np.stack([mine, theirs, legal, capture, atari])
+
+
+@pytest.mark.parametrize('size', [5, 7, 9])
+def test_go_matches_a_python_model_of_the_rules(size):
+    """Random games in two-player mode; after every move both rows' planes, scalars, rewards and
+    terminals agree with the model (legal moves, captures, ataris, ko, suicide, area score)."""
+    env = make('go', num_envs=1, seed=size, size=size, two_player=True, max_moves=4 * size * size)
+    rng = np.random.default_rng(size)
+    n, games, kos, suicides, illegal_played = size * size, 0, 0, 0, 0
+    model = GoModel(size, 7.5)
+    env.reset(seed=size)
+    for step in range(1500 if size < 9 else 900):
+        color = model.to_move
+        legal = sorted(model.legal(color))
+        empty = [(r, c) for r in range(size) for c in range(size) if model.board[r][c] == 0]
+        kos += model.ko is not None
+        suicides += any(model.try_play(color, *p) is None and p != model.ko for p in empty)
+        roll = rng.random()
+        if roll < 0.03 or not legal:
+            point, action = None, n
+        elif roll < 0.08 and len(legal) < n:  # an illegal move: an occupied point, or an empty one that is illegal
+            bad = [(r, c) for r in range(size) for c in range(size) if (r, c) not in set(legal)]
+            point = bad[rng.integers(len(bad))]
+            action, illegal_played = point[0] * size + point[1], illegal_played + 1
+        else:
+            point = legal[rng.integers(len(legal))]
+            action = point[0] * size + point[1]
+        actions = np.zeros(2, dtype=np.int32)
+        actions[color - 1] = action
+        actions[2 - color] = rng.integers(n + 1)  # the waiting row's action is ignored
+        obs, rewards, terminals, _, _ = env.step(actions)
+        model.play(point)
+        was_illegal = point is not None and point not in set(legal)
+        over = model.passes >= 2 or model.moves >= 4 * n
+        if over:
+            result = 1.0 if model.margin() > 0 else -1.0
+            expect = np.array([result, -result]) + (np.eye(2)[color - 1] * -0.1 if was_illegal else 0)
+            np.testing.assert_allclose(rewards, expect, atol=1e-6)
+            assert terminals.all()
+            games += 1
+            model = GoModel(size, 7.5)
+            continue
+        assert not terminals.any()
+        np.testing.assert_allclose(rewards, np.eye(2)[color - 1] * (-0.1 if was_illegal else 0.0), atol=1e-6)
+        for row, me in ((0, 1), (1, 2)):
+            planes = obs[row, :5 * n].reshape(5, size, size)
+            np.testing.assert_array_equal(planes, model.planes(me), err_msg=f'step {step}, row {row}')
+            scalars = obs[row, 5 * n:]
+            assert scalars[0] == (me == 1) and scalars[1] == (model.to_move == me)
+            margin = model.margin() * (1 if me == 1 else -1) / n
+            assert scalars[4] == pytest.approx(np.clip(margin, -2, 2), abs=1e-5)
+    assert games >= 3 and kos >= 1 and suicides >= 1 and illegal_played >= 10
+
+
+def test_go_ko_by_hand():
+    """A ko on a 5x5 board:   . X O . .   white plays (1,1) and captures the black stone at (1,2)
+                              X . X O .   with a lone stone whose only liberty is (1,2): black may
+                              . X O . .   not retake at once (a retake is a pass that costs
+    illegal_reward), but may after a move elsewhere."""
+    env = make('go', num_envs=1, size=5, two_player=True, illegal_reward=-0.25)
+    env.reset(seed=0)
+    at = lambda r, c: r * 5 + c  # noqa: E731
+    for b, w in zip([at(0, 1), at(1, 0), at(2, 1), at(1, 2)], [at(0, 2), at(1, 3), at(2, 2), at(1, 1)]):
+        env.step(np.array([b, 0], dtype=np.int32))
+        env.step(np.array([0, w], dtype=np.int32))
+    black = env.observations[0, :5 * 25].reshape(5, 5, 5)  # black's view: mine, theirs, legal, capture, atari
+    assert black[1, 1, 1] == 1 and black[0, 1, 2] == 0, 'white (1,1) captured black (1,2)'
+    assert black[2, 1, 2] == 0 and black[2, 0, 0] == 1, 'the immediate retake is the ko: illegal'
+    assert '*' in env.render_text()
+    _, rewards, terminals, _, _ = env.step(np.array([at(1, 2), 0], dtype=np.int32))  # retake anyway
+    assert rewards.tolist() == [-0.25, 0.0] and not terminals.any()
+    assert env.observations[0, at(1, 2)] == 0, 'the illegal retake was played as a pass'
+    env.step(np.array([0, at(4, 4)], dtype=np.int32))  # white plays elsewhere
+    black = env.observations[0, :5 * 25].reshape(5, 5, 5)
+    assert black[2, 1, 2] == 1 and black[3, 1, 2] == 1, 'now black may retake, and it captures'
+
+
+def test_go_suicide_is_illegal():
+    """Black (0,0) would have no liberty and capture nothing: illegal; a multi-stone suicide too."""
+    env = make('go', num_envs=1, size=5, two_player=True)
+    env.reset(seed=0)
+    at = lambda r, c: r * 5 + c  # noqa: E731
+    for b, w in zip([at(4, 4), at(4, 3), at(3, 3)], [at(0, 1), at(1, 0), at(1, 1)]):
+        env.step(np.array([b, 0], dtype=np.int32))
+        env.step(np.array([0, w], dtype=np.int32))
+    black = env.observations[0, :5 * 25].reshape(5, 5, 5)
+    assert black[2, 0, 0] == 0, 'single-stone suicide'
+    env.step(np.array([at(2, 0), 0], dtype=np.int32))  # black (2,0): atari-free elsewhere
+    env.step(np.array([0, at(0, 0)], dtype=np.int32))  # white fills its own eye-ish point: legal, it has liberties
+    white = env.observations[1, :5 * 25].reshape(5, 5, 5)
+    assert white[0, 0, 0] == 1
+
+
+def test_go_two_passes_end_the_game_by_area_score():
+    env = make('go', num_envs=1, size=5, two_player=True, komi=0.5)
+    env.reset(seed=0)
+    env.step(np.array([12, 0], dtype=np.int32))  # black takes the centre: the whole board is black's area
+    _, rewards, terminals, _, _ = env.step(np.array([0, 25], dtype=np.int32))  # white passes
+    assert not terminals.any()
+    _, rewards, terminals, _, _ = env.step(np.array([25, 0], dtype=np.int32))  # black passes: game over
+    assert terminals.all() and rewards.tolist() == [1.0, -1.0]
+    log = env.log()
+    assert log['n'] == 2 and log['perf'] == 0.5 and log['score'] == 0.0  # +24.5 and -24.5
+
+
+def test_go_scripted_player_beats_random_and_ties_itself():
+    assert play(make('go', num_envs=8), None, 1500)['perf'] < 0.05
+    even = play(make('go', num_envs=16), go_policy, 1200)['perf']
+    assert 0.3 < even < 0.7, even
+
+
+def test_go_max_moves_caps_a_game():
+    env = make('go', num_envs=1, size=5, max_moves=6, seat=0)
+    env.reset(seed=0)
+    ends = [env.step(np.array([a], dtype=np.int32))[2][0] for a in (0, 4, 20)]
+    assert ends == [False, False, True]  # 3 agent moves + 3 opponent moves = 6 plies
+
+
+# ---------------------------------------------------------------------------------------------
+# Triple Triad
+# ---------------------------------------------------------------------------------------------
+
+def tt_decode(row):
+    """(owner per cell: 1 mine, -1 theirs, 0 empty; ranks per cell; my hand; their hand), ranks x max_rank."""
+    board = row[:54].reshape(9, 6)
+    owner = np.where(board[:, 0] > 0.5, 1, np.where(board[:, 1] > 0.5, -1, 0))
+    hands = row[54:104].reshape(2, 5, 5)
+    return owner, np.rint(board[:, 2:] * 10).astype(int), hands[0], hands[1]
+
+
+def test_tripletriad_matches_a_python_model_of_the_rules():
+    """Random legal games in two-player mode: every placement turns exactly the adjacent opposing
+    cards with a lower facing rank; the winner is paid +1, the loser -1."""
+    from pufferlib.ocean.tripletriad import NEIGHBORS
+    env = make('tripletriad', num_envs=1, two_player=True)
+    env.reset(seed=4)
+    rng = np.random.default_rng(4)
+    games = flips_seen = 0
+    obs = env.observations.copy()
+    for _ in range(3000):
+        player = 0 if obs[0, -4] > 0.5 else 1
+        assert obs[1 - player, -4] < 0.5
+        owner, ranks, mine, _ = tt_decode(obs[player])
+        slots = np.flatnonzero(mine[:, 0] > 0.5)
+        cells = np.flatnonzero(owner == 0)
+        slot, cell = rng.choice(slots), rng.choice(cells)
+        card = np.rint(mine[slot, 1:] * 10).astype(int)
+        expected = owner.copy()
+        expected[cell] = 1
+        for d, j in enumerate(NEIGHBORS[cell]):
+            if j >= 0 and owner[j] == -1 and card[d] > ranks[j, (d + 2) % 4]:
+                expected[j] = 1
+                flips_seen += 1
+        actions = np.zeros(2, dtype=np.int32)
+        actions[player] = slot * 9 + cell
+        actions[1 - player] = rng.integers(45)  # ignored
+        new, rewards, terminals, _, _ = env.step(actions)
+        if terminals.any():
+            assert terminals.all()
+            mine_count = (expected == 1).sum() + (0 if player == 0 else 1)  # player 1 keeps a card
+            diff = mine_count - (10 - mine_count)
+            assert rewards[player] == np.sign(diff) and rewards[1 - player] == -np.sign(diff)
+            games += 1
+        else:
+            np.testing.assert_array_equal(tt_decode(new[player])[0], expected)
+            np.testing.assert_array_equal(tt_decode(new[1 - player])[0], -expected)
+            assert rewards.tolist() == [0.0, 0.0]
+        obs = new.copy()
+    assert games > 200 and flips_seen > 100
+
+
+def test_tripletriad_illegal_action_plays_the_first_legal_one():
+    env = make('tripletriad', num_envs=1, seat=0, illegal_reward=-0.5)
+    env.reset(seed=0)
+    obs, rewards, _, _, _ = env.step(np.array([4 * 9 + 4], dtype=np.int32))  # slot 4 on the centre
+    assert rewards[0] == 0
+    first_empty = int(np.flatnonzero(tt_decode(obs[0])[0] == 0)[0])
+    obs, rewards, _, _, _ = env.step(np.array([4 * 9 + first_empty], dtype=np.int32))  # slot 4 again: illegal
+    assert rewards[0] == pytest.approx(-0.5)
+    owner, _, mine, _ = tt_decode(obs[0])
+    assert mine[0, 0] == 0 and mine[1:4, 0].all(), 'slot 0 was played instead'
+    assert owner[first_empty] != 0, 'on the first empty cell'
+
+
+def test_tripletriad_scripted_scores():
+    random = play(make('tripletriad', num_envs=64), None, 1500)['perf']
+    greedy = play(make('tripletriad', num_envs=64), tt_policy, 300)['perf']
+    assert random < 0.2 and 0.25 < greedy < 0.45 and greedy > 2 * random
+
+
+# ---------------------------------------------------------------------------------------------
+# Two seats (the turn-based convention of ocean/kuhn/, docs/ocean.md)
+# ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize('name', ['go', 'tripletriad'])
+def test_two_player_rows_alternate_and_the_waiting_row_is_ignored(name):
+    a, b = make(name, num_envs=2, seed=3, two_player=True), make(name, num_envs=2, seed=3, two_player=True)
+    n = a.single_action_space.n
+    rng = np.random.default_rng(0)
+    ends = 0
+    for t in range(400):
+        actions = rng.integers(n, size=4).astype(np.int32)
+        to_move = a.observations[:, -4 if name == 'tripletriad' else 5 * a.config['size'] ** 2 + 1] > 0.5
+        assert (to_move.reshape(2, 2).sum(1) == 1).all(), 'exactly one row of each env is to move'
+        other = actions.copy()
+        other[~to_move] = rng.integers(n, size=int((~to_move).sum()))
+        ra, rb = rollout(a, [actions]), rollout(b, [other])
+        for x, y in zip(ra, rb):
+            np.testing.assert_array_equal(x, y)
+        rewards, terminals = ra[1][0].reshape(2, 2), ra[2][0].reshape(2, 2)
+        assert (terminals[:, 0] == terminals[:, 1]).all()
+        assert (rewards[terminals[:, 0]].sum(1) <= 1e-6).all()  # zero-sum at the end (minus penalties)
+        ends += int(terminals[:, 0].sum())
+    assert ends > 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Trash pickup
+# ---------------------------------------------------------------------------------------------
+
+def trash_state(env):
+    """Counts from the text view: trash on the grid, agents carrying, deposited so far."""
+    text = env.render_text()
+    header, grid = text.split('\n', 1)
+    deposited = int(header.split('deposited ')[1].split('/')[0])
+    return grid.count('t'), grid.count('A'), deposited
+
+
+def test_trash_pickup_conserves_trash_and_pays_each_move():
+    trash = 12
+    env = make('trash_pickup', num_envs=1, size=8, agents=4, trash=trash, bins=2, max_steps=400,
+               pickup_reward=1.0, deposit_reward=2.0, step_reward=-0.25)
+    obs, _ = env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    pickups = deposits = 0
+    for _ in range(3000):
+        on_grid, carried, deposited = trash_state(env)
+        before = obs[:, -1].copy()
+        obs, rewards, terminals, truncations, _ = env.step(trash_policy(env, obs, rng))
+        if terminals.any() or truncations.any():  # the observation already shows the next episode
+            assert terminals.all() or truncations.all()
+            continue
+        assert on_grid + carried + deposited == trash
+        now = obs[:, -1]
+        picked = (now == 1) & (before == 0)
+        dropped = (now == 0) & (before == 1)
+        np.testing.assert_allclose(rewards, -0.25 + 1.0 * picked + 2.0 * dropped)
+        pickups += int(picked.sum())
+        deposits += int(dropped.sum())
+    assert pickups > 50 and deposits > 50
+
+
+def test_trash_pickup_window_is_centred_on_the_agent():
+    env = make('trash_pickup', num_envs=2, sight=3)
+    view = 7
+    for _ in range(50):
+        obs = env.step(tools.random_actions(env.single_action_space, env.num_agents, 1)[0])[0]
+        planes = obs[:, :4 * view * view].reshape(-1, 4, view, view)
+        assert (planes[:, 3, 3, 3] == 1).all() and (planes[:, 0, 3, 3] == 0).all()
+
+
+def test_trash_pickup_scripted_collector_clears_the_grid():
+    scripted = play(make('trash_pickup', num_envs=8), trash_policy, 1500)['perf']
+    random = play(make('trash_pickup', num_envs=8), None, 1500)['perf']
+    assert scripted >= 0.9 and random < 0.6
