@@ -3,7 +3,7 @@
 # tests against that build, including the `sanitize` tests (100k random steps per env, with wild
 # actions). Any out-of-bounds access, leak-free use-after-free or UB aborts the test process.
 #
-#   scripts/sanitize_ocean.sh              # from the repository root; extra args go to pytest
+#   scripts/sanitize_ocean.sh              # from the repository root; extra args are passed to pytest
 #
 # The sanitized build goes to build/sanitize, so the optimised in-place build stays untouched;
 # PUFFER_OCEAN_LIB tells pufferlib.ocean to load the bindings from there.

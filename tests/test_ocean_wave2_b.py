@@ -1,33 +1,34 @@
 """Ocean, second wave (part b): puffer_go, puffer_tripletriad, puffer_trash_pickup.
 
-The contract checks of tests/test_ocean.py (determinism, spaces, clamping, rendering, logs), run over
-these envs and their two-player modes, plus each game's rules checked against a small independent
-Python model, the turn-based two-seat convention, and the scripted policies' scores. Nothing here
-times anything (speed lives in scripts/bench_ocean.py). Under scripts/sanitize_ocean.sh (pass this
-file as an extra argument) the `sanitize` test runs every env under ASan/UBSan.
+tests/test_ocean.py runs the Ocean contract checks (determinism, spaces, clamping, rendering, logs,
+sanitizers) on every env's defaults; this file runs them on the modes whose layout or flow differs
+(two seats, other sizes), checks each game's rules against a small independent Python model, the
+action masks, the turn-based two-seat convention, and the scripted policies' scores. Nothing here
+times anything (speed lives in scripts/bench_ocean.py). `scripts/sanitize_ocean.sh
+tests/test_ocean_wave2_b.py` adds these modes to the sanitizer run.
 """
 import os
 
 import numpy as np
 import pytest
 
+import pufferlib
 from pufferlib.ocean import tools
-from pufferlib.ocean.go import Go, scripted_policy as go_policy
-from pufferlib.ocean.trash_pickup import TrashPickup, scripted_policy as trash_policy
-from pufferlib.ocean.tripletriad import TripleTriad, scripted_policy as tt_policy
+from pufferlib.ocean.go import scripted_policy as go_policy
+from pufferlib.ocean.trash_pickup import scripted_policy as trash_policy
+from pufferlib.ocean.tripletriad import scripted_policy as tt_policy
 from pufferlib.pufferenv import APIUsageError
 
-CLASSES = {'go': Go, 'tripletriad': TripleTriad, 'trash_pickup': TrashPickup}
-# (name, options): every mode whose layout or flow differs
-VARIANTS = [('go', {}), ('go', {'size': 9}), ('go', {'two_player': True}), ('go', {'size': 5, 'seat': 1}),
-            ('tripletriad', {}), ('tripletriad', {'two_player': True}), ('tripletriad', {'seat': 0}),
-            ('trash_pickup', {}), ('trash_pickup', {'size': 6, 'agents': 5, 'trash': 20, 'bins': 1, 'sight': 2})]
+# (name, options): the modes tests/test_ocean.py does not run (it runs the defaults)
+VARIANTS = [('go', {'size': 9}), ('go', {'two_player': True}), ('go', {'size': 5, 'seat': 1}),
+            ('tripletriad', {'two_player': True}), ('tripletriad', {'seat': 0}),
+            ('trash_pickup', {'size': 6, 'agents': 5, 'trash': 20, 'bins': 1, 'sight': 2})]
 IDS = [name + ''.join(f',{k}={v}' for k, v in options.items()) for name, options in VARIANTS]
 SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
 
 def make(name, num_envs=2, seed=0, **options):
-    return CLASSES[name](num_envs=num_envs, seed=seed, **options)
+    return pufferlib.make(f'puffer_{name}', num_envs=num_envs, seed=seed, **options)
 
 
 def rollout(env, actions):
@@ -147,7 +148,7 @@ def test_logs_reach_infos(name, options):
     ('go', {'komi': 'half'}, 'komi must be float'),
     ('tripletriad', {'max_rank': 11}, 'max_rank=11 is outside'),
     ('tripletriad', {'seats': 2}, "unknown option 'seats'"),
-    ('trash_pickup', {'size': 3, 'trash': 8}, r'agents \+ trash \+ bins = 13 do not fit'),
+    ('trash_pickup', {'size': 3, 'trash': 8}, r'need a cell each \(got agents=3, trash=8, bins=2, size=3\)'),
     ('trash_pickup', {'sight': 0}, 'sight=0 is outside'),
 ])
 def test_bad_options_name_the_key(name, change, match):
@@ -317,6 +318,12 @@ def test_go_matches_a_python_model_of_the_rules(size):
         for row, me in ((0, 1), (1, 2)):
             planes = obs[row, :5 * n].reshape(5, size, size)
             np.testing.assert_array_equal(planes, model.planes(me), err_msg=f'step {step}, row {row}')
+            mask = env.action_masks[row]
+            if model.to_move == me:  # the legal points and pass
+                np.testing.assert_array_equal(mask[:n], planes[2].reshape(n) > 0)
+                assert mask[n]
+            else:  # the waiting row: action 0 only
+                assert mask[0] and mask.sum() == 1
             scalars = obs[row, 5 * n:]
             assert scalars[0] == (me == 1) and scalars[1] == (model.to_move == me)
             margin = model.margin() * (1 if me == 1 else -1) / n
@@ -535,3 +542,42 @@ def test_trash_pickup_scripted_collector_clears_the_grid():
     scripted = play(make('trash_pickup', num_envs=8), trash_policy, 1500)['perf']
     random = play(make('trash_pickup', num_envs=8), None, 1500)['perf']
     assert scripted >= 0.9 and random < 0.6
+
+
+# ---------------------------------------------------------------------------------------------
+# Action masks
+# ---------------------------------------------------------------------------------------------
+
+def masked_random(env, rng):
+    """A uniformly random action among those the mask allows, per row."""
+    scores = rng.random(env.action_masks.shape) * env.action_masks
+    return scores.argmax(1).astype(np.int32)
+
+
+@pytest.mark.parametrize('name, options', [('go', {}), ('go', {'size': 9, 'two_player': True}),
+                                           ('tripletriad', {}), ('tripletriad', {'two_player': True})])
+def test_masked_actions_are_never_penalised(name, options):
+    """Every action the mask allows is legal: illegal_reward (-1 here) never shows up."""
+    env = make(name, num_envs=8, seed=3, illegal_reward=-1.0, **options)
+    rng = np.random.default_rng(3)
+    ends = 0
+    for _ in range(1500):
+        _, rewards, terminals, _, _ = env.step(masked_random(env, rng))
+        assert set(np.unique(rewards)) <= {-1.0, 0.0, 1.0}
+        assert (rewards[~terminals] == 0).all(), 'a masked action was penalised as illegal'
+        ends += int(terminals.sum())
+    assert ends > 0
+
+
+def test_tripletriad_mask_is_held_cards_times_empty_cells():
+    env = make('tripletriad', num_envs=4, seed=1, two_player=True)
+    rng = np.random.default_rng(1)
+    for _ in range(200):
+        for row in range(env.num_agents):
+            owner, _, mine, _ = tt_decode(env.observations[row])
+            if env.observations[row, -4] > 0.5:
+                expected = np.outer(mine[:, 0] > 0.5, owner == 0).reshape(45)
+            else:
+                expected = np.eye(45, dtype=bool)[0]
+            np.testing.assert_array_equal(env.action_masks[row], expected)
+        env.step(masked_random(env, rng))

@@ -1,32 +1,11 @@
-"""puffer_go: Go on 5x5 to 9x9 with area scoring, komi and legal-move masks (see go.h for the rules)."""
+"""puffer_go: Go on 5x5 to 9x9 with area scoring, komi and legal-move masks.
+
+Everything about the env is declared in spec.toml and go.h (the rules, the seats); this module
+holds the scripted policy in Python, for `puffer play --scripted` and the tests.
+"""
 import numpy as np
-from gymnasium import spaces
 
-from pufferlib.ocean.env import OceanEnv
-
-PLANES, SCALARS = 5, 5
-
-
-class Go(OceanEnv):
-    """Observation (float32), from the row's own colour: planes of size*size for its stones, the
-    opponent's stones, its legal moves, the points where it captures, and its groups in atari; then
-    [is black, is to move, opponent just passed, moves / max_moves, area margin incl. komi / points].
-    Action: point r * size + c, or size * size to pass. +1 win, -1 loss; an illegal move is a pass
-    that costs illegal_reward.
-
-    Options: size 5..9; two_player (both colours are agent rows, row 0 black; only the row to move
-    is live, see ocean/go/go.h) or one row against the scripted capture-greedy player with the
-    agent's colour `seat` (0 black, 1 white, -1 alternating every game); max_moves 0..10000 plies
-    (0 = 3 * size * size); komi; illegal_reward.
-    """
-
-    name = 'go'
-    defaults = dict(size=7, two_player=False, seat=-1, max_moves=0, komi=7.5, illegal_reward=-0.1)
-
-    def make_spaces(self, cfg):
-        n = cfg['size'] * cfg['size']
-        obs = spaces.Box(low=-2.0, high=2.0, shape=(PLANES * n + SCALARS,), dtype=np.float32)
-        return obs, spaces.Discrete(n + 1), 2 if cfg['two_player'] else 1
+PLANES = 5  # mine, theirs, legal, captures, atari (spec.toml: GO_PLANES)
 
 
 def scripted_policy(env, obs, rng=None):
@@ -53,3 +32,7 @@ def scripted_policy(env, obs, rng=None):
         elif choices[i].any():
             actions[i] = int(rng.choice(np.flatnonzero(choices[i])))
     return actions
+
+
+# name -> policy(env, observations) -> actions; the first is the default of `puffer play --scripted`
+SCRIPTED = {'capture_greedy': scripted_policy}

@@ -39,11 +39,7 @@
 #define OCEAN_GO_H
 
 #include "ocean.h"
-
-#define GO_MIN_SIZE 5
-#define GO_MAX_SIZE 9
-#define GO_PLANES 5    /* mine, theirs, legal, my capture points, my groups in atari */
-#define GO_SCALARS 5   /* black?, my turn?, opponent just passed?, moves / max_moves, area margin */
+#include "spec.h"  /* GoConfig and the constants (GO_PLANES planes, GO_SCALARS scalars: see spec.toml) */
 
 typedef unsigned __int128 go_bb;
 
@@ -51,17 +47,11 @@ enum { GO_BLACK = 0, GO_WHITE = 1 };
 
 typedef struct Go {
     OCEAN_SLOTS(float);
-    unsigned char *action_masks;  /* [num_agents * n_actions], 1 = legal; NULL when nobody reads it */
-    unsigned char *masks;         /* [num_agents], 1 = this row acts on this step; NULL likewise */
-    /* options (filled by the binding; see __init__.py for meanings and ranges) */
-    int size;          /* board side */
-    int two_player;    /* 1: both colours are agent rows; 0: one row against the scripted player */
-    int seat;          /* one-row mode: the agent's colour, or -1 to alternate every game */
-    int max_moves;     /* plies before the game is scored; 0 = 3 * size * size */
-    float komi;
-    float illegal_reward;
+    GoConfig cfg;      /* the options of spec.toml */
+    unsigned char *masks;  /* [num_agents], 1 = this row acts on this step: the convention's liveness
+                            * flags, for a binding that publishes them (none does yet); NULL: skipped */
     /* derived in c_init */
-    int stride, cells, n_actions, move_cap;
+    int size, stride, cells, n_actions, move_cap;
     go_bb on;          /* every point of the board */
     /* game state */
     go_bb stones[2];
@@ -217,7 +207,7 @@ static float go_margin(const Go *env) {
     go_bb reach_w = go_flood(env, w, empty | w) & empty;
     int black = go_popcount(b) + go_popcount(reach_b & ~reach_w);
     int white = go_popcount(w) + go_popcount(reach_w & ~reach_b);
-    return (float)(black - white) - env->komi;
+    return (float)(black - white) - env->cfg.komi;
 }
 
 /* ---- observations and masks ---- */
@@ -250,7 +240,7 @@ static void go_write_row(Go *env, const GoInfo *info, int row, int color, float 
     float margin = (color == GO_BLACK ? margin_black : -margin_black) / (float)n;
     scalars[4] = margin > 2.0f ? 2.0f : (margin < -2.0f ? -2.0f : margin);  /* komi can pass +-1; the Box says +-2 */
     if (env->masks) env->masks[row] = (unsigned char)my_turn;
-    if (env->action_masks) {
+    if (env->action_masks) {  /* NULL only when the binding is built without the spec's mask */
         unsigned char *mask = env->action_masks + (size_t)row * env->n_actions;
         if (my_turn) {
             for (int r = 0; r < env->size; r++) {
@@ -270,7 +260,7 @@ static void go_write_obs(Go *env) {
     GoInfo info;
     go_analyze(env, &info);
     float margin = go_margin(env);
-    if (env->two_player) {
+    if (env->cfg.two_player) {
         go_write_row(env, &info, 0, GO_BLACK, margin);
         go_write_row(env, &info, 1, GO_WHITE, margin);
     } else {
@@ -320,9 +310,9 @@ static void go_play(Go *env, int action) {
             go_place(env, color, p);
         } else {
             pass = 1;
-            env->ret[color] += env->illegal_reward;
-            if (env->two_player) env->rewards[color] += env->illegal_reward;
-            else if (color == env->agent) env->rewards[0] += env->illegal_reward;
+            env->ret[color] += env->cfg.illegal_reward;
+            if (env->cfg.two_player) env->rewards[color] += env->cfg.illegal_reward;
+            else if (color == env->agent) env->rewards[0] += env->cfg.illegal_reward;
         }
     }
     if (pass) env->ko = -1;  /* a pass lifts the ko ban */
@@ -341,8 +331,8 @@ static void go_new_game(Go *env) {
     env->passes = env->moves = 0;
     env->last_pass[0] = env->last_pass[1] = 0;
     env->ret[0] = env->ret[1] = 0;
-    if (!env->two_player) {
-        env->agent = env->seat >= 0 ? env->seat : env->games & 1;
+    if (!env->cfg.two_player) {
+        env->agent = env->cfg.seat >= 0 ? env->cfg.seat : env->games & 1;
         if (env->agent == GO_WHITE) go_play(env, go_scripted_move(env, GO_BLACK));
     }
     env->games++;
@@ -354,7 +344,7 @@ static void go_finish(Go *env) {
     float black = margin > 0 ? 1.0f : (margin < 0 ? -1.0f : 0.0f);
     float result[2] = {black, -black};
     for (int row = 0; row < env->num_agents; row++) {
-        int color = env->two_player ? row : env->agent;
+        int color = env->cfg.two_player ? row : env->agent;
         env->rewards[row] += result[color];
         env->terminals[row] = 1;
         ocean_log_episode(&env->log, env->ret[color] + result[color], (float)((env->moves + 1 - color) / 2),
@@ -363,14 +353,16 @@ static void go_finish(Go *env) {
     go_new_game(env);
 }
 
-static void c_init(Go *env) {
+static int c_init(Go *env) {
+    env->size = env->cfg.size;
     env->stride = env->size + 1;
     env->cells = env->size * env->size;
     env->n_actions = env->cells + 1;
-    env->move_cap = env->max_moves > 0 ? env->max_moves : 3 * env->cells;
+    env->move_cap = env->cfg.max_moves > 0 ? env->cfg.max_moves : 3 * env->cells;
     env->on = 0;
     for (int r = 0; r < env->size; r++)
         for (int c = 0; c < env->size; c++) env->on |= go_bit(r * env->stride + c);
+    return 0;
 }
 
 static void c_reset(Go *env) {
@@ -385,7 +377,7 @@ static void c_step(Go *env) {
         env->terminals[i] = 0;
         env->truncations[i] = 0;
     }
-    if (env->two_player) {
+    if (env->cfg.two_player) {
         /* only the row whose colour is to move acts; the other row's action is ignored */
         go_play(env, ocean_clamp(env->actions[env->to_move], env->n_actions));
     } else {
@@ -401,7 +393,7 @@ static void c_step(Go *env) {
 #define GO_SCALE 24
 #define GO_MARGIN 12
 
-static void go_frame_shape(const Go *env, int *h, int *w) {
+static void c_frame_shape(Go *env, int *h, int *w) {
     *h = *w = (env->size - 1) * GO_SCALE + 2 * GO_MARGIN;
 }
 
@@ -409,7 +401,7 @@ static void c_render_rgb(Go *env, unsigned char *frame) {
     static const unsigned char wood[3] = {214, 170, 96}, line[3] = {60, 40, 20}, black[3] = {20, 20, 20},
                                white[3] = {240, 240, 235}, ko[3] = {200, 40, 40};
     int h, w;
-    go_frame_shape(env, &h, &w);
+    c_frame_shape(env, &h, &w);
     ocean_fill_rect(frame, h, w, 0, 0, w, h, wood);
     int origin = GO_MARGIN;  /* centre of the first point */
     int span = (env->size - 1) * GO_SCALE;
@@ -444,7 +436,7 @@ static int c_render_text(Go *env, char *out, int cap) {
     ocean_puti(&t, tenths / 10);
     ocean_putc(&t, '.');
     ocean_puti(&t, tenths % 10);
-    if (!env->two_player) ocean_puts(&t, env->agent == GO_BLACK ? " (agent: X)" : " (agent: O)");
+    if (!env->cfg.two_player) ocean_puts(&t, env->agent == GO_BLACK ? " (agent: X)" : " (agent: O)");
     ocean_putc(&t, '\n');
     for (int r = 0; r < env->size; r++) {
         for (int c = 0; c < env->size; c++) {

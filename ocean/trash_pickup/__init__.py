@@ -1,30 +1,11 @@
-"""puffer_trash_pickup: agents pick up trash on a grid and carry it to bins (see trash_pickup.h)."""
+"""puffer_trash_pickup: agents pick up trash on a grid and carry it to bins.
+
+Everything about the env is declared in spec.toml and trash_pickup.h; this module holds the scripted
+collector, for `puffer play --scripted` and the tests.
+"""
 import numpy as np
-from gymnasium import spaces
 
-from pufferlib.ocean.env import OceanEnv
-
-KINDS = 4  # planes of the window: wall, trash, bin, agent
-
-
-class TrashPickup(OceanEnv):
-    """Observation (uint8): a (2 * sight + 1)^2 window around the agent, one 0/1 plane each for
-    wall, trash, bin and agent, then 1 if the agent carries trash. Actions: stay, up, down, left,
-    right. Rewards per agent: pickup_reward, deposit_reward, and step_reward every step.
-    `perf` is the fraction of the trash in bins when the episode ends.
-
-    Options: size 3..64 (grid side); agents 1..64 (rows per env); trash 1..4096; bins 1..64
-    (agents + trash + bins <= size * size); max_steps; sight 1..16; the three rewards.
-    """
-
-    name = 'trash_pickup'
-    defaults = dict(size=10, agents=3, trash=15, bins=2, max_steps=300, sight=5,
-                    pickup_reward=0.5, deposit_reward=0.5, step_reward=-0.01)
-
-    def make_spaces(self, cfg):
-        view = 2 * cfg['sight'] + 1
-        obs = spaces.Box(low=0, high=1, shape=(KINDS * view * view + 1,), dtype=np.uint8)
-        return obs, spaces.Discrete(5), cfg['agents']
+KINDS = 4  # planes of the window: wall, trash, bin, agent (spec.toml: TP_KINDS)
 
 
 def scripted_policy(env, obs, rng=None):
@@ -58,3 +39,7 @@ def scripted_policy(env, obs, rng=None):
         free = [a for a in steps if not blocked(a)]
         actions[i] = rng.choice(free) if free else 0
     return actions
+
+
+# name -> policy(env, observations) -> actions; the first is the default of `puffer play --scripted`
+SCRIPTED = {'collector': scripted_policy}

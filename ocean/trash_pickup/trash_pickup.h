@@ -17,16 +17,16 @@
 
 #include <stdlib.h>
 #include "ocean.h"
+#include "spec.h"  /* TrashPickupConfig and TP_KINDS (spec.toml) */
 
-enum { TP_WALL, TP_TRASH, TP_BIN, TP_AGENT, TP_KINDS };
+enum { TP_WALL, TP_TRASH, TP_BIN, TP_AGENT };  /* the TP_KINDS planes, in observation order */
 enum { TP_STAY, TP_UP, TP_DOWN, TP_LEFT, TP_RIGHT, TP_ACTIONS };
 
 typedef struct TrashPickup {
     OCEAN_SLOTS(unsigned char);
-    /* options (see __init__.py) */
-    int size, agents, trash, bins, max_steps, sight;
-    float pickup_reward, deposit_reward, step_reward;
-    /* derived in c_init */
+    TrashPickupConfig cfg;     /* the options of spec.toml */
+    /* derived in c_init (options copied for brevity) */
+    int size, agents, trash, bins, sight;
     int view, stride, plane;   /* window side, padded row length, padded cells */
     /* state: owned memory, allocated in c_init */
     unsigned char *cells;      /* [TP_KINDS][plane]: 1 where a wall/trash/bin/agent is */
@@ -39,7 +39,12 @@ typedef struct TrashPickup {
 
 static inline unsigned char *tp_kind(TrashPickup *env, int kind) { return env->cells + (size_t)kind * env->plane; }
 
-static void c_init(TrashPickup *env) {
+static int c_init(TrashPickup *env) {
+    env->size = env->cfg.size;
+    env->agents = env->cfg.agents;
+    env->trash = env->cfg.trash;
+    env->bins = env->cfg.bins;
+    env->sight = env->cfg.sight;
     env->view = 2 * env->sight + 1;
     env->stride = env->size + 2 * env->sight;
     env->plane = env->stride * env->stride;
@@ -47,6 +52,9 @@ static void c_init(TrashPickup *env) {
     env->pos = (int *)calloc((size_t)env->agents, sizeof(int));
     env->carrying = (unsigned char *)calloc((size_t)env->agents, 1);
     env->shuffle = (int *)calloc((size_t)env->size * env->size, sizeof(int));
+    if (!env->cells || !env->pos || !env->carrying || !env->shuffle)
+        return ocean_fail(env, "out of memory for the grid and the agents");
+    return 0;
 }
 
 /* The window of one agent: each plane is view rows of view bytes. */
@@ -103,14 +111,14 @@ static inline float tp_move(TrashPickup *env, int i, int action) {
         if (!env->carrying[i]) return 0;
         env->carrying[i] = 0;
         env->deposited++;
-        return env->deposit_reward;
+        return env->cfg.deposit_reward;
     }
     if (tp_kind(env, TP_WALL)[to] || agent[to] || (trash[to] && env->carrying[i])) return 0;
     float reward = 0;
     if (trash[to]) {
         trash[to] = 0;
         env->carrying[i] = 1;
-        reward = env->pickup_reward;
+        reward = env->cfg.pickup_reward;
     }
     agent[from] = 0;
     agent[to] = 1;
@@ -122,14 +130,14 @@ static void c_step(TrashPickup *env) {
     int n = env->agents;
     float total = 0;
     for (int i = 0; i < n; i++) {
-        float r = env->step_reward + tp_move(env, i, ocean_clamp(env->actions[i], TP_ACTIONS));
+        float r = env->cfg.step_reward + tp_move(env, i, ocean_clamp(env->actions[i], TP_ACTIONS));
         env->rewards[i] = r;
         total += r;
     }
     env->ret += total;
     env->tick++;
     int done = env->deposited == env->trash;
-    int timeout = !done && env->tick >= env->max_steps;
+    int timeout = !done && env->tick >= env->cfg.max_steps;
     memset(env->terminals, done, (size_t)n);
     memset(env->truncations, timeout, (size_t)n);
     if (done || timeout) {
@@ -144,7 +152,7 @@ static void c_step(TrashPickup *env) {
 
 #define TP_SCALE 16
 
-static void tp_frame_shape(const TrashPickup *env, int *h, int *w) { *h = *w = env->size * TP_SCALE; }
+static void c_frame_shape(TrashPickup *env, int *h, int *w) { *h = *w = env->size * TP_SCALE; }
 
 /* What is on padded cell `at`: 0 empty, 1 trash, 2 bin, 3 agent, 4 agent carrying trash. */
 static int tp_what(TrashPickup *env, int at) {
@@ -161,7 +169,7 @@ static void c_render_rgb(TrashPickup *env, unsigned char *frame) {
     static const unsigned char palette[5][3] = {
         {20, 24, 28}, {150, 110, 50}, {40, 110, 220}, {240, 210, 40}, {250, 120, 30}};
     int h, w;
-    tp_frame_shape(env, &h, &w);
+    c_frame_shape(env, &h, &w);
     for (int r = 0; r < env->size; r++)
         for (int c = 0; c < env->size; c++) {
             int what = tp_what(env, (r + env->sight) * env->stride + c + env->sight);

@@ -1,32 +1,11 @@
-"""puffer_tripletriad: Triple Triad (basic rules, open hands) with legal-move masks (see tripletriad.h)."""
+"""puffer_tripletriad: Triple Triad (basic rules, open hands) with legal-move masks.
+
+Everything about the env is declared in spec.toml and tripletriad.h (the rules, the seats); this
+module holds the scripted policy in Python, for `puffer play --scripted` and the tests.
+"""
 import numpy as np
-from gymnasium import spaces
 
-from pufferlib.ocean.env import OceanEnv
-
-CELLS, HAND = 9, 5
-OBS = CELLS * 6 + 2 * HAND * 5 + 4
-
-
-class TripleTriad(OceanEnv):
-    """Observation (float32), from the row's own side: per board cell [mine, theirs, 4 ranks /
-    max_rank]; per card of its hand, then the opponent's, [in hand, 4 ranks / max_rank]; then [is to
-    move, moved first, (my cards - their cards) / 10, placements / 9]. Action: hand slot * 9 + cell.
-    +1 win, -1 loss, 0 draw; an illegal action plays the first legal one and costs illegal_reward.
-
-    Options: two_player (row r is player r, player 0 moves first; only the row to move is live, see
-    ocean/tripletriad/tripletriad.h) or one row against the flip-greedy player as player `seat` (0,
-    1, or -1 alternating every game); max_rank 1..10 (ranks are uniform in 1..max_rank);
-    illegal_reward.
-    """
-
-    name = 'tripletriad'
-    defaults = dict(two_player=False, seat=-1, max_rank=10, illegal_reward=-0.1)
-
-    def make_spaces(self, cfg):
-        obs = spaces.Box(low=-1.0, high=1.0, shape=(OBS,), dtype=np.float32)
-        return obs, spaces.Discrete(CELLS * HAND), 2 if cfg['two_player'] else 1
-
+CELLS, HAND = 9, 5  # spec.toml: TT_CELLS, TT_HAND
 
 # Side d of a cell faces side (d + 2) % 4 of its neighbour; neighbours of each cell on N, E, S, W.
 NEIGHBORS = [[(r - 1) * 3 + c if r > 0 else -1, r * 3 + c + 1 if c < 2 else -1,
@@ -57,3 +36,7 @@ def scripted_policy(env, obs, rng=None):
                     ties.append(slot * CELLS + cell)
         actions[i] = ties[rng.integers(len(ties))]
     return actions
+
+
+# name -> policy(env, observations) -> actions; the first is the default of `puffer play --scripted`
+SCRIPTED = {'flip_greedy': scripted_policy}

@@ -28,9 +28,8 @@
 #define OCEAN_TRIPLETRIAD_H
 
 #include "ocean.h"
+#include "spec.h"  /* TripletriadConfig, TT_CELLS, TT_HAND, TT_MAX_RANK (spec.toml) */
 
-#define TT_CELLS 9
-#define TT_HAND 5
 #define TT_ACTIONS (TT_HAND * TT_CELLS)
 #define TT_CELL_OBS 6   /* mine, theirs, 4 ranks / max_rank */
 #define TT_CARD_OBS 5   /* in hand, 4 ranks / max_rank */
@@ -50,13 +49,11 @@ static const signed char TT_NEIGHBOR[TT_CELLS][4] = {
 
 /* A card is four ranks packed in one word, byte d = rank on side d, so a card's four comparisons
  * against its neighbours are one subtraction (see tt_beats). */
-typedef struct TripleTriad {
+typedef struct Tripletriad {
     OCEAN_SLOTS(float);
-    unsigned char *action_masks;  /* [num_agents * TT_ACTIONS], 1 = legal; NULL when nobody reads it */
-    unsigned char *masks;         /* [num_agents], 1 = this row acts on this step; NULL likewise */
-    /* options (see __init__.py) */
-    int two_player, seat, max_rank;
-    float illegal_reward;
+    TripletriadConfig cfg;        /* the options of spec.toml */
+    unsigned char *masks;         /* [num_agents], 1 = this row acts on this step: the convention's liveness
+                                   * flags, for a binding that publishes them (none does yet); NULL: skipped */
     /* game state */
     uint32_t hand[2][TT_HAND];  /* each player's cards */
     uint32_t board[TT_CELLS];   /* the card on each cell */
@@ -67,7 +64,7 @@ typedef struct TripleTriad {
     int agent;                  /* one-row mode: the agent's player index this game */
     int games;                  /* games since the seeded reset, for seat alternation */
     float ret[2];
-} TripleTriad;
+} Tripletriad;
 
 static inline int tt_popcount9(int m) {  /* bits of a 9-bit mask (no POPCNT assumed) */
     m = m - ((m >> 1) & 0x155);
@@ -90,7 +87,7 @@ static inline int tt_adjacent(int m) {
 
 /* Thresholds a card placed on `cell` must reach on each side to turn the neighbour there: the
  * neighbour's facing rank + 1 where `victim` owns it, else 0x7F (unreachable: ranks are <= 10). */
-static inline uint32_t tt_thresholds(const TripleTriad *env, int victim, int cell) {
+static inline uint32_t tt_thresholds(const Tripletriad *env, int victim, int cell) {
     uint32_t t = 0;
     for (int d = 0; d < 4; d++) {
         int j = TT_NEIGHBOR[cell][d];
@@ -109,15 +106,15 @@ static inline uint32_t tt_beats(uint32_t card, uint32_t thresholds) {
 
 static inline int tt_count_sides(uint32_t beats) { return (int)((((beats >> 7) * 0x01010101u)) >> 24); }
 
-static inline int tt_legal(const TripleTriad *env, int player, int action) {
+static inline int tt_legal(const Tripletriad *env, int player, int action) {
     return (env->held[player] >> (action / TT_CELLS) & 1) && (env->empty >> (action % TT_CELLS) & 1);
 }
 
 /* ---- observations: written in full at a new game, then only what a placement changes ---- */
 
-static inline int tt_viewers(const TripleTriad *env) { return env->two_player ? 2 : 1; }
+static inline int tt_viewers(const Tripletriad *env) { return env->cfg.two_player ? 2 : 1; }
 
-static inline int tt_viewer(const TripleTriad *env, int row) { return env->two_player ? row : env->agent; }
+static inline int tt_viewer(const Tripletriad *env, int row) { return env->cfg.two_player ? row : env->agent; }
 
 static inline void tt_write_ranks(float *out, uint32_t card, float scale) {
     out[0] = (float)(card & 0xFF) * scale;
@@ -126,7 +123,7 @@ static inline void tt_write_ranks(float *out, uint32_t card, float scale) {
     out[3] = (float)(card >> 24) * scale;
 }
 
-static void tt_write_scalars(TripleTriad *env) {
+static void tt_write_scalars(Tripletriad *env) {
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
         float *s = env->observations + (size_t)row * TT_OBS + TT_SCALARS_AT;
@@ -138,8 +135,8 @@ static void tt_write_scalars(TripleTriad *env) {
     }
 }
 
-static void tt_write_all(TripleTriad *env) {
-    float scale = 1.0f / (float)env->max_rank;
+static void tt_write_all(Tripletriad *env) {
+    float scale = 1.0f / (float)env->cfg.max_rank;
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
         float *obs = env->observations + (size_t)row * TT_OBS;
@@ -156,7 +153,7 @@ static void tt_write_all(TripleTriad *env) {
 }
 
 /* Ownership of cell c in every row. */
-static inline void tt_write_owner(TripleTriad *env, int c) {
+static inline void tt_write_owner(Tripletriad *env, int c) {
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
         float *cell = env->observations + (size_t)row * TT_OBS + c * TT_CELL_OBS;
@@ -166,7 +163,7 @@ static inline void tt_write_owner(TripleTriad *env, int c) {
 }
 
 /* Who acts (`masks`) and what is legal (`action_masks`), for the buffers that are bound. */
-static void tt_write_turn(TripleTriad *env) {
+static void tt_write_turn(Tripletriad *env) {
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
         if (env->masks) env->masks[row] = (unsigned char)(env->to_move == me);
@@ -189,7 +186,7 @@ static void tt_write_turn(TripleTriad *env) {
 
 /* ---- rules ---- */
 
-static void tt_place(TripleTriad *env, int player, int action) {
+static void tt_place(Tripletriad *env, int player, int action) {
     int slot = action / TT_CELLS, cell = action % TT_CELLS;
     uint32_t card = env->hand[player][slot];
     uint32_t beats = tt_beats(card, tt_thresholds(env, !player, cell));
@@ -204,7 +201,7 @@ static void tt_place(TripleTriad *env, int player, int action) {
     env->plies++;
     env->to_move = !player;
     /* observations: the new card, the turned cards, the emptied hand slot */
-    float scale = 1.0f / (float)env->max_rank;
+    float scale = 1.0f / (float)env->cfg.max_rank;
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
         float *obs = env->observations + (size_t)row * TT_OBS;
@@ -221,7 +218,7 @@ static void tt_place(TripleTriad *env, int player, int action) {
 
 /* Greedy on immediate flips, ties broken uniformly at random. Only cells next to the victim's
  * cards can turn anything; when none can, every legal move ties. */
-static int tt_scripted_move(TripleTriad *env, int player) {
+static int tt_scripted_move(Tripletriad *env, int player) {
     int held = env->held[player];
     int targets = env->empty & tt_adjacent(env->own[!player]);
     int best = 0, n_ties = 0;
@@ -245,15 +242,15 @@ static int tt_scripted_move(TripleTriad *env, int player) {
 
 /* ---- game flow ---- */
 
-static void tt_new_game(TripleTriad *env) {
+static void tt_new_game(Tripletriad *env) {
     /* two ranks per draw, each from 16 bits by multiply-shift (bias below max_rank / 65536) */
     for (int p = 0; p < 2; p++)
         for (int k = 0; k < TT_HAND; k++) {
             uint32_t card = 0;
             for (int half = 0; half < 2; half++) {
                 uint32_t bits = ocean_rand(&env->rng);
-                uint32_t lo = 1 + (((bits & 0xFFFF) * (uint32_t)env->max_rank) >> 16);
-                uint32_t hi = 1 + (((bits >> 16) * (uint32_t)env->max_rank) >> 16);
+                uint32_t lo = 1 + (((bits & 0xFFFF) * (uint32_t)env->cfg.max_rank) >> 16);
+                uint32_t hi = 1 + (((bits >> 16) * (uint32_t)env->cfg.max_rank) >> 16);
                 card |= (lo | hi << 8) << (16 * half);
             }
             env->hand[p][k] = card;
@@ -264,28 +261,28 @@ static void tt_new_game(TripleTriad *env) {
     env->plies = 0;
     env->ret[0] = env->ret[1] = 0;
     env->to_move = 0;
-    env->agent = env->seat >= 0 ? env->seat : env->games & 1;
+    env->agent = env->cfg.seat >= 0 ? env->cfg.seat : env->games & 1;
     env->games++;
     tt_write_all(env);
-    if (!env->two_player && env->agent == 1) tt_place(env, 0, tt_scripted_move(env, 0));
+    if (!env->cfg.two_player && env->agent == 1) tt_place(env, 0, tt_scripted_move(env, 0));
 }
 
 /* Play `action` for the player to move; an illegal one becomes the first legal action. */
-static void tt_play(TripleTriad *env, int action) {
+static void tt_play(Tripletriad *env, int action) {
     int player = env->to_move;
     if (!tt_legal(env, player, action)) {
-        env->ret[player] += env->illegal_reward;
-        env->rewards[env->two_player ? player : 0] += env->illegal_reward;
+        env->ret[player] += env->cfg.illegal_reward;
+        env->rewards[env->cfg.two_player ? player : 0] += env->cfg.illegal_reward;
         action = tt_lowest(env->held[player]) * TT_CELLS + tt_lowest(env->empty);
     }
     tt_place(env, player, action);
 }
 
-static int tt_cards(const TripleTriad *env, int player) {  /* owned on the board + still in hand */
+static int tt_cards(const Tripletriad *env, int player) {  /* owned on the board + still in hand */
     return tt_popcount9(env->own[player]) + tt_popcount9(env->held[player]);
 }
 
-static void tt_finish(TripleTriad *env) {
+static void tt_finish(Tripletriad *env) {
     int diff = tt_cards(env, 0) - tt_cards(env, 1);
     float result[2] = {diff > 0 ? 1.0f : (diff < 0 ? -1.0f : 0.0f), diff > 0 ? -1.0f : (diff < 0 ? 1.0f : 0.0f)};
     /* every row's game is logged: in two-player mode perf averages the two seats' wins */
@@ -299,22 +296,22 @@ static void tt_finish(TripleTriad *env) {
     tt_new_game(env);
 }
 
-static void c_init(TripleTriad *env) {}
+static int c_init(Tripletriad *env) { return 0; }
 
-static void c_reset(TripleTriad *env) {
+static void c_reset(Tripletriad *env) {
     env->games = 0;
     tt_new_game(env);
     tt_write_scalars(env);
     tt_write_turn(env);
 }
 
-static void c_step(TripleTriad *env) {
+static void c_step(Tripletriad *env) {
     for (int i = 0; i < env->num_agents; i++) {
         env->rewards[i] = 0;
         env->terminals[i] = 0;
         env->truncations[i] = 0;
     }
-    if (env->two_player) {
+    if (env->cfg.two_player) {
         tt_play(env, ocean_clamp(env->actions[env->to_move], TT_ACTIONS));
     } else {
         tt_play(env, ocean_clamp(env->actions[0], TT_ACTIONS));
@@ -357,17 +354,17 @@ static void tt_draw_card(unsigned char *frame, int fh, int fw, int x, int y, uin
 }
 
 /* Layout: player 0's hand column, the 3x3 board, player 1's hand column. */
-static void tt_frame_shape(const TripleTriad *env, int *h, int *w) {
+static void c_frame_shape(Tripletriad *env, int *h, int *w) {
     *h = TT_HAND * (TT_CARD_PX / 2 + TT_GAP) + TT_CARD_PX / 2 + 2 * TT_GAP;
     if (*h < 3 * (TT_CARD_PX + TT_GAP) + TT_GAP) *h = 3 * (TT_CARD_PX + TT_GAP) + TT_GAP;
     *w = 5 * (TT_CARD_PX + TT_GAP) + 3 * TT_GAP;
 }
 
-static void c_render_rgb(TripleTriad *env, unsigned char *frame) {
+static void c_render_rgb(Tripletriad *env, unsigned char *frame) {
     static const unsigned char table[3] = {24, 60, 40}, cell[3] = {40, 90, 60},
                                colors[2][3] = {{40, 90, 200}, {200, 50, 50}};
     int h, w;
-    tt_frame_shape(env, &h, &w);
+    c_frame_shape(env, &h, &w);
     ocean_fill_rect(frame, h, w, 0, 0, w, h, table);
     int board_x = TT_CARD_PX + 3 * TT_GAP;
     for (int c = 0; c < TT_CELLS; c++) {
@@ -389,14 +386,14 @@ static void tt_text_card(OceanText *t, uint32_t card) {
     for (int d = 0; d < 4; d++) ocean_putc(t, digits[tt_rank(card, d)]);
 }
 
-static int c_render_text(TripleTriad *env, char *out, int cap) {
+static int c_render_text(Tripletriad *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
     ocean_puts(&t, "cards: A ");
     ocean_puti(&t, tt_cards(env, 0));
     ocean_puts(&t, "  B ");
     ocean_puti(&t, tt_cards(env, 1));
     ocean_puts(&t, env->to_move == 0 ? "  (A to move)" : "  (B to move)");
-    if (!env->two_player) ocean_puts(&t, env->agent == 0 ? "  agent: A" : "  agent: B");
+    if (!env->cfg.two_player) ocean_puts(&t, env->agent == 0 ? "  agent: A" : "  agent: B");
     ocean_puts(&t, "\nboard (owner + ranks N E S W):\n");
     for (int r = 0; r < 3; r++) {
         for (int c = 0; c < 3; c++) {
@@ -423,6 +420,6 @@ static int c_render_text(TripleTriad *env, char *out, int cap) {
     return t.len;
 }
 
-static void c_close(TripleTriad *env) {}
+static void c_close(Tripletriad *env) {}
 
 #endif
