@@ -277,12 +277,12 @@ class GoModel:
 def test_go_matches_a_python_model_of_the_rules(size):
     """Random games in two-player mode; after every move both rows' planes, scalars, rewards and
     terminals agree with the model (legal moves, captures, ataris, ko, suicide, area score)."""
-    env = make('go', num_envs=1, seed=size, size=size, two_player=True, max_moves=4 * size * size)
+    env = make('go', num_envs=1, seed=size, size=size, two_player=True, max_moves=2 * size * size)
     rng = np.random.default_rng(size)
     n, games, kos, suicides, illegal_played = size * size, 0, 0, 0, 0
     model = GoModel(size, 7.5)
     env.reset(seed=size)
-    for step in range(1500 if size < 9 else 900):
+    for step in range({5: 1000, 7: 700, 9: 450}[size]):
         color = model.to_move
         legal = sorted(model.legal(color))
         empty = [(r, c) for r in range(size) for c in range(size) if model.board[r][c] == 0]
@@ -304,7 +304,7 @@ def test_go_matches_a_python_model_of_the_rules(size):
         obs, rewards, terminals, _, _ = env.step(actions)
         model.play(point)
         was_illegal = point is not None and point not in set(legal)
-        over = model.passes >= 2 or model.moves >= 4 * n
+        over = model.passes >= 2 or model.moves >= 2 * n
         if over:
             result = 1.0 if model.margin() > 0 else -1.0
             expect = np.array([result, -result]) + (np.eye(2)[color - 1] * -0.1 if was_illegal else 0)
@@ -328,7 +328,7 @@ def test_go_matches_a_python_model_of_the_rules(size):
             assert scalars[0] == (me == 1) and scalars[1] == (model.to_move == me)
             margin = model.margin() * (1 if me == 1 else -1) / n
             assert scalars[4] == pytest.approx(np.clip(margin, -2, 2), abs=1e-5)
-    assert games >= 3 and kos >= 1 and suicides >= 1 and illegal_played >= 10
+    assert games >= 2 and kos >= 1 and suicides >= 1 and illegal_played >= 10
 
 
 def test_go_ko_by_hand():

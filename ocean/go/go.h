@@ -60,7 +60,7 @@ typedef struct Go {
     int agent;         /* one-row mode: the agent's colour this game */
     int games;         /* games since the seeded reset, for seat alternation */
     int last_pass[2];  /* colour passed on its last turn */
-    float ret[2];      /* summed reward of each colour this game */
+    float ret[2];      /* illegal-move penalties of each colour this game (the result is added at the end) */
 } Go;
 
 /* ---- bitboard helpers ---- */
