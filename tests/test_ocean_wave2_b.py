@@ -277,7 +277,7 @@ class GoModel:
 def test_go_matches_a_python_model_of_the_rules(size):
     """Random games in two-player mode; after every move both rows' planes, scalars, rewards and
     terminals agree with the model (legal moves, captures, ataris, ko, suicide, area score)."""
-    env = make('go', num_envs=1, seed=size, size=size, two_player=True, max_moves=2 * size * size)
+    env = make('go', num_envs=1, seed=size, size=size, two_player=True, max_moves=2 * size * size, margin_reward=0.0)
     rng = np.random.default_rng(size)
     n, games, kos, suicides, illegal_played = size * size, 0, 0, 0, 0
     model = GoModel(size, 7.5)
@@ -336,7 +336,7 @@ def test_go_ko_by_hand():
                               X . X O .   with a lone stone whose only liberty is (1,2): black may
                               . X O . .   not retake at once (a retake is a pass that costs
     illegal_reward), but may after a move elsewhere."""
-    env = make('go', num_envs=1, size=5, two_player=True, illegal_reward=-0.25)
+    env = make('go', num_envs=1, size=5, two_player=True, illegal_reward=-0.25, margin_reward=0.0)
     env.reset(seed=0)
     at = lambda r, c: r * 5 + c  # noqa: E731
     for b, w in zip([at(0, 1), at(1, 0), at(2, 1), at(1, 2)], [at(0, 2), at(1, 3), at(2, 2), at(1, 1)]):
@@ -371,7 +371,7 @@ def test_go_suicide_is_illegal():
 
 
 def test_go_two_passes_end_the_game_by_area_score():
-    env = make('go', num_envs=1, size=5, two_player=True, komi=0.5)
+    env = make('go', num_envs=1, size=5, two_player=True, komi=0.5, margin_reward=0.0)
     env.reset(seed=0)
     env.step(np.array([12, 0], dtype=np.int32))  # black takes the centre: the whole board is black's area
     _, rewards, terminals, _, _ = env.step(np.array([0, 25], dtype=np.int32))  # white passes
@@ -380,6 +380,27 @@ def test_go_two_passes_end_the_game_by_area_score():
     assert terminals.all() and rewards.tolist() == [1.0, -1.0]
     log = env.log()
     assert log['n'] == 2 and log['perf'] == 0.5 and log['score'] == 0.0  # +24.5 and -24.5
+
+
+def test_go_margin_reward_sums_to_the_margin_change():
+    """Per game, the agent's rewards add up to the result plus margin_reward * (final margin -
+    starting margin) / points, the starting margin of black on an empty board being -komi."""
+    weight, komi, size = 2.0, 7.5, 7
+    env = make('go', num_envs=1, seed=0, seat=0, margin_reward=weight, komi=komi)
+    rng = np.random.default_rng(0)
+    env.reset(seed=0)
+    env.log()
+    total, games = 0.0, 0
+    while games < 5:
+        _, rewards, terminals, _, _ = env.step(masked_random(env, rng))
+        total += float(rewards[0])
+        if terminals[0]:
+            log = env.log()
+            result = 1.0 if log['score'] > 0 else -1.0
+            assert log['n'] == 1
+            assert total == pytest.approx(result + weight * (log['score'] + komi) / (size * size), abs=1e-4)
+            assert log['episode_return'] == pytest.approx(total, abs=1e-4)
+            total, games = 0.0, games + 1
 
 
 def test_go_scripted_player_beats_random_and_ties_itself():
@@ -558,6 +579,8 @@ def masked_random(env, rng):
                                            ('tripletriad', {}), ('tripletriad', {'two_player': True})])
 def test_masked_actions_are_never_penalised(name, options):
     """Every action the mask allows is legal: illegal_reward (-1 here) never shows up."""
+    if name == 'go':
+        options = {**options, 'margin_reward': 0.0}
     env = make(name, num_envs=8, seed=3, illegal_reward=-1.0, **options)
     rng = np.random.default_rng(3)
     ends = 0

@@ -24,7 +24,11 @@
  *     the sampler) it is a penalty, not the end of the game.
  *
  * Actions: point r * size + c, or size * size for pass. Rewards: +1 win, -1 loss at the end of the
- * game, for the agent's colour (komi x.5 makes draws impossible).
+ * game (komi x.5 makes draws impossible), plus margin_reward times the change of the row's own area
+ * margin (komi included) / points on every step. That term is a difference of potentials, so over a
+ * game it sums to (final margin - starting margin) / points: it ranks losses (a random player loses
+ * almost every game to the scripted one, so the win/loss reward alone carries no signal at first)
+ * without rewarding anything the final score does not.
  *
  * The scripted opponent is one-ply capture-greedy: it plays the legal move that captures the most
  * stones, and otherwise a uniformly random legal move that does not fill one of its own eyes; it
@@ -60,7 +64,8 @@ typedef struct Go {
     int agent;         /* one-row mode: the agent's colour this game */
     int games;         /* games since the seeded reset, for seat alternation */
     int last_pass[2];  /* colour passed on its last turn */
-    float ret[2];      /* illegal-move penalties of each colour this game (the result is added at the end) */
+    float margin;      /* black's area margin (komi included) when rewards were last paid */
+    float ret[2];      /* summed reward of each colour this game, the result excluded */
 } Go;
 
 /* ---- bitboard helpers ---- */
@@ -256,10 +261,9 @@ static void go_write_row(Go *env, const GoInfo *info, int row, int color, float 
     }
 }
 
-static void go_write_obs(Go *env) {
+static void go_write_obs(Go *env, float margin) {
     GoInfo info;
     go_analyze(env, &info);
-    float margin = go_margin(env);
     if (env->cfg.two_player) {
         go_write_row(env, &info, 0, GO_BLACK, margin);
         go_write_row(env, &info, 1, GO_WHITE, margin);
@@ -336,11 +340,23 @@ static void go_new_game(Go *env) {
         if (env->agent == GO_WHITE) go_play(env, go_scripted_move(env, GO_BLACK));
     }
     env->games++;
+    env->margin = go_margin(env);
+}
+
+/* Pay every row margin_reward times the change of its margin since the last payment. */
+static void go_pay_margin(Go *env, float margin) {
+    float delta = env->cfg.margin_reward * (margin - env->margin) / (float)env->cells;
+    env->margin = margin;
+    for (int row = 0; row < env->num_agents; row++) {
+        int color = env->cfg.two_player ? row : env->agent;
+        float r = color == GO_BLACK ? delta : -delta;
+        env->rewards[row] += r;
+        env->ret[color] += r;
+    }
 }
 
 /* Score the game, pay every row, log each row's game (a win is perf 1), start the next one. */
-static void go_finish(Go *env) {
-    float margin = go_margin(env);
+static void go_finish(Go *env, float margin) {
     float black = margin > 0 ? 1.0f : (margin < 0 ? -1.0f : 0.0f);
     float result[2] = {black, -black};
     for (int row = 0; row < env->num_agents; row++) {
@@ -368,7 +384,7 @@ static int c_init(Go *env) {
 static void c_reset(Go *env) {
     env->games = 0;
     go_new_game(env);
-    go_write_obs(env);
+    go_write_obs(env, env->margin);
 }
 
 static void c_step(Go *env) {
@@ -384,8 +400,13 @@ static void c_step(Go *env) {
         go_play(env, ocean_clamp(env->actions[0], env->n_actions));
         if (!go_over(env)) go_play(env, go_scripted_move(env, env->to_move));
     }
-    if (go_over(env)) go_finish(env);
-    go_write_obs(env);
+    float margin = go_margin(env);
+    go_pay_margin(env, margin);
+    if (go_over(env)) {
+        go_finish(env, margin);
+        margin = env->margin;  /* the next game's */
+    }
+    go_write_obs(env, margin);
 }
 
 /* ---- rendering ---- */
