@@ -16,7 +16,7 @@ import pufferlib
 from pufferlib.ocean import tools
 from pufferlib.ocean.go import scripted_policy as go_policy
 from pufferlib.ocean.trash_pickup import scripted_policy as trash_policy
-from pufferlib.ocean.tripletriad import scripted_policy as tt_policy
+from pufferlib.ocean.tripletriad import TO_MOVE as TT_TO_MOVE, scripted_policy as tt_policy
 from pufferlib.pufferenv import APIUsageError
 
 # (name, options): the modes tests/test_ocean.py does not run (it runs the defaults)
@@ -438,8 +438,8 @@ def test_tripletriad_matches_a_python_model_of_the_rules():
     games = flips_seen = 0
     obs = env.observations.copy()
     for _ in range(3000):
-        player = 0 if obs[0, -4] > 0.5 else 1
-        assert obs[1 - player, -4] < 0.5
+        player = 0 if obs[0, TT_TO_MOVE] > 0.5 else 1
+        assert obs[1 - player, TT_TO_MOVE] < 0.5
         owner, ranks, mine, _ = tt_decode(obs[player])
         slots = np.flatnonzero(mine[:, 0] > 0.5)
         cells = np.flatnonzero(owner == 0)
@@ -467,6 +467,39 @@ def test_tripletriad_matches_a_python_model_of_the_rules():
             assert rewards.tolist() == [0.0, 0.0]
         obs = new.copy()
     assert games > 200 and flips_seen > 100
+
+
+def test_tripletriad_hints_match_the_rules():
+    """gain = cards an action turns now; risk = exposed sides some card in the opponent's hand beats."""
+    from pufferlib.ocean.tripletriad import NEIGHBORS
+    env = make('tripletriad', num_envs=1, two_player=True)
+    env.reset(seed=2)
+    rng = np.random.default_rng(2)
+    checked = 0
+    for _ in range(300):
+        for row in range(2):
+            obs = env.observations[row]
+            gain = obs[TT_TO_MOVE + 4:TT_TO_MOVE + 49].reshape(9, 5)  # cell-major
+            risk = obs[TT_TO_MOVE + 49:].reshape(9, 5)
+            if obs[TT_TO_MOVE] < 0.5:
+                assert not gain.any() and not risk.any()
+                continue
+            owner, ranks, mine, theirs = tt_decode(obs)
+            best = [max([np.rint(card[1 + d] * 10) for card in theirs if card[0] > 0.5] or [0]) for d in range(4)]
+            for slot in range(5):
+                for cell in range(9):
+                    if mine[slot, 0] < 0.5 or owner[cell] != 0:
+                        assert gain[cell, slot] == 0 and risk[cell, slot] == 0
+                        continue
+                    card = np.rint(mine[slot, 1:] * 10)
+                    turns = sum(1 for d, j in enumerate(NEIGHBORS[cell])
+                                if j >= 0 and owner[j] == -1 and card[d] > ranks[j, (d + 2) % 4])
+                    exposed = sum(1 for d, j in enumerate(NEIGHBORS[cell])
+                                  if j >= 0 and owner[j] == 0 and j != cell and best[(d + 2) % 4] > card[d])
+                    assert gain[cell, slot] == turns / 4 and risk[cell, slot] == exposed / 4, (slot, cell)
+                    checked += 1
+        env.step(masked_random(env, rng))
+    assert checked > 1000
 
 
 def test_tripletriad_illegal_action_plays_the_first_legal_one():
@@ -500,7 +533,7 @@ def test_two_player_rows_alternate_and_the_waiting_row_is_ignored(name):
     ends = 0
     for t in range(400):
         actions = rng.integers(n, size=4).astype(np.int32)
-        to_move = a.observations[:, -4 if name == 'tripletriad' else 5 * a.config['size'] ** 2 + 1] > 0.5
+        to_move = a.observations[:, TT_TO_MOVE if name == 'tripletriad' else 5 * a.config['size'] ** 2 + 1] > 0.5
         assert (to_move.reshape(2, 2).sum(1) == 1).all(), 'exactly one row of each env is to move'
         other = actions.copy()
         other[~to_move] = rng.integers(n, size=int((~to_move).sum()))
@@ -598,7 +631,7 @@ def test_tripletriad_mask_is_held_cards_times_empty_cells():
     for _ in range(200):
         for row in range(env.num_agents):
             owner, _, mine, _ = tt_decode(env.observations[row])
-            if env.observations[row, -4] > 0.5:
+            if env.observations[row, TT_TO_MOVE] > 0.5:
                 expected = np.outer(mine[:, 0] > 0.5, owner == 0).reshape(45)
             else:
                 expected = np.eye(45, dtype=bool)[0]

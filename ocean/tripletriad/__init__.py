@@ -6,6 +6,7 @@ module holds the scripted policy in Python, for `puffer play --scripted` and the
 import numpy as np
 
 CELLS, HAND = 9, 5  # spec.toml: TT_CELLS, TT_HAND
+TO_MOVE = CELLS * 6 + 2 * HAND * 5  # index of the to_move field
 
 # Side d of a cell faces side (d + 2) % 4 of its neighbour; neighbours of each cell on N, E, S, W.
 NEIGHBORS = [[(r - 1) * 3 + c if r > 0 else -1, r * 3 + c + 1 if c < 2 else -1,
@@ -21,7 +22,7 @@ def scripted_policy(env, obs, rng=None):
     hand = obs[:, CELLS * 6:CELLS * 6 + HAND * 5].reshape(-1, HAND, 5)
     actions = np.zeros(len(obs), dtype=np.int32)
     for i in range(len(obs)):
-        if obs[i, -4] < 0.5:  # not this row's turn (two-player mode): ignored
+        if obs[i, TO_MOVE] < 0.5:  # not this row's turn (two-player mode): ignored
             continue
         empty = (board[i, :, 0] + board[i, :, 1]) < 0.5
         best, ties = -1, []

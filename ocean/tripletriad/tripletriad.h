@@ -35,7 +35,8 @@
 #define TT_CARD_OBS 5   /* in hand, 4 ranks / max_rank */
 #define TT_HANDS_AT (TT_CELLS * TT_CELL_OBS)
 #define TT_SCALARS_AT (TT_HANDS_AT + 2 * TT_HAND * TT_CARD_OBS)
-#define TT_OBS (TT_SCALARS_AT + 4)
+#define TT_HINTS_AT (TT_SCALARS_AT + 4)
+#define TT_OBS (TT_HINTS_AT + 2 * TT_ACTIONS)
 #define TT_ALL_CELLS 0x1FF
 
 enum { TT_N, TT_E, TT_S, TT_W };
@@ -48,7 +49,11 @@ static const signed char TT_NEIGHBOR[TT_CELLS][4] = {
 };
 
 /* A card is four ranks packed in one word, byte d = rank on side d, so a card's four comparisons
- * against its neighbours are one subtraction (see tt_beats). */
+ * against its neighbours are one subtraction (see tt_beats). The words those comparisons need are
+ * kept per cell and patched when a neighbour changes, so no move evaluation branches on the board:
+ * need[v][c] byte d is what a card placed on c must reach on side d to turn the neighbour there
+ * (that card's facing rank + 1 when player v owns it, else 0x7F: unreachable, ranks are <= 10), and
+ * open[c] byte d is 0xFF when the neighbour on side d is an empty cell. */
 typedef struct Tripletriad {
     OCEAN_SLOTS(float);
     TripletriadConfig cfg;        /* the options of spec.toml */
@@ -57,6 +62,8 @@ typedef struct Tripletriad {
     /* game state */
     uint32_t hand[2][TT_HAND];  /* each player's cards */
     uint32_t board[TT_CELLS];   /* the card on each cell */
+    uint32_t need[2][TT_CELLS]; /* see above */
+    uint32_t open[TT_CELLS];
     int own[2];                 /* cells owned by each player (bitmask) */
     int held[2];                /* hand slots not yet played (bitmask) */
     int empty;                  /* empty cells (bitmask) */
@@ -85,17 +92,20 @@ static inline int tt_adjacent(int m) {
     return (((m << 1) & ~0x49) | ((m >> 1) & ~0x124) | (m << 3) | (m >> 3)) & TT_ALL_CELLS;
 }
 
-/* Thresholds a card placed on `cell` must reach on each side to turn the neighbour there: the
- * neighbour's facing rank + 1 where `victim` owns it, else 0x7F (unreachable: ranks are <= 10). */
-static inline uint32_t tt_thresholds(const Tripletriad *env, int victim, int cell) {
-    uint32_t t = 0;
-    for (int d = 0; d < 4; d++) {
-        int j = TT_NEIGHBOR[cell][d];
-        uint32_t need = 0x7F;
-        if (j >= 0 && (env->own[victim] >> j & 1)) need = ((env->board[j] >> (8 * ((d + 2) & 3))) & 0xFF) + 1;
-        t |= need << (8 * d);
+static inline uint32_t tt_thresholds(const Tripletriad *env, int victim, int cell) { return env->need[victim][cell]; }
+
+/* Cell j now holds a card owned by `owner` (placed or turned): patch its neighbours' words. */
+static inline void tt_patch_neighbours(Tripletriad *env, int j, int owner) {
+    uint32_t face = (env->board[j] >> 16 | env->board[j] << 16) + 0x01010101u;  /* byte d: rank on (d + 2) & 3, + 1 */
+    for (int e = 0; e < 4; e++) {
+        int c = TT_NEIGHBOR[j][e];
+        if (c < 0) continue;
+        int d = (e + 2) & 3;  /* the side of c that faces j */
+        uint32_t byte = 0xFFu << (8 * d);
+        env->need[owner][c] = (env->need[owner][c] & ~byte) | (face & byte);
+        env->need[!owner][c] = (env->need[!owner][c] & ~byte) | (0x7Fu << (8 * d));
+        env->open[c] &= ~byte;
     }
-    return t;
 }
 
 /* Sides where `card` reaches its threshold: bit 7 of byte d. Bytes never borrow from each other
@@ -132,6 +142,49 @@ static void tt_write_scalars(Tripletriad *env) {
         s[2] = (float)(tt_popcount9(env->own[me]) + tt_popcount9(env->held[me]) -
                        tt_popcount9(env->own[!me]) - tt_popcount9(env->held[!me])) * 0.1f;
         s[3] = (float)env->plies * (1.0f / TT_CELLS);
+    }
+}
+
+/* One-ply hints for the row to move, per (cell, hand slot), cell-major (zero for illegal pairs and
+ * while waiting): `gain`, the opposing cards the move turns now, and `risk`, how many sides of the
+ * placed card that face an empty cell some card still in the opponent's hand would beat there (its
+ * best rank per side, which may come from different cards). Both / 4. An MLP would otherwise have to
+ * learn every rank comparison of the rules from rank values alone. */
+static void tt_write_hints(Tripletriad *env) {
+    static const float quarter[5] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
+    for (int row = 0; row < tt_viewers(env); row++) {
+        int me = tt_viewer(env, row);
+        float *gain = env->observations + (size_t)row * TT_OBS + TT_HINTS_AT, *risk = gain + TT_ACTIONS;
+        if (env->to_move != me) {
+            memset(gain, 0, sizeof(float) * 2 * TT_ACTIONS);
+            continue;
+        }
+        uint32_t best = 0;  /* per side, the opponent's best rank over its cards in hand (bytewise max) */
+        for (int slots = env->held[!me]; slots; slots &= slots - 1) {
+            uint32_t card = env->hand[!me][tt_lowest(slots)];
+            uint32_t keep = (tt_beats(best, card) >> 7) * 0xFFu;  /* bytes where best >= card */
+            best = (best & keep) | (card & ~keep);
+        }
+        /* the same ranks seen from the other side: byte d holds the best rank on side (d + 2) & 3 */
+        uint32_t facing = (best >> 16) | (best << 16);
+        /* a played slot keeps index 0 of `quarter` through its mask of 0 */
+        uint32_t hand[TT_HAND];
+        int keep[TT_HAND];
+        for (int k = 0; k < TT_HAND; k++) {
+            keep[k] = (env->held[me] >> k & 1) ? 7 : 0;
+            hand[k] = env->hand[me][k];
+        }
+        for (int cell = 0; cell < TT_CELLS; cell++, gain += TT_HAND, risk += TT_HAND) {
+            if (!(env->empty >> cell & 1)) {
+                for (int k = 0; k < TT_HAND; k++) gain[k] = risk[k] = 0.0f;
+                continue;
+            }
+            uint32_t turn = env->need[!me][cell], safe = facing & env->open[cell];
+            for (int k = 0; k < TT_HAND; k++) {
+                gain[k] = quarter[tt_count_sides(tt_beats(hand[k], turn)) & keep[k]];
+                risk[k] = quarter[(4 - tt_count_sides(tt_beats(hand[k], safe))) & keep[k]];
+            }
+        }
     }
 }
 
@@ -198,6 +251,8 @@ static void tt_place(Tripletriad *env, int player, int action) {
     env->own[!player] &= ~flips;
     env->held[player] &= ~(1 << slot);
     env->empty &= ~(1 << cell);
+    tt_patch_neighbours(env, cell, player);
+    for (int f = flips; f; f &= f - 1) tt_patch_neighbours(env, tt_lowest(f), player);
     env->plies++;
     env->to_move = !player;
     /* observations: the new card, the turned cards, the emptied hand slot */
@@ -257,6 +312,12 @@ static void tt_new_game(Tripletriad *env) {
         }
     env->own[0] = env->own[1] = 0;
     env->held[0] = env->held[1] = (1 << TT_HAND) - 1;
+    for (int c = 0; c < TT_CELLS; c++) {
+        env->need[0][c] = env->need[1][c] = 0x7F7F7F7Fu;
+        env->open[c] = 0;
+        for (int d = 0; d < 4; d++)
+            if (TT_NEIGHBOR[c][d] >= 0) env->open[c] |= 0xFFu << (8 * d);
+    }
     env->empty = TT_ALL_CELLS;
     env->plies = 0;
     env->ret[0] = env->ret[1] = 0;
@@ -302,6 +363,7 @@ static void c_reset(Tripletriad *env) {
     env->games = 0;
     tt_new_game(env);
     tt_write_scalars(env);
+    tt_write_hints(env);
     tt_write_turn(env);
 }
 
@@ -319,6 +381,7 @@ static void c_step(Tripletriad *env) {
     }
     if (env->plies == TT_CELLS) tt_finish(env);
     tt_write_scalars(env);
+    tt_write_hints(env);
     tt_write_turn(env);
 }
 
