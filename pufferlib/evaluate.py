@@ -87,7 +87,7 @@ def evaluate(env_name, checkpoint, episodes=3, video=None, fps=30, seed=0, max_s
 
 
 def write_video(frames, path, fps=30):
-    """GIF through Pillow; MP4 through imageio (pip install imageio[ffmpeg])."""
+    """GIF through Pillow; MP4 through imageio and its bundled ffmpeg (imageio-ffmpeg)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if path.lower().endswith('.gif'):
         from PIL import Image
@@ -98,9 +98,12 @@ def write_video(frames, path, fps=30):
         try:
             import imageio.v3 as iio
         except ImportError:
-            raise pufferlib.APIUsageError('writing .mp4 needs imageio: pip install "imageio[ffmpeg]" '
-                                          '(or write a .gif)') from None
-        iio.imwrite(path, np.stack(frames), fps=fps)
+            raise pufferlib.APIUsageError('writing .mp4 needs imageio and imageio-ffmpeg (the `train` extra: '
+                                          'pip install -e ".[train]" in this repository), or write a .gif') from None
+        # H.264 wants sides divisible by 16: pad with black rather than let imageio resize (and warn).
+        video = np.stack(frames)
+        pad = [(0, 0), (0, -video.shape[1] % 16), (0, -video.shape[2] % 16)] + [(0, 0)] * (video.ndim - 3)
+        iio.imwrite(path, np.pad(video, pad), fps=fps)
         return path
     raise pufferlib.APIUsageError(f'video path {path!r} must end in .gif or .mp4')
 
