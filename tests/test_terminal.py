@@ -5,6 +5,7 @@ import io
 import os
 import re
 import shutil
+import subprocess
 import sys
 from types import SimpleNamespace
 
@@ -118,3 +119,21 @@ def test_dashboard_layout_fits_every_width(row):
         text = console.file.getvalue()
         assert 'puffer' in text.replace('\n', '')
         assert max(map(len, text.splitlines())) <= width, f'{width} columns:\n{text}'
+
+
+def test_first_run_setup_is_one_line_per_step_with_a_log(tmp_path):
+    """scripts/puffer on a fresh machine: each set-up step is one line; a failure shows the log's end.
+    (The real first run takes minutes; a Python whose venv module fails stands in for a broken step.)"""
+    python = tmp_path / 'python3'
+    python.write_text('#!/bin/sh\ncase "$*" in *"-m venv"*) echo "venv: no ensurepip here" >&2; exit 1 ;; esac\n'
+                      f'exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    venv = tmp_path / 'venv'
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, 'PYTHON': str(python), 'PUFFER_VENV': str(venv)}
+    result = subprocess.run(['bash', os.path.join(root, 'scripts', 'puffer'), '--help'], env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0
+    assert result.stdout.splitlines() == [f'setup: creating {venv} ... FAILED']
+    assert 'no ensurepip here' in result.stderr and str(venv / 'setup.log') in result.stderr
+    assert 'no ensurepip here' in (venv / 'setup.log').read_text()
