@@ -104,6 +104,7 @@ podman_bootstrap() {
     # The build then runs as `--engine podman --cpu --base-image localhost/debian:bookworm`, with this
     # machine's pip settings (a private CA, a local wheel directory such as one holding the CPU torch
     # wheel) as build inputs, unless given on the command line.
+    # shellcheck disable=SC2034  # engine and cpu belong to build_images.sh, which sources this file
     engine=podman cpu=1
     base_image="${base_image:-$PUFFER_DEBIAN_IMAGE}"
     local pip_cert pip_links

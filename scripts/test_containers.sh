@@ -76,8 +76,11 @@ grep -a '== .* built in' "$scratch/quickstart.log" | tr -d '\r'
 if grep -aq -e Traceback -e 'Sum of ratios' "$scratch/quickstart.log"; then
     grep -a -A12 Traceback "$scratch/quickstart.log" | head -30; fail "a Python traceback in the quickstart"
 fi
-grep -aq ' training ' "$scratch/quickstart.log" && grep -aq '━' "$scratch/quickstart.log" \
-    || fail "train did not draw the live dashboard at a terminal"
+if ! grep -aq ' training ' "$scratch/quickstart.log" || ! grep -aq '━' "$scratch/quickstart.log"; then
+    fail "train did not draw the live dashboard at a terminal"
+fi
+echo "train at a terminal drew the live dashboard; its last frame ended with:"
+grep -a -e 'episode_return' -e '^done: ' "$scratch/quickstart.log" | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' | tail -2
 run_dir="$(find "$quickstart/experiments" -mindepth 1 -maxdepth 1 -type d -name 'puffer_squared-*' | head -1)"
 [ -n "$run_dir" ] || fail "no run directory in the quickstart's experiments/"
 for item in config.toml metrics.jsonl checkpoints; do [ -e "$run_dir/$item" ] || fail "$run_dir has no $item"; done
@@ -110,7 +113,7 @@ if grep -q 'driver: nvidia' <(sed '/^x-gpu:/,/^[^ ]/d' "$scratch/compose.cpu.mer
 fi
 podman-compose -f compose.yaml config > "$scratch/compose.merged.yaml"
 grep -q 'driver: nvidia' <(sed '/^x-gpu:/,/^[^ ]/d' "$scratch/compose.merged.yaml") || fail "compose.yaml reserves no GPU"
-"$T/shellcheck" scripts/*.sh scripts/puffer scripts/test docker/pip-install docker/entrypoint.sh
+"$T/shellcheck" scripts/*.sh scripts/puffer scripts/test docker/pip-install docker/entrypoint.sh tests/provision_fake_box.sh
 done_phase
 
 # ---------------------------------------------------------------------------------------------
@@ -134,15 +137,17 @@ shared="$scratch/shared"
 mkdir -p "$shared/experiments" "$shared/wandb" && chown -R 3000:3000 "$shared" && chmod -R 0775 "$shared"
 PUFFER_UID=3001 PUFFER_GID=3000 PUFFER_EXPERIMENTS_DIR="$shared/experiments" PUFFER_WANDB_DIR="$shared/wandb" \
     heavy compose run --rm -T train "${QUICK_TRAIN[@]}" 2>&1 | quiet_podman | tail -2
-[ "$(find "$shared/experiments" -mindepth 1 ! -uid 3001 | wc -l)" = 0 ] && find "$shared/experiments" -name '*.pt' | grep -q . \
-    || fail "PUFFER_UID=3001 was not used"
+if [ "$(find "$shared/experiments" -mindepth 1 ! -uid 3001 | wc -l)" != 0 ] || ! find "$shared/experiments" -name '*.pt' | grep -q .; then
+    fail "PUFFER_UID=3001 was not used"
+fi
 echo "PUFFER_UID=3001 PUFFER_GID=3000: run files owned by 3001:3000"
 # A folder the chosen user cannot write: one clear message with the fix, exit 1, no traceback.
 status=0
 PUFFER_UID=4000 PUFFER_EXPERIMENTS_DIR="$scratch/user1234/experiments" PUFFER_WANDB_DIR="$scratch/user1234/wandb" \
     compose run --rm -T train "${QUICK_TRAIN[@]}" > "$scratch/denied.log" 2>&1 || status=$?
-grep -q 'is not writable by uid 4000' "$scratch/denied.log" && ! grep -q Traceback "$scratch/denied.log" \
-    || { cat "$scratch/denied.log"; fail "an unwritable folder gave no clear message"; }
+if ! grep -q 'is not writable by uid 4000' "$scratch/denied.log" || grep -q Traceback "$scratch/denied.log"; then
+    cat "$scratch/denied.log"; fail "an unwritable folder gave no clear message"
+fi
 [ "$status" != 0 ] || fail "an unwritable folder did not stop the run"
 grep -m1 'not writable' "$scratch/denied.log"
 done_phase
@@ -179,8 +184,8 @@ dc=(--workspace-folder "$scratch/devcontainer" --docker-path podman --docker-com
 heavy "$cli" up "${dc[@]}" --log-format text > "$scratch/devcontainer-up.log" 2>&1 \
     || { tail -40 "$scratch/devcontainer-up.log"; fail "devcontainer up"; }
 grep -o '{"outcome":"success"[^}]*}' "$scratch/devcontainer-up.log" | tail -1 | grep . || { tail -20 "$scratch/devcontainer-up.log"; fail "devcontainer up reported no success"; }
-"$cli" exec "${dc[@]}" bash -c 'echo "inside as $(id -un) (uid $(id -u)), $(python --version)"; ls pufferlib/ocean 2>/dev/null; true' \
-    2>&1 | grep inside
+# shellcheck disable=SC2016  # expanded inside the container
+"$cli" exec "${dc[@]}" bash -c 'echo "inside as $(id -un) (uid $(id -u)), $(python --version)"' 2>&1 | grep inside
 heavy "$cli" exec "${dc[@]}" python -m pytest -q -p no:cacheprovider -x tests/test_ocean.py tests/test_terminal.py tests/test_package.py \
     > "$scratch/devcontainer-tests.log" 2>&1 || { tail -40 "$scratch/devcontainer-tests.log"; fail "tests inside the devcontainer"; }
 tail -1 "$scratch/devcontainer-tests.log"
@@ -225,7 +230,13 @@ podman run --rm -v "$root/scripts/provision_box.sh:/provision_box.sh:ro" -v "$ro
     before="$(fake_state)"
     bash /provision_box.sh --user bob --tailscale > /out/run-second 2>&1 || { cat /out/run-second; exit 1; }
     [ "$before" = "$(fake_state)" ] || { echo "the second run changed the system"; diff <(echo "$before") <(fake_state); exit 1; }
-    cp /fake/calls /out/calls-second' || fail "provision_box.sh in a Debian container"
+    cp /fake/calls /out/calls-second
+    # A key whose fingerprint is not the pinned one is refused, and not installed.
+    rm /etc/apt/keyrings/docker.gpg
+    status=0; FAKE_FOREIGN_KEY=1 bash /provision_box.sh --user bob > /out/foreign-key 2>&1 || status=$?
+    echo "exit=$status" >> /out/foreign-key
+    [ ! -e /etc/apt/keyrings/docker.gpg ] || echo "the foreign key was installed" >> /out/foreign-key' \
+    || fail "provision_box.sh in a Debian container"
 sed -n '1,400p' "$scratch/plans/plan-debian"
 echo "---- Debian 13 (excerpt)"; grep -E 'debian 13|debian13|trixie' "$scratch/plans/plan-debian13" | head -6
 echo "---- Ubuntu 24.04 (excerpt)"; grep -E 'download.docker|cuda/repos' "$scratch/plans/plan-ubuntu"
@@ -261,15 +272,19 @@ expect plan-fedora "unsupported distribution 'fedora 40'"
 expect plan-fedora 'exit=2'
 expect nonroot 'run as root (sudo /provision_box.sh --user alice --tailscale)'
 expect nonroot 'exit=1'
+expect foreign-key 'refusing to trust it'
+expect foreign-key 'exit=1'
+if grep -q 'was installed' "$scratch/plans/foreign-key"; then fail "a key with the wrong fingerprint was installed"; fi
 # The second run: nothing to do but the GPU check; no apt-get, no write, no restart, no key on argv.
-[ "$(grep -c '^+ ' "$scratch/plans/plan-second")" = 1 ] && expect plan-second '+ docker run --rm --gpus all' \
-    || fail "the second run's plan does more than the GPU check"
+if [ "$(grep -c '^+ ' "$scratch/plans/plan-second")" != 1 ]; then fail "the second run's plan does more than the GPU check"; fi
+expect plan-second '+ docker run --rm --gpus all'
 if grep -v '^docker run --rm --gpus all' "$scratch/plans/calls-second" | grep -q .; then
     fail "the second run ran: $(grep -v '^docker run' "$scratch/plans/calls-second" | tr '\n' ';')"
 fi
-grep -q 'systemctl restart docker' "$scratch/plans/calls-first" && grep -q 'nvidia-ctk runtime configure' "$scratch/plans/calls-first" \
-    && grep -q 'tailscale up --ssh --auth-key=file:' "$scratch/plans/calls-first" && grep -q 'key file holds 19 bytes' "$scratch/plans/calls-first" \
-    || fail "the first run did not configure docker, its runtime and tailscale as expected"
+for call in 'systemctl enable --now docker' 'nvidia-ctk runtime configure' 'systemctl restart docker' \
+    'tailscale up --ssh --auth-key=file:' 'key file holds 19 bytes'; do
+    grep -qF "$call" "$scratch/plans/calls-first" || fail "the first run did not: $call"
+done
 if grep -q tskey "$scratch/plans/"*; then fail "the Tailscale key reached a command line or the output"; fi
 # Every apt source in every plan names its key; the check is shown to catch one that does not.
 unsigned_sources() {  # the `deb` lines of a plan (indented under "+ write") without signed-by=
@@ -290,6 +305,7 @@ phase "fast rebuild: edit a Python file, rebuild the puffer layer"
 copy_checkout "$scratch/ctx"
 echo "# fast-rebuild probe $(date +%s%N)" >> "$scratch/ctx/pufferlib/cli.py"
 # Timed inside the lock: waiting for other work to leave the CPUs is not rebuild time.
+# shellcheck disable=SC2016  # expanded by the inner bash
 (cd "$scratch/ctx" && PUFFER_IMAGE=localhost/puffer-fastprobe:ci heavy bash -c \
     'start=$(date +%s%N); scripts/build_images.sh --podman-bootstrap --only puffer > "$1/fast.log" 2>&1 || exit 1; echo $(( ($(date +%s%N) - start) / 1000000000 )) > "$1/fast.seconds"' _ "$scratch") \
     || { tail -30 "$scratch/fast.log"; fail "fast rebuild"; }

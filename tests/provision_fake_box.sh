@@ -3,7 +3,7 @@
 # real (not --dry-run) first and second runs can be checked there. Each stand-in that would change
 # the machine records its command line in /fake/calls; queries (status, is-enabled) are not recorded.
 # Real: dpkg-query, usermod, id, install, the files the script writes.
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2016  # the single-quoted bodies are scripts, expanded when they run
 set -euo pipefail
 mkdir -p /fake/bin /fake/state
 : > /fake/calls
@@ -20,6 +20,7 @@ if [ "$1" = install ]; then
     for pkg in "$@"; do
         case "$pkg" in -*|install) continue ;; esac
         printf "Package: %s\nStatus: install ok installed\nPriority: optional\nSection: misc\nMaintainer: fake\nArchitecture: all\nVersion: 1.0\nDescription: stand-in\n\n" "$pkg" >> /var/lib/dpkg/status
+        [ "$pkg" != docker-ce ] || groupadd -f docker  # as the real package does
     done
 fi'
 # A "key" is its fingerprint in a file: the vendors' pinned ones, as published.
@@ -34,6 +35,7 @@ case "$url" in
     *pkgs.tailscale.com*) fpr=2596A99EAAB33821893C0A79458CA832957F5868 ;;
     *) exit 22 ;;
 esac
+[ -z "${FAKE_FOREIGN_KEY:-}" ] || fpr=0000000000000000000000000000000000000000  # a key someone swapped in
 echo "$fpr" > "$out"'
 fake gpg '
 if [ "$1" = --show-keys ]; then echo "pub:u:4096:1:0000:0:::-:::scESC::::::23::0:"; echo "fpr:::::::::$(head -1 "${!#}"):"; exit 0; fi
