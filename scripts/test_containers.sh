@@ -117,6 +117,13 @@ check_lint() {
     fi
     podman-compose -f compose.yaml config > "$scratch/compose.merged.yaml"
     grep -q 'driver: nvidia' <(sed '/^x-gpu:/,/^[^ ]/d' "$scratch/compose.merged.yaml") || fail "compose.yaml reserves no GPU"
+    # The devcontainer's `dev`: no GPU and no build by default; the GPU variant adds the reservation.
+    dev_service() { podman-compose -f compose.yaml "$@" config | sed -n '/^  dev:/,/^  [a-z]/p'; }
+    if dev_service -f .devcontainer/compose.devcontainer.yaml | grep -q -e 'driver: nvidia' -e '^    build:'; then
+        fail "the devcontainer's dev service asks for a GPU or a build"
+    fi
+    dev_service -f .devcontainer/compose.devcontainer.yaml -f .devcontainer/compose.gpu.yaml | grep -q 'driver: nvidia' \
+        || fail ".devcontainer/gpu/ gets no GPU"
     "$T/shellcheck" scripts/*.sh scripts/puffer scripts/test docker/pip-install docker/entrypoint.sh tests/provision_fake_box.sh
 }
 
