@@ -88,12 +88,13 @@ check_quickstart() {
     run_dir="$(find "$quickstart/experiments" -mindepth 1 -maxdepth 1 -type d -name 'puffer_squared-*' | head -1)"
     [ -n "$run_dir" ] || fail "no run directory in the quickstart's experiments/"
     for item in config.toml metrics.jsonl checkpoints; do [ -e "$run_dir/$item" ] || fail "$run_dir has no $item"; done
-    podman run --rm -v "$quickstart/experiments:/check:ro" puffer:latest python -c '
-    import imageio.v3 as iio
-    for name in ("puffer_squared.gif", "squared.mp4"):
-        frames = iio.imread(f"/check/{name}", index=None)
-        assert frames.ndim == 4 and len(frames) > 1, (name, frames.shape)
-        print(f"{name}: {len(frames)} frames of {frames.shape[2]}x{frames.shape[1]}")' 2>&1 | quiet_podman
+    podman run --rm -v "$quickstart/experiments:/check:ro" puffer:latest python -c 'if True:  # indented code
+        import imageio.v3 as iio
+        for name in ("puffer_squared.gif", "squared.mp4"):
+            frames = iio.imread(f"/check/{name}", index=None)
+            assert frames.ndim == 4 and len(frames) > 1, (name, frames.shape)
+            print(f"{name}: {len(frames)} frames of {frames.shape[2]}x{frames.shape[1]}")' 2>&1 | quiet_podman \
+        || fail "the GIF and the MP4 of the quickstart do not decode"
     [ "$(owners "$quickstart/experiments")" = "root " ] || fail "root's run left files owned by: $(owners "$quickstart/experiments")"
     echo "run files: owned by root, like the experiments folder root made"
 }
