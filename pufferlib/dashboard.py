@@ -60,7 +60,7 @@ class Dashboard:
                 usage['gpu mem GiB'] = torch.cuda.memory_allocated() / 2**30
                 try:
                     usage['gpu %'] = float(torch.cuda.utilization())
-                except Exception:  # needs pynvml; memory alone is still useful
+                except Exception:  # pynvml (nvidia-ml-py, the train extra) missing or no NVML: memory alone
                     pass
         except ImportError:
             pass
