@@ -35,9 +35,10 @@ OBS_DTYPES = {'uint8': ('unsigned char', 'B'), 'int8': ('signed char', 'b'), 'fl
 OPTION_TYPES = {'int': ('int32_t', 'i'), 'float': ('float', 'f'), 'bool': ('int32_t', 'i')}
 INT32 = (-2 ** 31, 2 ** 31 - 1)
 INT64 = (-2 ** 63, 2 ** 63 - 1)
-C_KEYWORDS = frozenset('''auto break case char const continue default do double else enum extern float for goto
-    if inline int long register restrict return short signed sizeof static struct switch typedef union unsigned
-    void volatile while cfg env'''.split())
+C_KEYWORDS = frozenset(['auto', 'break', 'case', 'char', 'const', 'continue', 'default', 'do', 'double', 'else',
+                        'enum', 'extern', 'float', 'for', 'goto', 'if', 'inline', 'int', 'long', 'register',
+                        'restrict', 'return', 'short', 'signed', 'sizeof', 'static', 'struct', 'switch', 'typedef',
+                        'union', 'unsigned', 'void', 'volatile', 'while', 'cfg', 'env'])
 
 TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action'}
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
@@ -237,7 +238,7 @@ class Expr:
 
 def fmt(value, kind):
     """A value as both sides print it in messages: int and bool options as %lld, floats as %g."""
-    return '%g' % float(value) if kind == 'float' else str(int(value))
+    return f'{float(value):g}' if kind == 'float' else str(int(value))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -153,7 +153,7 @@ def test_python_and_generated_c_evaluate_expressions_identically(tmp_path):
              'static long long ocean_spec_div(long long a, long long b) { return b ? a / b : 0; }',
              'static long long ocean_spec_mod(long long a, long long b) { return b ? a % b : 0; }',
              'int main(void) {']
-    for i, values in enumerate(VALUES):
+    for values in VALUES:
         fields = ', '.join(f'.{k} = {v!r}' for k, v in values.items())
         lines.append(f'    {{ V v = {{{fields}}}; const V *c = &v;')
         for e in exprs:
