@@ -174,7 +174,8 @@ def build_parser():
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)
     evaluate.add_argument('--checkpoint', required=True,
-                          help='a checkpoint file, a run directory, or `latest` (the newest run for ENV)')
+                          help='a checkpoint file, a run directory, or `latest` '
+                               '(the run of ENV written to most recently)')
     evaluate.add_argument('--episodes', type=int, default=3, help='episodes to play (default 3)')
     evaluate.add_argument('--video', help='write the frames to this .gif or .mp4 file')
     evaluate.add_argument('--fps', type=int, default=30)

@@ -32,12 +32,12 @@ def test_ocean_entries_carry_their_spec_and_policies():
 
 
 def test_unknown_names_suggest_close_ones():
-    with pytest.raises(APIUsageError, match='puffer_pong'):
-        registry.lookup('puffer_pongg')
-    with pytest.raises(APIUsageError, match='atari_pong'):
-        pufferlib.make('atari_ponk')
+    assert registry.family_of('puffer_pongg') is None and registry.family_of('atari_ponk') is None
+    for bad, close in (('puffer_pongg', 'puffer_pong'), ('CartPole-v9', 'CartPole-v1')):
+        with pytest.raises(APIUsageError, match=f'unknown environment.*{close}'):
+            registry.lookup(bad)
     with pytest.raises(APIUsageError, match='must be a string'):
-        registry.lookup(3)
+        pufferlib.make(3)
 
 
 def test_looking_up_one_name_imports_one_family():
