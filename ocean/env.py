@@ -122,7 +122,7 @@ class OceanEnv(PufferEnv):
     # ---- config and spaces ----
 
     def describe(self) -> str:
-        return f'puffer_{self.name}'
+        return self.spec.env_name
 
     def resolve_config(self, options: dict) -> dict:
         """The defaults overridden by `options`, checked for names, types, ranges and the spec's checks."""
@@ -154,7 +154,7 @@ class OceanEnv(PufferEnv):
     def reset(self, seed=None):
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise APIUsageError(f'puffer_{self.name}: seed must be an int or None, got {seed!r}')
+                raise APIUsageError(f'{self.describe()}: seed must be an int or None, got {seed!r}')
             self._seed, self._resets = int(seed), 0
         else:
             # An unseeded reset starts new episodes that still follow from the last seed.

@@ -26,6 +26,7 @@ import struct
 import tomllib
 from dataclasses import dataclass, field
 
+PREFIX = 'puffer_'  # env 'pong' is 'puffer_pong' everywhere outside its folder
 # Catalogue groups, in catalogue order. 'template' envs are built and tested but not listed.
 GROUPS = ('sanity', 'classic', 'game', 'template')
 # Observation element types: numpy dtype name -> (C type, buffer-protocol format).
@@ -283,7 +284,7 @@ class Spec:
 
     @property
     def env_name(self):
-        return 'puffer_' + self.name
+        return PREFIX + self.name
 
     @property
     def c_struct(self):

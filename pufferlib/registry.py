@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 from pufferlib.pufferenv import APIUsageError, PufferEnv, PufferError
 
-OCEAN_PREFIX = 'puffer_'
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')
 
 
@@ -114,9 +113,9 @@ def family_of(name: str) -> str | None:
     """'ocean', a third-party family, 'gymnasium', or None for an unknown name."""
     if not isinstance(name, str):
         return None
-    if name.startswith(OCEAN_PREFIX):
-        from pufferlib import ocean
-        return 'ocean' if name[len(OCEAN_PREFIX):] in ocean.SPECS else None
+    from pufferlib import ocean
+    if name.startswith(ocean.PREFIX):
+        return 'ocean' if name[len(ocean.PREFIX):] in ocean.SPECS else None
     family = _third_party_family(name)
     if family is not None:
         return family
