@@ -3,6 +3,7 @@ import argparse
 import sys
 
 import pufferlib
+from pufferlib import registry
 
 
 def _add_env_argument(parser):
@@ -37,12 +38,16 @@ def _config_help(env):
         config = configuration.load(env)
     except pufferlib.PufferError as exc:
         return f'(cannot show the options of {env}: {exc})'
-    return f'options for {env} (defaults, then its family and env config files):\n' + configuration.flag_help(config)
+    env_options = {}
+    for option in registry.lookup(env).option_specs().values():
+        rng = '' if option.kind == 'bool' else f' in [{option.min.describe()}, {option.max.describe()}]'
+        env_options[option.name] = (f'{option.kind}{rng}', option.help)
+    return (f'options for {env} (defaults, then its family and env config files):\n'
+            + configuration.flag_help(config, env_options))
 
 
 def cmd_train(args, flags):
     from pufferlib import config as configuration
-    from pufferlib import trainer
     if args.help:
         args.parser.print_help()
         if args.env:
@@ -52,9 +57,13 @@ def cmd_train(args, flags):
         raise pufferlib.APIUsageError('puffer train needs an environment name (or --resume latest|RUN); '
                                       'see `puffer envs`')
     config = None
-    if not args.resume:
-        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions, before any set-up
+    if args.resume:
+        registry.find_run(args.resume, args.env)  # a missing run fails here, before torch loads
+    else:
+        # Unknown names, keys, types and env options fail here, with suggestions, before any set-up.
         config = configuration.load(args.env, flags, config_file=args.config)
+        pufferlib.make(args.env, **config['env']).close()
+    from pufferlib import trainer
     summary = trainer.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
                             quiet=args.quiet)
     print(f'done: {summary["global_step"]:,} steps in {summary["epoch"]} epochs; run directory '
@@ -78,8 +87,67 @@ def cmd_plot(args):
     return 0
 
 
+def _ocean_options(env, pairs):
+    """KEY=VALUE strings to an Ocean env's keyword arguments, each value read as its option's type."""
+    from pufferlib import config as configuration
+    from pufferlib import ocean
+    defaults = ocean.spec_of(env).defaults() if env != 'all' else {}
+    options = {}
+    for pair in pairs or []:
+        if '=' not in pair:
+            raise pufferlib.APIUsageError(f'options are KEY=VALUE, got {pair!r}')
+        key, value = pair.split('=', 1)
+        key = key.replace('-', '_')
+        options[key] = configuration.parse_value(value, defaults.get(key))
+    return options
+
+
+def cmd_bench(args):
+    from pufferlib import ocean
+    from pufferlib.ocean import tools
+    names = ocean.env_names() if args.env == 'all' else [args.env]
+    options = _ocean_options(args.env, args.options)
+    for name in names:
+        ocean.env_class(name)  # unknown names fail before any timing
+        sps = tools.bench(name, seconds=args.seconds, num_envs=args.num_envs, **options)
+        print(f'{name:<20} {sps / 1e6:8.2f} M steps/s  (1 core, random actions)')
+
+
+def cmd_play(args):
+    from pufferlib.ocean import tools
+    tools.play(args.env, steps=args.steps, fps=args.fps, seed=args.seed, scripted=args.scripted or False,
+               **_ocean_options(args.env, args.options))
+
+
+def _add_ocean_commands(commands):
+    bench = commands.add_parser('bench', help='steps per second of an Ocean env on one core (random actions)')
+    bench.add_argument('env', help='puffer_<name>, or "all" for every Ocean env')
+    bench.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options, e.g. width=32')
+    bench.add_argument('--seconds', type=float, default=2.0, help='timing length per env (default 2)')
+    bench.add_argument('--num-envs', type=int, default=None,
+                       help='env instances in the vector (default: about 4096 agent rows)')
+    bench.set_defaults(func=cmd_bench)
+
+    play = commands.add_parser('play', help='watch a random or scripted agent play an Ocean env in the terminal')
+    play.add_argument('env', help='puffer_<name>')
+    play.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options, e.g. width=15')
+    play.add_argument('--steps', type=int, default=200)
+    play.add_argument('--fps', type=float, default=15.0, help='frames per second (0: as fast as possible)')
+    play.add_argument('--seed', type=int, default=0)
+    play.add_argument('--scripted', nargs='?', const=True, default=None, metavar='NAME',
+                      help="use the env's scripted agent (or the one named) instead of a random one")
+    play.set_defaults(func=cmd_play)
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (the usage is one `--help` away), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog='puffer', description='pufferlib: fast reinforcement learning')
+    parser = Parser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND')
 
@@ -87,7 +155,8 @@ def build_parser():
     envs.add_argument('filter', nargs='?', help='show only names containing this text')
     envs.set_defaults(func=cmd_envs)
 
-    autotune = commands.add_parser('autotune', help='find the fastest vectorization settings for an env on this machine')
+    autotune = commands.add_parser('autotune',
+                                   help='find the fastest vectorization settings for an env on this machine')
     _add_env_argument(autotune)
     autotune.add_argument('--max-envs', type=int, default=None, help='largest num_envs to try (default 16 x cores)')
     autotune.add_argument('--seconds', type=float, default=1.0, help='measuring time per setting (default 1)')
@@ -105,7 +174,8 @@ def build_parser():
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)
     evaluate.add_argument('--checkpoint', required=True,
-                          help='a checkpoint file, a run directory, or `latest` (the newest run for ENV)')
+                          help='a checkpoint file, a run directory, or `latest` '
+                               '(the run of ENV written to most recently)')
     evaluate.add_argument('--episodes', type=int, default=3, help='episodes to play (default 3)')
     evaluate.add_argument('--video', help='write the frames to this .gif or .mp4 file')
     evaluate.add_argument('--fps', type=int, default=30)
@@ -119,8 +189,7 @@ def build_parser():
     plot.add_argument('--out', default=None, help='PNG path (default: <first run>/curve.png)')
     plot.set_defaults(func=cmd_plot)
 
-    from pufferlib.ocean import tools as ocean_tools  # `bench` and `play` for Ocean envs
-    ocean_tools.add_commands(commands)
+    _add_ocean_commands(commands)
     return parser
 
 
@@ -136,7 +205,7 @@ def main(argv=None):
         if getattr(args, 'takes_flags', False):
             return args.func(args, extra) or 0
         return args.func(args) or 0
-    except pufferlib.PufferError as exc:
+    except (pufferlib.PufferError, OSError) as exc:  # a user's mistake or a file system's refusal: no traceback
         print(f'puffer {args.command}: error: {exc}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:
