@@ -25,16 +25,16 @@ from pufferlib.ocean import tools
 
 import benchdoc as bd
 
-# Our env -> (its PufferLib 3.0 counterpart, 3.0 settings that match ours, or None where 3.0's
-# defaults already do). One line per env; envs without a line are measured without a peer.
+# Our env -> (its PufferLib 3.0 counterpart, 3.0 settings that match ours or None where its
+# defaults already do, what still differs). One line per env; envs without one have no peer.
 PEERS = {
-    'squared': ('puffer_squared', None),
-    'cartpole': ('puffer_cartpole', None),
-    'pong': ('puffer_pong', {'frameskip': 4}),
-    'breakout': ('puffer_breakout', None),
+    'squared': ('puffer_squared', None, ''),
+    'cartpole': ('puffer_cartpole', None, ''),
+    'pong': ('puffer_pong', {'frameskip': 4}, ''),
+    'breakout': ('puffer_breakout', None, ''),
     'snake': ('puffer_snake', {'width': 64, 'height': 64, 'num_snakes': 16, 'num_food': 64, 'vision': 5,
-                               'max_snake_length': 64}),
-    'connect4': ('puffer_connect4', None),
+                               'max_snake_length': 64}, ''),
+    'connect4': ('puffer_connect4', None, "3.0's opponent searches 3 plies (negamax), ours looks 1 ahead"),
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 
@@ -64,7 +64,7 @@ def contenders(name, anchor):
     """(label, measure(seconds)) for one env: ours first, then its peers."""
     out = [('ours', lambda s: tools.bench(name, seconds=s))]
     if anchor and name in PEERS:
-        peer, matched = PEERS[name]
+        peer, matched, _ = PEERS[name]
         out.append(('3.0 defaults', lambda s: anchor.ask('ocean', env=peer, kwargs={}, rows=tools.BENCH_ROWS,
                                                           seconds=s)['sps']))
         if matched:
@@ -86,8 +86,9 @@ def measure(names, args, anchor):
 
 
 def render(results, args, note, about):
-    m = lambda runs: f'{bd.median(runs) / 1e6:.1f}'  # noqa: E731
-    mruns = lambda runs: bd.runs_cell(runs, lambda v: f'{v / 1e6:.1f}')  # noqa: E731
+    mega = lambda v: f'{v / 1e6:.1f}' if v >= 1e6 else f'{v / 1e6:.3f}'  # noqa: E731
+    m = lambda runs: mega(bd.median(runs))  # noqa: E731
+    mruns = lambda runs: bd.runs_cell(runs, mega)  # noqa: E731
     rows = []
     for name, runs in results.items():
         kind, goal = target(name)
@@ -107,17 +108,19 @@ def render(results, args, note, about):
     for name, runs in results.items():
         if len(runs) < 2:
             continue
-        peer, matched = PEERS.get(name, (None, None))
+        peer, matched, differs = PEERS.get(name, (None, None, ''))
         for label in [k for k in runs if k != 'ours']:
             settings = ('Gymnasium, Python, one env' if label.startswith('Gymnasium') else
                         ', '.join(f'{k}={v}' for k, v in matched.items()) if label == '3.0 matched' else
-                        '3.0 defaults' + (' (= ours)' if not matched else ''))
+                        'its defaults' + (f' ({differs})' if differs else ''))
             who = label if label.startswith('Gymnasium') else f'PufferLib 3.0 `{peer}`'
             head.append([f'puffer_{name}', who, settings, m(runs['ours']), m(runs[label]), mruns(runs[label]),
                          bd.spread_cell(runs[label]), bd.ratio_cell(bd.ratio(runs['ours'], runs[label]), 1.0)])
     text += ['', 'Head to head, measured in the same rounds as the table above (ours / peer: ratio of medians). '
-             'Our envs are our own designs: where 3.0 exposes the same sizes, the "matched" row sets them to ours; '
-             'observation layouts and rules still differ, so these compare like tasks, not identical code.', '']
+             'Our envs are our own designs: where the defaults of 3.0 differ from ours in a setting both have (frameskip, arena, '
+             'counts), a second row sets 3.0 to ours. Observation sizes match (pong 8, breakout 114 vs 118, squared and '
+             'snake 121 cells, connect4 42); rules and rendering code differ, so these compare like tasks, not '
+             'identical code.', '']
     if head:
         text.append(bd.markdown_table(['env', 'peer', 'peer settings', 'ours (M/s)', 'peer (M/s)', 'peer rounds',
                                        'peer spread', 'ours / peer'], head, 'lllrrrrr'))

@@ -157,7 +157,7 @@ def our_shape(env):
     flags = ['--vec.num-envs', vec['num_envs'], '--vec.num-workers', workers,
              '--vec.batch-size', vec['batch_size'] or vec['num_envs'], '--env.num-envs', config['env']['num_envs'],
              '--train.bptt-horizon', train['bptt_horizon'], '--train.minibatch-size', train['minibatch_size']]
-    return [str(f) for f in flags], dict(OCEAN_PEERS.get(env.removeprefix('puffer_'), (None, None))[1] or {})
+    return [str(f) for f in flags], dict(OCEAN_PEERS.get(env.removeprefix('puffer_'), (None, None, ''))[1] or {})
 
 
 def anchor_flags(anchor, env, flags, notes, env_kwargs=None):
@@ -236,7 +236,7 @@ def cartpole_tables(args, cleanrl_peer):
 
     def solve(name):
         seed = seeds[name] = seeds.get(name, -1) + 1  # round r uses seed r for every side
-        value = solvers[name](args.solve_seconds, seed)['solved_s']
+        value = solvers[name](args.solve_seconds, seed).get('solved_s')
         return float('inf') if value is None else value
     times = bd.interleaved(list(solvers), args.repeats, solve,
                            progress=lambda line: print(f'CartPole-v1 to {TARGET:g}: {line}', file=sys.stderr,

@@ -281,6 +281,11 @@ def run_main(main):
 # ---------------------------------------------------------------------------------------------
 
 SCRIPTS = ('bench_ocean.py', 'bench_vector.py', 'bench_train.py')
+# --short: one round of short runs per script, written to the doc (each section states its rounds
+# and seconds): a check of the whole path, not figures to quote.
+SHORT = {'bench_ocean.py': ['--repeats', '1', '--seconds', '0.3'],
+         'bench_vector.py': ['--repeats', '1', '--seconds', '0.3'],
+         'bench_train.py': ['--repeats', '1', '--seconds', '5', '--solve-seconds', '30']}
 
 
 def sitting(args):
@@ -289,8 +294,13 @@ def sitting(args):
         os.environ['PUFFER_ANCHOR'] = args.anchor
     if args.cleanrl:
         os.environ['CLEANRL_DIR'] = args.cleanrl
+    # A wrong peer path fails now, not half an hour in; a missing peer is said now and in its sections.
+    for found, note in (find_anchor(), find_cleanrl()):
+        if note:
+            print(f'note: {note}', flush=True)
     for script in SCRIPTS:
-        command = [sys.executable, os.path.join(ROOT, 'scripts', script), *(['--quick'] if args.quick else [])]
+        extra = ['--quick'] if args.quick else SHORT[script] if args.short else []
+        command = [sys.executable, os.path.join(ROOT, 'scripts', script), *extra]
         print(f'== {script}', flush=True)
         t = time.time()
         rc = subprocess.call(command)
@@ -299,9 +309,12 @@ def sitting(args):
             failed.append(script)
     total = time.time() - started
     rows = [[f'`scripts/{s}`', f'{t / 60:.1f} min', 'ok' if rc == 0 else f'exit {rc}'] for s, t, rc in times]
-    text = (f'One sitting on {machine()}: `{SITTING}` ran the scripts below one after the other and wrote '
+    how = ' --short' if args.short else ''
+    text = (f'One sitting on {machine()}: `{SITTING}{how}` ran the scripts below one after the other and wrote '
             f'every section of this page; it took **{total / 60:.0f} minutes**. Each script runs alone too '
-            '(its command is in its section).\n\n'
+            '(its command is in its section).'
+            + (' This was a short check (one round of short runs): the figures below are not for quoting.'
+               if args.short else '') + '\n\n'
             + markdown_table(['script', 'wall time', 'result'], rows, 'lrl'))
     print('\n' + text)
     if not args.quick and not failed:
@@ -312,6 +325,7 @@ def sitting(args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--quick', action='store_true', help='one short round of every script; no doc update')
+    parser.add_argument('--short', action='store_true', help='one round of short runs, written to the doc')
     parser.add_argument('--anchor', help='PufferLib 3.0 anchor folder (default: $PUFFER_ANCHOR)')
     parser.add_argument('--cleanrl', help='CleanRL checkout with its venv (default: $CLEANRL_DIR)')
     return sitting(parser.parse_args())

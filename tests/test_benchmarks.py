@@ -129,6 +129,7 @@ def test_a_wrong_anchor_path_is_one_line_and_exit_2(tmp_path):
 def test_ocean_render_puts_ratios_of_medians_in_the_head_to_head_table():
     results = {'squared': {'ours': [20e6, 30e6, 25e6], '3.0 defaults': [10e6, 12e6, 8e6]},
                'snake': {'ours': [4e6], '3.0 defaults': [8e6], '3.0 matched': [2e6]},
+               'cartpole': {'ours': [20e6], 'Gymnasium CartPole-v1': [0.2e6]},
                'memory': {'ours': [5e6]}}
     args = type('Args', (), {'repeats': 3, 'seconds': 1.0})
     text = bench_ocean.render(results, args, None, {'pufferlib': 3.0, 'numpy': '2'})
@@ -137,15 +138,18 @@ def test_ocean_render_puts_ratios_of_medians_in_the_head_to_head_table():
     assert '| 25.0 | 10.0 | 10.0 / 12.0 / 8.0 | 40% | 2.50x |' in squared
     snake = [line for line in lines if line.startswith('| puffer_snake | PufferLib')]
     assert len(snake) == 2 and '**0.50x**' in snake[0] and 'width=64' in snake[1] and '2.00x' in snake[1]
+    gym = next(line for line in lines if line.startswith('| puffer_cartpole | Gymnasium'))
+    assert '| 20.0 | 0.200 | 0.200 | - | 100.00x |' in gym  # small rates keep their digits
     memory = next(line for line in lines if line.startswith('| puffer_memory |'))
     assert '| 5.0 | 5.0 | - | 10 | **no** |' in memory  # below the 10M sanity target; one round: no spread
 
 
 def test_ocean_peers_name_real_settings_of_our_envs():
     from pufferlib import ocean
-    for name, (peer, matched) in bench_ocean.PEERS.items():
+    for name, (peer, matched, differs) in bench_ocean.PEERS.items():
         assert name in ocean.ENVS and peer == f'puffer_{name}'
         assert matched is None or isinstance(matched, dict)
+        assert isinstance(differs, str)
 
 
 @pytest.mark.parametrize('events, expected', [
@@ -164,7 +168,7 @@ def test_our_shape_gives_the_peer_our_rollout_and_env_sizes():
     pairs = dict(zip(flags[::2], flags[1::2]))
     assert pairs['--train.bptt-horizon'] == '64' and pairs['--train.minibatch-size'] == '8192'
     assert int(pairs['--vec.num-envs']) % int(pairs['--vec.num-workers']) == 0
-    assert sizes == bench_ocean.PEERS['snake'][1]
+    assert sizes == bench_ocean.PEERS['snake'][1] and sizes['width'] == 64
     assert bench_train.our_shape('puffer_squared')[1] == {}
 
 
