@@ -289,7 +289,7 @@ SHORT = {'bench_ocean.py': ['--repeats', '1', '--seconds', '0.3'],
 
 
 def sitting(args):
-    started, times, failed = time.time(), [], []
+    started, times, failed, where = time.time(), [], [], machine()
     if args.anchor:
         os.environ['PUFFER_ANCHOR'] = args.anchor
     if args.cleanrl:
@@ -310,7 +310,7 @@ def sitting(args):
     total = time.time() - started
     rows = [[f'`scripts/{s}`', f'{t / 60:.1f} min', 'ok' if rc == 0 else f'exit {rc}'] for s, t, rc in times]
     how = ' --short' if args.short else ''
-    text = (f'One sitting on {machine()}: `{SITTING}{how}` ran the scripts below one after the other and wrote '
+    text = (f'One sitting on {where}: `{SITTING}{how}` ran the scripts below one after the other and wrote '
             f'every section of this page; it took **{total / 60:.0f} minutes**. Each script runs alone too '
             '(its command is in its section).'
             + (' This was a short check (one round of short runs): the figures below are not for quoting.'
