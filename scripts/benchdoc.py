@@ -19,6 +19,7 @@ A peer that is not given is skipped, and the section says so.
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import shutil
@@ -91,7 +92,7 @@ def ratio(numerator, denominator):
     """Ratio of two medians (lists) or figures; None when either side is missing."""
     a = median(numerator) if isinstance(numerator, (list, tuple)) else numerator
     b = median(denominator) if isinstance(denominator, (list, tuple)) else denominator
-    if a is None or b is None or a != a or b != b or b == 0:
+    if a is None or b is None or not math.isfinite(a) or not math.isfinite(b) or b == 0:
         return None
     return a / b
 

@@ -33,6 +33,7 @@ def test_median_spread_and_ratio():
     assert bd.ratio([4, 6, 5], [2, 2, 3]) == pytest.approx(2.5)   # ratio of medians
     assert bd.ratio(10.0, 4.0) == pytest.approx(2.5)
     assert bd.ratio([1.0], []) is None and bd.ratio(None, 2.0) is None and bd.ratio(1.0, 0) is None
+    assert bd.ratio([float('inf')], [float('inf')]) is None and bd.ratio(5.0, float('inf')) is None
 
 
 def test_cells():
@@ -180,3 +181,15 @@ def test_the_sitting_runs_every_benchmark_script():
     assert bd.SITTING in doc, 'docs/benchmarks.md must name the one-sitting command'
     for section in ('ocean', 'vector', 'training'):
         assert f'<!-- {section}:start -->' in doc
+
+
+def test_solve_table_marks_unsolved_runs_and_bounds_their_ratio():
+    inf = float('inf')
+    times = {'ours (its CartPole-v1 config)': [10.0, 14.0, 12.0], 'SB3 PPO defaults': [30.0, 36.0, 24.0],
+             'CleanRL ppo.py defaults': [inf, 90.0, inf]}
+    rows = {row[1]: row for row in bench_train.solve_table(times, 120.0)}
+    assert rows['ours (its CartPole-v1 config)'][2:] == ['12.0', '10.0 / 14.0 / 12.0', '33%', '-']
+    assert rows['SB3 PPO defaults'][2:] == ['30.0', '30.0 / 36.0 / 24.0', '40%', '2.50x']
+    assert rows['CleanRL ppo.py defaults'][2:] == ['>120', '>120 / 90.0 / >120', '-', '>10.0x']
+    times['ours (its CartPole-v1 config)'] = [inf]
+    assert {row[5] for row in bench_train.solve_table(times, 120.0)} == {'-'}
