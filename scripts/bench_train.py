@@ -315,7 +315,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bd.common_arguments(parser, seconds=10.0, repeats=3, quick_seconds=3.0)
     parser.add_argument('--cleanrl', help="CleanRL checkout with its venv (default: $CLEANRL_DIR)")
-    parser.add_argument('--solve-seconds', type=float, default=150.0, help='give up on 475 after this long')
+    parser.add_argument('--solve-seconds', type=float, default=120.0, help='give up on 475 after this long')
     parser.add_argument('--skip-ocean', action='store_true', help='CartPole tables only (no doc update)')
     args = bd.parse(parser, argv)
     if args.quick:

@@ -3,6 +3,11 @@
 
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/benchdoc.py   # one sitting: every script
     .venv/bin/python scripts/benchdoc.py --quick                                  # a short check, no doc update
+    .venv/bin/python scripts/benchdoc.py --short                                  # one round of short runs, written
+
+A sitting with both peers takes about 45 minutes on 2 quiet cores (ocean ~3, vector ~10, training
+~30, of which up to 13 are the CartPole runs to 475, each stopped at 120 s); the time it took is
+written at the top of docs/benchmarks.md.
 
 Every script measures its peers in the same run, interleaved: round 1 runs ours, then each peer,
 round 2 again, and so on, so a slow stretch of this shared machine hits every side alike. It prints
