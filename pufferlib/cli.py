@@ -105,8 +105,8 @@ def cmd_sweep(args, flags):
     summary = sweep.run(path, flags if args.resume else (), quiet=args.quiet)
     best = summary['best']
     print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
-          (f'; best: trial {best["trial"]}, score {best["score"]:.4g}\n  puffer train {args.env or ""}'
-           f'{" " if args.env else ""}--config {summary["best_toml"]}' if best else '; no trial succeeded'))
+          (f'; best: trial {best["trial"]}, score {best["score"]:.4g}\n  puffer train {summary["env"]} '
+           f'--config {summary["best_toml"]}' if best else '; no trial succeeded'))
     return 0
 
 

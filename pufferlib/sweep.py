@@ -684,11 +684,15 @@ def _signal_group(proc, sig):
 
 
 def stop_trials(grace=20.0):
-    """Ask every running local trial to stop (SIGTERM: the trainer saves at the end of its epoch)."""
+    """Stop every running local trial: SIGTERM to the trial (the trainer saves and closes its env workers
+    at the end of the epoch), then SIGKILL to its whole process group after `grace` seconds."""
     with _running_lock:
         procs = list(_running.values())
     for proc in procs:
-        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.send_signal(signal.SIGTERM)
+        except ProcessLookupError:
+            pass
     deadline = time.time() + grace
     for proc in procs:
         try:
@@ -992,7 +996,7 @@ def run(path, flags=(), quiet=False, printer=None):
             signal.signal(signal.SIGTERM, previous_handler)
     best = sweep.best(trials)
     finished = [t for t in trials.values() if t['end'] is not None]
-    return {'path': path, 'trials': len(finished), 'failed': sum(t['end']['status'] != 'ok' for t in finished),
+    return {'path': path, 'env': sweep.env, 'trials': len(finished), 'failed': sum(t['end']['status'] != 'ok' for t in finished),
             'best': None if best is None else {'trial': best[0], 'score': best[2]['score'], 'values': best[1]['values']},
             'best_toml': os.path.join(path, 'best.toml') if best else None}
 
@@ -1085,7 +1089,7 @@ class Progress:
         if remaining is not None:
             eta = max(0.0, remaining) if eta is None else min(eta, max(0.0, remaining))
         eta_text = str(datetime.timedelta(seconds=int(eta))) if eta is not None else '?'
-        self.status.update(f'sweep {self.sweep.env} [{settings["method"]}]  trial {finished}/{settings["max_trials"]}'
+        self.status.update(f'sweep {self.sweep.env} ({settings["method"]})  trial {finished}/{settings["max_trials"]}'
                            f'  running {running}  {best_text}  ETA {eta_text}')
 
     def close(self):

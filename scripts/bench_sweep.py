@@ -18,13 +18,15 @@ settings, 10 random start-up trials), all through the same observe/suggest inter
 """
 import argparse
 import os
-import re
 import sys
 import time
 
 import numpy as np
 
+from benchdoc import update_section
 from pufferlib import sweep
+
+DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'sweeps.md')
 
 TASKS = ('linear', 'log', 'percentile')
 METHODS = ('protein', 'pareto_genetic', 'random', 'optuna')
@@ -150,18 +152,8 @@ def main():
 
 
 def write_docs(text, argv):
-    path = os.path.join(os.path.dirname(__file__), '..', 'docs', 'sweeps.md')
-    with open(path) as f:
-        doc = f.read()
-    block = (f'<!-- bench_sweep:start (python scripts/bench_sweep.py {argv}) -->\n{text}\n'
-             '<!-- bench_sweep:end -->')
-    doc, n = re.subn(r'<!-- bench_sweep:start.*?<!-- bench_sweep:end -->', lambda _: block, doc, flags=re.S)
-    if not n:
-        raise SystemExit(f'{path} has no bench_sweep markers')
-    with open(path, 'w') as f:
-        f.write(doc)
+    path = update_section('bench_sweep', 'Synthetic tasks', f'`python scripts/bench_sweep.py {argv}`\n\n{text}', path=DOC)
     print(f'wrote {path}')
-
 
 if __name__ == '__main__':
     main()

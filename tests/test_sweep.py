@@ -243,6 +243,21 @@ def test_downsample_keeps_about_ten_points_of_the_curve():
     assert sweep.pick_metric(rows) == 'env/score' and sweep.pick_metric([{'env/perf': 1}]) == 'env/perf'
 
 
+def test_resume_keeps_the_trials_config_and_counts_time_over_sessions(experiments):
+    path = sweep.create('puffer_bandit', TINY)
+    assert os.path.basename(path).startswith('puffer_bandit-') and os.path.dirname(path) == sweep.sweeps_dir()
+    with pytest.raises(configuration.ConfigError, match='only --sweep'):
+        sweep.Sweep(path, ['--train.learning-rate', '0.1'])
+    resumed = sweep.Sweep(path, ['--sweep.max-trials', '7', '--sweep.parallel', '2'])
+    assert resumed.settings['max_trials'] == 7 and resumed.env == 'puffer_bandit'
+    assert resumed.trial_config({'train.learning_rate': 0.002})['train']['learning_rate'] == 0.002
+    assert 'sweep' not in resumed.trial_config({})
+    records = [{'type': 'session', 'time': 100.0}, {'type': 'start', 'time': 110.0}, {'type': 'end', 'time': 130.0},
+               {'type': 'session', 'time': 1000.0}, {'type': 'start', 'time': 1005.0}]
+    assert resumed.time_used(records) == 35.0  # the gap between sessions (a reboot) is not counted
+    assert sweep.create('puffer_bandit', TINY) != path  # two sweeps in one second get two directories
+
+
 # --- whole sweeps ---------------------------------------------------------------------------------
 
 def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, capsys):
@@ -304,6 +319,16 @@ def test_a_trial_whose_loss_diverges_is_a_failed_trial(experiments):
     [record] = ends(path)
     assert record['status'] == 'failed'
     assert record['error'].startswith('diverged') and ('nan' in record['error'] or 'inf' in record['error'])
+
+
+@pytest.mark.slow
+def test_a_trial_past_its_time_budget_is_stopped_and_failed(experiments):
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.trial-timeout', '0.5',
+                          '--train.total-timesteps', '2000000')
+    assert out.returncode == 0, out.stderr
+    [record] = ends(path)
+    assert record['status'] == 'failed' and 'exceeded its time budget of 0.5 s' in record['error']
+    assert 0 < record['steps'] < 2_000_000
 
 
 @pytest.mark.slow
