@@ -322,7 +322,7 @@ class ParetoGenetic:
 
     def suggest(self, pending=(), max_cost=None):
         if not self.points:
-            return Random.suggest(self)
+            return _truncated_normal(self.rng, self.space.centre[None], self.scale)[0]
         front = pareto_front(np.array(self.scores), np.array(self.costs))
         parent = self.points[self.rng.choice(front)]
         return _truncated_normal(self.rng, parent[None], self.scale)[0]
@@ -389,7 +389,7 @@ class Protein:
 
     def suggest(self, pending=(), max_cost=None):
         if not self.scores:
-            return Random.suggest(self)
+            return _truncated_normal(self.rng, self.space.centre[None], self.scale)[0]
         # These matrices are small (hundreds of rows): one BLAS thread is fastest, and threads that
         # spin-wait for a busy core made each Cholesky 200x slower on a loaded 2-core machine.
         from threadpoolctl import threadpool_limits
@@ -560,10 +560,11 @@ _running = {}                 # trial process pid -> Popen, so Ctrl-C can stop t
 _running_lock = threading.Lock()
 
 
-def _write_json(path, data):
+def _write_text(path, text):
+    """Through a temporary file and a rename: a kill never leaves half a file."""
     tmp = f'{path}.tmp-{os.getpid()}'
     with open(tmp, 'w') as f:
-        json.dump(data, f, indent=1)
+        f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
@@ -630,7 +631,7 @@ def run_trial(spec):
     """Run one trial in a subprocess and read its curve back; never raises for a bad trial."""
     run_dir = spec['run_dir']
     os.makedirs(os.path.join(run_dir, 'checkpoints'), exist_ok=True)
-    _write_json(os.path.join(run_dir, 'trial.json'), spec)
+    _write_text(os.path.join(run_dir, 'trial.json'), json.dumps(spec, indent=1))
     env = dict(os.environ, PYTHONUNBUFFERED='1')
     if spec.get('cpus'):
         env['PUFFER_TRIAL_CPUS'] = ','.join(str(c) for c in spec['cpus'])
@@ -702,14 +703,10 @@ def stop_trials(grace=20.0):
 
 
 def _die_with_parent():
-    """Linux: SIGTERM this trial when the process that started it dies (a SIGKILLed sweep leaves no orphans)."""
-    try:
-        import ctypes
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return
-    if os.getppid() == 1:  # the parent died before prctl took effect
+    """SIGTERM this trial when the process that started it dies (a SIGKILLed sweep leaves no orphans)."""
+    from pufferlib.vector import _set_parent_death_signal  # the Linux prctl the env workers use too
+    _set_parent_death_signal()
+    if os.getppid() == 1:  # the parent died before the signal was set
         os.kill(os.getpid(), signal.SIGTERM)
 
 
@@ -748,7 +745,7 @@ def _trial_main(run_dir):
         if re.search(r'\b(nan|inf)\b', message, re.IGNORECASE):  # e.g. torch.multinomial on NaN probabilities
             message = f'diverged ({message})'
         outcome['error'] = message
-    _write_json(os.path.join(run_dir, 'result.json'), outcome)
+    _write_text(os.path.join(run_dir, 'result.json'), json.dumps(outcome))
     return 0 if outcome['error'] is None else 1
 
 
@@ -777,15 +774,6 @@ def create(env_name, flags=(), config_file=None, root=None):
     meta = {'_meta': {'env': env_name, 'created': datetime.datetime.now().isoformat(timespec='seconds')}}
     _write_text(os.path.join(path, 'sweep.toml'), configuration.to_toml({**meta, **config}))
     return path
-
-
-def _write_text(path, text):
-    tmp = f'{path}.tmp-{os.getpid()}'
-    with open(tmp, 'w') as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
 
 
 class Sweep:
@@ -911,6 +899,7 @@ def run(path, flags=(), quiet=False, printer=None):
     """
     sweep = Sweep(path, flags)
     settings, space = sweep.settings, sweep.space
+    lock = _lock(path)  # held until this process ends: one driver per sweep, however it dies
     sweep.ledger.repair()
     records = sweep.ledger.read()
     used_before = sweep.time_used(records)
@@ -992,6 +981,7 @@ def run(path, flags=(), quiet=False, printer=None):
     finally:
         progress.close()
         backend.close()
+        lock.close()
         if previous_handler is not None:
             signal.signal(signal.SIGTERM, previous_handler)
     best = sweep.best(trials)
@@ -999,6 +989,25 @@ def run(path, flags=(), quiet=False, printer=None):
     return {'path': path, 'env': sweep.env, 'trials': len(finished), 'failed': sum(t['end']['status'] != 'ok' for t in finished),
             'best': None if best is None else {'trial': best[0], 'score': best[2]['score'], 'values': best[1]['values']},
             'best_toml': os.path.join(path, 'best.toml') if best else None}
+
+
+def _lock(path):
+    """An exclusive lock on the sweep directory (a second `--resume` of a running sweep would run its
+    trials twice). The kernel drops it when the holder dies, so a SIGKILLed sweep leaves no stale lock."""
+    import fcntl
+    f = open(os.path.join(path, 'sweep.lock'), 'a+')
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        f.seek(0)
+        holder = f.read().strip() or 'another process'
+        f.close()
+        raise SweepError(f'the sweep {path} is already running ({holder}); wait for it, or stop it '
+                         'and resume') from None
+    f.truncate(0)
+    f.write(f'pid {os.getpid()} on {os.uname().nodename}')
+    f.flush()
+    return f
 
 
 def _raise_interrupt(signum, frame):

@@ -1,6 +1,6 @@
 """The real sweep of docs/sweeps.md: Protein against random search on an Ocean env, same time budget.
 
-    python scripts/sweep_experiment.py --write-docs                        # the full run (about 2.5 hours)
+    python scripts/sweep_experiment.py --write-docs                        # the full run (about 1h45 on 2 idle cores)
     python scripts/sweep_experiment.py --budget-minutes 2 --steps 131072 --seeds 1  # a check of the pipeline
 
 1. `puffer sweep ENV --sweep.method protein --sweep.max-hours BUDGET` over the default [sweep] keys plus
@@ -58,7 +58,8 @@ def newest(folder, prefix):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--env', default='puffer_breakout')
-    parser.add_argument('--steps', type=int, default=5_000_000, help='the defaults\' training steps (STEPS)')
+    parser.add_argument('--steps', type=int, default=20_000_000,
+                        help='the defaults\' training steps (STEPS; 20M is the Ocean default)')
     parser.add_argument('--budget-minutes', type=float, default=45.0, help='each sweep\'s wall-clock budget')
     parser.add_argument('--seeds', type=int, default=3, help='fresh seeds for the retraining')
     parser.add_argument('--parallel', type=int, default=1, help='--sweep.parallel for both sweeps')

@@ -258,6 +258,18 @@ def test_resume_keeps_the_trials_config_and_counts_time_over_sessions(experiment
     assert sweep.create('puffer_bandit', TINY) != path  # two sweeps in one second get two directories
 
 
+def test_a_running_sweep_cannot_be_resumed_twice(experiments):
+    import fcntl
+    path = sweep.create('puffer_bandit', TINY)
+    with open(os.path.join(path, 'sweep.lock'), 'a+') as held:  # as a running driver holds it
+        held.write('pid 12345 on box')
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(sweep.SweepError, match='already running.*pid 12345'):
+            sweep.run(path, quiet=True)
+    assert ledger(path) == []  # refused before writing anything
+
+
 # --- whole sweeps ---------------------------------------------------------------------------------
 
 def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, capsys):
