@@ -16,8 +16,8 @@ A sweep reads top to bottom in this file:
    Candidates are sampled around the score-vs-cost Pareto front and rated
    `GP_score(x) * (1 - |1.25 U - GP_cost(x)|)` with U ~ Uniform(0, 1): each suggestion aims at a
    random cost level, up to 25% past the costliest trial so far, and takes the best predicted score
-   there. The cost GP's prior mean is the top of the observed cost range: where it is unsure it
-   predicts an expensive run.
+   there (GP_score is one draw from the score GP's posterior: Thompson sampling). The cost GP's prior
+   mean is the top of the observed cost range: where it is unsure it predicts an expensive run.
 3. The ledger: `trials.jsonl` in the sweep directory, append-only and fsync'd, one `start` and one
    `end` record per trial. Resuming replays it: finished trials are kept, unfinished ones rerun.
 4. Trials: one subprocess each (`python -m pufferlib.sweep RUN_DIR`) running `pufferlib.trainer.train`
@@ -332,7 +332,9 @@ class Protein:
     """Cost-aware Bayesian search: two GPs (score, log cost), candidates around the Pareto front.
 
     `candidates` points are sampled around the front (normal, sigma `scale`) and the best by
-    `GP_score * (1 - |ALPHA * U - GP_cost|)` is suggested. Scores are min-max normalised to [0, 1]
+    `GP_score * (1 - |ALPHA * U - GP_cost|)` is suggested, GP_score being one joint draw from the
+    score GP's posterior over the candidates (`thompson`; its mean alone crept from the best trial by
+    hundredths, see docs/sweeps.md). Scores are min-max normalised to [0, 1]
     and log costs to [0, 1]; the cost GP models (cost - 1), so its prior mean is 1, the costliest
     run so far: an unexplored region is assumed expensive. Pending trials (running in parallel) and
     failed ones enter the score GP at the worst score, which steers the next suggestion away from
@@ -742,7 +744,7 @@ def _trial_main(run_dir):
         traceback.print_exc()
         message = str(e).strip().splitlines()
         message = f'{type(e).__name__}: {message[0] if message else ""}'
-        if re.search(r'\b(nan|inf)\b', message, re.IGNORECASE):  # e.g. torch.multinomial on NaN probabilities
+        if re.search(r'\b(nan|inf|non-finite|not finite)\b', message, re.IGNORECASE):  # e.g. NaN probabilities
             message = f'diverged ({message})'
         outcome['error'] = message
     _write_text(os.path.join(run_dir, 'result.json'), json.dumps(outcome))
@@ -1137,7 +1139,9 @@ def report(path, printer=None):
         else:
             row = [str(k), 'failed: ' + end['error'].splitlines()[0][:60], '', '', f'{end["steps"]:,}']
         table.add_row(*row, *[_short(start['values'][name]) for name in sweep.space.names])
-    console = Console(width=max(120, 16 * (5 + len(sweep.space))))
+    console = Console()
+    if not console.is_terminal:  # a file or a pipe: wide enough for every column, not rich's 80
+        console = Console(width=max(120, 16 * (5 + len(sweep.space))))
     if printer is None:
         console.print(table)
     else:
