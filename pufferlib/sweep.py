@@ -15,9 +15,10 @@ A sweep reads top to bottom in this file:
    point is data for both, so one run teaches the GPs what its config reaches at several costs.
    Candidates are sampled around the score-vs-cost Pareto front and rated
    `GP_score(x) * (1 - |1.25 U - GP_cost(x)|)` with U ~ Uniform(0, 1): each suggestion aims at a
-   random cost level, up to 25% past the costliest trial so far, and takes the best predicted score
-   there (GP_score is one draw from the score GP's posterior: Thompson sampling). The cost GP's prior
-   mean is the top of the observed cost range: where it is unsure it predicts an expensive run.
+   random cost level, up to 25% past the top of the cost range, and takes the best predicted score
+   there (GP_score is one draw from the score GP's posterior: Thompson sampling). The top of the cost
+   range is the costliest trial so far or, with train.total_timesteps swept, the predicted cost of the
+   longest run it allows; it is also the cost GP's prior mean: where unsure, it predicts an expensive run.
 3. The ledger: `trials.jsonl` in the sweep directory, append-only and fsync'd, one `start` and one
    `end` record per trial. Resuming replays it: finished trials are kept, unfinished ones rerun.
 4. Trials: one subprocess each (`python -m pufferlib.sweep RUN_DIR`) running `pufferlib.trainer.train`
@@ -334,12 +335,13 @@ class Protein:
     `candidates` points are sampled around the front (normal, sigma `scale`) and the best by
     `GP_score * (1 - |ALPHA * U - GP_cost|)` is suggested, GP_score being one joint draw from the
     score GP's posterior over the candidates (`thompson`; its mean alone crept from the best trial by
-    hundredths, see docs/sweeps.md). Scores are min-max normalised to [0, 1]
-    and log costs to [0, 1]; the cost GP models (cost - 1), so its prior mean is 1, the costliest
-    run so far: an unexplored region is assumed expensive. Pending trials (running in parallel) and
-    failed ones enter the score GP at the worst score, which steers the next suggestion away from
-    them. At most `max_points` curve points are fitted (the front, the newest, then a random sample)
-    so a suggestion stays well under a second after hundreds of trials.
+    hundredths, see docs/sweeps.md). Scores are min-max normalised to [0, 1] and log costs to [0, 1],
+    from the cheapest point seen to the costliest trial or, with the budget key swept, to the longest
+    run it allows at the highest cost per step seen; the cost GP models (cost - 1), so its prior mean
+    is 1, the top of that range: an unexplored region is assumed expensive. Pending trials (running
+    in parallel) and failed ones enter the score GP at the worst score, which steers the next
+    suggestion away from them. At most `max_points` curve points are fitted (the front, the newest,
+    then a random sample) so a suggestion stays well under a second after hundreds of trials.
     """
 
     def __init__(self, space, seed=0, scale=0.25, candidates=512, max_points=150, thompson=True):
@@ -347,6 +349,7 @@ class Protein:
         self.thompson = thompson
         self.rng = np.random.default_rng(seed)
         self.X, self.scores, self.costs, self.failed = [], [], [], []
+        self.rates = []    # log(cost / steps) at the end of each finished trial
         self.kernels = {}  # last fitted kernel of each GP: warm start for the next fit
         self.last = {}     # what the latest suggestion predicted (for the ledger)
 
@@ -357,6 +360,7 @@ class Protein:
         self.X.extend(_curve_points(self.space, obs))
         self.scores.extend(obs.scores)
         self.costs.extend(obs.costs)
+        self.rates.append(math.log(max(obs.costs[-1], EPS)) - math.log(max(obs.steps[-1], 1)))
 
     def _subset(self, n):
         """Indices of at most max_points points: the Pareto front, the newest, a random sample of the rest."""
@@ -376,10 +380,14 @@ class Protein:
         from sklearn.gaussian_process.kernels import ConstantKernel, Matern, WhiteKernel
         kernel, fitted_at = self.kernels.get(name, (None, 0))
         optimise = kernel is None or len(self.scores) + len(self.failed) >= 1.2 * fitted_at
-        if kernel is None:  # Matern 3/2 with one length scale per coordinate, plus observation noise
+        if kernel is None:
+            # Matern 3/2 with one length scale per coordinate, plus observation noise. The floors matter:
+            # with noise allowed down to 1e-6 and length scales to 0.03, the likelihood's best fit of noisy
+            # curves was an interpolation of the noise (noise at its floor, length scales of 0.05), whose
+            # predictions fell back to the prior one step past the data (docs/sweeps.md).
             kernel = (ConstantKernel(0.3, (1e-3, 10.0))
-                      * Matern(length_scale=np.full(X.shape[1], 0.5), length_scale_bounds=(0.03, 30.0), nu=1.5)
-                      + WhiteKernel(0.01, (1e-6, 0.5)))
+                      * Matern(length_scale=np.full(X.shape[1], 0.5), length_scale_bounds=(0.1, 30.0), nu=1.5)
+                      + WhiteKernel(0.01, (1e-3, 0.5)))
         gp = GaussianProcessRegressor(kernel, optimizer=_lbfgs if optimise else None, normalize_y=False)
         import warnings
         with warnings.catch_warnings():  # hyperparameters at their bounds are expected with few points
@@ -406,6 +414,12 @@ class Protein:
         y = (scores - lo) / (hi - lo + EPS)
         log_cost = np.log(np.maximum(costs, EPS))
         c_lo, c_hi = log_cost.min(), log_cost.max()
+        if self.space.budget_index is not None:
+            # The top of the cost range is the longest run the budget key allows, priced at the highest
+            # cost per step seen: cost targets span every run length from the first suggestion on, and
+            # the cost GP's prior mean (1) is that run's cost, an over-estimate wherever it is unsure.
+            longest = self.space.params[self.space.budget_index].high
+            c_hi = max(c_hi, math.log(longest) + max(self.rates))
         c = (log_cost - c_lo) / (c_hi - c_lo + EPS)
 
         worst = [_full_run(self.space, np.asarray(x)) for x in pending] + self.failed
@@ -421,7 +435,7 @@ class Protein:
         if self.space.budget_index is None:
             candidates[:, -1] = 1.0
         if self.thompson:  # one draw from the score GP's posterior over the candidates, not its mean
-            mean, cov = gp_score.predict(candidates, return_cov=True)
+            mean, cov = _latent(gp_score).predict(candidates, return_cov=True)
             predicted_score = self.rng.multivariate_normal(mean, cov, method='eigh') + 0.5
         else:
             predicted_score = gp_score.predict(candidates) + 0.5
@@ -435,6 +449,20 @@ class Protein:
                      'predicted_cost': float(np.exp(c_lo + predicted_cost[best] * (c_hi - c_lo))),
                      'cost_target': float(target)}
         return candidates[best, :len(self.space)]
+
+
+def _latent(gp):
+    """The fitted GP predicting the latent function, not a new noisy observation of it.
+
+    scikit-learn's predict(return_cov=True) evaluates the whole kernel at the new points, so the
+    WhiteKernel's noise lands on the diagonal: a draw from it adds independent noise to every candidate,
+    and the argmax of 512 candidates then picks the luckiest noise, not the best point. The fit (its
+    Cholesky factor and weights) keeps the noise; only the covariance of the new points drops it.
+    """
+    import copy
+    latent = copy.copy(gp)
+    latent.kernel_ = gp.kernel_.k1  # (constant * Matern) + white -> constant * Matern
+    return latent
 
 
 def _lbfgs(objective, theta, bounds):

@@ -212,6 +212,40 @@ def test_protein_uses_the_budget_coordinate_when_total_timesteps_is_swept():
     assert points[:, 2].tolist() == [-1.0, 0.0, 1.0]  # progress: decades below the end
 
 
+def test_protein_reaches_for_the_longest_run_the_budget_key_allows():
+    """With train.total_timesteps swept, the top of the cost range is the longest allowed run (priced at
+    the cost per step seen), not the one trial seen so far: after a short first trial the suggestions
+    already aim at longer runs, instead of creeping up from it (their mean was -0.57 before)."""
+    space = sweep.Space([sweep.Param('train.learning_rate', 'log', 1e-4, 1e-1, 1e-2, False),
+                         sweep.Param('train.total_timesteps', 'log', 1_000, 1_000_000, 10_000, True)])
+    budgets = []
+    for seed in range(5):
+        protein = sweep.Protein(space, seed=seed)
+        steps = np.arange(1, 6) * 2_000
+        protein.observe(sweep.Observation(space.centre, steps, steps / 100, np.log10(steps)))
+        budgets += [protein.suggest()[1] for _ in range(10)]
+        assert protein.last['predicted_cost'] > 100  # longer, costlier runs than the first one
+    assert np.mean(budgets) > space.centre[1] + 0.1
+
+
+def test_thompson_draws_come_from_the_latent_score_not_a_noisy_observation():
+    space = toy_space()
+    protein = sweep.Protein(space, seed=0)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (40, 2))
+    y = np.sin(3 * X[:, 0]) + 0.3 * rng.standard_normal(40)  # noisy: the fitted noise is well above 0
+    gp = protein._fit('score', X, y)
+    noise = gp.kernel_.k2.noise_level
+    assert noise > 0.01
+    grid = rng.uniform(-1, 1, (20, 2))
+    _, noisy = gp.predict(grid, return_cov=True)
+    mean, latent = sweep._latent(gp).predict(grid, return_cov=True)
+    assert np.allclose(np.diag(noisy) - np.diag(latent), noise)  # only the noise term is gone
+    assert np.allclose(noisy - np.diag(np.diag(noisy)), latent - np.diag(np.diag(latent)))
+    assert np.allclose(mean, gp.predict(grid))
+    assert type(gp.kernel_.k2).__name__ == 'WhiteKernel'  # the fit itself still has its noise
+
+
 # --- the ledger and the curve ---------------------------------------------------------------------
 
 def test_ledger_drops_a_torn_last_record_and_rejects_a_damaged_one(tmp_path):
