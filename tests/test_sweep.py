@@ -246,6 +246,97 @@ def test_thompson_draws_come_from_the_latent_score_not_a_noisy_observation():
     assert type(gp.kernel_.k2).__name__ == 'WhiteKernel'  # the fit itself still has its noise
 
 
+# --- the synthetic benchmark's tasks ------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def bench(request):
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts')
+    sys.path.insert(0, scripts)  # bench_sweep imports its neighbour benchdoc
+    request.addfinalizer(lambda: sys.path.remove(scripts))
+    import importlib
+    return importlib.import_module('bench_sweep')
+
+
+def test_synthetic_tasks_score_a_factor_of_the_swept_key_times_a_function_of_cost(bench):
+    sp = bench.space()
+    assert sp.names == [bench.LR, bench.STEPS] and sp.budget_index == 1
+    lr_opt = 3e-4
+    best = {'train.learning_rate': lr_opt, 'train.total_timesteps': 10_000_000_000}
+    for task in bench.TASKS:
+        grid = [{bench.LR: lr, bench.STEPS: steps} for lr in np.logspace(-5, -1, 41) for steps in np.logspace(7.7, 10, 24)]
+        scores = [bench.final_score(task, values, lr_opt) for values in grid]
+        assert max(scores) <= bench.optimum(task) + 1e-12  # the optimum is the best over the ranges...
+        assert bench.final_score(task, best, lr_opt) == pytest.approx(bench.optimum(task))  # ...and reached
+        assert bench.final_score(task, {**best, bench.LR: lr_opt * 10}, lr_opt) == pytest.approx(
+            bench.optimum(task) / math.e)  # a decade off the best learning rate: a factor exp(-1)
+    assert bench.optimum('linear') == 200 and bench.optimum('log') == pytest.approx(math.log10(200))
+    assert bench.optimum('percentile') == pytest.approx(1 / (1 + math.exp(-20)))
+    with pytest.raises(ValueError, match='unknown task'):
+        bench.cost_factor('quadratic', 1.0)
+
+
+def test_synthetic_trials_report_a_noisy_five_point_curve(bench):
+    sp = bench.space()
+    values = {bench.LR: 1e-3, bench.STEPS: 1_000_000_000}
+    rng = np.random.default_rng(0)
+    for task in bench.TASKS:
+        obs = bench.trial(task, sp, values, 1e-3, rng)
+        assert obs.steps.tolist() == [2e8, 4e8, 6e8, 8e8, 1e9] and obs.costs.tolist() == [4, 8, 12, 16, 20]
+        clean = bench.cost_factor(task, obs.costs)
+        if task == 'linear':  # no noise on the linear task
+            assert obs.scores.tolist() == clean.tolist()
+        draws = np.array([bench.trial(task, sp, values, 1e-3, rng).scores for _ in range(200)])
+        if task == 'log':  # 20% noise on the cost, both ways
+            assert (draws > clean).any() and (draws < clean).any()
+            assert np.std(draws[:, -1]) == pytest.approx(0.2 * 20 / (20 * math.log(10)), rel=0.3)
+        if task == 'percentile':  # the noise only takes cost away
+            assert (draws <= clean + 1e-12).all() and (draws < clean).any()
+    assert bench.trial('log', sp, values, 1e-3, rng).x.tolist() == pytest.approx(sp.point(values).tolist())
+
+
+def test_synthetic_search_counts_trials_and_cost_until_solved(bench, monkeypatch):
+    class Scripted:  # suggests a fixed list of points
+        def __init__(self, points):
+            self.points, self.seen = list(points), 0
+
+        def observe(self, obs):
+            self.seen += 1
+
+        def suggest(self, pending=(), max_cost=None):
+            return self.points.pop(0)
+
+    sp = bench.space()
+    lr_opt = 1e-2
+    miss = sp.point({bench.LR: 1e-4, bench.STEPS: 1e10})  # the longest run, the wrong learning rate
+    hit = sp.point({bench.LR: lr_opt, bench.STEPS: 2e9})  # cost 40: percentile within 5%, log and linear not
+    best = sp.point({bench.LR: lr_opt, bench.STEPS: 1e10})
+    scripted = Scripted([miss, hit, miss, best])
+    monkeypatch.setattr(sweep, 'make_method', lambda name, space, seed=0: scripted)
+    # trial 1 is the defaults (cost 10, a decade off lr_opt), then the scripted points
+    assert bench.search('scripted', 'percentile', lr_opt, seed=0, cap=10) == (3, 10 + 200 + 40)
+    assert scripted.seen == 2  # the solving trial is counted, not observed
+    scripted.points = [miss, hit, miss, best]
+    assert bench.search('scripted', 'log', lr_opt, seed=0, cap=10) == (5, 10 + 200 + 40 + 200 + 200)
+    scripted.points = [miss] * 3
+    assert bench.search('scripted', 'linear', lr_opt, seed=0, cap=4) == (None, 10 + 3 * 200)
+
+
+def test_synthetic_summary_ranks_unsolved_repeats_last(bench):
+    assert bench.spread([3, 5, 7, 9]) == (6.0, 4.5, 7.5)
+    median, q1, q3 = bench.spread([3, 5, None, None])
+    assert math.isinf(median) and q1 == 4.5 and math.isinf(q3)
+    assert bench.cell(*bench.spread([3, 5, 7, None]), 'g', '>100') == '6 [4.5, >100]'
+    assert bench.cell(*bench.spread([None, None, 7]), 'g', '>100') == '>100'
+
+
+@pytest.mark.slow
+def test_protein_solves_every_synthetic_task_in_a_few_repeats(bench):
+    for task in bench.TASKS:
+        for repeat, lr_opt in enumerate(bench.optima(4)):
+            trials, cost = bench.search('protein', task, lr_opt, seed=repeat, cap=40)
+            assert trials is not None, (task, repeat)
+
+
 # --- the ledger and the curve ---------------------------------------------------------------------
 
 def test_ledger_drops_a_torn_last_record_and_rejects_a_damaged_one(tmp_path):
