@@ -235,13 +235,19 @@ def test_uniform_policy_exploitability_equals_openspiels_own(env_name, game_name
     assert (legal.sum(1) >= 2).all()
 
 
-def test_a_cfr_nash_policy_is_unexploitable_through_our_mapping():
-    from open_spiel.python.algorithms import cfr, exploitability
-    game = pyspiel.load_game('kuhn_poker')
+def cfr_plus(game_name, iterations):
+    """OpenSpiel's (Python) CFR+ average policy after `iterations`, and its game."""
+    from open_spiel.python.algorithms import cfr
+    game = pyspiel.load_game(game_name)
     solver = cfr.CFRPlusSolver(game)
-    for _ in range(300):
+    for _ in range(iterations):
         solver.evaluate_and_update_policy()
-    average = solver.average_policy()
+    return game, solver.average_policy()
+
+
+def test_a_cfr_nash_policy_is_unexploitable_through_our_mapping():
+    from open_spiel.python.algorithms import exploitability
+    game, average = cfr_plus('kuhn_poker', 300)
     theirs = exploitability.exploitability(game, average)
     ours = league.exploitability('puffer_kuhn', league.policy_from_tabular(average))
     assert ours == pytest.approx(theirs, abs=1e-12) and ours < 2e-3
@@ -252,12 +258,8 @@ def test_a_cfr_nash_policy_is_unexploitable_through_our_mapping():
 
 @pytest.mark.slow
 def test_a_cfr_policy_on_leduc_is_nearly_unexploitable_through_our_mapping():
-    from open_spiel.python.algorithms import cfr, exploitability
-    game = pyspiel.load_game('leduc_poker')
-    solver = cfr.CFRPlusSolver(game)
-    for _ in range(100):
-        solver.evaluate_and_update_policy()
-    average = solver.average_policy()
+    from open_spiel.python.algorithms import exploitability
+    game, average = cfr_plus('leduc_poker', 100)
     ours = league.exploitability('puffer_leduc', league.policy_from_tabular(average))
     assert ours == pytest.approx(exploitability.exploitability(game, average), abs=1e-9) and ours < 0.05
 
@@ -295,12 +297,7 @@ def test_kuhn_known_nash_family_has_zero_exploitability():
 
 
 def test_mixture_exploitability():
-    from open_spiel.python.algorithms import cfr
-    game = pyspiel.load_game('kuhn_poker')
-    solver = cfr.CFRPlusSolver(game)
-    for _ in range(100):
-        solver.evaluate_and_update_policy()
-    nash = league.policy_from_tabular(solver.average_policy())
+    nash = league.policy_from_tabular(cfr_plus('kuhn_poker', 100)[1])
     always_bet = lambda o, m: np.tile([0.0, 1.0], (len(o), 1))  # noqa: E731
     e_nash = league.exploitability('puffer_kuhn', nash)
     e_bet = league.exploitability('puffer_kuhn', always_bet)
