@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 

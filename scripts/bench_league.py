@@ -118,8 +118,9 @@ def report(curves, budget, game):
     lines += ['', '| method | iterations | final exploitability | ' +
               ' | '.join(f'seconds to {x}' for x in THRESHOLDS) + ' |', '|---|---:|---:|' + '---:|' * len(THRESHOLDS)]
     for n in names:
-        s, iterations, e = curves[n][-1]
-        lines.append(f'| {n} | {iterations} | {e:.4f} | ' + ' | '.join(time_to(curves[n], x) for x in THRESHOLDS) + ' |')
+        _, iterations, final = curves[n][-1]
+        reached = ' | '.join(time_to(curves[n], x) for x in THRESHOLDS)
+        lines.append(f'| {n} | {iterations} | {final:.4f} | {reached} |')
     if game == 'leduc':
         lines += ['', 'MALib (32 cores) seconds to 0.5: ' +
                   ', '.join(f'{k} {v}' for k, v in MALIB_TO_HALF.items()) + '; self-play never reached it.']

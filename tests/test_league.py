@@ -200,7 +200,8 @@ def test_ratings_draws_keep_equal_players_equal():
     ratings.add('a'), ratings.add('b')
     ratings.record_results('a', 'b', [0, 0, 0])
     (mu_a, sigma_a), (mu_b, sigma_b) = ratings.rating('a'), ratings.rating('b')
-    assert mu_a == pytest.approx(mu_b) and sigma_a < 25 / 3  # draws carry information
+    assert mu_a == pytest.approx(mu_b) and sigma_a == pytest.approx(sigma_b)
+    assert sigma_a < 25 / 3  # below the prior: draws carry information
 
 
 def test_ratings_bad_input():
