@@ -11,18 +11,13 @@
  *   [2:5]  its private card (one-hot J, Q, K)
  *   [5:11] the betting so far, three slots of (pass, bet), in order
  *
- * Seats (turn-based convention, shared with ocean/leduc/ and docs/ocean.md):
- *   two_player=1 (default): agents per env = 2, row r is player r. On every step exactly one row is
- *     to act: its `masks` entry is 1 and its `action_masks` row holds the legal actions. The waiting
- *     row has `masks` 0, its action is ignored, and its action mask allows action 0 only, so a masked
- *     sampler stays well defined (one choice, log-probability 0) even if a trainer forgets `masks`.
- *     Both rows see their own information state on every step, the opponent's moves included. The
- *     step that ends a hand pays both seats (rewards +x and -x, zero-sum) and sets terminals on both
- *     rows, whichever of them acted; its observations already belong to the next hand.
- *   two_player=0: one row, always to act; the other seat is a uniformly random legal opponent that
- *     moves inside the step. `seat` is the agent's seat: 0, 1, or -1 to alternate every hand.
+ * Seats follow ocean/seats.h: two_player=1 (default) gives two rows, row r is player r, only the row to
+ * act live (its action mask holds both actions, the waiting row's only action 0, which is ignored),
+ * and the hand's payoff on both rows on the step that ends it; two_player=0 gives one row against a
+ * uniformly random player, in seat `seat` (0, 1, or -1 to alternate every hand).
  */
 #include "ocean.h"
+#include "seats.h"
 
 enum { KUHN_PASS, KUHN_BET, KUHN_ACTIONS };
 #define KUHN_OBS 11
@@ -33,26 +28,24 @@ enum { KUHN_PASS, KUHN_BET, KUHN_ACTIONS };
 typedef struct Kuhn {
     OCEAN_SLOTS(float);
     unsigned char *action_masks;  /* [num_agents * KUHN_ACTIONS], 1 = legal */
-    unsigned char *masks;         /* [num_agents], 1 = this row acts on this step */
-    unsigned char own_action_masks[2 * KUHN_ACTIONS], own_masks[2];  /* used when no buffer is bound */
+    unsigned char own_action_masks[2 * KUHN_ACTIONS];  /* used while no buffer is bound */
     int two_player, seat;         /* config */
+    OceanSeats seats;
     int card[2];
     int moves[3], n_moves;        /* betting so far */
-    int agent_seat;               /* one-row mode: the agent's seat in this hand */
-    int hands, tick;              /* hands since reset (seat alternation); steps in this hand */
+    int tick;                     /* steps in this hand */
 } Kuhn;
 
 static void c_init(Kuhn *env) {
     if (env->action_masks == NULL) env->action_masks = env->own_action_masks;
-    if (env->masks == NULL) env->masks = env->own_masks;
 }
 
 static inline int kuhn_to_act(const Kuhn *env) { return env->n_moves & 1; }
 
-/* The observation row of `player`, or NULL when that player is the built-in opponent. */
+/* The observation row of `player`, or NULL when the env plays that seat itself. */
 static inline float *kuhn_row(Kuhn *env, int player) {
-    if (env->two_player) return env->observations + player * KUHN_OBS;
-    return player == env->agent_seat ? env->observations : NULL;
+    int row = seats_row(&env->seats, player);
+    return row < 0 ? NULL : env->observations + row * KUHN_OBS;
 }
 
 /* Payoff to player 0 once the hand is over, else KUHN_LIVE. */
@@ -77,26 +70,16 @@ static inline void kuhn_play(Kuhn *env, int action) {
     env->moves[env->n_moves++] = action;
 }
 
-/* Who may act now: in two-player mode only the row to act is live; both Kuhn actions are always legal
- * for it, and the waiting row gets the single placeholder action 0. */
-static inline void kuhn_write_turn(Kuhn *env) {
-    if (!env->two_player) {
-        env->masks[0] = 1;
-        env->action_masks[KUHN_PASS] = env->action_masks[KUHN_BET] = 1;
-        return;
-    }
-    int p = kuhn_to_act(env);
-    for (int r = 0; r < 2; r++) {
-        env->masks[r] = (unsigned char)(r == p);
-        env->action_masks[r * KUHN_ACTIONS + KUHN_PASS] = 1;
-        env->action_masks[r * KUHN_ACTIONS + KUHN_BET] = (unsigned char)(r == p);
-    }
+/* Both Kuhn actions are legal at every decision. */
+static inline void kuhn_write_masks(Kuhn *env) {
+    static const unsigned char legal[KUHN_ACTIONS] = {1, 1};
+    seats_write_masks(&env->seats, env->action_masks, KUHN_ACTIONS, kuhn_to_act(env), legal);
 }
 
-/* One-row mode: the built-in opponent moves until the agent is to act or the hand is over. */
+/* One-row mode: the built-in player moves until the agent is to act or the hand is over. */
 static inline int kuhn_opponent_moves(Kuhn *env) {
     int result = kuhn_result(env);
-    while (result == KUHN_LIVE && kuhn_to_act(env) != env->agent_seat) {
+    while (result == KUHN_LIVE && seats_builtin(&env->seats, kuhn_to_act(env))) {
         kuhn_play(env, ocean_randint(&env->rng, KUHN_ACTIONS));
         result = kuhn_result(env);
     }
@@ -108,8 +91,7 @@ static void kuhn_new_hand(Kuhn *env) {
     env->card[1] = (env->card[0] + 1 + ocean_randint(&env->rng, 2)) % 3;  /* one of the other two */
     env->n_moves = 0;
     env->tick = 0;
-    if (!env->two_player) env->agent_seat = env->seat >= 0 ? env->seat : env->hands & 1;
-    env->hands++;
+    seats_new_game(&env->seats);
     memset(env->observations, 0, sizeof(float) * KUHN_OBS * env->num_agents);
     for (int p = 0; p < 2; p++) {
         float *row = kuhn_row(env, p);
@@ -117,37 +99,24 @@ static void kuhn_new_hand(Kuhn *env) {
         row[p] = 1.0f;
         row[KUHN_CARD + env->card[p]] = 1.0f;
     }
-    if (!env->two_player) kuhn_opponent_moves(env);  /* player 0 opens: never ends a hand */
-    kuhn_write_turn(env);
+    kuhn_opponent_moves(env);  /* one-row mode, agent second: player 0 opens, which never ends a hand */
+    kuhn_write_masks(env);
 }
 
 static void c_reset(Kuhn *env) {
-    env->hands = 0;
+    seats_reset(&env->seats, env->two_player, env->seat);
     kuhn_new_hand(env);
 }
 
 static void c_step(Kuhn *env) {
-    int result;
     env->tick++;
-    if (env->two_player) {
-        int p = kuhn_to_act(env);
-        kuhn_play(env, ocean_clamp(env->actions[p], KUHN_ACTIONS));
-        result = kuhn_result(env);
-    } else {
-        kuhn_play(env, ocean_clamp(env->actions[0], KUHN_ACTIONS));
-        result = kuhn_opponent_moves(env);
-    }
-    int done = result != KUHN_LIVE;
-    for (int r = 0; r < env->num_agents; r++) {
-        int player = env->two_player ? r : env->agent_seat;
-        float payoff = done ? (float)(player == 0 ? result : -result) : 0.0f;
-        env->rewards[r] = payoff;
-        env->terminals[r] = (unsigned char)done;
-        env->truncations[r] = 0;
-        if (done) ocean_log_episode(&env->log, payoff, (float)env->tick, payoff, payoff > 0 ? 1.0f : 0.0f);
-    }
+    int row = seats_row(&env->seats, kuhn_to_act(env));
+    kuhn_play(env, ocean_clamp(env->actions[row], KUHN_ACTIONS));
+    int result = kuhn_opponent_moves(env), done = result != KUHN_LIVE;
+    seats_finish_step(&env->seats, env->rewards, env->terminals, env->truncations, &env->log, done,
+                      done ? (float)result : 0.0f, env->tick);
     if (done) kuhn_new_hand(env);
-    else kuhn_write_turn(env);
+    else kuhn_write_masks(env);
 }
 
 /* ---- rendering: player 1 on top, player 0 below; pips give the rank, chips the bet ---- */
@@ -178,7 +147,7 @@ static int c_render_text(Kuhn *env, char *out, int cap) {
     int to_act = kuhn_to_act(env);
     for (int p = 0; p < 2; p++) {
         ocean_puts(&t, "player "); ocean_puti(&t, p);
-        if (!env->two_player) ocean_puts(&t, p == env->agent_seat ? " (agent)   " : " (random)  ");
+        if (!env->two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)  " : " (agent)   ");
         ocean_puts(&t, "  card "); ocean_putc(&t, ranks[env->card[p]]);
         if (p == to_act) ocean_puts(&t, "  <- to act");
         ocean_putc(&t, '\n');

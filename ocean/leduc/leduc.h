@@ -18,12 +18,13 @@
  *   [14:22] round 1 betting: four slots of (call, raise), in order
  *   [22:30] round 2 betting, the same
  *
- * Seats follow the turn-based convention of ocean/kuhn/kuhn.h (and docs/ocean.md): two_player=1 gives
- * two rows, only the row to act live (`masks` 1, legal actions in `action_masks`), the waiting row
- * allowed only action 0, and the hand's payoff on both rows on the step that ends it; two_player=0 gives
- * one row against a uniformly random legal opponent, in seat `seat` (0, 1, or -1 to alternate).
+ * Seats follow ocean/seats.h, as in ocean/kuhn/kuhn.h: two_player=1 gives two rows, only the row to act
+ * live (legal actions in its action mask; the waiting row's mask allows only action 0, which is
+ * ignored), and the hand's payoff on both rows on the step that ends it; two_player=0 gives one row
+ * against a uniformly random legal player, in seat `seat` (0, 1, or -1 to alternate every hand).
  */
 #include "ocean.h"
+#include "seats.h"
 
 enum { LEDUC_FOLD, LEDUC_CALL, LEDUC_RAISE, LEDUC_ACTIONS };
 #define LEDUC_OBS 30
@@ -36,9 +37,9 @@ enum { LEDUC_FOLD, LEDUC_CALL, LEDUC_RAISE, LEDUC_ACTIONS };
 typedef struct Leduc {
     OCEAN_SLOTS(float);
     unsigned char *action_masks;  /* [num_agents * LEDUC_ACTIONS], 1 = legal */
-    unsigned char *masks;         /* [num_agents], 1 = this row acts on this step */
-    unsigned char own_action_masks[2 * LEDUC_ACTIONS], own_masks[2];  /* used when no buffer is bound */
+    unsigned char own_action_masks[2 * LEDUC_ACTIONS];  /* used while no buffer is bound */
     int two_player, seat;         /* config */
+    OceanSeats seats;
     int card[2], public_card;     /* the public card is drawn with the deal and shown in round 2 */
     int round, to_act;            /* round 0 or 1 */
     int stakes, ante[2];          /* chips each player must reach, and has put in */
@@ -46,19 +47,17 @@ typedef struct Leduc {
     int result;                   /* payoff to player 0 once the hand is over, else LEDUC_LIVE */
     unsigned char seq[2][LEDUC_SLOTS];  /* betting actions of each round, for rendering */
     int seq_len[2];
-    int agent_seat;               /* one-row mode: the agent's seat in this hand */
-    int hands, tick;              /* hands since reset (seat alternation); steps in this hand */
+    int tick;                     /* steps in this hand */
 } Leduc;
 
 static void c_init(Leduc *env) {
     if (env->action_masks == NULL) env->action_masks = env->own_action_masks;
-    if (env->masks == NULL) env->masks = env->own_masks;
 }
 
-/* The observation row of `player`, or NULL when that player is the built-in opponent. */
+/* The observation row of `player`, or NULL when the env plays that seat itself. */
 static inline float *leduc_row(Leduc *env, int player) {
-    if (env->two_player) return env->observations + player * LEDUC_OBS;
-    return player == env->agent_seat ? env->observations : NULL;
+    int row = seats_row(&env->seats, player);
+    return row < 0 ? NULL : env->observations + row * LEDUC_OBS;
 }
 
 static inline void leduc_legal(const Leduc *env, unsigned char *legal) {
@@ -125,27 +124,17 @@ static void leduc_play(Leduc *env, int action) {
     }
 }
 
-static inline void leduc_write_turn(Leduc *env) {
-    if (!env->two_player) {
-        env->masks[0] = 1;
-        leduc_legal(env, env->action_masks);
-        return;
-    }
-    for (int r = 0; r < 2; r++) {
-        unsigned char *legal = env->action_masks + r * LEDUC_ACTIONS;
-        env->masks[r] = (unsigned char)(r == env->to_act);
-        if (r == env->to_act) {
-            leduc_legal(env, legal);
-        } else {
-            legal[0] = 1;
-            legal[1] = legal[2] = 0;
-        }
-    }
+/* Call is always legal, and so is fold or raise (a player who cannot raise faces a raise), so a live
+ * row always has two legal actions or more, as ocean/seats.h requires. */
+static inline void leduc_write_masks(Leduc *env) {
+    unsigned char legal[LEDUC_ACTIONS];
+    leduc_legal(env, legal);
+    seats_write_masks(&env->seats, env->action_masks, LEDUC_ACTIONS, env->to_act, legal);
 }
 
-/* One-row mode: the built-in opponent moves until the agent is to act or the hand is over. */
+/* One-row mode: the built-in player moves until the agent is to act or the hand is over. */
 static inline void leduc_opponent_moves(Leduc *env) {
-    while (env->result == LEDUC_LIVE && env->to_act != env->agent_seat) {
+    while (env->result == LEDUC_LIVE && seats_builtin(&env->seats, env->to_act)) {
         unsigned char legal[LEDUC_ACTIONS];
         leduc_legal(env, legal);
         int n = legal[0] + legal[1] + legal[2];
@@ -173,8 +162,7 @@ static void leduc_new_hand(Leduc *env) {
     env->result = LEDUC_LIVE;
     env->seq_len[0] = env->seq_len[1] = 0;
     env->tick = 0;
-    if (!env->two_player) env->agent_seat = env->seat >= 0 ? env->seat : env->hands & 1;
-    env->hands++;
+    seats_new_game(&env->seats);
     memset(env->observations, 0, sizeof(float) * LEDUC_OBS * env->num_agents);
     for (int p = 0; p < 2; p++) {
         float *row = leduc_row(env, p);
@@ -182,31 +170,25 @@ static void leduc_new_hand(Leduc *env) {
         row[p] = 1.0f;
         row[LEDUC_PRIVATE + env->card[p]] = 1.0f;
     }
-    if (!env->two_player) leduc_opponent_moves(env);  /* player 0 opens: never ends a hand */
-    leduc_write_turn(env);
+    leduc_opponent_moves(env);  /* one-row mode, agent second: player 0 opens, which never ends a hand */
+    leduc_write_masks(env);
 }
 
 static void c_reset(Leduc *env) {
-    env->hands = 0;
+    seats_reset(&env->seats, env->two_player, env->seat);
     leduc_new_hand(env);
 }
 
 static void c_step(Leduc *env) {
     env->tick++;
-    int row = env->two_player ? env->to_act : 0;
+    int row = seats_row(&env->seats, env->to_act);
     leduc_play(env, ocean_clamp(env->actions[row], LEDUC_ACTIONS));
-    if (!env->two_player) leduc_opponent_moves(env);
-    int result = env->result, done = result != LEDUC_LIVE;
-    for (int r = 0; r < env->num_agents; r++) {
-        int player = env->two_player ? r : env->agent_seat;
-        float payoff = done ? (float)(player == 0 ? result : -result) : 0.0f;
-        env->rewards[r] = payoff;
-        env->terminals[r] = (unsigned char)done;
-        env->truncations[r] = 0;
-        if (done) ocean_log_episode(&env->log, payoff, (float)env->tick, payoff, payoff > 0 ? 1.0f : 0.0f);
-    }
+    leduc_opponent_moves(env);
+    int done = env->result != LEDUC_LIVE;
+    seats_finish_step(&env->seats, env->rewards, env->terminals, env->truncations, &env->log, done,
+                      done ? (float)env->result : 0.0f, env->tick);
     if (done) leduc_new_hand(env);
-    else leduc_write_turn(env);
+    else leduc_write_masks(env);
 }
 
 /* ---- rendering: player 1 on top, player 0 below, the public card between; chips on the right ---- */
@@ -254,7 +236,7 @@ static int c_render_text(Leduc *env, char *out, int cap) {
     ocean_putc(&t, '\n');
     for (int p = 0; p < 2; p++) {
         ocean_puts(&t, "player "); ocean_puti(&t, p);
-        if (!env->two_player) ocean_puts(&t, p == env->agent_seat ? " (agent) " : " (random)");
+        if (!env->two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)" : " (agent) ");
         ocean_puts(&t, "  card "); ocean_putc(&t, "JQK"[env->card[p] / 2]); ocean_puti(&t, env->card[p] % 2 + 1);
         ocean_puts(&t, "  in pot "); ocean_puti(&t, env->ante[p]);
         if (p == env->to_act) ocean_puts(&t, "  <- to act");
