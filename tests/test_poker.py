@@ -163,6 +163,26 @@ def test_one_row_against_the_random_player(name):
         env.close()
 
 
+@pytest.mark.parametrize('name', list(GAMES))
+@pytest.mark.parametrize('two_player', [True, False])
+def test_masks_and_built_in_player_are_deterministic_under_a_seed(name, two_player):
+    """tests/test_ocean.py checks observations and rewards of the defaults; this adds the masks and the
+    one-row mode, whose random player draws from the env's seeded stream."""
+    runs = []
+    for _ in range(2):
+        env = make(name, num_envs=3, seed=11, two_player=two_player)
+        rng = np.random.default_rng(0)
+        seen = []
+        for _ in range(500):
+            actions = (rng.random(env.action_masks.shape) * env.action_masks).argmax(1).astype(np.int32)
+            obs, rewards, _, _, _ = env.step(actions)
+            seen.append(np.concatenate([obs.ravel(), rewards, env.masks, env.action_masks.ravel()]))
+        runs.append(np.array(seen))
+    np.testing.assert_array_equal(runs[0], runs[1])
+    other = make(name, num_envs=3, seed=12, two_player=two_player)
+    assert not np.array_equal(other.observations, make(name, num_envs=3, seed=11, two_player=two_player).observations)
+
+
 def test_kuhn_random_opponent_is_uniform():
     """The agent sits second: the random first player bets in about half of the hands."""
     env = make('kuhn', num_envs=4096, seed=0, two_player=False, seat=1)

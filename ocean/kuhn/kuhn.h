@@ -18,27 +18,23 @@
  */
 #include "ocean.h"
 #include "seats.h"
+#include "spec.h"  /* generated from spec.toml: KuhnConfig, KUHN_OBS, KUHN_ACTIONS */
 
-enum { KUHN_PASS, KUHN_BET, KUHN_ACTIONS };
-#define KUHN_OBS 11
+enum { KUHN_PASS, KUHN_BET };
 #define KUHN_CARD 2      /* offsets into one observation row */
 #define KUHN_BETTING 5
 #define KUHN_LIVE 100    /* kuhn_result: the hand goes on */
 
 typedef struct Kuhn {
     OCEAN_SLOTS(float);
-    unsigned char *action_masks;  /* [num_agents * KUHN_ACTIONS], 1 = legal */
-    unsigned char own_action_masks[2 * KUHN_ACTIONS];  /* used while no buffer is bound */
-    int two_player, seat;         /* config */
+    KuhnConfig cfg;               /* options (spec.toml): two_player, seat */
     OceanSeats seats;
     int card[2];
     int moves[3], n_moves;        /* betting so far */
     int tick;                     /* steps in this hand */
 } Kuhn;
 
-static void c_init(Kuhn *env) {
-    if (env->action_masks == NULL) env->action_masks = env->own_action_masks;
-}
+static int c_init(Kuhn *env) { (void)env; return 0; }
 
 static inline int kuhn_to_act(const Kuhn *env) { return env->n_moves & 1; }
 
@@ -104,7 +100,7 @@ static void kuhn_new_hand(Kuhn *env) {
 }
 
 static void c_reset(Kuhn *env) {
-    seats_reset(&env->seats, env->two_player, env->seat);
+    seats_reset(&env->seats, env->cfg.two_player, env->cfg.seat);
     kuhn_new_hand(env);
 }
 
@@ -123,7 +119,7 @@ static void c_step(Kuhn *env) {
 
 #define KUHN_W 120
 #define KUHN_H 112
-static void kuhn_frame_shape(Kuhn *env, int *h, int *w) { *h = KUHN_H; *w = KUHN_W; }
+static void c_frame_shape(Kuhn *env, int *h, int *w) { *h = KUHN_H; *w = KUHN_W; }
 
 static void c_render_rgb(Kuhn *env, unsigned char *frame) {
     static const unsigned char felt[3] = {20, 90, 50}, card[3] = {240, 240, 230}, pip[3] = {30, 30, 30},
@@ -147,7 +143,7 @@ static int c_render_text(Kuhn *env, char *out, int cap) {
     int to_act = kuhn_to_act(env);
     for (int p = 0; p < 2; p++) {
         ocean_puts(&t, "player "); ocean_puti(&t, p);
-        if (!env->two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)  " : " (agent)   ");
+        if (!env->seats.two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)  " : " (agent)   ");
         ocean_puts(&t, "  card "); ocean_putc(&t, ranks[env->card[p]]);
         if (p == to_act) ocean_puts(&t, "  <- to act");
         ocean_putc(&t, '\n');

@@ -25,9 +25,9 @@
  */
 #include "ocean.h"
 #include "seats.h"
+#include "spec.h"  /* generated from spec.toml: LeducConfig, LEDUC_OBS, LEDUC_ACTIONS */
 
-enum { LEDUC_FOLD, LEDUC_CALL, LEDUC_RAISE, LEDUC_ACTIONS };
-#define LEDUC_OBS 30
+enum { LEDUC_FOLD, LEDUC_CALL, LEDUC_RAISE };
 #define LEDUC_PRIVATE 2   /* offsets into one observation row */
 #define LEDUC_PUBLIC 8
 #define LEDUC_BETTING 14  /* [round][slot][call, raise], 2 x 4 x 2 */
@@ -36,9 +36,7 @@ enum { LEDUC_FOLD, LEDUC_CALL, LEDUC_RAISE, LEDUC_ACTIONS };
 
 typedef struct Leduc {
     OCEAN_SLOTS(float);
-    unsigned char *action_masks;  /* [num_agents * LEDUC_ACTIONS], 1 = legal */
-    unsigned char own_action_masks[2 * LEDUC_ACTIONS];  /* used while no buffer is bound */
-    int two_player, seat;         /* config */
+    LeducConfig cfg;              /* options (spec.toml): two_player, seat */
     OceanSeats seats;
     int card[2], public_card;     /* the public card is drawn with the deal and shown in round 2 */
     int round, to_act;            /* round 0 or 1 */
@@ -50,9 +48,7 @@ typedef struct Leduc {
     int tick;                     /* steps in this hand */
 } Leduc;
 
-static void c_init(Leduc *env) {
-    if (env->action_masks == NULL) env->action_masks = env->own_action_masks;
-}
+static int c_init(Leduc *env) { (void)env; return 0; }
 
 /* The observation row of `player`, or NULL when the env plays that seat itself. */
 static inline float *leduc_row(Leduc *env, int player) {
@@ -175,7 +171,7 @@ static void leduc_new_hand(Leduc *env) {
 }
 
 static void c_reset(Leduc *env) {
-    seats_reset(&env->seats, env->two_player, env->seat);
+    seats_reset(&env->seats, env->cfg.two_player, env->cfg.seat);
     leduc_new_hand(env);
 }
 
@@ -195,7 +191,7 @@ static void c_step(Leduc *env) {
 
 #define LEDUC_W 160
 #define LEDUC_H 168
-static void leduc_frame_shape(Leduc *env, int *h, int *w) { *h = LEDUC_H; *w = LEDUC_W; }
+static void c_frame_shape(Leduc *env, int *h, int *w) { *h = LEDUC_H; *w = LEDUC_W; }
 
 static void leduc_draw_card(unsigned char *frame, int x, int y, int card, int face_up) {
     static const unsigned char back[3] = {60, 60, 140}, face[3] = {240, 240, 230},
@@ -236,7 +232,7 @@ static int c_render_text(Leduc *env, char *out, int cap) {
     ocean_putc(&t, '\n');
     for (int p = 0; p < 2; p++) {
         ocean_puts(&t, "player "); ocean_puti(&t, p);
-        if (!env->two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)" : " (agent) ");
+        if (!env->seats.two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)" : " (agent) ");
         ocean_puts(&t, "  card "); ocean_putc(&t, "JQK"[env->card[p] / 2]); ocean_puti(&t, env->card[p] % 2 + 1);
         ocean_puts(&t, "  in pot "); ocean_puti(&t, env->ante[p]);
         if (p == env->to_act) ocean_puts(&t, "  <- to act");
