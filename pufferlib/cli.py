@@ -204,7 +204,8 @@ def build_parser():
     train.set_defaults(func=cmd_train, takes_flags=True, parser=train)
 
     sweep = commands.add_parser('sweep', help='search hyperparameters (Protein, random, Pareto genetic, Optuna)',
-                                add_help=False, epilog=SWEEP_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                add_help=False, epilog=SWEEP_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     sweep.add_argument('env', nargs='?', help='environment name (see `puffer envs`)')
     sweep.add_argument('--config', help='a TOML file layered over the env\'s defaults (its [sweep] too)')
     sweep.add_argument('--resume', metavar='SWEEP', help='continue a sweep directory (experiments/sweeps/...)')

@@ -190,7 +190,7 @@ def _parse_param(name, spec, section_values):
         raise ConfigError(f'{where}: min {low!r} is greater than max {high!r}')
     if distribution in ('log', 'pow2') and low <= 0:
         raise ConfigError(f'{where}: a {distribution} distribution needs min > 0, got {low!r}')
-    if distribution == 'logit' and not (0 < low and high < 1):
+    if distribution == 'logit' and not (low > 0 and high < 1):
         raise ConfigError(f'{where}: a logit distribution needs 0 < min <= max < 1, got [{low!r}, {high!r}]')
     centre = section_values[key]
     if isinstance(centre, bool) or not isinstance(centre, (int, float)):
@@ -935,7 +935,7 @@ def run(path, flags=(), quiet=False, printer=None):
     used_before = sweep.time_used(records)
     trials = trials_of(records)
     method = make_method(settings['method'], space, seed=settings['seed'] + len(trials))
-    for k, trial in trials.items():
+    for trial in trials.values():
         if trial['end'] is not None:
             method.observe(sweep.observation(trial['starts'][-1], trial['end']))
     rerun = [k for k, t in trials.items() if t['end'] is None]
@@ -1016,8 +1016,10 @@ def run(path, flags=(), quiet=False, printer=None):
             signal.signal(signal.SIGTERM, previous_handler)
     best = sweep.best(trials)
     finished = [t for t in trials.values() if t['end'] is not None]
-    return {'path': path, 'env': sweep.env, 'trials': len(finished), 'failed': sum(t['end']['status'] != 'ok' for t in finished),
-            'best': None if best is None else {'trial': best[0], 'score': best[2]['score'], 'values': best[1]['values']},
+    failed = sum(t['end']['status'] != 'ok' for t in finished)
+    return {'path': path, 'env': sweep.env, 'trials': len(finished), 'failed': failed,
+            'best': None if best is None else {'trial': best[0], 'score': best[2]['score'],
+                                               'values': best[1]['values']},
             'best_toml': os.path.join(path, 'best.toml') if best else None}
 
 

@@ -79,7 +79,7 @@ def measure(names, args, anchor):
     results = {}
     for name in names:
         table = dict(contenders(name, anchor))
-        results[name] = bd.interleaved(list(table), args.repeats, lambda label: table[label](args.seconds))
+        results[name] = bd.interleaved(list(table), args.repeats, lambda label, table=table: table[label](args.seconds))
         line = '  '.join(f'{label} {bd.si(bd.median(runs))}' for label, runs in results[name].items())
         print(f'  {name:<12} {line}', file=sys.stderr, flush=True)
     return results
@@ -117,8 +117,9 @@ def render(results, args, note, about):
             head.append([f'puffer_{name}', who, settings, m(runs['ours']), m(runs[label]), mruns(runs[label]),
                          bd.spread_cell(runs[label]), bd.ratio_cell(bd.ratio(runs['ours'], runs[label]), 1.0)])
     text += ['', 'Head to head, measured in the same rounds as the table above (ours / peer: ratio of medians). '
-             'Our envs are our own designs: where the defaults of 3.0 differ from ours in a setting both have (frameskip, arena, '
-             'counts), a second row sets 3.0 to ours. Observation sizes match (pong 8, breakout 114 vs 118, squared and '
+             'Our envs are our own designs: where the defaults of 3.0 differ from ours in a setting both have '
+             '(frameskip, arena, counts), a second row sets 3.0 to ours. Observation sizes match (pong 8, '
+             'breakout 114 vs 118, squared and '
              'snake 121 cells, connect4 42); rules and rendering code differ, so these compare like tasks, not '
              'identical code.', '']
     if head:

@@ -198,7 +198,7 @@ def ocean_table(args, anchor, notes):
                         'train', env=env, flags=flags, seconds=s, rnn=rnn, env_kwargs=kwargs)['sps'])
         failed = {}
 
-        def measure(name):
+        def measure(name, contenders=contenders, failed=failed, env=env):
             # A configuration 3.0 cannot run (e.g. a policy that only works inside its LSTM wrapper)
             # loses its own row, said in the notes, not the sitting.
             if name in failed:
@@ -210,7 +210,7 @@ def ocean_table(args, anchor, notes):
                 notes.append(f'{env}, {name}: PufferLib 3.0 failed ({": ".join(failed[name])}); not measured')
                 return float('nan')
         runs = bd.interleaved(list(contenders), args.repeats, measure,
-                              progress=lambda line: print(f'{env} {line}', file=sys.stderr, flush=True))
+                              progress=lambda line, env=env: print(f'{env} {line}', file=sys.stderr, flush=True))
         base = {True: runs['ours, LSTM'], False: runs['ours, no LSTM (default)']}
         for name, r in runs.items():
             if name in failed:
@@ -299,8 +299,9 @@ def render(ocean_rows, speed_rows, solve_rows, args, notes, about):
              'runs from its own checkout in its own venv, as its users run it, and its figure is the `SPS:` it '
              f'prints. Our shape = 8 envs, 64-step rollouts, 4 epochs of 128-sample minibatches '
              f'(SB3 `{SB3_OUR_SHAPE}`, CleanRL `{" ".join(CLEANRL_OUR_SHAPE)}`); networks stay each side\'s default '
-             '(ours: 128-wide encoder; SB3 and CleanRL: 64x64 MLPs).', '', bd.markdown_table(head, speed_rows, 'llrrrr'),
-             '', f'Seconds to solve CartPole-v1, each side at its defaults: from the first rollout until the mean return '
+             '(ours: 128-wide encoder; SB3 and CleanRL: 64x64 MLPs).', '',
+             bd.markdown_table(head, speed_rows, 'llrrrr'), '',
+             f'Seconds to solve CartPole-v1, each side at its defaults: from the first rollout until the mean return '
              f'of the episodes that ended within one {WINDOW_S:g}-second window reaches {TARGET:g}; round r uses seed '
              f'r on every side; a run stops unsolved after {args.solve_seconds:g} s. Here the ratio is this / ours '
              '(how many times longer it took).', '',

@@ -34,12 +34,13 @@ import sys
 import tempfile
 import time
 
+from pufferlib.pufferenv import PufferError
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, 'docs', 'benchmarks.md')
 LOCK = '/tmp/puffer-bench.lock'
 SITTING = 'flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/benchdoc.py'
-
-from pufferlib.pufferenv import PufferError
+ANCHOR_SCRIPT = os.path.join(ROOT, 'scripts', 'bench_anchor.py')
 
 
 class PeerError(PufferError, RuntimeError):
@@ -202,7 +203,7 @@ class PeerProcess:
     start-up inside the timing), and the rounds can alternate with ours.
     """
 
-    def __init__(self, python, script=os.path.join(ROOT, 'scripts', 'bench_anchor.py')):
+    def __init__(self, python, script=ANCHOR_SCRIPT):
         # PufferLib 3.0 drops a `resources` symlink into its working folder: give it its own.
         self.scratch = tempfile.mkdtemp(prefix='puffer-anchor-')
         self.log_path = os.path.join(self.scratch, 'stderr.log')
@@ -301,7 +302,7 @@ def sitting(args):
     if args.cleanrl:
         os.environ['CLEANRL_DIR'] = args.cleanrl
     # A wrong peer path fails now, not half an hour in; a missing peer is said now and in its sections.
-    for found, note in (find_anchor(), find_cleanrl()):
+    for _found, note in (find_anchor(), find_cleanrl()):
         if note:
             print(f'note: {note}', flush=True)
     for script in SCRIPTS:

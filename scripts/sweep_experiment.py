@@ -67,7 +67,8 @@ def main():
     parser.add_argument('--write-docs', action='store_true', help='put the table into docs/sweeps.md')
     args = parser.parse_args()
 
-    out = os.path.abspath(args.out or os.path.join('experiments', f'sweep_experiment-{datetime.datetime.now():%Y%m%d-%H%M%S}'))
+    stamp = f'{datetime.datetime.now():%Y%m%d-%H%M%S}'
+    out = os.path.abspath(args.out or os.path.join('experiments', f'sweep_experiment-{stamp}'))
     os.makedirs(out, exist_ok=True)
     env = {**os.environ, 'PUFFER_EXPERIMENTS': out}
     log = os.path.join(out, 'commands.log')
@@ -88,7 +89,8 @@ def main():
         finished = [r for r in records if r['type'] == 'end']
         best = sweep.Sweep(path).best()
         sweeps[method] = {'path': path, 'trials': len(finished), 'failed': sum(r['status'] != 'ok' for r in finished),
-                          'best_trial': best[0] if best else None, 'best_sweep_score': best[2]['score'] if best else None,
+                          'best_trial': best[0] if best else None,
+                          'best_sweep_score': best[2]['score'] if best else None,
                           'best_values': best[1]['values'] if best else None}
         print(f'  {method}: {len(finished)} trials, best sweep score '
               f'{sweeps[method]["best_sweep_score"]}', flush=True)
@@ -120,7 +122,8 @@ def render(args, sweeps, scores, metric):
              f'{args.budget_minutes:g}-minute sweeps on {os.cpu_count()} cores; retrained on seeds '
              f'{", ".join(str(s) for s in range(101, 101 + args.seeds))}:', '',
              '| config | trials in the budget | best sweep score | ' +
-             ' | '.join(f'seed {s}' for s in range(101, 101 + args.seeds)) + ' | mean | margin over defaults | seed spread |',
+             ' | '.join(f'seed {s}' for s in range(101, 101 + args.seeds)) +
+             ' | mean | margin over defaults | seed spread |',
              '|---|---|---|' + '---|' * args.seeds + '---|---|---|']
     for name, values in scores.items():
         values = np.array(values)
@@ -143,7 +146,8 @@ def render(args, sweeps, scores, metric):
 
 
 def write_docs(text, argv):
-    path = update_section('sweep_experiment', 'A real sweep', f'`python scripts/sweep_experiment.py {argv}`\n\n{text}', path=DOC)
+    body = f'`python scripts/sweep_experiment.py {argv}`\n\n{text}'
+    path = update_section('sweep_experiment', 'A real sweep', body, path=DOC)
     print(f'wrote {path}')
 
 if __name__ == '__main__':

@@ -1,7 +1,6 @@
 """Sweeps: the search space, the methods, the ledger, trials that fail, resume after SIGKILL, best.toml,
 the report, parallel trials and the Ray backend. Trials are real `puffer sweep` subprocesses on
 puffer_bandit with a few thousand steps."""
-import json
 import math
 import os
 import re
@@ -15,7 +14,6 @@ import numpy as np
 import psutil
 import pytest
 
-import pufferlib
 from pufferlib import config as configuration
 from pufferlib import sweep
 from pufferlib.cli import main
@@ -100,9 +98,12 @@ def test_sweep_tables_layer_key_by_key_and_round_trip_through_toml(tmp_path):
 
 
 BAD_SECTIONS = [
-    ('[sweep.train.learning_rat]\ndistribution = "log"\nmin = 1e-4\nmax = 0.1', 'learning_rat.*did you mean learning_rate'),
-    ('[sweep.train.gamma]\ndistribution = "logit"\nmin = 0.99\nmax = 0.9', r'sweep.train.gamma.*min 0.99 is greater than max 0.9'),
-    ('[sweep.train.ent_coef]\ndistribution = "log"\nmin = 0.0\nmax = 0.1', r'sweep.train.ent_coef.*log distribution needs min > 0'),
+    ('[sweep.train.learning_rat]\ndistribution = "log"\nmin = 1e-4\nmax = 0.1',
+     'learning_rat.*did you mean learning_rate'),
+    ('[sweep.train.gamma]\ndistribution = "logit"\nmin = 0.99\nmax = 0.9',
+     r'sweep.train.gamma.*min 0.99 is greater than max 0.9'),
+    ('[sweep.train.ent_coef]\ndistribution = "log"\nmin = 0.0\nmax = 0.1',
+     r'sweep.train.ent_coef.*log distribution needs min > 0'),
     ('[sweep.train.gamma]\ndistribution = "logit"\nmin = 0.5\nmax = 1.0', r'sweep.train.gamma.*0 < min <= max < 1'),
     ('[sweep.train.clip_coef]\ndistribution = "normal"', r'sweep.train.clip_coef.*distribution must be one of'),
     ('[sweep.train.clip_coef]\nmean = 0.2', r"sweep.train.clip_coef.*unknown field 'mean'"),
@@ -263,7 +264,8 @@ def test_synthetic_tasks_score_a_factor_of_the_swept_key_times_a_function_of_cos
     lr_opt = 3e-4
     best = {'train.learning_rate': lr_opt, 'train.total_timesteps': 10_000_000_000}
     for task in bench.TASKS:
-        grid = [{bench.LR: lr, bench.STEPS: steps} for lr in np.logspace(-5, -1, 41) for steps in np.logspace(7.7, 10, 24)]
+        grid = [{bench.LR: lr, bench.STEPS: steps}
+                for lr in np.logspace(-5, -1, 41) for steps in np.logspace(7.7, 10, 24)]
         scores = [bench.final_score(task, values, lr_opt) for values in grid]
         assert max(scores) <= bench.optimum(task) + 1e-12  # the optimum is the best over the ranges...
         assert bench.final_score(task, best, lr_opt) == pytest.approx(bench.optimum(task))  # ...and reached
