@@ -3,6 +3,7 @@ import argparse
 import sys
 
 import pufferlib
+from pufferlib import registry
 
 
 def _add_env_argument(parser):
@@ -38,18 +39,15 @@ def _config_help(env):
     except pufferlib.PufferError as exc:
         return f'(cannot show the options of {env}: {exc})'
     env_options = {}
-    if env.startswith('puffer_'):
-        from pufferlib import ocean
-        for option in ocean.spec_of(env).options.values():
-            rng = '' if option.kind == 'bool' else f' in [{option.min.describe()}, {option.max.describe()}]'
-            env_options[option.name] = (f'{option.kind}{rng}', option.help)
+    for option in registry.lookup(env).option_specs().values():
+        rng = '' if option.kind == 'bool' else f' in [{option.min.describe()}, {option.max.describe()}]'
+        env_options[option.name] = (f'{option.kind}{rng}', option.help)
     return (f'options for {env} (defaults, then its family and env config files):\n'
             + configuration.flag_help(config, env_options))
 
 
 def cmd_train(args, flags):
     from pufferlib import config as configuration
-    from pufferlib import trainer
     if args.help:
         args.parser.print_help()
         if args.env:
@@ -59,9 +57,13 @@ def cmd_train(args, flags):
         raise pufferlib.APIUsageError('puffer train needs an environment name (or --resume latest|RUN); '
                                       'see `puffer envs`')
     config = None
-    if not args.resume:
-        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions, before any set-up
+    if args.resume:
+        registry.find_run(args.resume, args.env)  # a missing run fails here, before torch loads
+    else:
+        # Unknown names, keys, types and env options fail here, with suggestions, before any set-up.
         config = configuration.load(args.env, flags, config_file=args.config)
+        pufferlib.make(args.env, **config['env']).close()
+    from pufferlib import trainer
     summary = trainer.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
                             quiet=args.quiet)
     print(f'done: {summary["global_step"]:,} steps in {summary["epoch"]} epochs; run directory '
@@ -137,8 +139,47 @@ def _add_ocean_commands(commands):
     play.set_defaults(func=cmd_play)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (the usage is one `--help` away), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
+
+
+SWEEP_EPILOG = """Settings (also the [sweep] section of a config file; docs/sweeps.md):
+  --sweep.method protein|random|pareto_genetic|optuna   --sweep.max-trials N   --sweep.max-hours H
+  --sweep.parallel K   --sweep.backend local|ray   --sweep.metric KEY   --sweep.goal maximize|minimize
+  --sweep.cost seconds|steps   --sweep.trial-timeout S   --sweep.only train.learning_rate,...
+Any other flag (--train.total-timesteps 5000000, --env.KEY VALUE) sets the config every trial starts from."""
+
+
+def cmd_sweep(args, flags):
+    from pufferlib import sweep
+    if args.help:
+        args.parser.print_help()
+        return 0
+    if args.report:
+        for path in sweep.report(args.report):
+            print(f'wrote {path}')
+        return 0
+    if args.resume:
+        path = args.resume
+    elif args.env is None:
+        raise pufferlib.APIUsageError('puffer sweep needs an environment name, --resume SWEEP or --report SWEEP')
+    else:
+        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
+        path = sweep.create(args.env, flags, config_file=args.config)
+        print(f'sweep directory {path}')
+    summary = sweep.run(path, flags if args.resume else (), quiet=args.quiet)
+    best = summary['best']
+    print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
+          (f'; best: trial {best["trial"]}, score {best["score"]:.4g}\n  puffer train {summary["env"]} '
+           f'--config {summary["best_toml"]}' if best else '; no trial succeeded'))
+    return 0
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog='puffer', description='pufferlib: fast reinforcement learning')
+    parser = Parser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND')
 
@@ -146,7 +187,8 @@ def build_parser():
     envs.add_argument('filter', nargs='?', help='show only names containing this text')
     envs.set_defaults(func=cmd_envs)
 
-    autotune = commands.add_parser('autotune', help='find the fastest vectorization settings for an env on this machine')
+    autotune = commands.add_parser('autotune',
+                                   help='find the fastest vectorization settings for an env on this machine')
     _add_env_argument(autotune)
     autotune.add_argument('--max-envs', type=int, default=None, help='largest num_envs to try (default 16 x cores)')
     autotune.add_argument('--seconds', type=float, default=1.0, help='measuring time per setting (default 1)')
@@ -161,10 +203,22 @@ def build_parser():
     train.add_argument('-h', '--help', action='store_true', help='show this help and every config flag')
     train.set_defaults(func=cmd_train, takes_flags=True, parser=train)
 
+    sweep = commands.add_parser('sweep', help='search hyperparameters (Protein, random, Pareto genetic, Optuna)',
+                                add_help=False, epilog=SWEEP_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sweep.add_argument('env', nargs='?', help='environment name (see `puffer envs`)')
+    sweep.add_argument('--config', help='a TOML file layered over the env\'s defaults (its [sweep] too)')
+    sweep.add_argument('--resume', metavar='SWEEP', help='continue a sweep directory (experiments/sweeps/...)')
+    sweep.add_argument('--report', metavar='SWEEP', help='print the trial table of a sweep and write its PNGs')
+    sweep.add_argument('--quiet', action='store_true', help='no progress line or per-trial lines')
+    sweep.add_argument('-h', '--help', action='store_true', help='show this help')
+    sweep.set_defaults(func=cmd_sweep, takes_flags=True, parser=sweep)
+
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)
     evaluate.add_argument('--checkpoint', required=True,
-                          help='a checkpoint file, a run directory, or `latest` (the newest run for ENV)')
+                          help='a checkpoint file, a run directory, or `latest` '
+                               '(the run of ENV written to most recently)')
     evaluate.add_argument('--episodes', type=int, default=3, help='episodes to play (default 3)')
     evaluate.add_argument('--video', help='write the frames to this .gif or .mp4 file')
     evaluate.add_argument('--fps', type=int, default=30)
@@ -194,7 +248,7 @@ def main(argv=None):
         if getattr(args, 'takes_flags', False):
             return args.func(args, extra) or 0
         return args.func(args) or 0
-    except pufferlib.PufferError as exc:
+    except (pufferlib.PufferError, OSError) as exc:  # a user's mistake or a file system's refusal: no traceback
         print(f'puffer {args.command}: error: {exc}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:

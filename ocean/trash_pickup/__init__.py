@@ -22,9 +22,9 @@ def scripted_policy(env, obs, rng=None):
         wall, trash, bins, agents = planes[i]
         carrying = obs[i, -1] > 0
 
-        def blocked(a):
-            r, c = sight + steps[a][0], sight + steps[a][1]
-            return bool(wall[r, c] or agents[r, c] or (trash[r, c] if carrying else bins[r, c]))
+        # Empty-handed, a bin blocks; carrying, a second piece of trash does.
+        obstacle = (wall > 0) | (agents > 0) | ((trash if carrying else bins) > 0)
+        blocked = {a: bool(obstacle[sight + dr, sight + dc]) for a, (dr, dc) in steps.items()}
 
         targets = np.argwhere(bins if carrying else trash) - sight
         if len(targets):
@@ -32,11 +32,11 @@ def scripted_policy(env, obs, rng=None):
             vertical = [2 if dr > 0 else 1] if dr else []
             horizontal = [4 if dc > 0 else 3] if dc else []
             useful = vertical + horizontal if abs(dr) >= abs(dc) else horizontal + vertical
-            moves = [a for a in useful if not blocked(a)]
+            moves = [a for a in useful if not blocked[a]]
             if moves:
                 actions[i] = moves[0]
                 continue
-        free = [a for a in steps if not blocked(a)]
+        free = [a for a in steps if not blocked[a]]
         actions[i] = rng.choice(free) if free else 0
     return actions
 

@@ -9,6 +9,7 @@ import difflib
 import importlib
 import os
 import tomllib
+from collections.abc import Sequence
 
 from pufferlib.pufferenv import APIUsageError, option_kind, typed_option
 
@@ -20,7 +21,7 @@ class ConfigError(APIUsageError):
     """A config file or flag is wrong: an unknown key, a wrong type, an impossible combination."""
 
 
-def read(path):
+def read(path: str) -> dict:
     try:
         with open(path, 'rb') as f:
             return tomllib.load(f)
@@ -30,35 +31,11 @@ def read(path):
         raise ConfigError(f'config file {path} is not valid TOML: {e}') from None
 
 
-def defaults():
+def defaults() -> dict:
     return read(os.path.join(HERE, 'default.toml'))
 
 
-def family_of(env_name):
-    if env_name.startswith('puffer_'):
-        return 'ocean'
-    from pufferlib import environments
-    return environments.family_of(env_name) or 'gymnasium'
-
-
-def env_defaults(env_name):
-    """The env's own keyword arguments and their defaults, where the env can tell (Ocean envs)."""
-    if env_name.startswith('puffer_'):
-        try:
-            from pufferlib import ocean
-            return ocean.spec_of(env_name).defaults()
-        except (ImportError, APIUsageError):
-            return {}
-    return {}
-
-
-def layers(env_name):
-    """The config files that apply to an env, lowest priority first."""
-    paths = [os.path.join(HERE, f'{family_of(env_name)}.toml'), os.path.join(HERE, f'{env_name}.toml')]
-    return [p for i, p in enumerate(paths) if os.path.exists(p) and p not in paths[:i]]  # nethack: family = env
-
-
-def merge(base, override, source):
+def merge(base: dict, override: dict, source: str) -> dict:
     """Merge `override` into a copy of `base`, checking keys and types against `base`."""
     out = {section: dict(values) for section, values in base.items()}
     for section, values in override.items():
@@ -72,9 +49,11 @@ def merge(base, override, source):
     return out
 
 
-def check(section, key, value, current, source):
+def check(section: str, key: str, value, current: dict, source: str):
     if section in FREE_SECTIONS and key not in current:
         return value
+    if isinstance(current.get(key), dict) and isinstance(value, dict):
+        return merge_tables(current[key], value)  # [sweep.train.gamma] in a later file: key by key
     if key not in current:
         raise ConfigError(f'{source}: unknown key {section}.{key}{_suggest(key, current)}')
     default = current[key]
@@ -90,12 +69,21 @@ def check(section, key, value, current, source):
     return value
 
 
+def merge_tables(base, override):
+    """Nested tables (the [sweep] search space) merge key by key; pufferlib.sweep checks their contents."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = merge_tables(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) \
+            else value
+    return out
+
+
 def _suggest(key, options):
     close = difflib.get_close_matches(key, list(options), n=3, cutoff=0.6)
     return f' (did you mean {", ".join(close)}?)' if close else ''
 
 
-def parse_value(text, like):
+def parse_value(text: str, like):
     """A flag's text as the type of `like` (the current value), or as TOML would read it."""
     if isinstance(like, bool):
         lowered = text.lower()
@@ -122,7 +110,7 @@ def parse_value(text, like):
         return text
 
 
-def parse_flags(args, config):
+def parse_flags(args: list[str], config: dict) -> dict:
     """Apply `--section.key value` / `--section.key=value` flags; return the new config."""
     override, i = {}, 0
     while i < len(args):
@@ -142,11 +130,17 @@ def parse_flags(args, config):
     return merge(config, override, 'flags')
 
 
-def load(env_name, flags=(), config_file=None):
-    """The resolved config of an experiment on `env_name`."""
+def load(env_name: str | None, flags: Sequence[str] = (), config_file: str | None = None) -> dict:
+    """The resolved config of an experiment on `env_name`: defaults, the env's declared options, its
+    family's and its own config files (pufferlib.registry), --config, then flags."""
     config = defaults()
-    config['env'] = {**env_defaults(env_name), **config['env']}
-    for path in layers(env_name):
+    layers = []
+    if env_name is not None:  # None: a custom env creator, with no declared options or config files
+        from pufferlib import registry
+        entry = registry.lookup(env_name)
+        config['env'] = {**entry.option_defaults(), **config['env']}
+        layers = entry.config_layers()
+    for path in layers:
         config = merge(config, read(path), os.path.relpath(path))
     if config_file:
         config = merge(config, read(config_file), config_file)
@@ -155,7 +149,7 @@ def load(env_name, flags=(), config_file=None):
     return config
 
 
-def validate(config):
+def validate(config: dict) -> None:
     """Checks that need more than one key; each error names the keys involved."""
     vec, train = config['vec'], config['train']
     for key in ('num_envs', 'num_workers', 'batch_size'):
@@ -188,7 +182,7 @@ def validate(config):
             raise ConfigError(f'{section}.class must look like "package.module:ClassName", got {path!r}')
 
 
-def import_class(path, key):
+def import_class(path: str, key: str) -> type:
     module_name, _, name = path.partition(':')
     try:
         return getattr(importlib.import_module(module_name), name)
@@ -196,14 +190,20 @@ def import_class(path, key):
         raise ConfigError(f'{key}={path!r} cannot be imported: {e}') from None
 
 
-def to_toml(config):
+def to_toml(config: dict) -> str:
     """A config as TOML text (flat sections of plain values), for the run directory."""
     lines = []
-    for section, values in config.items():
-        lines.append(f'[{section}]')
-        for key, value in values.items():
-            lines.append(f'{key} = {_toml_value(value)}')
+
+    def table(name, values):
+        lines.append(f'[{name}]')
+        lines.extend(f'{key} = {_toml_value(value)}' for key, value in values.items() if not isinstance(value, dict))
         lines.append('')
+        for key, value in values.items():
+            if isinstance(value, dict):  # nested tables ([sweep.train.learning_rate]) after the plain keys
+                table(f'{name}.{key}', value)
+
+    for section, values in config.items():
+        table(section, values)
     return '\n'.join(lines)
 
 
@@ -219,13 +219,15 @@ def _toml_value(value):
     raise ConfigError(f'cannot write {value!r} to TOML')
 
 
-def flag_help(config, env_options=None):
+def flag_help(config: dict, env_options: dict | None = None) -> str:
     """Every flag with its current value, for --help; `env_options` (name -> (type and range, help),
     from an Ocean spec) adds what the env declares about its own keys."""
     env_options = env_options or {}
     lines = []
     for section, values in config.items():
         for key, value in values.items():
+            if isinstance(value, dict):  # nested tables (the sweep's search space) are no flags
+                continue
             line = f'  --{section}.{key.replace("_", "-")} {value!r}'
             if section == 'env' and key in env_options:
                 kind, text = env_options[key]

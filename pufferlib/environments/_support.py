@@ -2,11 +2,11 @@
 import difflib
 import importlib
 
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, MissingDependencyError
 
 
 def require(module, extra, also=None):
-    """Import `module` or raise an ImportError that says which pip extra installs it.
+    """Import `module` or raise a MissingDependencyError (an ImportError) that says which pip extra installs it.
 
     `also` is a second install line for packages whose metadata pins conflict with ours
     (procgen, nle), which are installed with --no-deps; see docs/environments.md.
@@ -14,10 +14,11 @@ def require(module, extra, also=None):
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        hint = f'pip install "pufferlib[{extra}]"'
+        # From a checkout of this repository: "pufferlib" on the public index is another project.
+        hint = f'pip install -c constraints.txt -e ".[{extra}]" (in your pufferlib checkout)'
         if also:
             hint = f'{hint} && {also}'
-        raise ImportError(f'the {extra} environments need the {module!r} package ({e}). Install them with: '
+        raise MissingDependencyError(f'the {extra} environments need the {module!r} package ({e}). Install them with: '
                           f'{hint}') from e
 
 
