@@ -528,14 +528,20 @@ def test_tripletriad_scripted_scores():
 
 @pytest.mark.parametrize('name', ['go', 'tripletriad'])
 def test_two_player_rows_alternate_and_the_waiting_row_is_ignored(name):
+    """ocean/seats.h's convention: one live row per env (env.masks), the waiting row's action mask is
+    action 0 alone and its action changes nothing, a game end pays and terminates both rows."""
     a, b = make(name, num_envs=2, seed=3, two_player=True), make(name, num_envs=2, seed=3, two_player=True)
     n = a.single_action_space.n
     rng = np.random.default_rng(0)
+    only_zero = np.eye(n, dtype=bool)[0]
     ends = 0
     for _ in range(400):
         actions = rng.integers(n, size=4).astype(np.int32)
         to_move = a.observations[:, TT_TO_MOVE if name == 'tripletriad' else 5 * a.config['size'] ** 2 + 1] > 0.5
         assert (to_move.reshape(2, 2).sum(1) == 1).all(), 'exactly one row of each env is to move'
+        np.testing.assert_array_equal(a.masks, to_move)
+        assert (a.action_masks[~to_move] == only_zero).all()
+        assert a.action_masks[to_move].any(1).all()
         other = actions.copy()
         other[~to_move] = rng.integers(n, size=int((~to_move).sum()))
         ra, rb = rollout(a, [actions]), rollout(b, [other])
@@ -546,6 +552,38 @@ def test_two_player_rows_alternate_and_the_waiting_row_is_ignored(name):
         assert (rewards[terminals[:, 0]].sum(1) <= 1e-6).all()  # zero-sum at the end (minus penalties)
         ends += int(terminals[:, 0].sum())
     assert ends > 0
+
+
+@pytest.mark.parametrize('name', ['go', 'tripletriad'])
+def test_one_row_is_always_live(name):
+    env = make(name, num_envs=3, seed=1)
+    pool = tools.random_actions(env.single_action_space, env.num_agents, 16)
+    for t in range(100):
+        env.step(pool[t % 16])
+        assert env.masks.all()
+
+
+def test_tripletriad_forced_last_placement_is_live_even_when_it_is_action_0():
+    """Player 0's fifth card may be slot 0 on cell 0: its one legal action is 0, the same action mask
+    a waiting row has, so the turn comes from the observation and not from the action masks."""
+    env = make('tripletriad', num_envs=1, seed=0, two_player=True)
+    # Player 0 plays slots 1-4 on cells 1-4 first, so slot 0 and cell 0 are what is left for ply 8.
+    p0 = [1 * 9 + 8, 2 * 9 + 7, 3 * 9 + 6, 4 * 9 + 5]
+    for ply in range(8):
+        player = ply % 2
+        if player == 0:
+            action = p0[ply // 2]
+        else:
+            legal = np.flatnonzero(env.action_masks[1])
+            action = int(legal[legal % 9 != 0][0])
+        actions = np.zeros(2, dtype=np.int32)
+        actions[player] = action
+        _, rewards, terminals, _, _ = env.step(actions)
+        assert not terminals.any()
+    assert np.flatnonzero(env.action_masks[0]).tolist() == [0]
+    assert env.masks.tolist() == [True, False]
+    _, rewards, terminals, _, _ = env.step(np.zeros(2, dtype=np.int32))
+    assert terminals.all() and rewards.sum() == 0
 
 
 # ---------------------------------------------------------------------------------------------

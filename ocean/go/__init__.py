@@ -1,11 +1,21 @@
 """puffer_go: Go on 5x5 to 9x9 with area scoring, komi and legal-move masks.
 
 Everything about the env is declared in spec.toml and go.h (the rules, the seats); this module
-holds the scripted policy in Python, for `puffer play --scripted` and the tests.
+holds the env class (its turn flags, ocean/seats.py) and the scripted policy in Python, for `puffer
+play --scripted` and the tests.
 """
 import numpy as np
 
+from pufferlib.ocean.seats import TurnBasedEnv
+
 PLANES = 5  # mine, theirs, legal, captures, atari (spec.toml: GO_PLANES)
+
+
+class Go(TurnBasedEnv):
+    """puffer_go: in two-seat mode `env.masks` marks the row to move (the to_move field)."""
+
+    def turn_column(self):
+        return PLANES * self.config['size'] ** 2 + 1
 
 
 def scripted_policy(env, obs, rng=None):

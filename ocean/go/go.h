@@ -1,10 +1,11 @@
 /* Go on a small board (5x5 to 9x9): area scoring, komi, legal-move action masks, and either a
  * scripted opponent (one agent row) or two seats (both players are agent rows).
  *
- * Seats follow the turn-based convention of ocean/kuhn/ (docs/ocean.md):
+ * Seats follow the turn-based convention of ocean/seats.h (docs/ocean.md):
  *   two_player=1: two rows per env, row r plays colour r (0 black, moves first). Only the row to
- *     move is live: its `masks` entry is 1 and its action mask holds its legal moves; the waiting
- *     row has `masks` 0, its action is ignored and its action mask allows action 0 only. Both rows
+ *     move is live (`env.masks` True, derived in Python from the to_move field) and its action mask
+ *     holds its legal moves; the waiting row's action is ignored and its action mask allows action 0
+ *     only (a live row always has pass, so it is never {0} alone). Both rows
  *     observe the board (from their own side) on every step. The step that ends a game pays both
  *     rows (+1 and -1) and sets terminals on both; its observations already belong to the next game.
  *   two_player=0: one row; the scripted opponent moves inside the step. `seat` is the agent's
@@ -43,6 +44,7 @@
 #define OCEAN_GO_H
 
 #include "ocean.h"
+#include "seats.h"
 #include "spec.h"  /* GoConfig and the constants (GO_PLANES planes, GO_SCALARS scalars: see spec.toml) */
 
 typedef unsigned __int128 go_bb;
@@ -52,8 +54,6 @@ enum { GO_BLACK = 0, GO_WHITE = 1 };
 typedef struct Go {
     OCEAN_SLOTS(float);
     GoConfig cfg;      /* the options of spec.toml */
-    unsigned char *masks;  /* [num_agents], 1 = this row acts on this step: the convention's liveness
-                            * flags, for a binding that publishes them (none does yet); NULL: skipped */
     /* derived in c_init */
     int size, stride, cells, n_actions, move_cap;
     go_bb on;          /* every point of the board */
@@ -61,8 +61,7 @@ typedef struct Go {
     go_bb stones[2];
     int ko;            /* the point the player to move may not play, or -1 */
     int to_move, passes, moves;
-    int agent;         /* one-row mode: the agent's colour this game */
-    int games;         /* games since the seeded reset, for seat alternation */
+    OceanSeats seats;  /* row <-> colour; one-row mode: the agent's colour this game */
     int last_pass[2];  /* colour passed on its last turn */
     float margin;      /* black's area margin (komi included) when rewards were last paid */
     float ret[2];      /* summed reward of each colour this game, the result excluded */
@@ -244,7 +243,6 @@ static void go_write_row(Go *env, const GoInfo *info, int row, int color, float 
     scalars[3] = (float)env->moves / (float)env->move_cap;
     float margin = (color == GO_BLACK ? margin_black : -margin_black) / (float)n;
     scalars[4] = margin > 2.0f ? 2.0f : (margin < -2.0f ? -2.0f : margin);  /* komi can pass +-1; the Box says +-2 */
-    if (env->masks) env->masks[row] = (unsigned char)my_turn;
     if (env->action_masks) {  /* NULL only when the binding is built without the spec's mask */
         unsigned char *mask = env->action_masks + (size_t)row * env->n_actions;
         if (my_turn) {
@@ -268,7 +266,7 @@ static void go_write_obs(Go *env, float margin) {
         go_write_row(env, &info, 0, GO_BLACK, margin);
         go_write_row(env, &info, 1, GO_WHITE, margin);
     } else {
-        go_write_row(env, &info, 0, env->agent, margin);
+        go_write_row(env, &info, 0, seats_player(&env->seats, 0), margin);
     }
 }
 
@@ -316,7 +314,7 @@ static void go_play(Go *env, int action) {
             pass = 1;
             env->ret[color] += env->cfg.illegal_reward;
             if (env->cfg.two_player) env->rewards[color] += env->cfg.illegal_reward;
-            else if (color == env->agent) env->rewards[0] += env->cfg.illegal_reward;
+            else if (!seats_builtin(&env->seats, color)) env->rewards[0] += env->cfg.illegal_reward;
         }
     }
     if (pass) env->ko = -1;  /* a pass lifts the ko ban */
@@ -335,11 +333,8 @@ static void go_new_game(Go *env) {
     env->passes = env->moves = 0;
     env->last_pass[0] = env->last_pass[1] = 0;
     env->ret[0] = env->ret[1] = 0;
-    if (!env->cfg.two_player) {
-        env->agent = env->cfg.seat >= 0 ? env->cfg.seat : env->games & 1;
-        if (env->agent == GO_WHITE) go_play(env, go_scripted_move(env, GO_BLACK));
-    }
-    env->games++;
+    seats_new_game(&env->seats);
+    if (seats_builtin(&env->seats, GO_BLACK)) go_play(env, go_scripted_move(env, GO_BLACK));
     env->margin = go_margin(env);
 }
 
@@ -348,7 +343,7 @@ static void go_pay_margin(Go *env, float margin) {
     float delta = env->cfg.margin_reward * (margin - env->margin) / (float)env->cells;
     env->margin = margin;
     for (int row = 0; row < env->num_agents; row++) {
-        int color = env->cfg.two_player ? row : env->agent;
+        int color = seats_player(&env->seats, row);
         float r = color == GO_BLACK ? delta : -delta;
         env->rewards[row] += r;
         env->ret[color] += r;
@@ -360,7 +355,7 @@ static void go_finish(Go *env, float margin) {
     float black = margin > 0 ? 1.0f : (margin < 0 ? -1.0f : 0.0f);
     float result[2] = {black, -black};
     for (int row = 0; row < env->num_agents; row++) {
-        int color = env->cfg.two_player ? row : env->agent;
+        int color = seats_player(&env->seats, row);
         env->rewards[row] += result[color];
         env->terminals[row] = 1;
         ocean_log_episode(&env->log, env->ret[color] + result[color], (float)((env->moves + 1 - color) / 2),
@@ -382,7 +377,7 @@ static int c_init(Go *env) {
 }
 
 static void c_reset(Go *env) {
-    env->games = 0;
+    seats_reset(&env->seats, env->cfg.two_player, env->cfg.seat);
     go_new_game(env);
     go_write_obs(env, env->margin);
 }
@@ -457,7 +452,7 @@ static int c_render_text(Go *env, char *out, int cap) {
     ocean_puti(&t, tenths / 10);
     ocean_putc(&t, '.');
     ocean_puti(&t, tenths % 10);
-    if (!env->cfg.two_player) ocean_puts(&t, env->agent == GO_BLACK ? " (agent: X)" : " (agent: O)");
+    if (!env->cfg.two_player) ocean_puts(&t, seats_player(&env->seats, 0) == GO_BLACK ? " (agent: X)" : " (agent: O)");
     ocean_putc(&t, '\n');
     for (int r = 0; r < env->size; r++) {
         for (int c = 0; c < env->size; c++) {

@@ -1,9 +1,12 @@
 """puffer_tripletriad: Triple Triad (basic rules, open hands) with legal-move masks.
 
 Everything about the env is declared in spec.toml and tripletriad.h (the rules, the seats); this
-module holds the scripted policy in Python, for `puffer play --scripted` and the tests.
+module holds the env class (its turn flags, ocean/seats.py) and the scripted policy in Python, for
+`puffer play --scripted` and the tests.
 """
 import numpy as np
+
+from pufferlib.ocean.seats import TurnBasedEnv
 
 CELLS, HAND = 9, 5  # spec.toml: TT_CELLS, TT_HAND
 TO_MOVE = CELLS * 6 + 2 * HAND * 5  # index of the to_move field
@@ -12,6 +15,14 @@ TO_MOVE = CELLS * 6 + 2 * HAND * 5  # index of the to_move field
 NEIGHBORS = [[(r - 1) * 3 + c if r > 0 else -1, r * 3 + c + 1 if c < 2 else -1,
               (r + 1) * 3 + c if r < 2 else -1, r * 3 + c - 1 if c > 0 else -1]
              for r in range(3) for c in range(3)]
+
+
+class Tripletriad(TurnBasedEnv):
+    """puffer_tripletriad: in two-seat mode `env.masks` marks the row to move (the to_move field; player
+    0's last placement may have action 0 as its only legal action, so the action masks cannot say)."""
+
+    def turn_column(self):
+        return TO_MOVE
 
 
 def scripted_policy(env, obs, rng=None):

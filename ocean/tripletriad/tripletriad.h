@@ -15,10 +15,11 @@
  * The scripted opponent is greedy on immediate flips: it plays the (card, cell) that turns the most
  * cards right now, ties broken uniformly at random.
  *
- * Seats follow the turn-based convention of ocean/kuhn/ (docs/ocean.md):
- *   two_player=1: two rows per env, row r is player r. Only the row to move is live: its `masks`
- *     entry is 1 and its action mask holds its legal actions; the waiting row has `masks` 0, its
- *     action is ignored and its action mask allows action 0 only. Both rows observe the game (from
+ * Seats follow the turn-based convention of ocean/seats.h (docs/ocean.md):
+ *   two_player=1: two rows per env, row r is player r. Only the row to move is live (`env.masks`
+ *     True, derived in Python from the to_move field: player 0's last placement may have the single
+ *     legal action 0) and its action mask holds its legal actions; the waiting row's action is
+ *     ignored and its action mask allows action 0 only. Both rows observe the game (from
  *     their own side) on every step. The step that ends a game pays both rows (+1/-1, or 0 for a
  *     draw) and sets terminals on both; its observations already belong to the next game.
  *   two_player=0: one row; the scripted opponent moves inside the step. `seat` is the agent's
@@ -28,6 +29,7 @@
 #define OCEAN_TRIPLETRIAD_H
 
 #include "ocean.h"
+#include "seats.h"
 #include "spec.h"  /* TripletriadConfig, TT_CELLS, TT_HAND, TT_MAX_RANK (spec.toml) */
 
 #define TT_ACTIONS (TT_HAND * TT_CELLS)
@@ -57,8 +59,6 @@ static const signed char TT_NEIGHBOR[TT_CELLS][4] = {
 typedef struct Tripletriad {
     OCEAN_SLOTS(float);
     TripletriadConfig cfg;        /* the options of spec.toml */
-    unsigned char *masks;         /* [num_agents], 1 = this row acts on this step: the convention's liveness
-                                   * flags, for a binding that publishes them (none does yet); NULL: skipped */
     /* game state */
     uint32_t hand[2][TT_HAND];  /* each player's cards */
     uint32_t board[TT_CELLS];   /* the card on each cell */
@@ -68,8 +68,7 @@ typedef struct Tripletriad {
     int held[2];                /* hand slots not yet played (bitmask) */
     int empty;                  /* empty cells (bitmask) */
     int to_move, plies;
-    int agent;                  /* one-row mode: the agent's player index this game */
-    int games;                  /* games since the seeded reset, for seat alternation */
+    OceanSeats seats;           /* row <-> player; one-row mode: the agent's player this game */
     float ret[2];
 } Tripletriad;
 
@@ -124,7 +123,7 @@ static inline int tt_legal(const Tripletriad *env, int player, int action) {
 
 static inline int tt_viewers(const Tripletriad *env) { return env->cfg.two_player ? 2 : 1; }
 
-static inline int tt_viewer(const Tripletriad *env, int row) { return env->cfg.two_player ? row : env->agent; }
+static inline int tt_viewer(const Tripletriad *env, int row) { return seats_player(&env->seats, row); }
 
 static inline void tt_write_ranks(float *out, uint32_t card, float scale) {
     out[0] = (float)(card & 0xFF) * scale;
@@ -215,11 +214,10 @@ static inline void tt_write_owner(Tripletriad *env, int c) {
     }
 }
 
-/* Who acts (`masks`) and what is legal (`action_masks`), for the buffers that are bound. */
+/* What is legal for each row (`action_masks`): the mover's cards times the empty cells; a waiting row 0. */
 static void tt_write_turn(Tripletriad *env) {
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
-        if (env->masks) env->masks[row] = (unsigned char)(env->to_move == me);
         if (!env->action_masks) continue;
         unsigned char *mask = env->action_masks + (size_t)row * TT_ACTIONS;
         if (env->to_move != me) {
@@ -322,10 +320,9 @@ static void tt_new_game(Tripletriad *env) {
     env->plies = 0;
     env->ret[0] = env->ret[1] = 0;
     env->to_move = 0;
-    env->agent = env->cfg.seat >= 0 ? env->cfg.seat : env->games & 1;
-    env->games++;
+    seats_new_game(&env->seats);
     tt_write_all(env);
-    if (!env->cfg.two_player && env->agent == 1) tt_place(env, 0, tt_scripted_move(env, 0));
+    if (seats_builtin(&env->seats, 0)) tt_place(env, 0, tt_scripted_move(env, 0));
 }
 
 /* Play `action` for the player to move; an illegal one becomes the first legal action. */
@@ -360,7 +357,7 @@ static void tt_finish(Tripletriad *env) {
 static int c_init(Tripletriad *env) { return 0; }
 
 static void c_reset(Tripletriad *env) {
-    env->games = 0;
+    seats_reset(&env->seats, env->cfg.two_player, env->cfg.seat);
     tt_new_game(env);
     tt_write_scalars(env);
     tt_write_hints(env);
@@ -456,7 +453,7 @@ static int c_render_text(Tripletriad *env, char *out, int cap) {
     ocean_puts(&t, "  B ");
     ocean_puti(&t, tt_cards(env, 1));
     ocean_puts(&t, env->to_move == 0 ? "  (A to move)" : "  (B to move)");
-    if (!env->cfg.two_player) ocean_puts(&t, env->agent == 0 ? "  agent: A" : "  agent: B");
+    if (!env->cfg.two_player) ocean_puts(&t, seats_player(&env->seats, 0) == 0 ? "  agent: A" : "  agent: B");
     ocean_puts(&t, "\nboard (owner + ranks N E S W):\n");
     for (int r = 0; r < 3; r++) {
         for (int c = 0; c < 3; c++) {
