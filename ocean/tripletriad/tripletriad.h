@@ -50,6 +50,13 @@ static const signed char TT_NEIGHBOR[TT_CELLS][4] = {
     {3, 7, -1, -1}, {4, 8, -1, 6}, {5, -1, -1, 7},
 };
 
+/* open[] (below) on an empty board: byte d is 0xFF where cell c has a neighbour on side d. */
+static const uint32_t TT_OPEN_START[TT_CELLS] = {
+    0x00FFFF00u, 0xFFFFFF00u, 0xFFFF0000u,
+    0x00FFFFFFu, 0xFFFFFFFFu, 0xFFFF00FFu,
+    0x0000FFFFu, 0xFF00FFFFu, 0xFF0000FFu,
+};
+
 /* A card is four ranks packed in one word, byte d = rank on side d, so a card's four comparisons
  * against its neighbours are one subtraction (see tt_beats). The words those comparisons need are
  * kept per cell and patched when a neighbour changes, so no move evaluation branches on the board:
@@ -150,7 +157,6 @@ static void tt_write_scalars(Tripletriad *env) {
  * best rank per side, which may come from different cards). Both / 4. An MLP would otherwise have to
  * learn every rank comparison of the rules from rank values alone. */
 static void tt_write_hints(Tripletriad *env) {
-    static const float quarter[5] = {0.0f, 0.25f, 0.5f, 0.75f, 1.0f};
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
         float *gain = env->observations + (size_t)row * TT_OBS + TT_HINTS_AT, *risk = gain + TT_ACTIONS;
@@ -166,7 +172,7 @@ static void tt_write_hints(Tripletriad *env) {
         }
         /* the same ranks seen from the other side: byte d holds the best rank on side (d + 2) & 3 */
         uint32_t facing = (best >> 16) | (best << 16);
-        /* a played slot keeps index 0 of `quarter` through its mask of 0 */
+        /* a played slot's counts are zeroed through its mask of 0 (counts are 0..4) */
         uint32_t hand[TT_HAND];
         int keep[TT_HAND];
         for (int k = 0; k < TT_HAND; k++) {
@@ -180,8 +186,8 @@ static void tt_write_hints(Tripletriad *env) {
             }
             uint32_t turn = env->need[!me][cell], safe = facing & env->open[cell];
             for (int k = 0; k < TT_HAND; k++) {
-                gain[k] = quarter[tt_count_sides(tt_beats(hand[k], turn)) & keep[k]];
-                risk[k] = quarter[(4 - tt_count_sides(tt_beats(hand[k], safe))) & keep[k]];
+                gain[k] = (float)(tt_count_sides(tt_beats(hand[k], turn)) & keep[k]) * 0.25f;
+                risk[k] = (float)((4 - tt_count_sides(tt_beats(hand[k], safe))) & keep[k]) * 0.25f;
             }
         }
     }
@@ -312,9 +318,7 @@ static void tt_new_game(Tripletriad *env) {
     env->held[0] = env->held[1] = (1 << TT_HAND) - 1;
     for (int c = 0; c < TT_CELLS; c++) {
         env->need[0][c] = env->need[1][c] = 0x7F7F7F7Fu;
-        env->open[c] = 0;
-        for (int d = 0; d < 4; d++)
-            if (TT_NEIGHBOR[c][d] >= 0) env->open[c] |= 0xFFu << (8 * d);
+        env->open[c] = TT_OPEN_START[c];
     }
     env->empty = TT_ALL_CELLS;
     env->plies = 0;
