@@ -18,6 +18,7 @@ from pufferlib.ocean.go import scripted_policy as go_policy
 from pufferlib.ocean.trash_pickup import scripted_policy as trash_policy
 from pufferlib.ocean.tripletriad import TO_MOVE as TT_TO_MOVE, scripted_policy as tt_policy
 from pufferlib.pufferenv import APIUsageError
+from test_ocean import rollout
 
 # (name, options): the modes tests/test_ocean.py does not run (it runs the defaults)
 VARIANTS = [('go', {'size': 9}), ('go', {'two_player': True}), ('go', {'size': 5, 'seat': 1}),
@@ -29,14 +30,6 @@ SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
 def make(name, num_envs=2, seed=0, **options):
     return pufferlib.make(f'puffer_{name}', num_envs=num_envs, seed=seed, **options)
-
-
-def rollout(env, actions):
-    obs, rew, term, trunc = [env.observations.copy()], [], [], []
-    for a in actions:
-        o, r, t, tr, _ = env.step(a)
-        obs.append(o.copy()), rew.append(r.copy()), term.append(t.copy()), trunc.append(tr.copy())
-    return np.array(obs), np.array(rew), np.array(term), np.array(trunc)
 
 
 def play(env, policy, steps, seed=1):
@@ -676,3 +669,31 @@ def test_tripletriad_mask_is_held_cards_times_empty_cells():
                 expected = np.eye(45, dtype=bool)[0]
             np.testing.assert_array_equal(env.action_masks[row], expected)
         env.step(masked_random(env, rng))
+
+
+def test_tripletriad_policy_reads_legality_and_hints_from_the_observation():
+    """The per-env policy (pufferlib/config/puffer_tripletriad.toml): its illegal logits are exactly the
+    env's action masks' False entries, in one-row and two-seat mode, and the hints move the logits."""
+    torch = pytest.importorskip('torch')
+    from pufferlib import config as configuration
+    from pufferlib.ocean.tripletriad.policy import ILLEGAL, Policy
+    assert configuration.load('puffer_tripletriad', [])['policy']['class'].endswith('tripletriad.policy:Policy')
+    for options in ({}, {'two_player': True}):
+        env = make('tripletriad', num_envs=8, seed=2, **options)
+        torch.manual_seed(0)
+        policy = Policy(env)
+        obs, _ = env.reset(seed=2)
+        generator = torch.Generator().manual_seed(0)
+        for _ in range(40):
+            with torch.no_grad():
+                logits, value = policy(torch.from_numpy(obs))
+            assert logits.shape == (env.num_agents, 45) and value.shape == (env.num_agents,)
+            live = env.masks
+            np.testing.assert_array_equal((logits > ILLEGAL / 2).numpy()[live], env.action_masks[live])
+            actions = torch.multinomial(torch.softmax(logits, 1), 1, generator=generator)[:, 0]
+            obs, *_ = env.step(actions.numpy().astype(np.int32))
+    hinted = torch.from_numpy(obs[:1]).repeat(2, 1)
+    hinted[1, TT_TO_MOVE + 4:] += 0.25  # every hint changes
+    with torch.no_grad():
+        logits, _ = policy(hinted)
+    assert not torch.equal(logits[0], logits[1])

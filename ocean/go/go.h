@@ -383,11 +383,7 @@ static void c_reset(Go *env) {
 }
 
 static void c_step(Go *env) {
-    for (int i = 0; i < env->num_agents; i++) {
-        env->rewards[i] = 0;
-        env->terminals[i] = 0;
-        env->truncations[i] = 0;
-    }
+    seats_clear_step(&env->seats, env->rewards, env->terminals, env->truncations);
     if (env->cfg.two_player) {
         /* only the row whose colour is to move acts; the other row's action is ignored */
         go_play(env, ocean_clamp(env->actions[env->to_move], env->n_actions));

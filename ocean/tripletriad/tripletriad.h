@@ -369,11 +369,7 @@ static void c_reset(Tripletriad *env) {
 }
 
 static void c_step(Tripletriad *env) {
-    for (int i = 0; i < env->num_agents; i++) {
-        env->rewards[i] = 0;
-        env->terminals[i] = 0;
-        env->truncations[i] = 0;
-    }
+    seats_clear_step(&env->seats, env->rewards, env->terminals, env->truncations);
     if (env->cfg.two_player) {
         tt_play(env, ocean_clamp(env->actions[env->to_move], TT_ACTIONS));
     } else {
