@@ -18,7 +18,7 @@ from pufferlib.ocean.go import scripted_policy as go_policy
 from pufferlib.ocean.trash_pickup import scripted_policy as trash_policy
 from pufferlib.ocean.tripletriad import TO_MOVE as TT_TO_MOVE, scripted_policy as tt_policy
 from pufferlib.pufferenv import APIUsageError
-from test_ocean import rollout
+from test_ocean import rollout, test_sanitized_100k_random_steps as sanitized_run
 
 # (name, options): the modes tests/test_ocean.py does not run (it runs the defaults)
 VARIANTS = [('go', {'size': 9}), ('go', {'two_player': True}), ('go', {'size': 5, 'seat': 1}),
@@ -153,18 +153,8 @@ def test_bad_options_name_the_key(name, change, match):
 @pytest.mark.skipif(not SANITIZED, reason='needs the sanitizer build: scripts/sanitize_ocean.sh')
 @pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
 def test_sanitized_100k_random_steps(name, options):
-    """ASan/UBSan abort on the first bad access; reaching the end is the assertion."""
-    env = make(name, num_envs=4, seed=2, **options)
-    pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=2)
-    wild = np.random.default_rng(2).integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max,
-                                             size=pool.shape, dtype=np.int64).astype(np.int32)
-    for t in range(100_000 // env.num_agents):
-        env.step(wild[t % 256] if t % 7 == 0 else pool[t % 256])
-        if t % 5000 == 0:
-            env.render(index=t % 4)
-            env.render_text(index=t % 4)
-    env.reset(seed=3)
-    env.close()
+    """tests/test_ocean.py's sanitized run (wild and random actions, rendering) on the option variants."""
+    sanitized_run(name, options)
 
 
 # ---------------------------------------------------------------------------------------------
