@@ -65,14 +65,14 @@ def epoch_steps():
     return rows * config['train']['bptt_horizon']
 
 
-def render(reports, args, steps):
-    """reports: {threads: [profile.json of each round]} -> the doc section (markdown)."""
-    default = torch.get_num_threads()  # what torch would pick by itself in this process
+def render(reports, args, steps, where):
+    """reports: {threads: [profile.json of each round]}; where: bd.machine() at the start -> markdown."""
+    default = torch.get_num_threads()  # what torch picks by itself: this script never changes it
     counts = list(reports)
     sps = {t: [r['steps_per_s'] for r in reports[t]] for t in counts}
     loads = [r['load_after'] for rs in reports.values() for r in rs]
-    head = (f'Measured by `scripts/bench_profile.py`: {bd.machine([f"torch {torch.__version__}"])}, load average '
-            f'{min(loads):.1f}-{max(loads):.1f} after the runs (other work shared the 2 cores). Each run: '
+    head = (f'Measured by `scripts/bench_profile.py`: {where}, load average {min(loads):.1f}-{max(loads):.1f} after '
+            f'the runs (other work shared the 2 cores). Each run: '
             f'`{" ".join(command("T", steps))}` ({steps:,} agent steps, {steps // epoch_steps()} epochs of '
             f'{epoch_steps():,}; breakout\'s config: 2 worker processes, each half of the envs steps while the policy '
             f'acts on the other); median of {args.repeats} interleaved rounds; spread = (max - min) / median. '
@@ -102,9 +102,17 @@ def render(reports, args, steps):
     def share(t, names):
         return bd.median([sum(r['phases'][n]['percent'] for n in names) for r in reports[t]])
     best = max(counts, key=lambda t: bd.median(sps[t]))
+    # The rounds alternate, so the two runs of a round saw about the same machine: their ratio is
+    # less noisy than the ratio of medians when the load swings between rounds.
+    paired = [a / b for a, b in zip(sps[counts[0]], sps[base], strict=True)]
+    loads_by_round = [[r['load_after'] for r in rs] for rs in zip(*reports.values(), strict=True)]
     ranked = sorted(PHASES, key=lambda n: -bd.median([r['phases'][n]['percent'] for r in reports[best]]))
     lines = [head, '', bd.markdown_table(['torch threads', 'steps/s', 'rounds', 'spread', f'vs {base} threads'],
                                          speed_rows, 'lrrrr'), '',
+             f'{counts[0]} / {base} threads within each round: ' + ', '.join(
+                 f'{ratio:.2f}x (load {min(load):.0f}-{max(load):.0f})'
+                 for ratio, load in zip(paired, loads_by_round, strict=True))
+             + f'; median {bd.median(paired):.2f}x.', '',
              'Per phase, the median over the rounds (so a column need not add up to its total exactly); "steps/s '
              'alone" is the run\'s agent steps over that phase\'s seconds, the speed if it were the only cost '
              '("-" under 0.5% of the epoch).', '',
@@ -114,9 +122,21 @@ def render(reports, args, steps):
              f'{share(best, UPDATE):.0f}%; the largest phases are '
              + ', '.join(f'{LABELS[n]} {bd.median([r["phases"][n]["percent"] for r in reports[best]]):.0f}%'
                          for n in ranked[:3]) + '.']
+    env_wait = share(best, ('env',))
+    if env_wait < 20:
+        lines[-1] += (f' The trainer waits for the envs only {env_wait:.0f}% of the time: their stepping is hidden '
+                      'behind the policy\'s work on the other half of the rows, so the trainer process\'s own compute '
+                      '(inference, forward, backward, optimizer) bounds the speed.')
+    else:
+        lines[-1] += (f' The trainer waits for the envs {env_wait:.0f}% of the time: the env workers bound the '
+                      'speed.')
     for t in (t for t in counts if t != best):
+        ms = {n: bd.median([r['phases'][n]['per_epoch_ms'] for r in reports[t]]) for n in PHASES}
+        mine = {n: bd.median([r['phases'][n]['per_epoch_ms'] for r in reports[best]]) for n in PHASES}
+        grew = max(PHASES, key=lambda n: ms[n] - mine[n])
         lines.append(f'With {t} thread{"s" if t != 1 else ""}: rollout {share(t, ROLLOUT):.0f}%, update '
-                     f'{share(t, UPDATE):.0f}%, env wait {share(t, ("env",)):.0f}%.')
+                     f'{share(t, UPDATE):.0f}%, env wait {share(t, ("env",)):.0f}%; {LABELS[grew]} grows most, from '
+                     f'{mine[grew]:,.0f} to {ms[grew]:,.0f} ms per epoch.')
     return '\n'.join(lines)
 
 
@@ -127,6 +147,7 @@ def main(argv=None):
     parser.add_argument('--threads', default='1,2', help='torch thread counts to compare (default 1,2)')
     parser.add_argument('--quick', action='store_true', help='one round of 3 epochs, no doc update')
     parser.add_argument('--no-write', action='store_true', help='print only; leave docs/benchmarks.md alone')
+    parser.add_argument('--raw', help='also save every run\'s profile.json here (one JSON file)')
     args = parser.parse_args(argv)
     if args.quick:
         args.epochs, args.repeats, args.no_write = 3, 1, True
@@ -134,8 +155,12 @@ def main(argv=None):
         parser.error('--repeats and --epochs must be at least 1')
     counts = [int(t) for t in args.threads.split(',')]
     steps = args.epochs * epoch_steps()
+    where = bd.machine([f'torch {torch.__version__}'])
     reports = bd.interleaved(counts, args.repeats, lambda t: profile_run(t, steps))
-    text = render(reports, args, steps)
+    if args.raw:
+        with open(args.raw, 'w') as f:
+            json.dump({str(t): r for t, r in reports.items()}, f)
+    text = render(reports, args, steps, where)
     print(text)
     if not args.no_write:
         print(f'wrote {bd.update_section("profile", f"Where the time goes ({ENV}, CPU)", text)}')

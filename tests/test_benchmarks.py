@@ -212,7 +212,7 @@ def test_profile_render_reports_medians_ratios_and_shares():
     reports = {1: [_profile_report(20_000, 60), _profile_report(22_000, 70), _profile_report(18_000, 50)],
                2: [_profile_report(10_000, 30), _profile_report(11_000, 30), _profile_report(12_000, 30)]}
     args = type('Args', (), {'repeats': 3})()
-    text = bench_profile.render(reports, args, steps=30 * bench_profile.epoch_steps())
+    text = bench_profile.render(reports, args, 30 * bench_profile.epoch_steps(), "2026-11-23; a test")
     # first cell (up to a note in brackets) -> the row
     rows = {line.split(' | ')[0].lstrip('| ').split(' (')[0]: line for line in text.splitlines()
             if line.startswith('| ')}
@@ -222,3 +222,6 @@ def test_profile_render_reports_medians_ratios_and_shares():
     assert rows['other'].endswith('| 0.0 | 0.0 | - | 0.0 | 0.0 | - |')   # under 0.5%: no steps/s alone
     assert 'With 1 thread the rollout (env wait, copies, inference) takes 60%' in text
     assert 'puffer train puffer_breakout --profile --quiet --train.device cpu --train.torch-threads T' in text
+    assert '1 / 2 threads within each round: 2.00x (load 3-3), 2.00x (load 3-3), 1.50x (load 3-3); median 2.00x.' \
+        in text
+    assert 'waits for the envs' in text and 'grows most' in text
