@@ -62,9 +62,12 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
     """train.torch_threads, where 0 means the cores that the env worker processes leave free (at least 1).
 
     torch's own default is one thread per core, but here the trainer shares the cores with the env
-    workers: while one half of the envs steps, the policy acts on the other, and torch's threads then
-    spin-wait for cores the workers hold. On 2 cores with 2 workers one thread trains breakout faster
-    than two (docs/benchmarks.md, "Where the time goes", measured by scripts/bench_profile.py)."""
+    workers: while one half of the envs steps, the policy acts on the other, and each of torch's
+    parallel regions then waits for a thread whose core a worker holds. On 2 shared cores with 2
+    workers, breakout trained 3-30x faster with one thread than with two, in every round, and the
+    gap grew with the machine's load (docs/benchmarks.md, "Where the time goes";
+    scripts/bench_profile.py). Serial envs step in this process, between the policy's calls, so
+    they leave every core to torch."""
     if setting > 0:
         return setting
     workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else \
