@@ -38,8 +38,8 @@ from types import SimpleNamespace
 import numpy as np
 
 from pufferlib import registry
-from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, EnvError, MissingDependencyError, PufferEnv,
-                                 action_dtype, batched_space, check_actions, make_buffers)
+from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, ActionCheck, EnvError, MissingDependencyError,
+                                 PufferEnv, action_dtype, batched_space, make_buffers)
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
@@ -185,8 +185,9 @@ class VecEnv:
         self.observation_space = batched_space(self.single_observation_space, self.agents_per_batch)
         self.action_space = batched_space(self.single_action_space, self.agents_per_batch)
         self.action_dtype = action_dtype(self.single_action_space)
-        self._action_shape = (self.agents_per_batch, *self.single_action_space.shape)
-        self._integer_actions = self.action_dtype.kind == 'i'
+        self._check_actions = ActionCheck(self.single_action_space,
+                                          (self.agents_per_batch, *self.single_action_space.shape),
+                                          self._describe_batch)
 
         self._ready = []          # workers whose last command finished, in completion order
         self._ready_infos = {}    # worker -> infos from its last command
@@ -323,9 +324,6 @@ class VecEnv:
     def _check_open(self):
         if self._closed:
             raise APIUsageError(f'{type(self).__name__} is closed')
-
-    def _check_actions(self, actions):
-        return check_actions(actions, self._action_shape, self._integer_actions, self._describe_batch)
 
     def _describe_batch(self):
         return (f'{type(self).__name__} (one action row per agent in the batch: {self.batch_size} envs x '

@@ -284,6 +284,34 @@ def test_bad_actions(actions, match):
         env.step(actions)
 
 
+@pytest.mark.parametrize('action', [np.array([2**32], np.int64), np.array([-1]), np.array([2], np.int8),
+                                    np.array([2**64 - 1], np.uint64)])
+def test_out_of_range_discrete_actions_are_refused_on_every_step(action):
+    env = pufferlib.make('CartPole-v1')
+    env.reset(seed=0)
+    env.step(np.zeros(1, np.int32))
+    with pytest.raises(pufferlib.APIUsageError, match=rf'action {action[0]} for agent row 0 is outside Discrete\(2\)'):
+        env.step(action)
+
+
+def test_multidiscrete_actions_are_checked_per_dimension():
+    env = GymnasiumPufferEnv(env=SampleEnv(spaces.Box(0, 1, (1,)), spaces.MultiDiscrete([2, 5])))
+    env.reset(seed=0)
+    env.step(np.array([1, 4]))
+    with pytest.raises(pufferlib.APIUsageError, match=r'action 2 for agent row 0 is outside.*action < 2\)'):
+        env.step(np.array([2, 4]))
+
+
+def test_nan_box_actions_are_refused_on_every_step():
+    env = GymnasiumPufferEnv(env=gymnasium.make('Pendulum-v1'))
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(np.array([[0.5]], np.float32))
+    for bad in (np.nan, -np.inf):
+        with pytest.raises(pufferlib.APIUsageError, match=r'NaN or inf at agent rows \[0\]'):
+            env.step(np.array([[bad]], np.float32))
+
+
 def test_first_observation_mismatch_names_the_key():
     class Liar(SampleEnv):
         def reset(self, seed=None, options=None):

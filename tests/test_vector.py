@@ -297,6 +297,36 @@ def test_bad_configuration(kwargs, match):
         pv.make('CartPole-v1', **kwargs)
 
 
+BACKENDS = {'Serial': dict(backend='Serial'), 'Multiprocessing': dict(backend='Multiprocessing', num_workers=2)}
+
+
+@pytest.mark.parametrize('backend', list(BACKENDS))
+@pytest.mark.parametrize('actions, match', [
+    (np.array([0, 2**32], np.int64), 'action 4294967296 for agent row 1 is outside Discrete'),
+    (np.array([-1, 0], np.int64), 'action -1 for agent row 0 is outside Discrete'),
+    (np.array([0, 2]), 'action 2 for agent row 1 is outside Discrete'),
+    (np.array([2**64 - 1, 0], np.uint64), 'action 18446744073709551615 for agent row 0 is outside'),
+])
+def test_out_of_range_actions_are_refused_not_wrapped(backend, actions, match, no_leaks):
+    with pv.make('CartPole-v1', num_envs=2, **BACKENDS[backend]) as vecenv, \
+            pv.make('CartPole-v1', backend='Serial', num_envs=2) as reference:
+        vecenv.reset(0), reference.reset(0)
+        with pytest.raises(pufferlib.APIUsageError, match=match):
+            vecenv.step(actions)
+        # Refused before anything was dispatched: the batch is still the caller's to answer.
+        np.testing.assert_array_equal(vecenv.step(np.ones(2, np.int32))[0], reference.step(np.ones(2, np.int32))[0])
+
+
+def test_nan_box_actions_are_refused_on_every_step(no_leaks):
+    with pv.make('Pendulum-v1', backend='Multiprocessing', num_envs=2, num_workers=2) as vecenv:
+        vecenv.reset(0)
+        for _ in range(3):
+            vecenv.step(np.zeros((2, 1), np.float32))
+        for bad in (np.nan, np.inf):
+            with pytest.raises(pufferlib.APIUsageError, match=r'NaN or inf at agent rows \[1\]'):
+                vecenv.step(np.array([[0.0], [bad]], np.float32))
+
+
 def test_bad_calls(no_leaks):
     with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2) as vecenv:
         with pytest.raises(pufferlib.APIUsageError, match='before async_reset'):
