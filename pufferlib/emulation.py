@@ -89,6 +89,9 @@ def emulate_observation_space(space: spaces.Space) -> tuple[spaces.Box, np.dtype
     if isinstance(space, spaces.Box):
         return space, None
     leaves = list(_walk(space))
+    if not leaves:
+        raise SpaceError(f'observation space {space} holds no values (an empty Dict or Tuple): an env must '
+                         'observe something; give it at least one entry, e.g. a Box of shape (1,)')
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
         obs_dtype = _struct_dtype(space)
     else:  # a lone Discrete/MultiDiscrete/MultiBinary observation
@@ -251,20 +254,37 @@ def _compile_writer(obs_space, obs_dtype):
     """A function write(ob, dsts) that copies each leaf of a native observation into its field view.
 
     Generated as straight-line code because a Python loop over leaves costs about as much as the
-    copies themselves for NetHack-sized dicts.
+    copies themselves for NetHack-sized dicts. It first compares the shapes of the leaves that are
+    not scalars with the space's, in one tuple comparison: numpy would otherwise broadcast a value
+    of shape (1,) or () into every element of the field without a word. A mismatch raises
+    ValueError, which the callers turn into a SpaceError that names the leaf.
     """
     if obs_dtype is None:
         return None, None
     if obs_dtype.names == ('obs',):
-        paths = [((), ('obs',))]
+        paths = [((), ('obs',), obs_space)]
     else:
-        paths = [(path, _field_path(path)) for path, _ in _walk(obs_space)]
+        paths = [(path, _field_path(path), leaf) for path, leaf in _walk(obs_space)]
+    shaped = [(i, _leaf_dtype_shape(leaf)[1]) for i, (_, _, leaf) in enumerate(paths) if _leaf_dtype_shape(leaf)[1]]
     lines = ['def write(ob, d):']
-    for i, (path, _) in enumerate(paths):
-        lines.append(f'    d[{i}][...] = ob{_accessor(path)}')
-    namespace = {}
+    for i, (path, _, _) in enumerate(paths):
+        lines.append(f'    v{i} = ob{_accessor(path)}')
+    if shaped:
+        actual = ', '.join(f"getattr(v{i}, 'shape', None)" for i, _ in shaped)
+        values = ', '.join(f'v{i}' for i, _ in shaped)
+        lines.append(f'    if ({actual},) != SHAPES:')
+        lines.append(f'        check_shapes(({values},), SHAPES)')
+    for i in range(len(paths)):
+        lines.append(f'    d[{i}][...] = v{i}')
+    namespace = {'SHAPES': tuple(shape for _, shape in shaped), 'check_shapes': _check_shapes}
     exec('\n'.join(lines), namespace)
-    return namespace['write'], [fields for _, fields in paths]
+    return namespace['write'], [fields for _, fields, _ in paths]
+
+
+def _check_shapes(values, shapes):
+    """The exact comparison behind the writer's fast one (a list has no .shape but may be right)."""
+    if tuple(np.shape(v) for v in values) != shapes:
+        raise ValueError('an observation leaf does not have the shape of its space')
 
 
 def _field_views(obs_rows, obs_dtype, field_paths):
@@ -351,6 +371,9 @@ def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable | 
 
 def _emulate_structured_actions(space):
     leaves = list(_walk(space))
+    if not leaves:
+        raise SpaceError(f'action space {space} holds no actions (an empty Dict or Tuple): give the env at least '
+                         'one, e.g. Discrete(1) for an agent that only watches')
     for path, leaf in leaves:
         if isinstance(leaf, spaces.Box):
             raise SpaceError(f'action space {space} has a Box at {_fmt(path)}: structured action spaces '
@@ -507,11 +530,17 @@ class _Emulated(PufferEnv):
         self._checked_first_action = False
 
     def _bind_rows(self):
+        self._row_shape = self.observations.shape[1:]
         if self._write is not None:
             self._row_views = _field_views(self.observations, self.obs_dtype, self._field_paths)
 
     def _write_row(self, row, ob):
+        """Write one native observation into its row; ValueError if a shape differs from the space's."""
         if self._write is None:
+            shape = self._row_shape
+            # Compared every step because numpy would broadcast a (1,) or scalar into every feature.
+            if getattr(ob, 'shape', None) != shape and np.shape(ob) != shape:
+                raise ValueError('the observation does not have the shape of its space')
             self.observations[row] = ob
         else:
             self._write(ob, self._row_views[row])

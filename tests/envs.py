@@ -15,7 +15,7 @@ class SampleEnv(gymnasium.Env):
 
     def __init__(self, observation_space, action_space=None, length=5):
         self.observation_space = observation_space
-        self.action_space = action_space or spaces.Discrete(2)
+        self.action_space = spaces.Discrete(2) if action_space is None else action_space  # Dict({}) is falsy
         self.length = length
         self.emitted = []
 

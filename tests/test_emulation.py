@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pufferlib
+import pufferlib.vector
 from pufferlib import emulation
 from pufferlib.emulation import GymnasiumAdapter, GymnasiumPufferEnv, Nativizer, PettingZooPufferEnv
 
@@ -310,6 +311,85 @@ def test_nan_box_actions_are_refused_on_every_step():
     for bad in (np.nan, -np.inf):
         with pytest.raises(pufferlib.APIUsageError, match=r'NaN or inf at agent rows \[0\]'):
             env.step(np.array([[bad]], np.float32))
+
+
+class ShrinksLater(gymnasium.Env):
+    """A right first observation, then `bad` on every step from step `at` on."""
+
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, space, bad, at=2):
+        self.observation_space, self.bad, self.at, self.t = space, bad, at, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.observation_space.seed(0)
+        self.t = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        self.t += 1
+        ob = self.bad if self.t >= self.at else self.observation_space.sample()
+        return ob, 0.0, False, False, {}
+
+
+BOX4 = spaces.Box(-1, 1, (4,), np.float32)
+
+
+@pytest.mark.parametrize('space, bad, match', [
+    (BOX4, np.full(1, 0.5, np.float32), r'<root>: expected shape \(4,\) dtype float32, got shape \(1,\)'),
+    (BOX4, np.float32(0.5), r'<root>: expected shape \(4,\) dtype float32, got shape \(\)'),
+    (BOX4, 0.5, r'got shape \(\)'),
+    (spaces.Dict({'id': spaces.Discrete(5), 'pos': spaces.Box(-1, 1, (3,), np.float32)}),
+     {'id': 2, 'pos': np.zeros(1, np.float32)}, r'pos: expected shape \(3,\) dtype float32, got shape \(1,\)'),
+    (spaces.Tuple([spaces.MultiDiscrete([3, 3]), spaces.Discrete(2)]), (np.int64(1), 0), r'0: expected shape \(2,\)'),
+])
+def test_observation_of_another_shape_is_refused_on_every_step(space, bad, match):
+    """numpy would broadcast a (1,)-shaped or scalar observation into every feature of the row."""
+    env = GymnasiumPufferEnv(env=ShrinksLater(space, bad))
+    env.reset(seed=0)
+    env.step(np.zeros(1, np.int32))
+    with pytest.raises(pufferlib.SpaceError, match=match):
+        env.step(np.zeros(1, np.int32))
+
+
+def test_observations_without_a_shape_attribute_still_work():
+    """The per-step shape check is a fast comparison backed by an exact one: lists of the right
+    shape pass."""
+    env = GymnasiumPufferEnv(env=ShrinksLater(BOX4, [0.1, 0.2, 0.3, 0.4]))
+    env.reset(seed=0)
+    for _ in range(3):
+        obs = env.step(np.zeros(1, np.int32))[0]
+    np.testing.assert_allclose(obs[0], [0.1, 0.2, 0.3, 0.4])
+    space = spaces.Dict({'pos': spaces.Box(-1, 1, (2,), np.float32)})
+    env = GymnasiumPufferEnv(env=ShrinksLater(space, {'pos': [0.25, 0.5]}))
+    env.reset(seed=0)
+    for _ in range(3):
+        obs = env.step(np.zeros(1, np.int32))[0]
+    np.testing.assert_allclose(obs[0], [0.25, 0.5])
+
+
+def test_multiagent_observation_of_another_shape_is_refused():
+    class Shrinks(DyingAgentsEnv):
+        def _ob(self, agent):
+            return np.ones(1, np.float32) if self.t == 2 else super()._ob(agent)
+    env = PettingZooPufferEnv(env=Shrinks())
+    env.reset(seed=0)
+    env.step(np.zeros(3, np.int32))
+    with pytest.raises(pufferlib.SpaceError, match=r"agent 'a'.*expected shape \(2,\)"):
+        env.step(np.zeros(3, np.int32))
+
+
+@pytest.mark.parametrize('obs_space, act_space, match', [
+    (spaces.Dict({}), spaces.Discrete(2), r'observation space Dict\(\) holds no values'),
+    (spaces.Tuple([]), spaces.Discrete(2), r'observation space Tuple\(\) holds no values'),
+    (spaces.Box(0, 1, (1,)), spaces.Dict({}), r'action space Dict\(\) holds no actions'),
+])
+def test_empty_spaces_give_one_clear_error(obs_space, act_space, match):
+    with pytest.raises(pufferlib.SpaceError, match=match):
+        GymnasiumPufferEnv(env=SampleEnv(obs_space, act_space))
+    with pytest.raises(pufferlib.SpaceError, match=match):
+        pufferlib.vector.make(lambda: SampleEnv(obs_space, act_space), backend='Multiprocessing', num_envs=2)
 
 
 def test_first_observation_mismatch_names_the_key():
