@@ -571,17 +571,23 @@ class GymnasiumPufferEnv(_Emulated):
         env = GymnasiumPufferEnv(env_creator=gymnasium.make, env_args=('CartPole-v1',))
         obs, infos = env.reset(seed=0)
         obs, rewards, terminals, truncations, infos = env.step(np.array([1]))
+
+    `autoreset=False` gives Gymnasium's own episode semantics instead of same-step autoreset: the
+    episode-ending step shows the final observation, and the next step needs a reset() first.
+    GymnasiumAdapter turns it off; vector envs need it on.
     """
 
     def __init__(self, env=None, env_creator: Callable | None = None, env_args: tuple = (),
-                 env_kwargs: dict | None = None, buf=None, seed: int | None = None):
+                 env_kwargs: dict | None = None, buf=None, seed: int | None = None, autoreset: bool = True):
         self.env = ensure_gymnasium(_create(env, env_creator, env_args, env_kwargs, 'GymnasiumPufferEnv'))
         self.num_agents = 1
         self._setup_spaces(self.env.observation_space, self.env.action_space)
         super().__init__(buf)
         self._bind_rows()
         self._seed = seed
+        self.autoreset = bool(autoreset)
         self.initialized = False
+        self._steppable = False  # reset, and (without autoreset) the episode has not ended since
         self.episode_return = 0.0
         self.episode_length = 0
         self.render_mode = getattr(self.env, 'render_mode', None)
@@ -598,7 +604,7 @@ class GymnasiumPufferEnv(_Emulated):
         self.truncations[0] = False
         self.masks[0] = True
         self.episode_return, self.episode_length = 0.0, 0
-        self.initialized = True
+        self.initialized = self._steppable = True
         return self.observations, []
 
     def _write_checked(self, ob):
@@ -609,8 +615,11 @@ class GymnasiumPufferEnv(_Emulated):
             raise
 
     def step(self, actions):
-        if not self.initialized:
-            raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
+        if not self._steppable:
+            if not self.initialized:
+                raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
+            raise APIUsageError(f'{self.describe()}: the episode ended and autoreset is off; call reset() before '
+                                'step()')
         self._take_actions(actions)
         ob, reward, terminated, truncated, info = self.env.step(self._unflatten(self.actions[0]))
         self.episode_return += reward
@@ -624,8 +633,11 @@ class GymnasiumPufferEnv(_Emulated):
             stats['episode_return'] = float(self.episode_return)
             stats['episode_length'] = self.episode_length
             infos.append(stats)
-            ob, _ = self.env.reset()
-            self.episode_return, self.episode_length = 0.0, 0
+            if self.autoreset:
+                ob, _ = self.env.reset()
+                self.episode_return, self.episode_length = 0.0, 0
+            else:
+                self._steppable = False
         self._write_checked(ob)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
@@ -766,8 +778,12 @@ class PettingZooPufferEnv(_Emulated):
 class GymnasiumAdapter(gymnasium.Env):
     """Expose a single-agent PufferEnv (emulated or Ocean) as a plain Gymnasium env with flat spaces.
 
-    Observations are the flat rows; an episode-ending step returns the next episode's first
-    observation, because PufferEnvs reset in the same step. Useful for Gymnasium tooling and SB3.
+    Observations are the flat rows. Episodes follow Gymnasium, not the vector envs' same-step
+    autoreset: the episode-ending step returns the final observation, and step() after it raises
+    until reset() is called. An emulated env (GymnasiumPufferEnv) gets its autoreset turned off for
+    this, so its final observation is the wrapped env's own. An Ocean env resets inside C in the
+    same step, so its final observation is gone: there the episode-ending step returns the next
+    episode's first observation. Useful for Gymnasium tooling and SB3.
     """
 
     metadata = {'render_modes': ['rgb_array']}
@@ -776,20 +792,28 @@ class GymnasiumAdapter(gymnasium.Env):
         if puffer_env.num_agents != 1:
             raise APIUsageError(f'GymnasiumAdapter needs a single-agent env, got num_agents={puffer_env.num_agents}')
         self.puffer_env = puffer_env
+        if hasattr(puffer_env, 'autoreset'):
+            puffer_env.autoreset = False
         self.observation_space = puffer_env.single_observation_space
         self.action_space = puffer_env.single_action_space
         self.render_mode = getattr(puffer_env, 'render_mode', None)
+        self._episode_over = True  # nothing to step until reset()
 
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
         obs, infos = self.puffer_env.reset(seed=seed)
+        self._episode_over = False
         return obs[0].copy(), _merge(infos)
 
     def step(self, action):
-        actions = self.puffer_env.actions
-        actions[0] = action
-        obs, rewards, terminals, truncations, infos = self.puffer_env.step(actions)
-        return obs[0].copy(), float(rewards[0]), bool(terminals[0]), bool(truncations[0]), _merge(infos)
+        if self._episode_over:
+            raise APIUsageError('GymnasiumAdapter: step() after the episode ended (or before the first reset()); '
+                                'call reset() first')
+        # Through the env's own action check: a NaN or out-of-range action is refused on every step.
+        obs, rewards, terminals, truncations, infos = self.puffer_env.step(np.asarray(action))
+        terminal, truncated = bool(terminals[0]), bool(truncations[0])
+        self._episode_over = terminal or truncated
+        return obs[0].copy(), float(rewards[0]), terminal, truncated, _merge(infos)
 
     def render(self):
         return self.puffer_env.render()

@@ -183,6 +183,45 @@ def test_infos_only_at_episode_end_with_stats():
     assert seen == [{'score': 4.0, 'episode_return': 4.0, 'episode_length': 4}] * 3
 
 
+def test_adapter_follows_gymnasium_episode_semantics():
+    """Through GymnasiumAdapter an emulated env behaves as the env itself: the final observation on the
+    episode-ending step, no step until reset(), and an unseeded reset() continuing the same RNG."""
+    adapter = GymnasiumAdapter(GymnasiumPufferEnv(env=SampleEnv(spaces.Box(0, 1, (2,)), length=3)))
+    twin = SampleEnv(spaces.Box(0, 1, (2,)), length=3)  # its own space: SampleEnv samples from it
+    for seed in (5, None):
+        np.testing.assert_array_equal(adapter.reset(seed=seed)[0], twin.reset(seed=seed)[0])
+        for _ in range(3):
+            ob, reward, terminated, truncated, _ = adapter.step(1)
+            ob2, reward2, terminated2, truncated2, _ = twin.step(1)
+            np.testing.assert_array_equal(ob, ob2)
+            assert (reward, terminated, truncated) == (reward2, terminated2, truncated2)
+        assert terminated
+        with pytest.raises(pufferlib.APIUsageError, match=r'step\(\) after the episode ended.*call reset'):
+            adapter.step(1)
+
+
+def test_adapter_over_an_ocean_env_waits_for_reset():
+    adapter = GymnasiumAdapter(pufferlib.make('puffer_cartpole'))
+    adapter.reset(seed=1)
+    for _ in range(10_000):
+        _, _, terminated, truncated, _ = adapter.step(0)
+        if terminated or truncated:
+            break
+    assert terminated or truncated
+    with pytest.raises(pufferlib.APIUsageError, match='call reset'):
+        adapter.step(0)
+    adapter.reset()
+    adapter.step(1)
+
+
+def test_adapter_checks_every_action():
+    adapter = GymnasiumAdapter(GymnasiumPufferEnv(env=gymnasium.make('Pendulum-v1')))
+    adapter.reset(seed=0)
+    adapter.step(np.array([0.5], np.float32))
+    with pytest.raises(pufferlib.APIUsageError, match='NaN or inf'):
+        adapter.step(np.array([np.nan], np.float32))
+
+
 def test_same_step_autoreset_returns_next_episode_observation():
     env = GymnasiumPufferEnv(env=SampleEnv(spaces.Box(0, 1, (2,)), length=2))
     env.reset(seed=0)
