@@ -20,7 +20,7 @@ import numpy as np
 import gymnasium
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError
+from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed
 
 LEAF_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
@@ -584,7 +584,7 @@ class GymnasiumPufferEnv(_Emulated):
         self._setup_spaces(self.env.observation_space, self.env.action_space)
         super().__init__(buf)
         self._bind_rows()
-        self._seed = seed
+        self._seed = check_seed(seed, self.describe)
         self.autoreset = bool(autoreset)
         self.initialized = False
         self._steppable = False  # reset, and (without autoreset) the episode has not ended since
@@ -593,6 +593,7 @@ class GymnasiumPufferEnv(_Emulated):
         self.render_mode = getattr(self.env, 'render_mode', None)
 
     def reset(self, seed=None):
+        seed = check_seed(seed, self.describe)
         if seed is None and not self.initialized:
             seed = self._seed
         ob, _ = self.env.reset(seed=seed)
@@ -684,7 +685,7 @@ class PettingZooPufferEnv(_Emulated):
         self._setup_spaces(obs_space, act_space)
         super().__init__(buf)
         self._bind_rows()
-        self._seed = seed
+        self._seed = check_seed(seed, self.describe)
         self.initialized = False
         self.episode_returns = np.zeros(self.num_agents)
         self.episode_length = 0
@@ -715,6 +716,7 @@ class PettingZooPufferEnv(_Emulated):
         return now
 
     def reset(self, seed=None):
+        seed = check_seed(seed, self.describe)
         if seed is None and not self.initialized:
             seed = self._seed
         obs, _ = self.env.reset(seed=seed)

@@ -86,6 +86,27 @@ def action_dtype(space: spaces.Space) -> np.dtype:
     raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete or Box, got {space}')
 
 
+# Seeds are 64-bit everywhere: numpy's and Ocean's generators take them, and a vector env seeds
+# env k with seed + k in an int64. One rule for every env and backend, instead of each folding or
+# refusing a seed like 2**70 its own way.
+MAX_SEED = 2**63 - 1
+
+
+def check_seed(seed, describe: Callable[[], str], num_envs: int = 1) -> int | None:
+    """Return `seed` as an int (or None), or raise one APIUsageError: seeds lie in [0, 2**63 - num_envs].
+
+    `num_envs` > 1 is for a vector env, which seeds env k with seed + k. `describe()` names the
+    caller and is only called to build an error message.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED - (num_envs - 1):
+        bound, why = ('2**63 - 1', '') if num_envs == 1 else ('2**63 - num_envs', '; env k is seeded seed + k')
+        raise APIUsageError(f'{describe()}: seed must be None or an integer in [0, {bound}] (seeds are 64-bit{why}), '
+                            f'got {seed!r}. Fold a larger seed yourself, e.g. seed % 2**63, if you need one.')
+    return int(seed)
+
+
 # Integers viewed as unsigned of the same width: a negative value becomes huge, so one maximum
 # checks both ends of the range.
 _UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

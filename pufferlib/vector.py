@@ -39,7 +39,7 @@ import numpy as np
 
 from pufferlib import registry
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, ActionCheck, EnvError, MissingDependencyError,
-                                 PufferEnv, action_dtype, batched_space, make_buffers)
+                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers)
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
@@ -165,8 +165,8 @@ class VecEnv:
         self._closed = True  # until started, so a failing __init__ leaves nothing for close() to do
         self.env_creators = env_creators
         self.env_args, self.env_kwargs = tuple(env_args), dict(env_kwargs or {})
-        self.seed = seed
         self._configure(num_envs, num_workers, batch_size, zero_copy)
+        self.seed = self._check_seed(seed)
 
         # One probe env tells the spaces and agents per env before any buffer is allocated.
         probe = create_env(env_creators[0], self.env_args, self.env_kwargs, buf=None, seed=None)
@@ -229,8 +229,7 @@ class VecEnv:
         self._check_open()
         if seed is None and self._first_reset:
             seed = self.seed
-        if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise APIUsageError(f'seed must be a non-negative integer or None, got {seed!r}')
+        seed = self._check_seed(seed)
         self._first_reset = False
         self._wait_all_idle()
         self._ready.clear()
@@ -324,6 +323,9 @@ class VecEnv:
     def _check_open(self):
         if self._closed:
             raise APIUsageError(f'{type(self).__name__} is closed')
+
+    def _check_seed(self, seed):
+        return check_seed(seed, lambda: type(self).__name__, self.num_envs)
 
     def _describe_batch(self):
         return (f'{type(self).__name__} (one action row per agent in the batch: {self.batch_size} envs x '

@@ -431,6 +431,27 @@ def test_empty_spaces_give_one_clear_error(obs_space, act_space, match):
         pufferlib.vector.make(lambda: SampleEnv(obs_space, act_space), backend='Multiprocessing', num_envs=2)
 
 
+SINGLE_ENVS = {
+    'gymnasium': lambda seed=None: pufferlib.make('CartPole-v1', seed=seed),
+    'pettingzoo': lambda seed=None: PettingZooPufferEnv(env=DyingAgentsEnv(), seed=seed),
+    'ocean': lambda seed=None: pufferlib.make('puffer_cartpole', seed=seed),
+}
+
+
+@pytest.mark.parametrize('kind', list(SINGLE_ENVS))
+def test_seed_rule_is_the_vector_envs_one(kind):
+    """Seeds are 64-bit: 2**70 is refused as in every vector backend (see test_vector), not passed on
+    to be folded or accepted differently by each env, and the largest seed works."""
+    for bad in (2**70, 2**63, -1, 1.5, True):
+        with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63 - 1\]'):
+            SINGLE_ENVS[kind](seed=bad)
+    env = SINGLE_ENVS[kind]()
+    with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63 - 1\]'):
+        env.reset(seed=2**70)
+    first = env.reset(seed=2**63 - 1)[0].copy()
+    np.testing.assert_array_equal(env.reset(seed=2**63 - 1)[0], first)
+
+
 def test_first_observation_mismatch_names_the_key():
     class Liar(SampleEnv):
         def reset(self, seed=None, options=None):

@@ -290,6 +290,8 @@ def test_parent_interrupted_or_killed_leaves_no_workers(how):
     (dict(num_envs=2, backend='Threads'), 'unknown backend'),
     (dict(num_envs=2, spin_us=-1), 'spin_us must be a number >= 0'),
     (dict(num_envs=2, local_worker='yes'), 'local_worker must be True or False'),
+    (dict(num_envs=2, seed=2**70), r'seed must be None or an integer in \[0, 2\*\*63 - num_envs\]'),
+    (dict(num_envs=2, backend='Serial', seed=2**63 - 1), r'seed must be None or an integer'),
 ])
 def test_bad_configuration(kwargs, match):
     kwargs.setdefault('backend', 'Multiprocessing')
@@ -298,6 +300,20 @@ def test_bad_configuration(kwargs, match):
 
 
 BACKENDS = {'Serial': dict(backend='Serial'), 'Multiprocessing': dict(backend='Multiprocessing', num_workers=2)}
+
+
+@pytest.mark.parametrize('backend', list(BACKENDS))
+def test_seed_rule_is_the_same_in_every_backend(backend, no_leaks):
+    """Env k is seeded seed + k, a 64-bit integer: a larger seed is refused the same way everywhere,
+    and the largest accepted one gives the same envs everywhere."""
+    largest = 2**63 - 2
+    with pv.make('CartPole-v1', backend='Serial', num_envs=2) as serial:
+        expected = serial.reset(largest)[0].copy()
+    with pv.make('CartPole-v1', num_envs=2, **BACKENDS[backend]) as vecenv:
+        for seed in (2**70, largest + 1, -1, 1.5):
+            with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63'):
+                vecenv.reset(seed)
+        np.testing.assert_array_equal(vecenv.reset(largest)[0], expected)
 
 
 @pytest.mark.parametrize('backend', list(BACKENDS))
@@ -341,7 +357,7 @@ def test_bad_calls(no_leaks):
             vecenv.send(np.zeros(3, np.int32))
         with pytest.raises(pufferlib.APIUsageError, match='integers'):
             vecenv.send(np.zeros(2, np.float32))
-        with pytest.raises(pufferlib.APIUsageError, match='non-negative'):
+        with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63'):
             vecenv.async_reset(-1)
 
 
