@@ -130,4 +130,6 @@ class FaultyEnv(gymnasium.Env):
                 os.kill(os.getpid(), signal.SIGKILL)
             if self.mode == 'hang':
                 time.sleep(3600)
+            if self.mode == 'slow':
+                time.sleep(0.2)
         return np.zeros(3, np.float32), 0.0, False, False, {}
