@@ -21,6 +21,7 @@ spent on resetting, which is what a [segments, horizon] rollout buffer wants. Ev
 The arrays are handed in through `buf` so a vector backend can place them in shared memory; with
 `buf=None` the env allocates its own.
 """
+import functools
 from collections.abc import Callable
 from types import SimpleNamespace
 
@@ -165,6 +166,64 @@ class ActionCheck:
         raise APIUsageError(f'{self.describe()}: action {actions[index].item()} for agent row {index[0]} is outside '
                             f'{self.space} (valid: 0 <= action < {high[index]}); discrete actions are never '
                             'wrapped or clipped')
+
+
+def nonfinite_rows(observations: np.ndarray, rewards: np.ndarray, obs_dtype: np.dtype | None = None) -> np.ndarray:
+    """Positions of the rows whose reward, or any floating-point observation value, is NaN or +-inf.
+
+    For a batch as recv() or step() returns it: `observations` [rows, ...], `rewards` [rows]. An
+    empty array means all is finite, the usual answer, which costs one sum per array (a NaN or
+    inf anywhere makes the sum non-finite; only then are rows inspected). Integer observations are
+    skipped. Rows of raw bytes (a structured observation with mixed dtypes) are checked field by
+    field when `obs_dtype` (env.obs_dtype) is given; `VecEnv.nonfinite_rows` passes it for you.
+
+    Public as `pufferlib.nonfinite_rows`, for the trainer to call on every batch before the values
+    reach the policy or the loss:
+
+        bad = pufferlib.nonfinite_rows(obs, rewards, vecenv.obs_dtype)
+        if len(bad):  # env_ids[bad] are the env rows to name in the error
+            ...
+    """
+    bad = None
+    with np.errstate(over='ignore', invalid='ignore'):  # large finite values may overflow the sum: fine
+        if not np.isfinite(_sum(rewards, None)):
+            bad = ~np.isfinite(rewards)
+        for values in _float_views(observations, obs_dtype):
+            if not np.isfinite(_sum(values, None)):
+                rows = ~np.isfinite(values.reshape(len(values), -1)).all(1)
+                bad = rows if bad is None else bad | rows
+    return np.empty(0, np.int64) if bad is None else np.flatnonzero(bad)
+
+
+_sum = np.add.reduce
+
+
+def _float_views(observations, obs_dtype):
+    """The floating-point parts of a batch of observation rows, as arrays with rows first."""
+    if observations.dtype.kind == 'f':
+        return (observations,)
+    if obs_dtype is None or observations.dtype != np.uint8 or not len(observations):
+        return ()
+    fields = _float_fields(np.dtype(obs_dtype))
+    if not fields:
+        return ()
+    struct = np.ascontiguousarray(observations).reshape(len(observations), -1).view(obs_dtype)[:, 0]
+    views = []
+    for path in fields:
+        view = struct
+        for name in path:
+            view = view[name]
+        views.append(view)
+    return views
+
+
+@functools.lru_cache(maxsize=64)
+def _float_fields(dtype):
+    """Field paths of the floating-point leaves of a structured dtype."""
+    if dtype.names is None:
+        base = dtype.subdtype[0] if dtype.subdtype else dtype
+        return ((),) if base.kind == 'f' else ()
+    return tuple((name, *path) for name in dtype.names for path in _float_fields(dtype.fields[name][0]))
 
 
 def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int) -> SimpleNamespace:

@@ -39,7 +39,7 @@ import numpy as np
 
 from pufferlib import registry
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, ActionCheck, EnvError, MissingDependencyError,
-                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers)
+                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows)
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
@@ -311,6 +311,12 @@ class VecEnv:
         self.send(actions)
         obs, rewards, terminals, truncations, infos, _, _ = self.recv()
         return obs, rewards, terminals, truncations, infos
+
+    def nonfinite_rows(self, observations: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Positions (into the batch arrays, so `env_ids[positions]` are the rows) whose reward or any
+        floating-point observation value is NaN or +-inf; empty when all is finite, which costs one sum
+        per array. See pufferlib.pufferenv.nonfinite_rows."""
+        return nonfinite_rows(observations, rewards, self.obs_dtype)
 
     def __enter__(self):
         return self

@@ -17,7 +17,7 @@ import pytest
 import pufferlib
 import pufferlib.vector as pv
 
-from envs import DyingAgentsEnv, FaultyEnv
+from envs import DyingAgentsEnv, FaultyEnv, NonFiniteEnv
 
 HERE = os.path.dirname(__file__)
 
@@ -452,6 +452,38 @@ def test_nan_box_actions_are_refused_on_every_step(no_leaks):
         for bad in (np.nan, np.inf):
             with pytest.raises(pufferlib.APIUsageError, match=r'NaN or inf at agent rows \[1\]'):
                 vecenv.step(np.array([[0.0], [bad]], np.float32))
+
+
+@pytest.mark.parametrize('backend', list(BACKENDS))
+def test_nonfinite_rows_finds_the_bad_rows(backend, no_leaks):
+    """Env 1 gives a NaN reward, env 2 an inf observation; then the same inside Dict observations
+    stored as bytes, next to 0xFF integers (which would read as NaN if the bytes were floats)."""
+    whats = [None, 'reward', 'obs', None]
+    creators = [functools.partial(NonFiniteEnv, what, 3) for what in whats]
+    with pv.make(creators, num_envs=4, **BACKENDS[backend]) as vecenv:
+        obs, _ = vecenv.reset(0)
+        for step in range(1, 4):
+            obs, rewards, *_ = vecenv.step(np.zeros(4, np.int32))
+            assert vecenv.nonfinite_rows(obs, rewards).tolist() == ([] if step < 3 else [1, 2])
+    creators = [functools.partial(NonFiniteEnv, what, 3, structured=True) for what in whats]
+    with pv.make(creators, num_envs=4, **BACKENDS[backend]) as vecenv:
+        obs, _ = vecenv.reset(0)
+        assert obs.dtype == np.uint8
+        for step in range(1, 4):
+            obs, rewards, *_ = vecenv.step(np.zeros(4, np.int32))
+            assert vecenv.nonfinite_rows(obs, rewards).tolist() == ([] if step < 3 else [1, 2])
+
+
+@pytest.mark.filterwarnings('error')  # an overflowing sum of finite values is no reason to warn
+def test_nonfinite_rows_of_plain_arrays():
+    nonfinite_rows = pufferlib.nonfinite_rows  # the public name the trainer uses
+    obs, rewards = np.zeros((5, 2, 3), np.float32), np.zeros(5, np.float32)
+    assert nonfinite_rows(obs, rewards).tolist() == []
+    obs[4, 1, 2], rewards[0] = -np.inf, np.nan
+    assert nonfinite_rows(obs, rewards).tolist() == [0, 4]
+    big = np.full((3, 4), 3e38, np.float32)  # finite, but its sum overflows: the exact check decides
+    assert nonfinite_rows(big, np.zeros(3, np.float32)).tolist() == []
+    assert nonfinite_rows(np.full((3, 4), 7, np.int64), np.ones(3, np.float32)).tolist() == []
 
 
 def test_bad_calls(no_leaks):
