@@ -492,8 +492,12 @@ def _check_step_timeout(step_timeout):
     return float(step_timeout) or None
 
 
-def _set_parent_death_signal():
-    """Ask Linux to SIGTERM this worker when its parent dies, so a killed trainer leaves no orphans."""
+def set_parent_death_signal():
+    """Ask Linux to SIGTERM this process when its parent dies, so a killed trainer leaves no orphans.
+
+    Call it first thing in a child process (env workers, sweep trials). A no-op where prctl is
+    missing (not Linux): there, children must be closed by their parent.
+    """
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -532,7 +536,7 @@ def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agent
 def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, done, conn,
                parent_pid, spin_s):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
-    _set_parent_death_signal()
+    set_parent_death_signal()
     status, commands, has_info, seeds = shared.status, shared.commands, shared.has_info, shared.seeds
 
     def fail():

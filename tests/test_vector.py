@@ -387,6 +387,31 @@ def test_parent_interrupted_or_killed_leaves_no_workers(how):
             proc.kill()
 
 
+ORPHAN_SCRIPT = textwrap.dedent('''
+    import subprocess, sys
+    child = subprocess.Popen([sys.executable, '-c', (
+        'import time; from pufferlib.vector import set_parent_death_signal; '
+        'set_parent_death_signal(); print("armed", flush=True); time.sleep(60)')], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == 'armed\\n'
+    print(child.pid, flush=True)
+    import time; time.sleep(60)
+''')
+
+
+def test_public_parent_death_signal_ends_a_child_with_its_parent():
+    """The public helper sweep trials use too: a child that calls it dies when its parent is killed."""
+    proc = subprocess.Popen([sys.executable, '-c', ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        child = int(proc.stdout.readline())
+        proc.kill()
+        proc.wait(timeout=10)
+        assert gone([child])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 # --- configuration errors ----------------------------------------------------------------------
 
 @pytest.mark.parametrize('kwargs, match', [
