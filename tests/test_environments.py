@@ -217,6 +217,26 @@ def test_pokemon_wrong_rom_is_refused(monkeypatch, test_rom, tmp_path):
         pufferlib.make('pokemon_red', rom_path=str(short))
 
 
+def test_pokemon_rom_with_a_bad_header_checksum_gives_our_error(tmp_path):
+    """Checked before PyBoy is imported or started (it would refuse the ROM with its own traceback),
+    and even with check_rom=False, which only skips the title check."""
+    rom = bytearray(build_gb_rom(title=b'POKEMON RED'))
+    rom[0x14D] ^= 0xFF
+    path = tmp_path / 'corrupt.gb'
+    path.write_bytes(bytes(rom))
+    for check_rom in (True, False):
+        with pytest.raises(APIUsageError, match=r'not a valid Game Boy ROM: its header checksum \(byte 0x14D\)'):
+            pufferlib.make('pokemon_red', rom_path=str(path), check_rom=check_rom)
+
+
+def test_pokemon_rom_that_pyboy_refuses_gives_our_error(tmp_path):
+    pytest.importorskip('pyboy', reason='pip install "pufferlib[pokemon]"')
+    path = tmp_path / 'odd_cartridge.gb'
+    path.write_bytes(build_gb_rom(cartridge_type=0xFD))  # a valid header naming a mapper PyBoy lacks
+    with pytest.raises(APIUsageError, match='PyBoy cannot load the ROM .*odd_cartridge.gb'):
+        pufferlib.make('pokemon_red', rom_path=str(path), check_rom=False)
+
+
 def test_pokemon_rom_from_env_var_and_title_check(monkeypatch, tmp_path):
     pytest.importorskip('pyboy', reason='pip install "pufferlib[pokemon]"')
     # A homebrew ROM that merely claims the title passes the check; its RAM reads as zeros, so no reward.
