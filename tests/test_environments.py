@@ -146,6 +146,50 @@ def test_binding_full(name, backend, test_rom):
     run_binding(name, backend, kwargs, 1000)
 
 
+# --- seeding ---------------------------------------------------------------------------------
+
+NLE_ENVS = ['nethack', 'minihack_room']
+
+
+@pytest.mark.parametrize('name', NLE_ENVS)
+def test_nle_envs_honor_the_seed(name):
+    """NLE seeds only its Python RNG from reset(seed); the game's own RNGs came from the clock."""
+    from gymnasium.utils.env_checker import check_env
+    from pufferlib.emulation import GymnasiumAdapter
+    kwargs, _ = need(name)
+    env = pufferlib.make(name, **kwargs)
+    first = env.reset(seed=1)[0].copy()
+    np.testing.assert_array_equal(env.reset(seed=1)[0], first)
+    np.testing.assert_array_equal(pufferlib.make(name, **kwargs).reset(seed=1)[0], first)
+    assert not np.array_equal(env.reset(seed=2)[0], first)
+    env.close()
+    check_env(GymnasiumAdapter(pufferlib.make(name, **kwargs)), skip_render_check=True)
+
+
+@pytest.mark.parametrize('name', NLE_ENVS)
+def test_nle_envs_agree_in_serial_and_multiprocessing(name):
+    """Same seed, same actions: same observations and rewards in both backends, across episode ends
+    (the seeds of the episodes after an autoreset follow from the first)."""
+    kwargs, _ = need(name)
+    kwargs['max_episode_steps'] = 10
+    runs = []
+    for backend in ('Serial', 'Multiprocessing'):
+        with pufferlib.vector.make(name, backend=backend, num_envs=2, num_workers=2, env_kwargs=kwargs) as vecenv:
+            obs, _ = vecenv.reset(seed=7)
+            seen, ends = [obs.copy()], 0
+            for actions in random_actions(vecenv.single_action_space, 2, 25, seed=3):
+                obs, rewards, terminals, truncations, _ = vecenv.step(actions.astype(vecenv.action_dtype))
+                seen.append((obs.copy(), rewards.copy()))
+                ends += int((terminals | truncations).sum())
+            runs.append((seen, ends))
+    (serial, serial_ends), (multi, multi_ends) = runs
+    assert serial_ends >= 2 and serial_ends == multi_ends
+    np.testing.assert_array_equal(serial[0], multi[0])
+    for (obs_s, rew_s), (obs_m, rew_m) in zip(serial[1:], multi[1:]):
+        np.testing.assert_array_equal(obs_s, obs_m)
+        np.testing.assert_array_equal(rew_s, rew_m)
+
+
 # --- registry, names and errors --------------------------------------------------------------
 
 def test_every_family_lists_names_without_its_packages(monkeypatch):
