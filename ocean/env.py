@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from pufferlib.ocean.spec import Spec
-from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, typed_option
+from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, check_seed, typed_option
 
 SEED_MASK = (1 << 64) - 1
 # Steps between polls of the C episode logs: infos stay empty on almost every step and the poll
@@ -91,8 +91,7 @@ class OceanEnv(PufferEnv):
         who = self.describe()
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise APIUsageError(f'{who}: num_envs must be an int >= 1, got {num_envs!r}')
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise APIUsageError(f'{who}: seed must be an int or None, got {seed!r}')
+        seed = check_seed(seed, lambda: who)
         self.num_envs = int(num_envs)
         self.config = self.resolve_config(options)
         obs_space, act_space = self.make_spaces(self.config)
@@ -114,7 +113,7 @@ class OceanEnv(PufferEnv):
             raise APIUsageError(f'{who}: {e}') from None
         except RuntimeError as e:
             raise EnvError(f'{who}: the C env could not start: {e}') from None
-        self._seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy)
+        self._seed = seed if seed is not None else int(np.random.SeedSequence().entropy)
         self._resets = 0
         self._tick = 0
         self._binding.vec_reset(self._handle, self._seed & SEED_MASK)
@@ -153,9 +152,7 @@ class OceanEnv(PufferEnv):
 
     def reset(self, seed=None):
         if seed is not None:
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise APIUsageError(f'{self.describe()}: seed must be an int or None, got {seed!r}')
-            self._seed, self._resets = int(seed), 0
+            self._seed, self._resets = check_seed(seed, self.describe), 0
         else:
             # An unseeded reset starts new episodes that still follow from the last seed.
             self._resets += 1

@@ -20,7 +20,7 @@ import numpy as np
 import gymnasium
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError
+from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed
 
 LEAF_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
@@ -89,6 +89,9 @@ def emulate_observation_space(space: spaces.Space) -> tuple[spaces.Box, np.dtype
     if isinstance(space, spaces.Box):
         return space, None
     leaves = list(_walk(space))
+    if not leaves:
+        raise SpaceError(f'observation space {space} holds no values (an empty Dict or Tuple): an env must '
+                         'observe something; give it at least one entry, e.g. a Box of shape (1,)')
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
         obs_dtype = _struct_dtype(space)
     else:  # a lone Discrete/MultiDiscrete/MultiBinary observation
@@ -251,20 +254,37 @@ def _compile_writer(obs_space, obs_dtype):
     """A function write(ob, dsts) that copies each leaf of a native observation into its field view.
 
     Generated as straight-line code because a Python loop over leaves costs about as much as the
-    copies themselves for NetHack-sized dicts.
+    copies themselves for NetHack-sized dicts. It first compares the shapes of the leaves that are
+    not scalars with the space's, in one tuple comparison: numpy would otherwise broadcast a value
+    of shape (1,) or () into every element of the field without a word. A mismatch raises
+    ValueError, which the callers turn into a SpaceError that names the leaf.
     """
     if obs_dtype is None:
         return None, None
     if obs_dtype.names == ('obs',):
-        paths = [((), ('obs',))]
+        paths = [((), ('obs',), obs_space)]
     else:
-        paths = [(path, _field_path(path)) for path, _ in _walk(obs_space)]
+        paths = [(path, _field_path(path), leaf) for path, leaf in _walk(obs_space)]
+    shaped = [(i, _leaf_dtype_shape(leaf)[1]) for i, (_, _, leaf) in enumerate(paths) if _leaf_dtype_shape(leaf)[1]]
     lines = ['def write(ob, d):']
-    for i, (path, _) in enumerate(paths):
-        lines.append(f'    d[{i}][...] = ob{_accessor(path)}')
-    namespace = {}
+    for i, (path, _, _) in enumerate(paths):
+        lines.append(f'    v{i} = ob{_accessor(path)}')
+    if shaped:
+        actual = ', '.join(f"getattr(v{i}, 'shape', None)" for i, _ in shaped)
+        values = ', '.join(f'v{i}' for i, _ in shaped)
+        lines.append(f'    if ({actual},) != SHAPES:')
+        lines.append(f'        check_shapes(({values},), SHAPES)')
+    for i in range(len(paths)):
+        lines.append(f'    d[{i}][...] = v{i}')
+    namespace = {'SHAPES': tuple(shape for _, shape in shaped), 'check_shapes': _check_shapes}
     exec('\n'.join(lines), namespace)
-    return namespace['write'], [fields for _, fields in paths]
+    return namespace['write'], [fields for _, fields, _ in paths]
+
+
+def _check_shapes(values, shapes):
+    """The exact comparison behind the writer's fast one (a list has no .shape but may be right)."""
+    if tuple(np.shape(v) for v in values) != shapes:
+        raise ValueError('an observation leaf does not have the shape of its space')
 
 
 def _field_views(obs_rows, obs_dtype, field_paths):
@@ -351,6 +371,9 @@ def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable | 
 
 def _emulate_structured_actions(space):
     leaves = list(_walk(space))
+    if not leaves:
+        raise SpaceError(f'action space {space} holds no actions (an empty Dict or Tuple): give the env at least '
+                         'one, e.g. Discrete(1) for an agent that only watches')
     for path, leaf in leaves:
         if isinstance(leaf, spaces.Box):
             raise SpaceError(f'action space {space} has a Box at {_fmt(path)}: structured action spaces '
@@ -507,11 +530,17 @@ class _Emulated(PufferEnv):
         self._checked_first_action = False
 
     def _bind_rows(self):
+        self._row_shape = self.observations.shape[1:]
         if self._write is not None:
             self._row_views = _field_views(self.observations, self.obs_dtype, self._field_paths)
 
     def _write_row(self, row, ob):
+        """Write one native observation into its row; ValueError if a shape differs from the space's."""
         if self._write is None:
+            shape = self._row_shape
+            # Compared every step because numpy would broadcast a (1,) or scalar into every feature.
+            if getattr(ob, 'shape', None) != shape and np.shape(ob) != shape:
+                raise ValueError('the observation does not have the shape of its space')
             self.observations[row] = ob
         else:
             self._write(ob, self._row_views[row])
@@ -542,22 +571,29 @@ class GymnasiumPufferEnv(_Emulated):
         env = GymnasiumPufferEnv(env_creator=gymnasium.make, env_args=('CartPole-v1',))
         obs, infos = env.reset(seed=0)
         obs, rewards, terminals, truncations, infos = env.step(np.array([1]))
+
+    `autoreset=False` gives Gymnasium's own episode semantics instead of same-step autoreset: the
+    episode-ending step shows the final observation, and the next step needs a reset() first.
+    GymnasiumAdapter turns it off; vector envs need it on.
     """
 
     def __init__(self, env=None, env_creator: Callable | None = None, env_args: tuple = (),
-                 env_kwargs: dict | None = None, buf=None, seed: int | None = None):
+                 env_kwargs: dict | None = None, buf=None, seed: int | None = None, autoreset: bool = True):
         self.env = ensure_gymnasium(_create(env, env_creator, env_args, env_kwargs, 'GymnasiumPufferEnv'))
         self.num_agents = 1
         self._setup_spaces(self.env.observation_space, self.env.action_space)
         super().__init__(buf)
         self._bind_rows()
-        self._seed = seed
+        self._seed = check_seed(seed, self.describe)
+        self.autoreset = bool(autoreset)
         self.initialized = False
+        self._steppable = False  # reset, and (without autoreset) the episode has not ended since
         self.episode_return = 0.0
         self.episode_length = 0
         self.render_mode = getattr(self.env, 'render_mode', None)
 
     def reset(self, seed=None):
+        seed = check_seed(seed, self.describe)
         if seed is None and not self.initialized:
             seed = self._seed
         ob, _ = self.env.reset(seed=seed)
@@ -569,7 +605,7 @@ class GymnasiumPufferEnv(_Emulated):
         self.truncations[0] = False
         self.masks[0] = True
         self.episode_return, self.episode_length = 0.0, 0
-        self.initialized = True
+        self.initialized = self._steppable = True
         return self.observations, []
 
     def _write_checked(self, ob):
@@ -580,8 +616,11 @@ class GymnasiumPufferEnv(_Emulated):
             raise
 
     def step(self, actions):
-        if not self.initialized:
-            raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
+        if not self._steppable:
+            if not self.initialized:
+                raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
+            raise APIUsageError(f'{self.describe()}: the episode ended and autoreset is off; call reset() before '
+                                'step()')
         self._take_actions(actions)
         ob, reward, terminated, truncated, info = self.env.step(self._unflatten(self.actions[0]))
         self.episode_return += reward
@@ -595,8 +634,11 @@ class GymnasiumPufferEnv(_Emulated):
             stats['episode_return'] = float(self.episode_return)
             stats['episode_length'] = self.episode_length
             infos.append(stats)
-            ob, _ = self.env.reset()
-            self.episode_return, self.episode_length = 0.0, 0
+            if self.autoreset:
+                ob, _ = self.env.reset()
+                self.episode_return, self.episode_length = 0.0, 0
+            else:
+                self._steppable = False
         self._write_checked(ob)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
@@ -643,7 +685,7 @@ class PettingZooPufferEnv(_Emulated):
         self._setup_spaces(obs_space, act_space)
         super().__init__(buf)
         self._bind_rows()
-        self._seed = seed
+        self._seed = check_seed(seed, self.describe)
         self.initialized = False
         self.episode_returns = np.zeros(self.num_agents)
         self.episode_length = 0
@@ -674,6 +716,7 @@ class PettingZooPufferEnv(_Emulated):
         return now
 
     def reset(self, seed=None):
+        seed = check_seed(seed, self.describe)
         if seed is None and not self.initialized:
             seed = self._seed
         obs, _ = self.env.reset(seed=seed)
@@ -737,8 +780,12 @@ class PettingZooPufferEnv(_Emulated):
 class GymnasiumAdapter(gymnasium.Env):
     """Expose a single-agent PufferEnv (emulated or Ocean) as a plain Gymnasium env with flat spaces.
 
-    Observations are the flat rows; an episode-ending step returns the next episode's first
-    observation, because PufferEnvs reset in the same step. Useful for Gymnasium tooling and SB3.
+    Observations are the flat rows. Episodes follow Gymnasium, not the vector envs' same-step
+    autoreset: the episode-ending step returns the final observation, and step() after it raises
+    until reset() is called. An emulated env (GymnasiumPufferEnv) gets its autoreset turned off for
+    this, so its final observation is the wrapped env's own. An Ocean env resets inside C in the
+    same step, so its final observation is gone: there the episode-ending step returns the next
+    episode's first observation. Useful for Gymnasium tooling and SB3.
     """
 
     metadata = {'render_modes': ['rgb_array']}
@@ -747,20 +794,28 @@ class GymnasiumAdapter(gymnasium.Env):
         if puffer_env.num_agents != 1:
             raise APIUsageError(f'GymnasiumAdapter needs a single-agent env, got num_agents={puffer_env.num_agents}')
         self.puffer_env = puffer_env
+        if hasattr(puffer_env, 'autoreset'):
+            puffer_env.autoreset = False
         self.observation_space = puffer_env.single_observation_space
         self.action_space = puffer_env.single_action_space
         self.render_mode = getattr(puffer_env, 'render_mode', None)
+        self._episode_over = True  # nothing to step until reset()
 
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
         obs, infos = self.puffer_env.reset(seed=seed)
+        self._episode_over = False
         return obs[0].copy(), _merge(infos)
 
     def step(self, action):
-        actions = self.puffer_env.actions
-        actions[0] = action
-        obs, rewards, terminals, truncations, infos = self.puffer_env.step(actions)
-        return obs[0].copy(), float(rewards[0]), bool(terminals[0]), bool(truncations[0]), _merge(infos)
+        if self._episode_over:
+            raise APIUsageError('GymnasiumAdapter: step() after the episode ended (or before the first reset()); '
+                                'call reset() first')
+        # Through the env's own action check: a NaN or out-of-range action is refused on every step.
+        obs, rewards, terminals, truncations, infos = self.puffer_env.step(np.asarray(action))
+        terminal, truncated = bool(terminals[0]), bool(truncations[0])
+        self._episode_over = terminal or truncated
+        return obs[0].copy(), float(rewards[0]), terminal, truncated, _merge(infos)
 
     def render(self):
         return self.puffer_env.render()

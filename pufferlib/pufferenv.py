@@ -21,6 +21,7 @@ spent on resetting, which is what a [segments, horizon] rollout buffer wants. Ev
 The arrays are handed in through `buf` so a vector backend can place them in shared memory; with
 `buf=None` the env allocates its own.
 """
+import functools
 from collections.abc import Callable
 from types import SimpleNamespace
 
@@ -86,19 +87,143 @@ def action_dtype(space: spaces.Space) -> np.dtype:
     raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete or Box, got {space}')
 
 
-def check_actions(actions, expected_shape: tuple, integer: bool, describe: Callable[[], str]) -> np.ndarray:
-    """Return `actions` as an ndarray of `expected_shape`, or raise one error that says what is wrong.
+# Seeds are 64-bit everywhere: numpy's and Ocean's generators take them, and a vector env seeds
+# env k with seed + k in an int64. One rule for every env and backend, instead of each folding or
+# refusing a seed like 2**70 its own way.
+MAX_SEED = 2**63 - 1
 
-    Cheap enough (a tuple compare and a dtype look-up) to run on every step; `describe()` names the
+
+def check_seed(seed, describe: Callable[[], str], num_envs: int = 1) -> int | None:
+    """Return `seed` as an int (or None), or raise one APIUsageError: seeds lie in [0, 2**63 - num_envs].
+
+    `num_envs` > 1 is for a vector env, which seeds env k with seed + k. `describe()` names the
     caller and is only called to build an error message.
     """
-    if not isinstance(actions, np.ndarray):
-        actions = np.asarray(actions)
-    if actions.shape != expected_shape:
-        raise APIUsageError(f'{describe()}: actions must have shape {expected_shape}, got {actions.shape}')
-    if integer and actions.dtype.kind not in 'iub':
-        raise APIUsageError(f'{describe()}: discrete actions must be integers, got dtype {actions.dtype}')
-    return actions
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED - (num_envs - 1):
+        bound, why = ('2**63 - 1', '') if num_envs == 1 else ('2**63 - num_envs', '; env k is seeded seed + k')
+        raise APIUsageError(f'{describe()}: seed must be None or an integer in [0, {bound}] (seeds are 64-bit{why}), '
+                            f'got {seed!r}. Fold a larger seed yourself, e.g. seed % 2**63, if you need one.')
+    return int(seed)
+
+
+# Integers viewed as unsigned of the same width: a negative value becomes huge, so one maximum
+# checks both ends of the range.
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_max = np.maximum.reduce
+
+
+class ActionCheck:
+    """Checks one batch of caller-supplied actions for a flat action space; built once, called every step.
+
+    Shape and kind, then values: discrete actions must lie in [0, n) (the buffers are int32, so an
+    int64 2**32 would otherwise wrap to 0 and step as a valid action); Box actions must be finite.
+    The value check is one vectorised reduction, about a microsecond. Returns the actions as an
+    ndarray, or raises one APIUsageError that names the row. `describe()` names the caller and is
+    only called to build an error message.
+    """
+
+    __slots__ = ('space', 'shape', 'describe', 'integer', 'high', 'scalar_high')
+
+    def __init__(self, space: spaces.Space, shape: tuple, describe: Callable[[], str]):
+        self.space, self.shape, self.describe = space, tuple(shape), describe
+        self.integer = isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
+        self.high, self.scalar_high = None, True
+        if isinstance(space, spaces.Discrete):
+            self.high = int(space.n)
+        elif isinstance(space, spaces.MultiDiscrete):
+            nvec = np.asarray(space.nvec, np.int64)
+            self.scalar_high = bool(nvec.size) and bool((nvec == nvec.flat[0]).all())
+            self.high = int(nvec.flat[0]) if self.scalar_high else np.broadcast_to(nvec, self.shape)
+        if int(np.prod(self.shape)) == 0:
+            self.high = None  # nothing to check, and a reduction over nothing would raise
+
+    def __call__(self, actions) -> np.ndarray:
+        if not isinstance(actions, np.ndarray):
+            actions = np.asarray(actions)
+        if actions.shape != self.shape:
+            raise APIUsageError(f'{self.describe()}: actions must have shape {self.shape}, got {actions.shape}')
+        kind = actions.dtype.kind
+        if self.integer:
+            if kind not in 'iub':
+                raise APIUsageError(f'{self.describe()}: discrete actions must be integers, got dtype {actions.dtype}')
+            if self.high is not None:
+                unsigned = actions.view(_UNSIGNED[actions.dtype.itemsize])
+                if (_max(unsigned, None) >= self.high) if self.scalar_high else (unsigned >= self.high).any():
+                    self._out_of_range(actions)
+        elif kind == 'f' and not np.isfinite(actions).all():
+            finite = np.isfinite(actions.reshape(len(actions), -1)).all(1) if actions.ndim else np.ones(0, bool)
+            rows = np.flatnonzero(~finite).tolist()
+            raise APIUsageError(f'{self.describe()}: actions contain NaN or inf at agent rows {rows[:10]}; a '
+                                'policy that outputs NaN has usually diverged (check the loss and the learning rate)')
+        return actions
+
+    def _out_of_range(self, actions):
+        high = np.broadcast_to(np.asarray(self.high, np.int64), self.shape)
+        values = actions.astype(object)  # exact for every integer width, uint64 included
+        index = tuple(int(i) for i in np.argwhere((values < 0) | (values >= high))[0])
+        raise APIUsageError(f'{self.describe()}: action {actions[index].item()} for agent row {index[0]} is outside '
+                            f'{self.space} (valid: 0 <= action < {high[index]}); discrete actions are never '
+                            'wrapped or clipped')
+
+
+def nonfinite_rows(observations: np.ndarray, rewards: np.ndarray, obs_dtype: np.dtype | None = None) -> np.ndarray:
+    """Positions of the rows whose reward, or any floating-point observation value, is NaN or +-inf.
+
+    For a batch as recv() or step() returns it: `observations` [rows, ...], `rewards` [rows]. An
+    empty array means all is finite, the usual answer, which costs one sum per array (a NaN or
+    inf anywhere makes the sum non-finite; only then are rows inspected). Integer observations are
+    skipped. Rows of raw bytes (a structured observation with mixed dtypes) are checked field by
+    field when `obs_dtype` (env.obs_dtype) is given; `VecEnv.nonfinite_rows` passes it for you.
+
+    Public as `pufferlib.nonfinite_rows`, for the trainer to call on every batch before the values
+    reach the policy or the loss:
+
+        bad = pufferlib.nonfinite_rows(obs, rewards, vecenv.obs_dtype)
+        if len(bad):  # env_ids[bad] are the env rows to name in the error
+            ...
+    """
+    bad = None
+    with np.errstate(over='ignore', invalid='ignore'):  # large finite values may overflow the sum: fine
+        if not np.isfinite(_sum(rewards, None)):
+            bad = ~np.isfinite(rewards)
+        for values in _float_views(observations, obs_dtype):
+            if not np.isfinite(_sum(values, None)):
+                rows = ~np.isfinite(values.reshape(len(values), -1)).all(1)
+                bad = rows if bad is None else bad | rows
+    return np.empty(0, np.int64) if bad is None else np.flatnonzero(bad)
+
+
+_sum = np.add.reduce
+
+
+def _float_views(observations, obs_dtype):
+    """The floating-point parts of a batch of observation rows, as arrays with rows first."""
+    if observations.dtype.kind == 'f':
+        return (observations,)
+    if obs_dtype is None or observations.dtype != np.uint8 or not len(observations):
+        return ()
+    fields = _float_fields(np.dtype(obs_dtype))
+    if not fields:
+        return ()
+    struct = np.ascontiguousarray(observations).reshape(len(observations), -1).view(obs_dtype)[:, 0]
+    views = []
+    for path in fields:
+        view = struct
+        for name in path:
+            view = view[name]
+        views.append(view)
+    return views
+
+
+@functools.lru_cache(maxsize=64)
+def _float_fields(dtype):
+    """Field paths of the floating-point leaves of a structured dtype."""
+    if dtype.names is None:
+        base = dtype.subdtype[0] if dtype.subdtype else dtype
+        return ((),) if base.kind == 'f' else ()
+    return tuple((name, *path) for name in dtype.names for path in _float_fields(dtype.fields[name][0]))
 
 
 def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int) -> SimpleNamespace:
@@ -146,6 +271,8 @@ class PufferEnv:
                           owner=type(self).__name__)
         for name in BUFFER_NAMES:
             setattr(self, name, getattr(buf, name))
+        self._check_actions = ActionCheck(self.single_action_space, self.actions.shape, lambda: (
+            f'{self.describe()} (num_agents={self.num_agents}, action space {self.single_action_space})'))
 
     @property
     def observation_space(self) -> spaces.Space:
@@ -159,10 +286,10 @@ class PufferEnv:
         """How errors name this env."""
         return type(self).__name__
 
-    def copy_actions(self, actions) -> np.ndarray:
-        """Check caller-supplied actions and copy them into `self.actions` (a no-op for that array itself).
+    def copy_actions(self, actions) -> None:
+        """Check caller-supplied actions (see ActionCheck) and copy them into `self.actions`.
 
-        Out-of-range values are the env's to reject or clamp; int64 values beyond int32 wrap here.
+        A no-op for that array itself: a vector backend has already checked what it wrote there.
         """
         if actions is self.actions:
             return
@@ -170,9 +297,7 @@ class PufferEnv:
             actions = np.asarray(actions)
         if self.num_agents == 1 and actions.size == self.actions.size:
             actions = actions.reshape(self.actions.shape)  # a lone agent may pass one unbatched action
-        actions = check_actions(actions, self.actions.shape, self.actions.dtype.kind == 'i', lambda: (
-            f'{self.describe()} (num_agents={self.num_agents}, action space {self.single_action_space})'))
-        np.copyto(self.actions, actions, casting='unsafe')
+        np.copyto(self.actions, self._check_actions(actions), casting='unsafe')
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, list]:
         raise NotImplementedError

@@ -734,8 +734,8 @@ def stop_trials(grace=20.0):
 
 def _die_with_parent():
     """SIGTERM this trial when the process that started it dies (a SIGKILLed sweep leaves no orphans)."""
-    from pufferlib.vector import _set_parent_death_signal  # the Linux prctl the env workers use too
-    _set_parent_death_signal()
+    from pufferlib.vector import set_parent_death_signal  # the Linux prctl the env workers use too
+    set_parent_death_signal()
     if os.getppid() == 1:  # the parent died before the signal was set
         os.kill(os.getpid(), signal.SIGTERM)
 

@@ -38,16 +38,21 @@ from types import SimpleNamespace
 import numpy as np
 
 from pufferlib import registry
-from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, EnvError, MissingDependencyError, PufferEnv,
-                                 action_dtype, batched_space, check_actions, make_buffers)
+from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, ActionCheck, EnvError, MissingDependencyError,
+                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows)
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
 BUSY, DONE, ERROR, CLOSED = 1, 2, 3, 4
 
-# How long a blocked wait sleeps before checking that the other side is still alive. It bounds how
-# quickly a dead worker (or parent) is noticed: well inside the 2 s promised to users.
+# How often the parent checks that its workers are alive and within their step timeout, whether it
+# is blocked waiting or busy serving the workers that still answer; and how long a blocked worker
+# sleeps before checking its parent. It bounds how quickly a dead worker (or parent) is noticed:
+# well inside the 2 s promised to users.
 LIVENESS_CHECK_S = 0.2
+# Longest a worker may spend in one step or reset before the parent gives up on it (seconds).
+# Generous: it exists to turn a hang into an error, not to police slow envs.
+DEFAULT_STEP_TIMEOUT_S = 120.0
 
 
 # Between spins, hand the core to any other runnable process: on machines with fewer cores than
@@ -165,8 +170,8 @@ class VecEnv:
         self._closed = True  # until started, so a failing __init__ leaves nothing for close() to do
         self.env_creators = env_creators
         self.env_args, self.env_kwargs = tuple(env_args), dict(env_kwargs or {})
-        self.seed = seed
         self._configure(num_envs, num_workers, batch_size, zero_copy)
+        self.seed = self._check_seed(seed)
 
         # One probe env tells the spaces and agents per env before any buffer is allocated.
         probe = create_env(env_creators[0], self.env_args, self.env_kwargs, buf=None, seed=None)
@@ -185,8 +190,9 @@ class VecEnv:
         self.observation_space = batched_space(self.single_observation_space, self.agents_per_batch)
         self.action_space = batched_space(self.single_action_space, self.agents_per_batch)
         self.action_dtype = action_dtype(self.single_action_space)
-        self._action_shape = (self.agents_per_batch, *self.single_action_space.shape)
-        self._integer_actions = self.action_dtype.kind == 'i'
+        self._check_actions = ActionCheck(self.single_action_space,
+                                          (self.agents_per_batch, *self.single_action_space.shape),
+                                          self._describe_batch)
 
         self._ready = []          # workers whose last command finished, in completion order
         self._ready_infos = {}    # worker -> infos from its last command
@@ -228,8 +234,7 @@ class VecEnv:
         self._check_open()
         if seed is None and self._first_reset:
             seed = self.seed
-        if seed is not None and (not isinstance(seed, (int, np.integer)) or seed < 0):
-            raise APIUsageError(f'seed must be a non-negative integer or None, got {seed!r}')
+        seed = self._check_seed(seed)
         self._first_reset = False
         self._wait_all_idle()
         self._ready.clear()
@@ -241,6 +246,7 @@ class VecEnv:
 
     def recv(self) -> tuple:
         self._check_open()
+        self._heartbeat()
         if not self._inflight and not self._ready:
             if self._batches:
                 raise APIUsageError('recv() has nothing to wait for: every batch is with the caller; send() '
@@ -306,6 +312,12 @@ class VecEnv:
         obs, rewards, terminals, truncations, infos, _, _ = self.recv()
         return obs, rewards, terminals, truncations, infos
 
+    def nonfinite_rows(self, observations: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Positions (into the batch arrays, so `env_ids[positions]` are the rows) whose reward or any
+        floating-point observation value is NaN or +-inf; empty when all is finite, which costs one sum
+        per array. See pufferlib.pufferenv.nonfinite_rows."""
+        return nonfinite_rows(observations, rewards, self.obs_dtype)
+
     def __enter__(self):
         return self
 
@@ -324,8 +336,11 @@ class VecEnv:
         if self._closed:
             raise APIUsageError(f'{type(self).__name__} is closed')
 
-    def _check_actions(self, actions):
-        return check_actions(actions, self._action_shape, self._integer_actions, self._describe_batch)
+    def _heartbeat(self):
+        """Called on every recv(); backends with workers check their health here (see Multiprocessing)."""
+
+    def _check_seed(self, seed):
+        return check_seed(seed, lambda: type(self).__name__, self.num_envs)
 
     def _describe_batch(self):
         return (f'{type(self).__name__} (one action row per agent in the batch: {self.batch_size} envs x '
@@ -464,8 +479,25 @@ def _allocate_shared(specs):
     return region, arrays
 
 
-def _set_parent_death_signal():
-    """Ask Linux to SIGTERM this worker when its parent dies, so a killed trainer leaves no orphans."""
+NO_DEADLINE = float('inf')
+
+
+def _check_step_timeout(step_timeout):
+    if step_timeout is None:
+        return None
+    if isinstance(step_timeout, bool) or not isinstance(step_timeout, (int, float)) or not (
+            0 <= step_timeout < float('inf')):
+        raise APIUsageError('step_timeout must be a number of seconds >= 0 (0 or None: no limit), got '
+                            f'{step_timeout!r}')
+    return float(step_timeout) or None
+
+
+def set_parent_death_signal():
+    """Ask Linux to SIGTERM this process when its parent dies, so a killed trainer leaves no orphans.
+
+    Call it first thing in a child process (env workers, sweep trials). A no-op where prctl is
+    missing (not Linux): there, children must be closed by their parent.
+    """
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -504,7 +536,7 @@ def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agent
 def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, done, conn,
                parent_pid, spin_s):
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
-    _set_parent_death_signal()
+    set_parent_death_signal()
     status, commands, has_info, seeds = shared.status, shared.commands, shared.has_info, shared.seeds
 
     def fail():
@@ -563,7 +595,9 @@ class Multiprocessing(VecEnv):
     """
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, spin_us=200, local_worker=False):
+                 batch_size=None, zero_copy=True, seed=None, spin_us=200, local_worker=False,
+                 step_timeout=DEFAULT_STEP_TIMEOUT_S):
+        self.step_timeout = _check_step_timeout(step_timeout)
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
         cores = cpu_count()
         if self.num_workers > cores:
@@ -610,7 +644,8 @@ class Multiprocessing(VecEnv):
             self._proc_workers.append(w)
         self._closed = False
         _OPEN.add(self)
-        self._inflight = dict.fromkeys(remote)
+        self._next_check = 0.0
+        self._inflight = dict.fromkeys(remote, NO_DEADLINE)  # building envs has no time limit
         try:
             if local_worker:  # after the fork, so children do not inherit these envs
                 self._local_envs = _build_worker_envs(0, env_creators, self.env_args, self.env_kwargs,
@@ -625,15 +660,17 @@ class Multiprocessing(VecEnv):
 
     def _dispatch(self, workers, command, seed=None):
         shared = self.shared
+        deadline = time.monotonic() + self.step_timeout if self.step_timeout else NO_DEADLINE
         for w in workers:
             if command == RESET:
                 shared.seeds[w] = -1 if seed is None else seed + w * self.envs_per_worker
             shared.commands[w] = command
             shared.status[w] = BUSY
-            self._inflight[w] = None
             if w == 0 and self.local_worker:
-                self._local_command = command  # run by _collect, once the others are on their way
+                self._inflight[w] = NO_DEADLINE  # it runs in this process, when _collect gets to it
+                self._local_command = command
             else:
+                self._inflight[w] = deadline
                 self._go[w].release()
 
     def _run_local(self):
@@ -652,7 +689,15 @@ class Multiprocessing(VecEnv):
         self._ready.append(0)
 
     def _acquire_done(self):
-        self._waiter.wait(self._check_alive)
+        self._waiter.wait(self._check_health)
+
+    def _heartbeat(self):
+        # A pool can be served for ever by the workers that still answer, so a dead or hung one is
+        # looked for here too, not only while blocked: one clock read per recv, a check every 0.2 s.
+        now = time.monotonic()
+        if now >= self._next_check:
+            self._next_check = now + LIVENESS_CHECK_S
+            self._check_health()
 
     def _collect(self):
         """Wait until at least one in-flight worker finishes and move it to the ready list."""
@@ -689,27 +734,47 @@ class Multiprocessing(VecEnv):
     def _recv_bytes(self, w):
         conn = self._conns[w]
         while not conn.poll(LIVENESS_CHECK_S):
-            self._check_alive()
+            self._check_health()
         try:
             return conn.recv_bytes()
         except EOFError:
-            self._check_alive()
+            self._check_health()
             raise
 
-    def _check_alive(self):
+    def _check_health(self):
+        """Raise if a worker died or overran its step timeout; True otherwise (the Waiter's check)."""
+        status = self.shared.status
         for w, proc in zip(self._proc_workers, self.processes):
-            if proc.exitcode is not None and self.shared.status[w] != CLOSED:
-                if self.shared.status[w] == ERROR:
+            if proc.exitcode is not None and status[w] != CLOSED:
+                if status[w] == ERROR:
                     self._raise_worker_error(w)
                 code = proc.exitcode
                 how = (f'was killed by signal {signal.Signals(-code).name}' if code < 0
                        else f'exited with code {code}')
+                if code == -signal.SIGKILL:
+                    how += (' (SIGKILL usually comes from outside the env: the kernel\'s out-of-memory killer, '
+                            'see `dmesg`, or a job scheduler)')
                 envs = self._env_range(w)
                 self.close()
-                raise EnvError(f'Multiprocessing worker {w} (envs {envs}) {how}. The vector env is closed; '
-                               'if this was a crash in the env, run it with backend="Serial" to debug it in '
-                               'this process.')
+                raise EnvError(f'Multiprocessing worker {w} (envs {envs}) {how}. The vector env is closed and '
+                               'its other workers stopped. If this was a crash in the env, run it with '
+                               'backend="Serial" to debug it in this process.')
+        now = time.monotonic()
+        for w, deadline in self._inflight.items():
+            if now > deadline and status[w] == BUSY:
+                self._raise_timeout(w)
         return True
+
+    def _raise_timeout(self, w):
+        what = 'reset' if self.shared.commands[w] == RESET else 'step'
+        envs = self._env_range(w)
+        self.processes[self._proc_workers.index(w)].kill()  # it would not answer close()
+        self.close()
+        raise EnvError(f'Multiprocessing worker {w} (envs {envs}) spent more than step_timeout={self.step_timeout:g} s '
+                       f'in one {what}, so it was stopped and the vector env is closed. An env that blocks (on a '
+                       'socket, a lock, a child process, input()) hangs training: run it with backend="Serial" to '
+                       'see where it waits, or, if its steps are legitimately this slow, raise step_timeout '
+                       '(vec.step_timeout in a config; 0 turns the limit off).')
 
     def _env_range(self, w):
         return f'{w * self.envs_per_worker}-{(w + 1) * self.envs_per_worker - 1}'
@@ -806,12 +871,14 @@ class Ray(VecEnv):
     """
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, address=None):
+                 batch_size=None, zero_copy=True, seed=None, address=None, step_timeout=DEFAULT_STEP_TIMEOUT_S):
         try:
             import ray
         except ImportError:
-            raise MissingDependencyError('the Ray backend needs ray: pip install "pufferlib[ray]"') from None
+            raise MissingDependencyError('the Ray backend needs ray: pip install -c constraints.txt -e ".[ray]" '
+                                         '(in your pufferlib checkout)') from None
         self._ray = ray
+        self.step_timeout = _check_step_timeout(step_timeout)
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
@@ -829,23 +896,34 @@ class Ray(VecEnv):
         # served by the early actors alone while the others are still starting.
         for w, actor in enumerate(self.actors):
             self._pending[actor.ready.remote()] = w
-            self._inflight[w] = None
+            self._inflight[w] = NO_DEADLINE  # building envs has no time limit
         self._wait_all_idle()
         self._ready.clear()
 
     def _dispatch(self, workers, command, seed=None):
         r = self.rows_per_worker
+        deadline = time.monotonic() + self.step_timeout if self.step_timeout else NO_DEADLINE
         for w in workers:
             if command == STEP:
                 ref = self.actors[w].step.remote(self.buffers.actions[w * r:(w + 1) * r].copy())
             else:
                 ref = self.actors[w].reset.remote(None if seed is None else seed + w * self.envs_per_worker)
             self._pending[ref] = w
-            self._inflight[w] = None
+            self._inflight[w] = deadline
 
     def _collect(self):
         ray = self._ray
-        ready, _ = ray.wait(list(self._pending), num_returns=1)
+        first_deadline = min(self._inflight.values())
+        timeout = None if first_deadline == NO_DEADLINE else max(0.0, first_deadline - time.monotonic())
+        ready, _ = ray.wait(list(self._pending), num_returns=1, timeout=timeout)
+        if not ready:
+            w = min(self._inflight, key=self._inflight.get)
+            envs = f'{w * self.envs_per_worker}-{(w + 1) * self.envs_per_worker - 1}'
+            self.close()
+            raise EnvError(f'Ray worker {w} (envs {envs}) spent more than step_timeout={self.step_timeout:g} s in '
+                           'one step or reset, so it was stopped and the vector env is closed. An env that blocks '
+                           'hangs training: run it with backend="Serial" to see where it waits, or raise '
+                           'step_timeout (vec.step_timeout in a config; 0 turns the limit off).')
         r = self.rows_per_worker
         for ref in ready:
             w = self._pending.pop(ref)
@@ -911,7 +989,9 @@ def make(env_creator: str | Callable | Sequence[Callable], backend: str | type =
         divide num_envs; Serial ignores it).
     batch_size: envs per recv (default num_envs: synchronous).
     backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 200) and
-        `local_worker=` (run worker 0's envs in this process; see Multiprocessing); Ray `address=`.
+        `local_worker=` (run worker 0's envs in this process; see Multiprocessing); Ray `address=`;
+        both `step_timeout=` (seconds a worker may spend in one step or reset before the vector env
+        raises EnvError naming it; default 120, 0 or None for no limit; Serial has none).
     """
     cls = resolve_backend(backend)
     common = inspect.signature(VecEnv.__init__).parameters

@@ -15,7 +15,7 @@ class SampleEnv(gymnasium.Env):
 
     def __init__(self, observation_space, action_space=None, length=5):
         self.observation_space = observation_space
-        self.action_space = action_space or spaces.Discrete(2)
+        self.action_space = spaces.Discrete(2) if action_space is None else action_space  # Dict({}) is falsy
         self.length = length
         self.emitted = []
 
@@ -130,4 +130,35 @@ class FaultyEnv(gymnasium.Env):
                 os.kill(os.getpid(), signal.SIGKILL)
             if self.mode == 'hang':
                 time.sleep(3600)
+            if self.mode == 'slow':
+                time.sleep(0.2)
         return np.zeros(3, np.float32), 0.0, False, False, {}
+
+
+class NonFiniteEnv(gymnasium.Env):
+    """Finite everywhere, except from step `at` on: a NaN reward ('reward') or an inf observation
+    value ('obs'). `structured`: a Dict observation of a float leaf beside uint8 ones, laid out as
+    bytes by emulation; the ints are 0xFF bytes, which would read as NaN if taken for floats."""
+
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, what=None, at=3, structured=False):
+        self.what, self.at, self.structured, self.t = what, at, structured, 0
+        pos = spaces.Box(-np.inf, np.inf, (3,), np.float32)
+        self.observation_space = spaces.Dict({'count': spaces.Box(0, 255, (4,), np.uint8), 'pos': pos}) \
+            if structured else pos
+
+    def _ob(self):
+        bad = self.what == 'obs' and self.t >= self.at
+        pos = np.array([0.5, np.inf if bad else 1.0, self.t], np.float32)
+        return {'count': np.full(4, 255, np.uint8), 'pos': pos} if self.structured else pos
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.t = 0
+        return self._ob(), {}
+
+    def step(self, action):
+        self.t += 1
+        reward = float('nan') if self.what == 'reward' and self.t >= self.at else 1.0
+        return self._ob(), reward, False, False, {}

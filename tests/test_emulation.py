@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pufferlib
+import pufferlib.vector
 from pufferlib import emulation
 from pufferlib.emulation import GymnasiumAdapter, GymnasiumPufferEnv, Nativizer, PettingZooPufferEnv
 
@@ -182,6 +183,45 @@ def test_infos_only_at_episode_end_with_stats():
     assert seen == [{'score': 4.0, 'episode_return': 4.0, 'episode_length': 4}] * 3
 
 
+def test_adapter_follows_gymnasium_episode_semantics():
+    """Through GymnasiumAdapter an emulated env behaves as the env itself: the final observation on the
+    episode-ending step, no step until reset(), and an unseeded reset() continuing the same RNG."""
+    adapter = GymnasiumAdapter(GymnasiumPufferEnv(env=SampleEnv(spaces.Box(0, 1, (2,)), length=3)))
+    twin = SampleEnv(spaces.Box(0, 1, (2,)), length=3)  # its own space: SampleEnv samples from it
+    for seed in (5, None):
+        np.testing.assert_array_equal(adapter.reset(seed=seed)[0], twin.reset(seed=seed)[0])
+        for _ in range(3):
+            ob, reward, terminated, truncated, _ = adapter.step(1)
+            ob2, reward2, terminated2, truncated2, _ = twin.step(1)
+            np.testing.assert_array_equal(ob, ob2)
+            assert (reward, terminated, truncated) == (reward2, terminated2, truncated2)
+        assert terminated
+        with pytest.raises(pufferlib.APIUsageError, match=r'step\(\) after the episode ended.*call reset'):
+            adapter.step(1)
+
+
+def test_adapter_over_an_ocean_env_waits_for_reset():
+    adapter = GymnasiumAdapter(pufferlib.make('puffer_cartpole'))
+    adapter.reset(seed=1)
+    for _ in range(10_000):
+        _, _, terminated, truncated, _ = adapter.step(0)
+        if terminated or truncated:
+            break
+    assert terminated or truncated
+    with pytest.raises(pufferlib.APIUsageError, match='call reset'):
+        adapter.step(0)
+    adapter.reset()
+    adapter.step(1)
+
+
+def test_adapter_checks_every_action():
+    adapter = GymnasiumAdapter(GymnasiumPufferEnv(env=gymnasium.make('Pendulum-v1')))
+    adapter.reset(seed=0)
+    adapter.step(np.array([0.5], np.float32))
+    with pytest.raises(pufferlib.APIUsageError, match='NaN or inf'):
+        adapter.step(np.array([np.nan], np.float32))
+
+
 def test_same_step_autoreset_returns_next_episode_observation():
     env = GymnasiumPufferEnv(env=SampleEnv(spaces.Box(0, 1, (2,)), length=2))
     env.reset(seed=0)
@@ -282,6 +322,134 @@ def test_bad_actions(actions, match):
     env.reset(seed=0)
     with pytest.raises(pufferlib.APIUsageError, match=match):
         env.step(actions)
+
+
+@pytest.mark.parametrize('action', [np.array([2**32], np.int64), np.array([-1]), np.array([2], np.int8),
+                                    np.array([2**64 - 1], np.uint64)])
+def test_out_of_range_discrete_actions_are_refused_on_every_step(action):
+    env = pufferlib.make('CartPole-v1')
+    env.reset(seed=0)
+    env.step(np.zeros(1, np.int32))
+    with pytest.raises(pufferlib.APIUsageError, match=rf'action {action[0]} for agent row 0 is outside Discrete\(2\)'):
+        env.step(action)
+
+
+def test_multidiscrete_actions_are_checked_per_dimension():
+    env = GymnasiumPufferEnv(env=SampleEnv(spaces.Box(0, 1, (1,)), spaces.MultiDiscrete([2, 5])))
+    env.reset(seed=0)
+    env.step(np.array([1, 4]))
+    with pytest.raises(pufferlib.APIUsageError, match=r'action 2 for agent row 0 is outside.*action < 2\)'):
+        env.step(np.array([2, 4]))
+
+
+def test_nan_box_actions_are_refused_on_every_step():
+    env = GymnasiumPufferEnv(env=gymnasium.make('Pendulum-v1'))
+    env.reset(seed=0)
+    for _ in range(3):
+        env.step(np.array([[0.5]], np.float32))
+    for bad in (np.nan, -np.inf):
+        with pytest.raises(pufferlib.APIUsageError, match=r'NaN or inf at agent rows \[0\]'):
+            env.step(np.array([[bad]], np.float32))
+
+
+class ShrinksLater(gymnasium.Env):
+    """A right first observation, then `bad` on every step from step `at` on."""
+
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, space, bad, at=2):
+        self.observation_space, self.bad, self.at, self.t = space, bad, at, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.observation_space.seed(0)
+        self.t = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        self.t += 1
+        ob = self.bad if self.t >= self.at else self.observation_space.sample()
+        return ob, 0.0, False, False, {}
+
+
+BOX4 = spaces.Box(-1, 1, (4,), np.float32)
+
+
+@pytest.mark.parametrize('space, bad, match', [
+    (BOX4, np.full(1, 0.5, np.float32), r'<root>: expected shape \(4,\) dtype float32, got shape \(1,\)'),
+    (BOX4, np.float32(0.5), r'<root>: expected shape \(4,\) dtype float32, got shape \(\)'),
+    (BOX4, 0.5, r'got shape \(\)'),
+    (spaces.Dict({'id': spaces.Discrete(5), 'pos': spaces.Box(-1, 1, (3,), np.float32)}),
+     {'id': 2, 'pos': np.zeros(1, np.float32)}, r'pos: expected shape \(3,\) dtype float32, got shape \(1,\)'),
+    (spaces.Tuple([spaces.MultiDiscrete([3, 3]), spaces.Discrete(2)]), (np.int64(1), 0), r'0: expected shape \(2,\)'),
+])
+def test_observation_of_another_shape_is_refused_on_every_step(space, bad, match):
+    """numpy would broadcast a (1,)-shaped or scalar observation into every feature of the row."""
+    env = GymnasiumPufferEnv(env=ShrinksLater(space, bad))
+    env.reset(seed=0)
+    env.step(np.zeros(1, np.int32))
+    with pytest.raises(pufferlib.SpaceError, match=match):
+        env.step(np.zeros(1, np.int32))
+
+
+def test_observations_without_a_shape_attribute_still_work():
+    """The per-step shape check is a fast comparison backed by an exact one: lists of the right
+    shape pass."""
+    env = GymnasiumPufferEnv(env=ShrinksLater(BOX4, [0.1, 0.2, 0.3, 0.4]))
+    env.reset(seed=0)
+    for _ in range(3):
+        obs = env.step(np.zeros(1, np.int32))[0]
+    np.testing.assert_allclose(obs[0], [0.1, 0.2, 0.3, 0.4])
+    space = spaces.Dict({'pos': spaces.Box(-1, 1, (2,), np.float32)})
+    env = GymnasiumPufferEnv(env=ShrinksLater(space, {'pos': [0.25, 0.5]}))
+    env.reset(seed=0)
+    for _ in range(3):
+        obs = env.step(np.zeros(1, np.int32))[0]
+    np.testing.assert_allclose(obs[0], [0.25, 0.5])
+
+
+def test_multiagent_observation_of_another_shape_is_refused():
+    class Shrinks(DyingAgentsEnv):
+        def _ob(self, agent):
+            return np.ones(1, np.float32) if self.t == 2 else super()._ob(agent)
+    env = PettingZooPufferEnv(env=Shrinks())
+    env.reset(seed=0)
+    env.step(np.zeros(3, np.int32))
+    with pytest.raises(pufferlib.SpaceError, match=r"agent 'a'.*expected shape \(2,\)"):
+        env.step(np.zeros(3, np.int32))
+
+
+@pytest.mark.parametrize('obs_space, act_space, match', [
+    (spaces.Dict({}), spaces.Discrete(2), r'observation space Dict\(\) holds no values'),
+    (spaces.Tuple([]), spaces.Discrete(2), r'observation space Tuple\(\) holds no values'),
+    (spaces.Box(0, 1, (1,)), spaces.Dict({}), r'action space Dict\(\) holds no actions'),
+])
+def test_empty_spaces_give_one_clear_error(obs_space, act_space, match):
+    with pytest.raises(pufferlib.SpaceError, match=match):
+        GymnasiumPufferEnv(env=SampleEnv(obs_space, act_space))
+    with pytest.raises(pufferlib.SpaceError, match=match):
+        pufferlib.vector.make(lambda: SampleEnv(obs_space, act_space), backend='Multiprocessing', num_envs=2)
+
+
+SINGLE_ENVS = {
+    'gymnasium': lambda seed=None: pufferlib.make('CartPole-v1', seed=seed),
+    'pettingzoo': lambda seed=None: PettingZooPufferEnv(env=DyingAgentsEnv(), seed=seed),
+    'ocean': lambda seed=None: pufferlib.make('puffer_cartpole', seed=seed),
+}
+
+
+@pytest.mark.parametrize('kind', list(SINGLE_ENVS))
+def test_seed_rule_is_the_vector_envs_one(kind):
+    """Seeds are 64-bit: 2**70 is refused as in every vector backend (see test_vector), not passed on
+    to be folded or accepted differently by each env, and the largest seed works."""
+    for bad in (2**70, 2**63, -1, 1.5, True):
+        with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63 - 1\]'):
+            SINGLE_ENVS[kind](seed=bad)
+    env = SINGLE_ENVS[kind]()
+    with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63 - 1\]'):
+        env.reset(seed=2**70)
+    first = env.reset(seed=2**63 - 1)[0].copy()
+    np.testing.assert_array_equal(env.reset(seed=2**63 - 1)[0], first)
 
 
 def test_first_observation_mismatch_names_the_key():

@@ -146,6 +146,50 @@ def test_binding_full(name, backend, test_rom):
     run_binding(name, backend, kwargs, 1000)
 
 
+# --- seeding ---------------------------------------------------------------------------------
+
+NLE_ENVS = ['nethack', 'minihack_room']
+
+
+@pytest.mark.parametrize('name', NLE_ENVS)
+def test_nle_envs_honor_the_seed(name):
+    """NLE seeds only its Python RNG from reset(seed); the game's own RNGs came from the clock."""
+    from gymnasium.utils.env_checker import check_env
+    from pufferlib.emulation import GymnasiumAdapter
+    kwargs, _ = need(name)
+    env = pufferlib.make(name, **kwargs)
+    first = env.reset(seed=1)[0].copy()
+    np.testing.assert_array_equal(env.reset(seed=1)[0], first)
+    np.testing.assert_array_equal(pufferlib.make(name, **kwargs).reset(seed=1)[0], first)
+    assert not np.array_equal(env.reset(seed=2)[0], first)
+    env.close()
+    check_env(GymnasiumAdapter(pufferlib.make(name, **kwargs)), skip_render_check=True)
+
+
+@pytest.mark.parametrize('name', NLE_ENVS)
+def test_nle_envs_agree_in_serial_and_multiprocessing(name):
+    """Same seed, same actions: same observations and rewards in both backends, across episode ends
+    (the seeds of the episodes after an autoreset follow from the first)."""
+    kwargs, _ = need(name)
+    kwargs['max_episode_steps'] = 10
+    runs = []
+    for backend in ('Serial', 'Multiprocessing'):
+        with pufferlib.vector.make(name, backend=backend, num_envs=2, num_workers=2, env_kwargs=kwargs) as vecenv:
+            obs, _ = vecenv.reset(seed=7)
+            seen, ends = [obs.copy()], 0
+            for actions in random_actions(vecenv.single_action_space, 2, 25, seed=3):
+                obs, rewards, terminals, truncations, _ = vecenv.step(actions.astype(vecenv.action_dtype))
+                seen.append((obs.copy(), rewards.copy()))
+                ends += int((terminals | truncations).sum())
+            runs.append((seen, ends))
+    (serial, serial_ends), (multi, multi_ends) = runs
+    assert serial_ends >= 2 and serial_ends == multi_ends
+    np.testing.assert_array_equal(serial[0], multi[0])
+    for (obs_s, rew_s), (obs_m, rew_m) in zip(serial[1:], multi[1:]):
+        np.testing.assert_array_equal(obs_s, obs_m)
+        np.testing.assert_array_equal(rew_s, rew_m)
+
+
 # --- registry, names and errors --------------------------------------------------------------
 
 def test_every_family_lists_names_without_its_packages(monkeypatch):
@@ -215,6 +259,26 @@ def test_pokemon_wrong_rom_is_refused(monkeypatch, test_rom, tmp_path):
     short.write_bytes(b'\x00' * 100)
     with pytest.raises(APIUsageError, match='not a Game Boy ROM'):
         pufferlib.make('pokemon_red', rom_path=str(short))
+
+
+def test_pokemon_rom_with_a_bad_header_checksum_gives_our_error(tmp_path):
+    """Checked before PyBoy is imported or started (it would refuse the ROM with its own traceback),
+    and even with check_rom=False, which only skips the title check."""
+    rom = bytearray(build_gb_rom(title=b'POKEMON RED'))
+    rom[0x14D] ^= 0xFF
+    path = tmp_path / 'corrupt.gb'
+    path.write_bytes(bytes(rom))
+    for check_rom in (True, False):
+        with pytest.raises(APIUsageError, match=r'not a valid Game Boy ROM: its header checksum \(byte 0x14D\)'):
+            pufferlib.make('pokemon_red', rom_path=str(path), check_rom=check_rom)
+
+
+def test_pokemon_rom_that_pyboy_refuses_gives_our_error(tmp_path):
+    pytest.importorskip('pyboy', reason='pip install "pufferlib[pokemon]"')
+    path = tmp_path / 'odd_cartridge.gb'
+    path.write_bytes(build_gb_rom(cartridge_type=0xFD))  # a valid header naming a mapper PyBoy lacks
+    with pytest.raises(APIUsageError, match='PyBoy cannot load the ROM .*odd_cartridge.gb'):
+        pufferlib.make('pokemon_red', rom_path=str(path), check_rom=False)
 
 
 def test_pokemon_rom_from_env_var_and_title_check(monkeypatch, tmp_path):

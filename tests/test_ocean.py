@@ -204,17 +204,37 @@ def _clip(actions, space):
     return np.clip(actions, 0, high).astype(np.int32)
 
 
+def rollout_raw(env, actions):
+    """Like rollout, but each action array is written straight into the env's buffer, unchecked, as
+    anything sharing that memory could do; step() then takes it as it is."""
+    obs, rew, term, trunc = [env.observations.copy()], [], [], []
+    for a in actions:
+        env.actions[...] = a
+        o, r, t, tr, _ = env.step(env.actions)
+        obs.append(o.copy()), rew.append(r.copy()), term.append(t.copy()), trunc.append(tr.copy())
+    return np.array(obs), np.array(rew), np.array(term), np.array(trunc)
+
+
 @pytest.mark.parametrize('name', ALL)
 def test_out_of_range_actions_are_clamped(name):
-    """Garbage actions behave exactly like the nearest valid action: clamped, never an index."""
+    """Garbage in the action buffer behaves exactly like the nearest valid action: clamped by the C
+    env, never an index. (step() itself refuses such actions: see the next test.)"""
     wild, tame = make(name, num_envs=2, seed=5), make(name, num_envs=2, seed=5)
     rng = np.random.default_rng(0)
     shape = (2000, *wild.actions.shape)
     extremes = np.array([np.iinfo(np.int32).min, -1_000_000, -1, 0, 1, 2, 3, 7, 64, np.iinfo(np.int32).max])
     actions = np.where(rng.random(shape) < 0.5, rng.choice(extremes, size=shape),
                        rng.integers(-5, 12, size=shape)).astype(np.int32)
-    for x, y in zip(rollout(wild, actions), rollout(tame, _clip(actions, tame.single_action_space))):
+    for x, y in zip(rollout_raw(wild, actions), rollout(tame, _clip(actions, tame.single_action_space))):
         np.testing.assert_array_equal(x, y)
+
+
+@pytest.mark.parametrize('bad', [-1, 2**32, 2**31])
+def test_step_refuses_out_of_range_actions(bad):
+    env = make('cartpole', num_envs=2, seed=5)
+    with pytest.raises(APIUsageError, match=f'action {bad} for agent row 1 is outside Discrete'):
+        env.step(np.array([0, bad], np.int64))
+    assert (env.actions == 0).all()  # nothing reached the buffer, let alone wrapped to 0 and stepped
 
 
 @pytest.mark.parametrize('name', ALL)

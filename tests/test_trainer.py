@@ -166,6 +166,16 @@ def test_corrupt_and_mismatched_checkpoints_are_clear_errors(tmp_path):
         training.load_checkpoint(str(tmp_path / 'missing.pt'))
 
 
+@pytest.mark.parametrize('backend, flag, expected', [('Multiprocessing', [], 120.0),
+                                                     ('Multiprocessing', ['--vec.step-timeout', '7.5'], 7.5),
+                                                     ('Multiprocessing', ['--vec.step-timeout', '0'], None),
+                                                     ('Serial', ['--vec.step-timeout', '7.5'], None)])
+def test_vec_step_timeout_reaches_the_vector_env(backend, flag, expected):
+    config = configuration.load('CartPole-v1', ['--vec.backend', backend, '--vec.num-envs', '2', *flag])
+    with training.make_vecenv('CartPole-v1', config) as vecenv:
+        assert getattr(vecenv, 'step_timeout', None) == expected
+
+
 def test_worker_crash_ends_the_run_with_a_message_and_a_usable_checkpoint(capsys):
     config = configuration.load('CartPole-v1', ['--vec.num-envs', '2', '--vec.num-workers', '2',
                                                 '--train.bptt-horizon', '8', '--train.minibatch-size', '16',

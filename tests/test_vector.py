@@ -1,5 +1,6 @@
 import functools
 import gc
+import multiprocessing.synchronize
 import os
 import signal
 import subprocess
@@ -7,6 +8,7 @@ import sys
 import textwrap
 import time
 from collections import defaultdict
+from multiprocessing import shared_memory
 
 import numpy as np
 import psutil
@@ -15,7 +17,7 @@ import pytest
 import pufferlib
 import pufferlib.vector as pv
 
-from envs import DyingAgentsEnv, FaultyEnv
+from envs import DyingAgentsEnv, FaultyEnv, NonFiniteEnv
 
 HERE = os.path.dirname(__file__)
 
@@ -35,14 +37,21 @@ def rollout(vecenv, steps, seed=0):
     return seen
 
 
-def assert_same_trajectories(a, b):
-    assert set(a) == set(b)
-    for row in a:
-        length = min(len(a[row]), len(b[row]))
-        assert length > 5
-        for (oa, ra, ta, ma), (ob, rb, tb, mb) in zip(a[row][:length], b[row][:length]):
+def assert_same_trajectories(expected, got):
+    """Every transition `got` saw equals the reference's at the same step of the same row.
+
+    How many steps each row took depends on scheduling, so only the steps a row did take are
+    compared; `expected` must have at least as many per row (run it for as many recv calls).
+    """
+    assert set(got) <= set(expected)
+    compared = 0
+    for row, transitions in got.items():
+        assert len(transitions) <= len(expected[row])
+        for (oa, ra, ta, ma), (ob, rb, tb, mb) in zip(expected[row], transitions):
             np.testing.assert_array_equal(oa, ob)
             assert (ra, ta, ma) == (rb, tb, mb)
+            compared += 1
+    assert compared == sum(len(t) for t in got.values()) > 0
 
 
 def worker_pids(vecenv):
@@ -67,15 +76,33 @@ def gone(pids, timeout=3.0):
 
 
 @pytest.fixture
-def no_leaks():
-    shm_before = set(os.listdir('/dev/shm'))
-    yield
+def no_leaks(monkeypatch):
+    """No child process of ours outlives the test, and no shared-memory name we created stays in /dev/shm.
+
+    Only our own: other programs on the machine create and remove /dev/shm entries all the time.
+    Every named semaphore and SharedMemory block this process creates is recorded as it is made.
+    """
+    created = []
+    make_name = multiprocessing.synchronize.SemLock._make_name
+
+    def record_semaphore():
+        created.append('sem.' + make_name().lstrip('/'))
+        return created[-1][len('sem.'):]
+    monkeypatch.setattr(multiprocessing.synchronize.SemLock, '_make_name', staticmethod(record_semaphore))
+    shm_init = shared_memory.SharedMemory.__init__
+
+    def record_shared_memory(self, *args, **kwargs):
+        shm_init(self, *args, **kwargs)
+        created.append(self._name.lstrip('/'))
+    monkeypatch.setattr(shared_memory.SharedMemory, '__init__', record_shared_memory)
+    yield created
     gc.collect()
+    # Ray's and multiprocessing's resource tracker are long-lived helpers of this process by design.
     leftover = [c for c in psutil.Process().children(recursive=True)
                 if c.name().startswith('python') and c.status() != psutil.STATUS_ZOMBIE
-                and 'ray' not in ' '.join(c.cmdline())]
+                and not any(part in ' '.join(c.cmdline()) for part in ('ray', 'resource_tracker'))]
     assert not leftover, f'child processes left behind: {leftover}'
-    assert set(os.listdir('/dev/shm')) - shm_before == set()
+    assert [name for name in created if os.path.exists(os.path.join('/dev/shm', name))] == []
 
 
 # --- same results from every backend and mode --------------------------------------------------
@@ -90,19 +117,29 @@ def no_leaks():
     dict(backend='Multiprocessing', num_workers=4, batch_size=4, zero_copy=False, local_worker=True),
 ])
 def test_backends_match_serial(options, no_leaks):
-    with pv.make('CartPole-v1', backend='Serial', num_envs=8) as serial:
-        expected = rollout(serial, 60)
     with pv.make('CartPole-v1', num_envs=8, **options) as vecenv:
         steps = 60 * 8 // vecenv.batch_size
-        assert_same_trajectories(expected, rollout(vecenv, steps))
+        got = rollout(vecenv, steps)
+    with pv.make('CartPole-v1', backend='Serial', num_envs=8) as serial:
+        assert_same_trajectories(rollout(serial, steps), got)
 
 
 def test_multiagent_env_in_workers(no_leaks):
     with pv.make(DyingAgentsEnv, backend='Serial', num_envs=4) as serial:
-        expected = rollout(serial, 20)
+        expected = rollout(serial, 40)
     with pv.make(DyingAgentsEnv, backend='Multiprocessing', num_envs=4, num_workers=2, batch_size=2) as vecenv:
         assert vecenv.num_agents == 12 and vecenv.agents_per_batch == 6
         assert_same_trajectories(expected, rollout(vecenv, 40))
+
+
+def test_no_leaks_records_our_shared_memory_names(no_leaks):
+    """The fixture's hooks still see what multiprocessing creates, so its check is not vacuous."""
+    with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2) as vecenv:
+        vecenv.reset(0)
+    block = shared_memory.SharedMemory(create=True, size=64)
+    assert any(name.startswith('sem.') for name in no_leaks) and block.name.lstrip('/') in no_leaks
+    block.close()
+    block.unlink()
 
 
 def test_step_api_and_infos_cross_processes(no_leaks):
@@ -185,13 +222,84 @@ def test_worker_failure_raises_quickly_and_cleans_up(mode, match, no_leaks):
         vecenv.step(np.zeros(4, np.int32))
 
 
-@pytest.mark.parametrize('local_worker', [False, True])
-def test_worker_killed_from_outside(local_worker, no_leaks):
-    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2, local_worker=local_worker)
-    vecenv.reset(0)
-    os.kill(vecenv.processes[-1].pid, signal.SIGKILL)  # worker 1, whether or not worker 0 is local
-    with pytest.raises(pufferlib.EnvError, match='worker 1 .* killed by signal SIGKILL'):
-        for _ in range(1000):
+KILL_MODES = {
+    'sync': dict(),
+    'sync, local worker': dict(local_worker=True),
+    'pool': dict(batch_size=2),
+    'pool, copies': dict(batch_size=2, zero_copy=False),
+    'pool, local worker': dict(batch_size=2, local_worker=True),
+    'pool, local worker, copies': dict(batch_size=2, local_worker=True, zero_copy=False),
+}
+
+
+@pytest.mark.parametrize('parent', ['spinning', 'blocked'])
+@pytest.mark.parametrize('mode', list(KILL_MODES))
+def test_worker_killed_from_outside_raises_within_2s(mode, parent, no_leaks):
+    """4 envs on 2 workers; worker 1 (envs 2-3) is SIGKILLed. In a pool the parent could be served by
+    worker 0 alone for ever ('spinning'), or wait for worker 1 only ('blocked': worker 0's batch is
+    held by the caller); either way it must notice."""
+    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=4, num_workers=2, **KILL_MODES[mode])
+    pids = worker_pids(vecenv)
+    n = vecenv.agents_per_batch
+    vecenv.async_reset(0)
+    ids = vecenv.recv()[5].copy()
+    if parent == 'blocked' and not vecenv.synchronous:
+        while ids[0] != 0:  # hold worker 0's batch, so only worker 1 can answer the next recv
+            vecenv.send(np.zeros(n, np.int32), ids)
+            ids = vecenv.recv()[5].copy()
+        other = vecenv.recv()[5].copy()
+        os.kill(vecenv.processes[-1].pid, signal.SIGKILL)
+        start = time.monotonic()
+        vecenv.send(np.zeros(n, np.int32), other)
+        with pytest.raises(pufferlib.EnvError, match=r'worker 1 \(envs 2-3\) was killed by signal SIGKILL'):
+            vecenv.recv()
+    else:
+        os.kill(vecenv.processes[-1].pid, signal.SIGKILL)
+        start = time.monotonic()
+        with pytest.raises(pufferlib.EnvError, match=r'worker 1 \(envs 2-3\) was killed by signal SIGKILL'):
+            while time.monotonic() - start < 10:
+                vecenv.send(np.zeros(n, np.int32))
+                vecenv.recv()
+    assert time.monotonic() - start < 2.0
+    assert gone(pids)
+    with pytest.raises(pufferlib.APIUsageError, match='closed'):
+        vecenv.async_reset(0)
+
+
+def hang_in_env_1(hang_after):
+    """Creators for 4 envs where env 1 (worker 0 of 2, or worker 1 of 4) sleeps for an hour in step
+    `hang_after`."""
+    return [functools.partial(FaultyEnv, 'hang', hang_after if k == 1 else 10**9) for k in range(4)]
+
+
+@pytest.mark.parametrize('options, worker', [
+    (dict(num_workers=4), 1),
+    (dict(num_workers=4, batch_size=2), 1),
+    (dict(num_workers=2, batch_size=2, zero_copy=False), 0),
+    (dict(num_workers=4, batch_size=1, local_worker=True), 1),
+])
+def test_env_that_blocks_in_step_times_out(options, worker, no_leaks):
+    vecenv = pv.make(hang_in_env_1(3), backend='Multiprocessing', num_envs=4, step_timeout=0.5, **options)
+    pids = worker_pids(vecenv)
+    n = vecenv.agents_per_batch
+    envs = '1-1' if vecenv.envs_per_worker == 1 else '0-1'
+    vecenv.async_reset(0)
+    start = time.monotonic()
+    with pytest.raises(pufferlib.EnvError, match=rf'worker {worker} \(envs {envs}\) spent more than '
+                                                 r'step_timeout=0.5 s in one step.*vec.step_timeout'):
+        while time.monotonic() - start < 30:
+            vecenv.recv()
+            vecenv.send(np.zeros(n, np.int32))
+    assert gone(pids)
+
+
+def test_step_timeout_is_per_step_not_per_run(no_leaks):
+    """Steps slower than the parent's pace but each inside the limit never trip it."""
+    with pv.make(functools.partial(FaultyEnv, 'slow', 1), backend='Multiprocessing', num_envs=2, num_workers=2,
+                 step_timeout=1.0) as vecenv:
+        vecenv.reset(0)
+        start = time.monotonic()
+        while time.monotonic() - start < 2.5:
             vecenv.step(np.zeros(2, np.int32))
 
 
@@ -279,6 +387,31 @@ def test_parent_interrupted_or_killed_leaves_no_workers(how):
             proc.kill()
 
 
+ORPHAN_SCRIPT = textwrap.dedent('''
+    import subprocess, sys
+    child = subprocess.Popen([sys.executable, '-c', (
+        'import time; from pufferlib.vector import set_parent_death_signal; '
+        'set_parent_death_signal(); print("armed", flush=True); time.sleep(60)')], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline() == 'armed\\n'
+    print(child.pid, flush=True)
+    import time; time.sleep(60)
+''')
+
+
+def test_public_parent_death_signal_ends_a_child_with_its_parent():
+    """The public helper sweep trials use too: a child that calls it dies when its parent is killed."""
+    proc = subprocess.Popen([sys.executable, '-c', ORPHAN_SCRIPT], stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        child = int(proc.stdout.readline())
+        proc.kill()
+        proc.wait(timeout=10)
+        assert gone([child])
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 # --- configuration errors ----------------------------------------------------------------------
 
 @pytest.mark.parametrize('kwargs, match', [
@@ -290,11 +423,92 @@ def test_parent_interrupted_or_killed_leaves_no_workers(how):
     (dict(num_envs=2, backend='Threads'), 'unknown backend'),
     (dict(num_envs=2, spin_us=-1), 'spin_us must be a number >= 0'),
     (dict(num_envs=2, local_worker='yes'), 'local_worker must be True or False'),
+    (dict(num_envs=2, step_timeout=-1), r'step_timeout must be a number of seconds >= 0'),
+    (dict(num_envs=2, step_timeout='10'), r'step_timeout must be a number of seconds >= 0'),
+    (dict(num_envs=2, backend='Serial', step_timeout=10), 'Serial has no option step_timeout'),
+    (dict(num_envs=2, seed=2**70), r'seed must be None or an integer in \[0, 2\*\*63 - num_envs\]'),
+    (dict(num_envs=2, backend='Serial', seed=2**63 - 1), r'seed must be None or an integer'),
 ])
 def test_bad_configuration(kwargs, match):
     kwargs.setdefault('backend', 'Multiprocessing')
     with pytest.raises(pufferlib.APIUsageError, match=match):
         pv.make('CartPole-v1', **kwargs)
+
+
+BACKENDS = {'Serial': dict(backend='Serial'), 'Multiprocessing': dict(backend='Multiprocessing', num_workers=2)}
+
+
+@pytest.mark.parametrize('backend', list(BACKENDS))
+def test_seed_rule_is_the_same_in_every_backend(backend, no_leaks):
+    """Env k is seeded seed + k, a 64-bit integer: a larger seed is refused the same way everywhere,
+    and the largest accepted one gives the same envs everywhere."""
+    largest = 2**63 - 2
+    with pv.make('CartPole-v1', backend='Serial', num_envs=2) as serial:
+        expected = serial.reset(largest)[0].copy()
+    with pv.make('CartPole-v1', num_envs=2, **BACKENDS[backend]) as vecenv:
+        for seed in (2**70, largest + 1, -1, 1.5):
+            with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63'):
+                vecenv.reset(seed)
+        np.testing.assert_array_equal(vecenv.reset(largest)[0], expected)
+
+
+@pytest.mark.parametrize('backend', list(BACKENDS))
+@pytest.mark.parametrize('actions, match', [
+    (np.array([0, 2**32], np.int64), 'action 4294967296 for agent row 1 is outside Discrete'),
+    (np.array([-1, 0], np.int64), 'action -1 for agent row 0 is outside Discrete'),
+    (np.array([0, 2]), 'action 2 for agent row 1 is outside Discrete'),
+    (np.array([2**64 - 1, 0], np.uint64), 'action 18446744073709551615 for agent row 0 is outside'),
+])
+def test_out_of_range_actions_are_refused_not_wrapped(backend, actions, match, no_leaks):
+    with pv.make('CartPole-v1', num_envs=2, **BACKENDS[backend]) as vecenv, \
+            pv.make('CartPole-v1', backend='Serial', num_envs=2) as reference:
+        vecenv.reset(0), reference.reset(0)
+        with pytest.raises(pufferlib.APIUsageError, match=match):
+            vecenv.step(actions)
+        # Refused before anything was dispatched: the batch is still the caller's to answer.
+        np.testing.assert_array_equal(vecenv.step(np.ones(2, np.int32))[0], reference.step(np.ones(2, np.int32))[0])
+
+
+def test_nan_box_actions_are_refused_on_every_step(no_leaks):
+    with pv.make('Pendulum-v1', backend='Multiprocessing', num_envs=2, num_workers=2) as vecenv:
+        vecenv.reset(0)
+        for _ in range(3):
+            vecenv.step(np.zeros((2, 1), np.float32))
+        for bad in (np.nan, np.inf):
+            with pytest.raises(pufferlib.APIUsageError, match=r'NaN or inf at agent rows \[1\]'):
+                vecenv.step(np.array([[0.0], [bad]], np.float32))
+
+
+@pytest.mark.parametrize('backend', list(BACKENDS))
+def test_nonfinite_rows_finds_the_bad_rows(backend, no_leaks):
+    """Env 1 gives a NaN reward, env 2 an inf observation; then the same inside Dict observations
+    stored as bytes, next to 0xFF integers (which would read as NaN if the bytes were floats)."""
+    whats = [None, 'reward', 'obs', None]
+    creators = [functools.partial(NonFiniteEnv, what, 3) for what in whats]
+    with pv.make(creators, num_envs=4, **BACKENDS[backend]) as vecenv:
+        obs, _ = vecenv.reset(0)
+        for step in range(1, 4):
+            obs, rewards, *_ = vecenv.step(np.zeros(4, np.int32))
+            assert vecenv.nonfinite_rows(obs, rewards).tolist() == ([] if step < 3 else [1, 2])
+    creators = [functools.partial(NonFiniteEnv, what, 3, structured=True) for what in whats]
+    with pv.make(creators, num_envs=4, **BACKENDS[backend]) as vecenv:
+        obs, _ = vecenv.reset(0)
+        assert obs.dtype == np.uint8
+        for step in range(1, 4):
+            obs, rewards, *_ = vecenv.step(np.zeros(4, np.int32))
+            assert vecenv.nonfinite_rows(obs, rewards).tolist() == ([] if step < 3 else [1, 2])
+
+
+@pytest.mark.filterwarnings('error')  # an overflowing sum of finite values is no reason to warn
+def test_nonfinite_rows_of_plain_arrays():
+    nonfinite_rows = pufferlib.nonfinite_rows  # the public name the trainer uses
+    obs, rewards = np.zeros((5, 2, 3), np.float32), np.zeros(5, np.float32)
+    assert nonfinite_rows(obs, rewards).tolist() == []
+    obs[4, 1, 2], rewards[0] = -np.inf, np.nan
+    assert nonfinite_rows(obs, rewards).tolist() == [0, 4]
+    big = np.full((3, 4), 3e38, np.float32)  # finite, but its sum overflows: the exact check decides
+    assert nonfinite_rows(big, np.zeros(3, np.float32)).tolist() == []
+    assert nonfinite_rows(np.full((3, 4), 7, np.int64), np.ones(3, np.float32)).tolist() == []
 
 
 def test_bad_calls(no_leaks):
@@ -311,7 +525,7 @@ def test_bad_calls(no_leaks):
             vecenv.send(np.zeros(3, np.int32))
         with pytest.raises(pufferlib.APIUsageError, match='integers'):
             vecenv.send(np.zeros(2, np.float32))
-        with pytest.raises(pufferlib.APIUsageError, match='non-negative'):
+        with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63'):
             vecenv.async_reset(-1)
 
 
@@ -350,7 +564,7 @@ def test_autotune_cli_prints_a_best_setting(capsys):
 
 @pytest.fixture(scope='module')
 def ray_cluster():
-    ray = pytest.importorskip('ray', reason='pip install "pufferlib[ray]"')
+    ray = pytest.importorskip('ray', reason='pip install -c constraints.txt -e ".[ray]"')
     # Ray's worker processes import the test envs by module name, so they need this folder on their path.
     path = os.pathsep.join([HERE, os.environ.get('PYTHONPATH', '')])
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={'env_vars': {'PYTHONPATH': path}})
@@ -360,7 +574,7 @@ def ray_cluster():
 
 def test_ray_matches_serial(ray_cluster):
     with pv.make('CartPole-v1', backend='Serial', num_envs=4) as serial:
-        expected = rollout(serial, 30)
+        expected = rollout(serial, 60)
     with pv.make('CartPole-v1', backend='Ray', num_envs=4, num_workers=2) as vecenv:
         assert_same_trajectories(expected, rollout(vecenv, 30))
     with pv.make('CartPole-v1', backend='Ray', num_envs=4, num_workers=2, batch_size=2) as vecenv:
@@ -372,4 +586,17 @@ def test_ray_worker_error_is_reported(ray_cluster):
         vecenv.reset(0)
         with pytest.raises(pufferlib.EnvError, match='(?s)Ray worker .*boom'):
             for _ in range(5):
+                vecenv.step(np.zeros(2, np.int32))
+
+
+def test_ray_step_timeout_seed_rule_and_action_checks(ray_cluster):
+    creators = [functools.partial(FaultyEnv, 'hang', 3 if k == 1 else 10**9) for k in range(2)]
+    with pv.make(creators, backend='Ray', num_envs=2, num_workers=2, step_timeout=1.0) as vecenv:
+        with pytest.raises(pufferlib.APIUsageError, match=r'seed must be None or an integer in \[0, 2\*\*63'):
+            vecenv.reset(2**70)
+        vecenv.reset(0)
+        with pytest.raises(pufferlib.APIUsageError, match='action 4294967296 for agent row 0 is outside'):
+            vecenv.step(np.array([2**32, 0], np.int64))
+        with pytest.raises(pufferlib.EnvError, match=r'Ray worker 1 \(envs 1-1\) spent more than step_timeout=1 s'):
+            for _ in range(10):
                 vecenv.step(np.zeros(2, np.int32))

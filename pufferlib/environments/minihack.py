@@ -10,7 +10,7 @@ import types
 import gymnasium
 
 from pufferlib.environments._support import check_name, require
-from pufferlib.environments.nethack import OBSERVATION_KEYS
+from pufferlib.environments.nethack import OBSERVATION_KEYS, SeededNLE
 
 TASKS = {
     'minihack_room': 'MiniHack-Room-5x5-v0',
@@ -54,9 +54,10 @@ def make(name, buf=None, seed=None, observation_keys=OBSERVATION_KEYS, max_episo
     kwargs['observation_keys'] = tuple(observation_keys)
     if max_episode_steps is not None:
         kwargs['max_episode_steps'] = int(max_episode_steps)
+    kwargs.setdefault('fix_moon_phase', True)  # see nethack.SeededNLE
 
     def create():
-        return _Success(gymnasium.make(TASKS[name], **kwargs))
+        return _Success(SeededNLE(gymnasium.make(TASKS[name], **kwargs)))
 
     return GymnasiumPufferEnv(env_creator=create, buf=buf, seed=seed)
 

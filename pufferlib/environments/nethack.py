@@ -6,7 +6,15 @@ uint8); emulation lays them out as one byte row and the policy nativizes them in
 
 nle pins an exact gymnasium (1.3.0 wants gymnasium==1.2.0) but runs on ours, so it is installed
 with --no-deps; see docs/environments.md.
+
+Seeding: NLE's reset(seed=...) seeds only the Python-side RNG; the game draws from NetHack's own
+RNGs (core and disp, and optionally a level generator), which NLE seeds from the clock unless
+told otherwise. `SeededNLE` derives those seeds from reset(seed), so an env and a vector of envs
+are reproducible under a seed, in every backend.
 """
+import gymnasium
+import numpy as np
+
 from pufferlib.environments._support import check_name, lazy_policy, require
 from pufferlib.pufferenv import APIUsageError
 
@@ -38,7 +46,35 @@ def make(name, buf=None, seed=None, observation_keys=OBSERVATION_KEYS, max_episo
     kwargs['observation_keys'] = tuple(observation_keys)
     if max_episode_steps is not None:
         kwargs['max_episode_steps'] = int(max_episode_steps)  # NLE's own step cap (it truncates)
-    return GymnasiumPufferEnv(env_creator=lambda: gymnasium.make(TASKS[name], **kwargs), buf=buf, seed=seed)
+    kwargs.setdefault('fix_moon_phase', True)  # see SeededNLE
+    return GymnasiumPufferEnv(env_creator=lambda: SeededNLE(gymnasium.make(TASKS[name], **kwargs)), buf=buf,
+                              seed=seed)
+
+
+class SeededNLE(gymnasium.Wrapper):
+    """Seeds NetHack's own RNGs on reset, so that reset(seed=s) always starts the same game.
+
+    reset(seed=s) starts a generator from s; every reset from then on (an unseeded one too) takes
+    NetHack's core and disp seeds from it, so the episodes that follow a seeded reset are
+    reproducible and differ from one another. Reseeding, NetHack's anti-automation habit of mixing
+    in true randomness, is turned off. Until the first seeded reset, NLE's own seeding applies. Make
+    the env with fix_moon_phase=True (the bindings do) or the game still reads the calendar: the
+    moon phase, Friday the 13th and night time change luck and monsters. With MiniHack's own
+    `seeds=` option (a list of level seeds), MiniHack picks the level seed itself, from Python's
+    global random module.
+    """
+
+    def __init__(self, env):
+        super().__init__(env)
+        self._seeds = None
+
+    def reset(self, *, seed=None, options=None):
+        if seed is not None:
+            self._seeds = np.random.default_rng(seed)
+        if self._seeds is not None:
+            core, disp = (int(x) for x in self._seeds.integers(1, 2**63 - 1, size=2))
+            self.env.unwrapped.seed(core, disp, reseed=False)
+        return self.env.reset(seed=seed, options=options)
 
 
 def _build_policy():

@@ -63,6 +63,14 @@ def rom_title(data):
     return bytes(data[0x134:0x144]).split(b'\x00')[0].rstrip()
 
 
+def header_checksum(data):
+    """The Game Boy header checksum over 0x134-0x14C: x = x - byte - 1, modulo 256."""
+    x = 0
+    for byte in data[0x134:0x14D]:
+        x = (x - byte - 1) & 0xFF
+    return x
+
+
 def resolve_rom(rom_path=None, check_rom=True):
     """The ROM path from the argument or PUFFER_POKEMON_ROM, checked; raises one clear error otherwise."""
     rom_path = rom_path or os.environ.get(ROM_ENV_VAR)
@@ -77,6 +85,13 @@ def resolve_rom(rom_path=None, check_rom=True):
         header = f.read(0x150)
     if len(header) < 0x150:
         raise APIUsageError(f'{rom_path!r} is not a Game Boy ROM: {len(header)} bytes, too short for a header')
+    if header_checksum(header) != header[0x14D]:
+        # PyBoy (like the console's boot ROM) refuses such a cartridge, with a traceback; say it here.
+        raise APIUsageError(f'{rom_path!r} is not a valid Game Boy ROM: its header checksum (byte 0x14D) is '
+                            f'{header[0x14D]:#04x}, but the header bytes 0x134-0x14C give '
+                            f'{header_checksum(header):#04x}. The file is corrupt or not a cartridge dump; '
+                            'dump the cartridge again. (check_rom=False does not skip this: the emulator '
+                            'cannot start such a ROM.)')
     title = rom_title(header)
     if check_rom and title != TITLE:
         found = title.decode('ascii', 'replace')
@@ -126,7 +141,11 @@ class PokemonRedEnv(gymnasium.Env):
         self.observation_space = spaces.Box(0, 255, PACKED_SHAPE, np.uint8)
         self.action_space = spaces.Discrete(len(BUTTONS))
         # A battery save next to the ROM (<rom>.ram) is read, never written: close() stops with save=False.
-        self.pyboy = PyBoy(rom_path, window='null', sound_emulated=False, log_level='ERROR')
+        try:
+            self.pyboy = PyBoy(rom_path, window='null', sound_emulated=False, log_level='ERROR')
+        except Exception as e:  # PyBoy's checks beyond ours (its errors are plain Exceptions)
+            raise APIUsageError(f'PyBoy cannot load the ROM {rom_path!r}: {e}. Check that it is an unmodified '
+                                'dump of the cartridge.') from e
         self.pyboy.set_emulation_speed(0)
         if state_path is not None:
             with open(os.path.expanduser(state_path), 'rb') as f:
