@@ -178,6 +178,37 @@ def cmd_sweep(args, flags):
     return 0
 
 
+LEAGUE_EPILOG = """Settings (also the [league] section of a config file; docs/league.md):
+  --league.method self_play|fsp|psro   --league.iterations N   --league.steps-per-iteration STEPS
+  --league.meta-solver nash|fictitious_play|alpharank|uniform   --league.fsp-sampling uniform|prioritized
+  --league.num-envs GAMES   --league.eval-games N   --league.learner-seat -1|0|1   --league.seed S
+Any other flag (--train.learning-rate 0.01, --env.KEY VALUE) sets the config every response trains with."""
+
+
+def cmd_league(args, flags):
+    from pufferlib import league
+    if args.help:
+        args.parser.print_help()
+        return 0
+    if args.report:
+        for path in league.report(args.report):
+            print(f'wrote {path}')
+        return 0
+    if args.resume:
+        path = args.resume
+        if args.env is not None:  # argparse took a flag's value (--league.iterations 30) for ENV
+            flags = [*flags, args.env]
+    elif args.env is None:
+        raise pufferlib.APIUsageError('puffer league needs an environment name, --resume LEAGUE or --report LEAGUE')
+    else:
+        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
+        path = league.create(args.env, flags, config_file=args.config)
+        print(f'league directory {path}')
+    summary = league.League(path, flags if args.resume else ()).run(printer=None if args.quiet else print)
+    print(f'done: {summary["iterations"]} policies in {path}\n{summary["leaderboard"]}')
+    return 0
+
+
 def build_parser():
     parser = Parser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
@@ -213,6 +244,17 @@ def build_parser():
     sweep.add_argument('--quiet', action='store_true', help='no progress line or per-trial lines')
     sweep.add_argument('-h', '--help', action='store_true', help='show this help')
     sweep.set_defaults(func=cmd_sweep, takes_flags=True, parser=sweep)
+
+    league = commands.add_parser('league', help='population play: self-play, fictitious self-play or PSRO',
+                                 add_help=False, epilog=LEAGUE_EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    league.add_argument('env', nargs='?', help='a two-seat environment (puffer_kuhn, puffer_leduc, puffer_connect4)')
+    league.add_argument('--config', help='a TOML file layered over the env\'s defaults (its [league] too)')
+    league.add_argument('--resume', metavar='LEAGUE', help='continue a league directory (experiments/leagues/...)')
+    league.add_argument('--report', metavar='LEAGUE', help='print the leaderboard of a league and write its PNGs')
+    league.add_argument('--quiet', action='store_true', help='no per-iteration lines')
+    league.add_argument('-h', '--help', action='store_true', help='show this help')
+    league.set_defaults(func=cmd_league, takes_flags=True, parser=league)
 
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)
