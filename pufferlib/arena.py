@@ -206,9 +206,10 @@ class Arena:
 
     # ---- the pool ----
 
-    def set_opponents(self, players: list[Player], weights=None) -> None:
+    def set_opponents(self, players: list[Player], weights=None, stack: bool = True) -> None:
         """The pool the opponents of every game are drawn from, with probability `weights` (default
-        uniform); every game redraws its opponent and seat now."""
+        uniform); every game redraws its opponent and seat now. `stack=False` runs one forward pass per
+        policy even when their networks could be stacked (to measure what stacking saves)."""
         if not players:
             raise APIUsageError('set_opponents needs at least one player')
         weights = np.ones(len(players)) if weights is None else np.asarray(weights, dtype=np.float64)
@@ -218,7 +219,7 @@ class Arena:
         self.players = list(players)
         self.weights = weights / weights.sum()
         networks = [p.network for p in self.players]
-        self._stacked = StackedNetworks(networks) if StackedNetworks.stackable(networks) else None
+        self._stacked = StackedNetworks(networks) if stack and StackedNetworks.stackable(networks) else None
         self._reset_stats()
         self._draw(np.arange(self.games))
         if self._pending:

@@ -610,6 +610,12 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
     if 'two_player' in config['env'] and not any(f.replace('_', '-').startswith('--env.two-player') for f in flags):
         config['env']['two_player'] = True
     check_settings(config['league'])
+    rollout = config['league']['num_envs'] * config['train']['bptt_horizon']
+    if config['train']['minibatch_size'] > rollout:  # else the first response would fail after iteration 0
+        raise configuration.ConfigError(
+            f'train.minibatch_size={config["train"]["minibatch_size"]} is larger than one rollout of the learner '
+            f'(league.num_envs {config["league"]["num_envs"]} x train.bptt_horizon {config["train"]["bptt_horizon"]}'
+            f' = {rollout}); lower it or raise league.num_envs')
     League.open_env(env_name, config, games=1).close()  # an env without two seats fails here, before any file
     root = root or leagues_dir()
     os.makedirs(root, exist_ok=True)
@@ -794,46 +800,68 @@ class League:
         return records, list(last['population']), PayoffTable.from_dict(last['payoffs']), \
             Ratings.from_dict(last['ratings'])
 
-    def run(self, printer: Callable[[str], None] | None = print) -> dict:
-        import torch
-        records, names, payoffs, ratings = self.state()
-        arena = self.open_env(self.env, self.config, self.settings['num_envs'])
+    def open(self) -> None:
+        """Load the last finished iteration's state and every pool policy (a corrupt one fails here,
+        before anything is written), and open the arena."""
+        records, self.names, self.payoffs, self.ratings = self.state()
+        self.arena = self.open_env(self.env, self.config, self.settings['num_envs'])
         try:
-            networks = [self.load_policy(name, arena) for name in names]  # a corrupt pool fails here
-            seconds = records[-1]['seconds'] if records else 0.0
-            self.ledger.append({'type': 'session', 'time': time.time(), 'pid': os.getpid()})
-            while len(names) < self.settings['iterations']:
-                start, iteration = time.time(), len(names)
-                name = f'p{iteration:03d}'
-                if iteration == 0:
-                    torch.manual_seed(self.settings['seed'])
-                    network, stats = self.new_network(arena), {'steps': 0}
-                else:
-                    weights = self.opponent_weights(names, payoffs, ratings)
-                    network = copy.deepcopy(networks[-1])  # warm start: the latest policy
-                    stats = self.train_response(arena, network, networks, weights, iteration)
-                network.eval()
-                self.save_policy(name, network)
-                names.append(name)
-                networks.append(network)
-                payoffs.add(name)
-                ratings.add(name)
-                self.evaluate(arena, name, network, names, networks, payoffs, ratings)
-                output = self.output_weights(names, payoffs)
-                exploit = self.exploitability(names, networks, output)
-                seconds += time.time() - start  # training and evaluation; the referee is not timed
-                record = {'type': 'iteration', 'iteration': iteration, 'policy': name, 'population': names,
-                          'method': self.settings['method'], 'meta': output.tolist(), 'exploitability': exploit,
-                          'seconds': seconds, 'payoffs': payoffs.to_dict(), 'ratings': ratings.to_dict(),
-                          **stats}
-                self.write_views(payoffs, ratings)
-                self.ledger.append(record)
+            self.networks = [self.load_policy(name, self.arena) for name in self.names]
+        except BaseException:
+            self.arena.close()
+            raise
+        self.seconds = records[-1]['seconds'] if records else 0.0
+        self.ledger.append({'type': 'session', 'time': time.time(), 'pid': os.getpid()})
+
+    def iterate(self, referee: bool = True) -> dict:
+        """One iteration: a response trained against the method's opponents (none for the first,
+        untrained policy), saved, evaluated against the population, the meta-game solved; then its
+        ledger line. `referee=False` leaves the exploitability out (benchmarks measure it aside)."""
+        import torch
+        start, iteration = time.time(), len(self.names)
+        name, names, networks = f'p{iteration:03d}', self.names, self.networks
+        if iteration == 0:
+            torch.manual_seed(self.settings['seed'])
+            network, stats = self.new_network(self.arena), {'steps': 0}
+        else:
+            weights = self.opponent_weights(names, self.payoffs, self.ratings)
+            network = copy.deepcopy(networks[-1])  # warm start: the latest policy
+            stats = self.train_response(self.arena, network, networks, weights, iteration)
+        network.eval()
+        self.save_policy(name, network)
+        names.append(name)
+        networks.append(network)
+        self.payoffs.add(name)
+        self.ratings.add(name)
+        self.evaluate(self.arena, name, network, names, networks, self.payoffs, self.ratings)
+        self.output = self.output_weights(names, self.payoffs)
+        self.seconds += time.time() - start  # training and evaluation; the referee is not timed
+        exploit = self.exploitability(names, networks, self.output) if referee else None
+        record = {'type': 'iteration', 'iteration': iteration, 'policy': name, 'population': list(names),
+                  'method': self.settings['method'], 'meta': self.output.tolist(), 'exploitability': exploit,
+                  'seconds': self.seconds, 'payoffs': self.payoffs.to_dict(), 'ratings': self.ratings.to_dict(),
+                  **stats}
+        self.write_views(self.payoffs, self.ratings)
+        self.ledger.append(record)
+        return record
+
+    def close(self) -> None:
+        self.arena.close()
+
+    def run(self, printer: Callable[[str], None] | None = print) -> dict:
+        """Iterate until the population has league.iterations policies."""
+        self.open()
+        try:
+            while len(self.names) < self.settings['iterations']:
+                record = self.iterate()
                 if printer is not None:
-                    printer(f'iteration {iteration}: {name} ({stats["steps"]:,} steps), {seconds:.0f} s' +
-                            ('' if exploit is None else f', exploitability {exploit:.4f}'))
+                    exploit = record['exploitability']
+                    exploit = '' if exploit is None else f', exploitability {exploit:.4f}'
+                    printer(f'iteration {record["iteration"]}: {record["policy"]} ({record["steps"]:,} steps), '
+                            f'{record["seconds"]:.0f} s{exploit}')
         finally:
-            arena.close()
-        return {'path': self.path, 'iterations': len(names), 'leaderboard': ratings.format_leaderboard()}
+            self.close()
+        return {'path': self.path, 'iterations': len(self.names), 'leaderboard': self.ratings.format_leaderboard()}
 
     def write_views(self, payoffs: PayoffTable, ratings: Ratings) -> None:
         from pufferlib.trainer import atomic_write

@@ -103,6 +103,8 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
     assert 'league.method must be one of self_play, fsp, psro' in capsys.readouterr().err
     assert cli.main(['league', 'puffer_cartpole']) == 2
     assert 'population play needs two or more' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_kuhn', '--league.num-envs', '8', '--train.minibatch-size', '4096']) == 2
+    assert 'raise league.num_envs' in capsys.readouterr().err
     assert not os.path.exists(os.path.join(tmp_path, 'leagues')) or not os.listdir(os.path.join(tmp_path, 'leagues'))
 
     path = league.create('puffer_kuhn', ['--league.iterations', '2', *TINY], root=str(tmp_path))
