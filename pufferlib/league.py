@@ -599,6 +599,8 @@ def check_settings(settings: dict) -> None:
     for key in ('iterations', 'steps_per_iteration', 'num_envs', 'eval_games'):
         if settings[key] <= 0:
             raise LeagueError(f'league.{key} must be positive, got {settings[key]}')
+    if settings['scripted_games'] < 0:
+        raise LeagueError(f'league.scripted_games must be >= 0 (0: off), got {settings["scripted_games"]}')
 
 
 def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = None, root: str | None = None) -> str:
@@ -764,6 +766,35 @@ class League:
             outcomes = np.array([1.0] * wins + [0.0] * draws + [-1.0] * (int(played) - wins - draws))
             ratings.record_results(new_name, name, rng.permutation(outcomes)[:64])
 
+    def versus_scripted(self, name, network, ratings: Ratings) -> dict | None:
+        """Win rate from each seat against the env's built-in scripted opponent (its one-row mode,
+        `two_player=False`), when league.scripted_games > 0 and the env has one; the games are rated
+        against the baseline `scripted`."""
+        games = self.settings['scripted_games']
+        if games <= 0 or 'two_player' not in self.config['env'] or 'seat' not in self.config['env']:
+            return None
+        from pufferlib import registry
+        from pufferlib.arena import NetworkPlayer
+        player, rates = NetworkPlayer(copy.deepcopy(network), name=name), {}
+        if 'scripted' not in ratings:
+            ratings.add('scripted', baseline=True)
+        for seat in (0, 1):
+            options = {**self.config['env'], 'two_player': False, 'seat': seat, 'num_envs': min(games, 1024)}
+            env = registry.make(self.env, **options)
+            try:
+                env.reset(self.settings['seed'])
+                outcomes = []
+                while len(outcomes) < games:
+                    env.step(player.act(env.observations, env.action_masks))
+                    ended = env.terminals | env.truncations
+                    outcomes.extend(np.sign(env.rewards[ended]).tolist())
+            finally:
+                env.close()
+            outcomes = np.array(outcomes[:games])
+            rates[f'seat{seat}'] = float((outcomes > 0).mean())
+            ratings.record_results(name, 'scripted', outcomes[:32])
+        return rates
+
     def _tree(self):
         if getattr(self, '_game_tree', None) is None:
             self._game_tree = GameTree(self.env)
@@ -834,13 +865,14 @@ class League:
         self.payoffs.add(name)
         self.ratings.add(name)
         self.evaluate(self.arena, name, network, names, networks, self.payoffs, self.ratings)
+        scripted = self.versus_scripted(name, network, self.ratings)
         self.output = self.output_weights(names, self.payoffs)
         self.seconds += time.time() - start  # training and evaluation; the referee is not timed
         exploit = self.exploitability(names, networks, self.output) if referee else None
         record = {'type': 'iteration', 'iteration': iteration, 'policy': name, 'population': list(names),
                   'method': self.settings['method'], 'meta': self.output.tolist(), 'exploitability': exploit,
                   'seconds': self.seconds, 'payoffs': self.payoffs.to_dict(), 'ratings': self.ratings.to_dict(),
-                  **stats}
+                  'scripted_win_rate': scripted, **stats}
         self.write_views(self.payoffs, self.ratings)
         self.ledger.append(record)
         return record
@@ -857,8 +889,11 @@ class League:
                 if printer is not None:
                     exploit = record['exploitability']
                     exploit = '' if exploit is None else f', exploitability {exploit:.4f}'
+                    scripted = record['scripted_win_rate']
+                    scripted = '' if scripted is None else ', wins vs scripted ' + ' '.join(
+                        f'{seat} {rate:.0%}' for seat, rate in scripted.items())
                     printer(f'iteration {record["iteration"]}: {record["policy"]} ({record["steps"]:,} steps), '
-                            f'{record["seconds"]:.0f} s{exploit}')
+                            f'{record["seconds"]:.0f} s{exploit}{scripted}')
         finally:
             self.close()
         return {'path': self.path, 'iterations': len(self.names), 'leaderboard': self.ratings.format_leaderboard()}

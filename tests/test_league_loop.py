@@ -123,3 +123,19 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
         league.League(path, ['--train.learning-rate', '0.1'])
     with pytest.raises(LeagueError, match='not a league directory'):
         league.League(str(tmp_path))
+
+
+def test_connect4_policies_are_measured_against_the_scripted_opponent_from_both_seats(tmp_path):
+    path = league.create('puffer_connect4', ['--league.method', 'fsp', '--league.iterations', '2',
+                                             '--league.scripted-games', '50', *TINY], root=str(tmp_path))
+    assert league.League(path).config['env']['two_player'] is True  # switched on for a league
+    league.League(path).run(printer=None)
+    rows = iterations(path)
+    for row in rows:
+        assert set(row['scripted_win_rate']) == {'seat0', 'seat1'}
+        assert all(0 <= rate <= 1 for rate in row['scripted_win_rate'].values())
+        assert row['exploitability'] is None  # no referee outside poker
+    board = league.Ratings.from_dict(rows[-1]['ratings'])
+    # an untrained policy loses to win/block/random play: the baseline tops the board
+    assert board.leaderboard()[0]['name'] == 'scripted'
+    assert 'exploitability.png' not in [os.path.basename(p) for p in league.report(path, printer=None)]
