@@ -153,24 +153,35 @@ SWEEP_EPILOG = """Settings (also the [sweep] section of a config file; docs/swee
 Any other flag (--train.total-timesteps 5000000, --env.KEY VALUE) sets the config every trial starts from."""
 
 
-def cmd_sweep(args, flags):
-    from pufferlib import sweep
+def _directory(args, flags, module, noun):
+    """`puffer sweep` and `puffer league`: --help, --report DIR (returns None), else (path, flags): the
+    directory to run (--resume DIR, or a new one for ENV) and the flags a resumed one may change."""
     if args.help:
         args.parser.print_help()
-        return 0
+        return None
     if args.report:
-        for path in sweep.report(args.report):
+        for path in module.report(args.report):
             print(f'wrote {path}')
-        return 0
+        return None
     if args.resume:
-        path = args.resume
-    elif args.env is None:
-        raise pufferlib.APIUsageError('puffer sweep needs an environment name, --resume SWEEP or --report SWEEP')
-    else:
-        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
-        path = sweep.create(args.env, flags, config_file=args.config)
-        print(f'sweep directory {path}')
-    summary = sweep.run(path, flags if args.resume else (), quiet=args.quiet)
+        # argparse takes the value of a trailing flag (--league.iterations 30) for ENV: give it back
+        return args.resume, [*flags, args.env] if args.env is not None else flags
+    if args.env is None:
+        raise pufferlib.APIUsageError(f'puffer {noun} needs an environment name, --resume {noun.upper()} or '
+                                      f'--report {noun.upper()}')
+    pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
+    path = module.create(args.env, flags, config_file=args.config)
+    print(f'{noun} directory {path}')
+    return path, ()
+
+
+def cmd_sweep(args, flags):
+    from pufferlib import sweep
+    opened = _directory(args, flags, sweep, 'sweep')
+    if opened is None:
+        return 0
+    path, flags = opened
+    summary = sweep.run(path, flags, quiet=args.quiet)
     best = summary['best']
     print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
           (f'; best: trial {best["trial"]}, score {best["score"]:.4g}\n  puffer train {summary["env"]} '
@@ -187,24 +198,11 @@ Any other flag (--train.learning-rate 0.01, --env.KEY VALUE) sets the config eve
 
 def cmd_league(args, flags):
     from pufferlib import league
-    if args.help:
-        args.parser.print_help()
+    opened = _directory(args, flags, league, 'league')
+    if opened is None:
         return 0
-    if args.report:
-        for path in league.report(args.report):
-            print(f'wrote {path}')
-        return 0
-    if args.resume:
-        path = args.resume
-        if args.env is not None:  # argparse took a flag's value (--league.iterations 30) for ENV
-            flags = [*flags, args.env]
-    elif args.env is None:
-        raise pufferlib.APIUsageError('puffer league needs an environment name, --resume LEAGUE or --report LEAGUE')
-    else:
-        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
-        path = league.create(args.env, flags, config_file=args.config)
-        print(f'league directory {path}')
-    summary = league.League(path, flags if args.resume else ()).run(printer=None if args.quiet else print)
+    path, flags = opened
+    summary = league.League(path, flags).run(printer=None if args.quiet else print)
     print(f'done: {summary["iterations"]} policies in {path}\n{summary["leaderboard"]}')
     return 0
 

@@ -22,7 +22,6 @@ are imported when first used, so `import pufferlib.league` works without them.
 from __future__ import annotations
 
 import copy
-import datetime
 import importlib
 import json
 import math
@@ -582,7 +581,8 @@ FSP_SAMPLING = ('uniform', 'prioritized')
 
 
 def leagues_dir() -> str:
-    return os.path.join(os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments')), 'leagues')
+    from pufferlib import registry
+    return os.path.join(registry.experiments_dir(), 'leagues')
 
 
 def check_settings(settings: dict) -> None:
@@ -619,17 +619,9 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
             f'(league.num_envs {config["league"]["num_envs"]} x train.bptt_horizon {config["train"]["bptt_horizon"]}'
             f' = {rollout}); lower it or raise league.num_envs')
     League.open_env(env_name, config, games=1).close()  # an env without two seats fails here, before any file
-    root = root or leagues_dir()
-    os.makedirs(root, exist_ok=True)
-    base = os.path.join(root, f'{env_name}-{config["league"]["method"]}-{datetime.datetime.now():%Y%m%d-%H%M%S}')
-    path, n = base, 1
-    while True:  # several leagues started in the same second each get their own directory
-        try:
-            os.makedirs(os.path.join(path, 'policies'))
-            break
-        except FileExistsError:
-            n += 1
-            path = f'{base}-{n}'
+    from pufferlib import registry
+    path = registry.new_directory(root or leagues_dir(), f'{env_name}-{config["league"]["method"]}')
+    os.makedirs(os.path.join(path, 'policies'))
     text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
     atomic_write(os.path.join(path, 'league.toml'), lambda f: f.write(text.encode()))
     return path
