@@ -848,7 +848,13 @@ class League:
             network, stats = self.new_network(self.arena), {'steps': 0}
         else:
             weights = self.opponent_weights(names, self.payoffs, self.ratings)
-            network = copy.deepcopy(networks[-1])  # warm start: the latest policy
+            if self.settings['method'] == 'psro':
+                # a fresh network: a copy of the latest, nearly deterministic policy would barely explore
+                # and return a response close to itself, so the population would stop growing
+                torch.manual_seed(self.settings['seed'] + iteration)
+                network = self.new_network(self.arena)
+            else:  # self-play and FSP keep training one learner
+                network = copy.deepcopy(networks[-1])
             stats = self.train_response(self.arena, network, networks, weights, iteration)
         network.eval()
         self.save_policy(name, network)

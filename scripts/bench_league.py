@@ -102,10 +102,6 @@ class OursPSRO:
         return self.league.exploitability(self.league.names, self.league.networks, self.league.output)
 
 
-# Our PPO's settings for a poker best response (gamma 1: a hand is the whole episode).
-OURS_FLAGS = ('--train.bptt-horizon 16 --train.minibatch-size 4096 --policy.hidden-size 64 --train.optimizer adam '
-              '--train.learning-rate 0.003 --train.gamma 1.0 --train.gae-lambda 0.95 --train.update-epochs 2 '
-              '--train.ent-coef 0.003')
 METHODS = {'cfr+': CFRPlus, 'psro-os': OpenSpielPSRO, 'psro': OursPSRO}
 
 
@@ -167,11 +163,12 @@ def main(argv=None):
     parser.add_argument('--sims-per-entry', type=int, default=100, help='games per meta-game entry for psro-os')
     parser.add_argument('--eval-growth', type=float, default=1.5, help='evaluate when a clock grew by this factor')
     parser.add_argument('--first-eval', type=float, default=0.25, help='first evaluation after this many seconds')
-    parser.add_argument('--ours-steps', type=int, default=100_000, help='PPO steps per iteration of our psro')
+    parser.add_argument('--ours-steps', type=int, default=200_000, help='PPO steps per iteration of our psro')
     parser.add_argument('--ours-envs', type=int, default=1024, help='games in the arena of our psro')
     parser.add_argument('--ours-eval-games', type=int, default=200, help='rated games per pair in our psro')
     parser.add_argument('--ours-meta', default='nash', help='meta-solver of our psro: nash, fictitious_play, alpharank')
-    parser.add_argument('--ours-flags', default=OURS_FLAGS, help='config flags for our psro\'s PPO')
+    parser.add_argument('--ours-flags', default='', help='more config flags for our psro (its PPO settings come '
+                        'from pufferlib/config/puffer_<game>.toml)')
     args = parser.parse_args(argv)
     chosen = [m.strip() for m in args.methods.split(',') if m.strip()]
     unknown = [m for m in chosen if m not in METHODS]
