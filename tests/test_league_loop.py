@@ -139,3 +139,19 @@ def test_connect4_policies_are_measured_against_the_scripted_opponent_from_both_
     # an untrained policy loses to win/block/random play: the baseline tops the board
     assert board.leaderboard()[0]['name'] == 'scripted'
     assert 'exploitability.png' not in [os.path.basename(p) for p in league.report(path, printer=None)]
+
+
+def test_bench_league_steps_our_psro_beside_the_peers(capsys):
+    """scripts/bench_league.py runs our league one iteration per step and reports its curve."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
+    import bench_league
+    ours = ['--ours-steps', '2048', '--ours-envs', '64', '--ours-eval-games', '10',
+            '--ours-flags', '--train.minibatch-size 512']
+    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+,psro', '--budget', '2', *ours]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split('|')[1].strip(): line for line in out.splitlines() if line.startswith('| psro |')
+            or line.startswith('| cfr+ |')}
+    assert set(rows) == {'psro', 'cfr+'}
+    iterations = int(rows['psro'].split('|')[2])
+    assert iterations >= 1  # responses trained (the untrained start is not counted)
+    assert 0 <= float(rows['psro'].split('|')[3]) <= 2.5  # the referee's value, in Kuhn's range
