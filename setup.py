@@ -48,7 +48,9 @@ def load_ocean_spec():
 
 ocean_spec = load_ocean_spec()
 ocean_specs = ocean_spec.discover(os.path.join(HERE, 'ocean'))  # every folder with a spec.toml
-shared_sources = [os.path.join('ocean', name) for name in ('ocean.h', 'binding.h', 'spec.py')]
+# Every header in ocean/ itself is shared (ocean.h, binding.h, seats.h for the two-player games): an edit
+# to any of them rebuilds every env, so no env keeps a stale copy of a helper it includes.
+shared_sources = sorted(glob.glob(os.path.join('ocean', '*.h'))) + [os.path.join('ocean', 'spec.py')]
 extensions = [
     Extension(
         f'pufferlib.ocean.{name}.binding',

@@ -22,7 +22,7 @@
 #define CAPSULE_NAME "ocean.VecEnv"
 typedef OCEAN_ENV Env;
 
-enum { BUF_OBS, BUF_ACT, BUF_REW, BUF_TERM, BUF_TRUNC, BUF_MASK, BUF_COUNT };
+enum { BUF_OBS, BUF_ACT, BUF_REW, BUF_TERM, BUF_TRUNC, BUF_LIVE, BUF_MASK, BUF_COUNT };
 
 typedef struct VecEnv {
     Env *envs;
@@ -85,13 +85,14 @@ static int take_buffer(VecEnv *vec, int slot, PyObject *obj, const char *name, c
     return 0;
 }
 
-/* vec_init(observations, actions, rewards, terminals, truncations, action_masks or None, num_envs,
+/* vec_init(observations, actions, rewards, terminals, truncations, masks, action_masks or None, num_envs,
  *          config bytes) -> capsule */
 static PyObject *vec_init(PyObject *self, PyObject *args) {
-    PyObject *obs, *act, *rew, *term, *trunc, *masks;
+    PyObject *obs, *act, *rew, *term, *trunc, *live, *masks;
     int num_envs;
     Py_buffer cfg_bytes;
-    if (!PyArg_ParseTuple(args, "OOOOOOiy*", &obs, &act, &rew, &term, &trunc, &masks, &num_envs, &cfg_bytes))
+    if (!PyArg_ParseTuple(args, "OOOOOOOiy*", &obs, &act, &rew, &term, &trunc, &live, &masks, &num_envs,
+                          &cfg_bytes))
         return NULL;
     OCEAN_CONFIG cfg;
     Py_ssize_t cfg_len = cfg_bytes.len;
@@ -138,6 +139,7 @@ static PyObject *vec_init(PyObject *self, PyObject *args) {
         take_buffer(vec, BUF_REW, rew, "rewards", "f", 4, rows) < 0 ||
         take_buffer(vec, BUF_TERM, term, "terminals", "?", 1, rows) < 0 ||
         take_buffer(vec, BUF_TRUNC, trunc, "truncations", "?", 1, rows) < 0 ||
+        take_buffer(vec, BUF_LIVE, live, "masks", "?", 1, rows) < 0 ||
         (OCEAN_ACTION_MASK && take_buffer(vec, BUF_MASK, masks, "action_masks", "?", 1, rows * num_actions) < 0))
         goto fail;
 
@@ -153,6 +155,7 @@ static PyObject *vec_init(PyObject *self, PyObject *args) {
         env->rewards = (float *)vec->bufs[BUF_REW].buf + row;
         env->terminals = (unsigned char *)vec->bufs[BUF_TERM].buf + row;
         env->truncations = (unsigned char *)vec->bufs[BUF_TRUNC].buf + row;
+        env->masks = (unsigned char *)vec->bufs[BUF_LIVE].buf + row;
         env->action_masks = OCEAN_ACTION_MASK ? (unsigned char *)vec->bufs[BUF_MASK].buf + row * num_actions : NULL;
         env->rng = ocean_seed_mix(0, (uint64_t)i);
     }
@@ -187,6 +190,7 @@ static PyObject *vec_reset(PyObject *self, PyObject *args) {
         memset(env->rewards, 0, sizeof(float) * env->num_agents);
         memset(env->terminals, 0, env->num_agents);
         memset(env->truncations, 0, env->num_agents);
+        memset(env->masks, 1, env->num_agents);  /* every row live unless a turn-based env says otherwise */
         c_reset(env);
     }
     Py_RETURN_NONE;
@@ -309,7 +313,7 @@ static PyObject *vec_close(PyObject *self, PyObject *capsule) {
 
 static PyMethodDef ocean_methods[] = {
     {"vec_init", vec_init, METH_VARARGS,
-     "vec_init(obs, actions, rewards, terminals, truncations, action_masks, num_envs, config_bytes)"},
+     "vec_init(obs, actions, rewards, terminals, truncations, masks, action_masks, num_envs, config_bytes)"},
     {"vec_reset", vec_reset, METH_VARARGS, "vec_reset(handle, seed)"},
     {"vec_step", vec_step, METH_O, "vec_step(handle)"},
     {"vec_log", vec_log, METH_O, "vec_log(handle) -> dict of episode means or None"},

@@ -104,10 +104,10 @@ class OceanEnv(PufferEnv):
             self.action_masks = np.ones((self.num_agents, self.spec.num_actions(self.config)), dtype=bool)
         self._binding = load_binding(self.name)
         super().__init__(buf)
-        self.masks[...] = True  # Ocean envs never pad: every row is a live agent
+        self.masks[...] = True  # Ocean envs never pad; turn-based ones (ocean/seats.h) rewrite it from C
         try:
             self._handle = self._binding.vec_init(self.observations, self.actions, self.rewards, self.terminals,
-                                                  self.truncations, self.action_masks, self.num_envs,
+                                                  self.truncations, self.masks, self.action_masks, self.num_envs,
                                                   self.spec.pack(self.config))
         except ValueError as e:
             raise APIUsageError(f'{who}: {e}') from None

@@ -45,15 +45,21 @@ typedef struct Log {
 
 /* The slots every env struct starts with. The binding fills all of them before c_init: the pointers
  * (this env's rows), the sizes (computed from the spec: agents per env instance, elements per
- * observation row, elements per action row) and rng. action_masks is NULL unless the spec says
- * `mask = true` under [action]; then the env writes 1 (legal) or 0 for every action of every agent,
- * in c_reset and after every c_step, and Python reads them as `env.action_masks` [rows, n_actions]. */
+ * observation row, elements per action row) and rng.
+ * masks: row liveness, Python's `env.masks` [rows]: 1 when an agent acts in the row on this step. The
+ *   binding sets every row live before each c_reset; an env whose rows all act on every step never
+ *   touches it, a turn-based env (ocean/seats.h) writes it in c_reset and after every c_step, and a
+ *   trainer leaves the steps of rows that are not live out of its losses.
+ * action_masks: NULL unless the spec says `mask = true` under [action]; then the env writes 1 (legal)
+ *   or 0 for every action of every agent, in c_reset and after every c_step, and Python reads them as
+ *   `env.action_masks` [rows, n_actions]. */
 #define OCEAN_SLOTS(obs_type)                                                                \
     obs_type *observations;        /* [num_agents * obs_size] */                            \
     int32_t *actions;              /* [num_agents * act_size] */                            \
     float *rewards;                /* [num_agents] */                                       \
     unsigned char *terminals;      /* [num_agents] numpy bool: one byte, 0 or 1 */          \
     unsigned char *truncations;                                                            \
+    unsigned char *masks;          /* [num_agents] 1 = live (acts this step); see above */  \
     unsigned char *action_masks;   /* [num_agents * n_actions], 1 = legal; NULL: no mask */ \
     int num_agents;                                                                        \
     int obs_size;                                                                          \

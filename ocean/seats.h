@@ -1,11 +1,11 @@
-/* seats.h: a two-player, turn-based game as agent rows (used by ocean/kuhn and ocean/leduc).
+/* seats.h: a two-player, turn-based game as agent rows (used by ocean/kuhn, ocean/leduc, ocean/connect4).
  *
  * The convention (also in docs/ocean.md):
- * - two_player: an env has two rows, row r is player r. On every step exactly one row is to act. Its
- *   action-mask row holds the legal actions; the waiting row's action is ignored and its mask allows
- *   action 0 alone, so a masked sampler stays well defined for it (one choice, log-probability 0) and a
- *   row is live exactly when its mask allows more than one action (games using this header must keep
- *   at least two legal actions at every decision). Both rows observe their own view on every step.
+ * - two_player: an env has two rows, row r is player r. On every step exactly one row is to act: its
+ *   `masks` entry (row liveness, the OCEAN_SLOTS slot) is 1 and its action-mask row holds the legal
+ *   actions. The waiting row's `masks` entry is 0, its action is ignored and its action mask allows
+ *   action 0 alone, so a masked sampler stays well defined for it (one choice, log-probability 0).
+ *   Both rows observe their own view on every step.
  * - one row (two_player off): the row is always to act, in seat `seat` (0 moves first, 1 second, -1
  *   alternates every game); the env moves the other seat itself, inside the step.
  * - The step that ends a game writes every row's payoff (its player's) and sets terminals on every row,
@@ -50,13 +50,15 @@ static inline int seats_builtin(const OceanSeats *s, int player) {
     return !s->two_player && player != s->agent_seat;
 }
 
-/* Write the action masks for a turn of `to_act`, whose legal actions are `legal` [n_actions]. */
-static inline void seats_write_masks(const OceanSeats *s, unsigned char *action_masks, int n_actions, int to_act,
-                                     const unsigned char *legal) {
+/* Write the rows' liveness (`masks`) and action masks for a turn of `to_act`, whose legal actions are
+ * `legal` [n_actions]. */
+static inline void seats_write_turn(const OceanSeats *s, unsigned char *masks, unsigned char *action_masks,
+                                    int n_actions, int to_act, const unsigned char *legal) {
     int rows = s->two_player ? 2 : 1;
     for (int r = 0; r < rows; r++) {
         unsigned char *mask = action_masks + r * n_actions;
-        if (seats_player(s, r) == to_act) {
+        masks[r] = (unsigned char)(seats_player(s, r) == to_act);
+        if (masks[r]) {
             memcpy(mask, legal, (size_t)n_actions);
         } else {
             memset(mask, 0, (size_t)n_actions);

@@ -1,13 +1,13 @@
-"""The Python side of ocean/seats.h: two-player, turn-based Ocean envs (kuhn, leduc, go, tripletriad).
+"""The Python side of ocean/seats.h for the turn-based envs that do not write `env.masks` from C yet
+(go, tripletriad); kuhn, leduc and connect4 write it through the binding's masks slot.
 
 On every step only the row whose player is to act is live. The C env says so through its action
 masks (a waiting row's mask allows action 0 alone, a live row's at least two actions), and this
 subclass turns that into `env.masks` after every reset and step: True for the row to act, False for
 the waiting row, whose action the env ignores. In one-row mode (two_player=False) every row is live.
-The binding has no slot for `masks` (ocean/binding.h hands C the action masks only), hence the one
-vectorized numpy pass here instead of a C write. A game whose live row can have the single legal
-action 0 (Triple Triad's forced last placement) cannot be read that way; it names the observation
-column that says whose turn it is instead (`turn_column`).
+A game whose live row can have the single legal action 0 (Triple Triad's forced last placement)
+cannot be read that way; it names the observation column that says whose turn it is instead
+(`turn_column`). Moving these envs to the C slot would remove this pass.
 """
 import numpy as np
 

@@ -155,28 +155,57 @@ SWEEP_EPILOG = """Settings (also the [sweep] section of a config file; docs/swee
 Any other flag (--train.total-timesteps 5000000, --env.KEY VALUE) sets the config every trial starts from."""
 
 
-def cmd_sweep(args, flags):
-    from pufferlib import sweep
+def _directory(args, flags, module, noun):
+    """`puffer sweep` and `puffer league`: --help, --report DIR (returns None), else (path, flags): the
+    directory to run (--resume DIR, or a new one for ENV) and the flags a resumed one may change."""
     if args.help:
         args.parser.print_help()
-        return 0
+        return None
     if args.report:
-        for path in sweep.report(args.report):
+        for path in module.report(args.report):
             print(f'wrote {path}')
-        return 0
+        return None
     if args.resume:
-        path = args.resume
-    elif args.env is None:
-        raise pufferlib.APIUsageError('puffer sweep needs an environment name, --resume SWEEP or --report SWEEP')
-    else:
-        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
-        path = sweep.create(args.env, flags, config_file=args.config)
-        print(f'sweep directory {path}')
-    summary = sweep.run(path, flags if args.resume else (), quiet=args.quiet)
+        # argparse takes the value of a trailing flag (--league.iterations 30) for ENV: give it back
+        return args.resume, [*flags, args.env] if args.env is not None else flags
+    if args.env is None:
+        raise pufferlib.APIUsageError(f'puffer {noun} needs an environment name, --resume {noun.upper()} or '
+                                      f'--report {noun.upper()}')
+    pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
+    path = module.create(args.env, flags, config_file=args.config)
+    print(f'{noun} directory {path}')
+    return path, ()
+
+
+def cmd_sweep(args, flags):
+    from pufferlib import sweep
+    opened = _directory(args, flags, sweep, 'sweep')
+    if opened is None:
+        return 0
+    path, flags = opened
+    summary = sweep.run(path, flags, quiet=args.quiet)
     best = summary['best']
     print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
           (f'; best: trial {best["trial"]}, score {best["score"]:.4g}\n  puffer train {summary["env"]} '
            f'--config {summary["best_toml"]}' if best else '; no trial succeeded'))
+    return 0
+
+
+LEAGUE_EPILOG = """Settings (also the [league] section of a config file; docs/league.md):
+  --league.method self_play|fsp|psro   --league.iterations N   --league.steps-per-iteration STEPS
+  --league.meta-solver nash|fictitious_play|alpharank|uniform   --league.fsp-sampling uniform|prioritized
+  --league.num-envs GAMES   --league.eval-games N   --league.learner-seat -1|0|1   --league.seed S
+Any other flag (--train.learning-rate 0.01, --env.KEY VALUE) sets the config every response trains with."""
+
+
+def cmd_league(args, flags):
+    from pufferlib import league
+    opened = _directory(args, flags, league, 'league')
+    if opened is None:
+        return 0
+    path, flags = opened
+    summary = league.League(path, flags).run(printer=None if args.quiet else print)
+    print(f'done: {summary["iterations"]} policies in {path}\n{summary["leaderboard"]}')
     return 0
 
 
@@ -218,6 +247,17 @@ def build_parser():
     sweep.add_argument('--quiet', action='store_true', help='no progress line or per-trial lines')
     sweep.add_argument('-h', '--help', action='store_true', help='show this help')
     sweep.set_defaults(func=cmd_sweep, takes_flags=True, parser=sweep)
+
+    league = commands.add_parser('league', help='population play: self-play, fictitious self-play or PSRO',
+                                 add_help=False, epilog=LEAGUE_EPILOG,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    league.add_argument('env', nargs='?', help='a two-seat environment (puffer_kuhn, puffer_leduc, puffer_connect4)')
+    league.add_argument('--config', help='a TOML file layered over the env\'s defaults (its [league] too)')
+    league.add_argument('--resume', metavar='LEAGUE', help='continue a league directory (experiments/leagues/...)')
+    league.add_argument('--report', metavar='LEAGUE', help='print the leaderboard of a league and write its PNGs')
+    league.add_argument('--quiet', action='store_true', help='no per-iteration lines')
+    league.add_argument('-h', '--help', action='store_true', help='show this help')
+    league.set_defaults(func=cmd_league, takes_flags=True, parser=league)
 
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)

@@ -1,8 +1,7 @@
 """Population play: meta-game solvers, a payoff table, ratings, and OpenSpiel as the referee.
 
-This part is the game-theory toolkit; the league loop (self-play, fictitious self-play, PSRO over
-policies trained by our PPO) builds on it. Each section stands alone and is tested with known answers
-in tests/test_league.py:
+Sections 1-5 are the game-theory toolkit, each standing alone and tested with known answers in
+tests/test_league.py; section 6 is the league loop built on it and on pufferlib/arena.py:
 
 1. Meta-game solvers for a matrix game `payoffs[i, j]` (the row player's payoff when it plays i and the
    column player plays j): `nash` (exact, two-player zero-sum, by linear programming with scipy),
@@ -13,14 +12,21 @@ in tests/test_league.py:
 4. The OpenSpiel referee for puffer_kuhn and puffer_leduc: turn a policy of ours (a function of our
    observation and legal-action mask) into an OpenSpiel TabularPolicy and measure its exploitability
    with OpenSpiel's exact best response.
+5. `GameTree`: exact expected payoffs between tabular poker policies, by matrix products.
+6. The league (`puffer league`): a directory with a ledger; self-play, fictitious self-play or PSRO,
+   each iteration a PPO response (pufferlib/arena.py) then evaluation matches and ratings; `report`.
 
 scipy, openskill and open_spiel come with the `league` extra (`pip install "pufferlib[league]"`); they
 are imported when first used, so `import pufferlib.league` works without them.
 """
 from __future__ import annotations
 
+import copy
 import importlib
+import json
 import math
+import os
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -461,3 +467,500 @@ def policy_from_tabular(table) -> PolicyFn:
                                     'this game') from None
         return out
     return play
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. Exact payoffs between tabular policies (the poker envs)
+# ---------------------------------------------------------------------------------------------
+
+# What the env plays when a row picks an action its mask forbids (docs/ocean.md): Leduc plays a call.
+# A policy sampled without masks is tabulated with that action's probability moved there.
+FORBIDDEN_PLAYS_AS = {'puffer_leduc': 1}
+
+
+class GameTree:
+    """Every terminal history of a poker env's OpenSpiel game, for exact expected payoffs by matrix
+    products instead of sampled matches.
+
+    A policy is a table `probs [S, A]` over the game's information states (OpenSpiel's TabularPolicy
+    order: `obs` and `legal` give our observation and legal mask of each). A history h is reached by
+    seat 0 playing table x and seat 1 table y with probability chance(h) * reach0_x(h) * reach1_y(h),
+    where reach_p is the product of p's action probabilities along h; so for K tables at once the
+    expected payoff to seat 0 is `(R0 * chance * payoff) @ R1.T`, a [K, K] matrix in one product
+    (Leduc: 5,520 histories, at most four decisions per player)."""
+
+    def __init__(self, env_name: str):
+        game = openspiel_game(env_name)
+        self.env_name = env_name if env_name.startswith('puffer_') else f'puffer_{env_name}'
+        table, self.obs, self.legal = information_states(game)
+        self.states, self.actions = self.legal.shape
+        lookup = table.state_lookup
+        sentinel = self.states * self.actions  # points at a probability of 1: pads short histories
+        weights, decisions = [], ([], [])
+
+        def walk(state, chance, path):
+            if state.is_terminal():
+                weights.append(chance * state.returns()[0])
+                for player in (0, 1):
+                    decisions[player].append(path[player])
+                return
+            if state.is_chance_node():
+                for action, p in state.chance_outcomes():
+                    walk(state.child(action), chance * p, path)
+                return
+            player = state.current_player()
+            index = lookup[state.information_state_string(player)]
+            for action in state.legal_actions():
+                step = [list(path[0]), list(path[1])]
+                step[player].append(index * self.actions + action)
+                walk(state.child(action), chance, step)
+
+        walk(game.new_initial_state(), 1.0, [[], []])
+        self.weights = np.array(weights)
+        self.index = []
+        for player in (0, 1):
+            depth = max(len(d) for d in decisions[player])
+            padded = np.full((len(weights), depth), sentinel, dtype=np.int64)
+            for h, d in enumerate(decisions[player]):
+                padded[h, :len(d)] = d
+            self.index.append(padded)
+
+    def _reach(self, probs: np.ndarray, player: int) -> np.ndarray:
+        flat = np.concatenate([probs.reshape(len(probs), -1), np.ones((len(probs), 1))], axis=1)
+        return flat[:, self.index[player]].prod(axis=2)  # [K, histories]
+
+    def check(self, probs) -> np.ndarray:
+        probs = np.asarray(probs, dtype=np.float64)
+        if probs.ndim == 2:
+            probs = probs[None]
+        if probs.shape[1:] != (self.states, self.actions):
+            raise APIUsageError(f'{self.env_name}: a policy table must be [{self.states}, {self.actions}] (information '
+                                f'states x actions), got {list(probs.shape[1:])}')
+        return probs
+
+    def seat_payoffs(self, seat0, seat1) -> np.ndarray:
+        """[Ka, Kb]: the expected payoff to seat 0 when table a plays seat 0 and table b seat 1."""
+        a, b = self.check(seat0), self.check(seat1)
+        return (self._reach(a, 0) * self.weights) @ self._reach(b, 1).T
+
+    def payoffs(self, tables_a, tables_b=None) -> np.ndarray:
+        """[Ka, Kb]: the expected payoff to a against b, each playing both seats equally often (the
+        symmetric meta-game PSRO solves)."""
+        tables_b = tables_a if tables_b is None else tables_b
+        return 0.5 * (self.seat_payoffs(tables_a, tables_b) - self.seat_payoffs(tables_b, tables_a).T)
+
+    def tabulate(self, probabilities: PolicyFn, masked: bool = True) -> np.ndarray:
+        """The table [S, A] of a policy: `probabilities(obs, legal)` on every information state. A policy
+        sampled with action masks (`masked`) plays its legal probabilities renormalised; one sampled
+        without plays what the env makes of a forbidden action (FORBIDDEN_PLAYS_AS) instead."""
+        probs = np.array(probabilities(self.obs, np.ones_like(self.legal) if not masked else self.legal),
+                         dtype=np.float64)
+        if probs.shape != self.legal.shape or not np.isfinite(probs).all() or (probs < 0).any():
+            raise APIUsageError(f'{self.env_name}: the policy must return finite probabilities of shape '
+                                f'{self.legal.shape}, got {probs.shape}')
+        if not masked and self.env_name in FORBIDDEN_PLAYS_AS:
+            fallback = FORBIDDEN_PLAYS_AS[self.env_name]
+            probs[:, fallback] += (probs * (self.legal == 0)).sum(1)
+        probs *= self.legal
+        return probs / probs.sum(1, keepdims=True)
+
+    def to_openspiel(self, probs: np.ndarray):
+        """The OpenSpiel TabularPolicy of a table (for the referee: `exploitability`)."""
+        policy_lib = _require('open_spiel.python.policy')
+        table = policy_lib.TabularPolicy(openspiel_game(self.env_name))
+        table.action_probability_array[...] = self.check(probs)[0]
+        return table
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. The league: self-play, fictitious self-play and PSRO over policies trained by our PPO
+# ---------------------------------------------------------------------------------------------
+
+METHODS = ('self_play', 'fsp', 'psro')
+FSP_SAMPLING = ('uniform', 'prioritized')
+
+
+def leagues_dir() -> str:
+    from pufferlib import registry
+    return os.path.join(registry.experiments_dir(), 'leagues')
+
+
+def check_settings(settings: dict) -> None:
+    from pufferlib.arena import LeagueError
+    if settings['method'] not in METHODS:
+        raise LeagueError(f'league.method must be one of {", ".join(METHODS)}, got {settings["method"]!r}')
+    if settings['meta_solver'] not in META_SOLVERS:
+        raise LeagueError(f'league.meta_solver must be one of {", ".join(META_SOLVERS)}, got '
+                          f'{settings["meta_solver"]!r}')
+    if settings['fsp_sampling'] not in FSP_SAMPLING:
+        raise LeagueError(f'league.fsp_sampling must be uniform or prioritized, got {settings["fsp_sampling"]!r}')
+    if settings['backend'] != 'local':
+        raise LeagueError(f'league.backend {settings["backend"]!r} is not available yet; use local')
+    for key in ('iterations', 'steps_per_iteration', 'num_envs', 'eval_games'):
+        if settings[key] <= 0:
+            raise LeagueError(f'league.{key} must be positive, got {settings[key]}')
+    if settings['scripted_games'] < 0:
+        raise LeagueError(f'league.scripted_games must be >= 0 (0: off), got {settings["scripted_games"]}')
+
+
+def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = None, root: str | None = None) -> str:
+    """A new league directory with its resolved config (league.toml); returns its path. An env that
+    has a `two_player` option gets it on unless a flag says otherwise."""
+    from pufferlib import config as configuration
+    from pufferlib.trainer import atomic_write
+    config = configuration.load(env_name, flags, config_file)
+    if 'two_player' in config['env'] and not any(f.replace('_', '-').startswith('--env.two-player') for f in flags):
+        config['env']['two_player'] = True
+    check_settings(config['league'])
+    rollout = config['league']['num_envs'] * config['train']['bptt_horizon']
+    if config['train']['minibatch_size'] > rollout:  # else the first response would fail after iteration 0
+        raise configuration.ConfigError(
+            f'train.minibatch_size={config["train"]["minibatch_size"]} is larger than one rollout of the learner '
+            f'(league.num_envs {config["league"]["num_envs"]} x train.bptt_horizon {config["train"]["bptt_horizon"]}'
+            f' = {rollout}); lower it or raise league.num_envs')
+    League.open_env(env_name, config, games=1).close()  # an env without two seats fails here, before any file
+    from pufferlib import registry
+    path = registry.new_directory(root or leagues_dir(), f'{env_name}-{config["league"]["method"]}')
+    os.makedirs(os.path.join(path, 'policies'))
+    text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
+    atomic_write(os.path.join(path, 'league.toml'), lambda f: f.write(text.encode()))
+    return path
+
+
+class League:
+    """A league directory: league.toml (the config), ledger.jsonl (one fsync'd line per finished
+    iteration: the population, payoff table, ratings, meta-strategy, exploitability, seconds), policies/
+    (every policy's weights, written before the ledger line that names it), payoffs.json and
+    leaderboard.txt (views of the last line). The last ledger line is the league's state: a SIGKILL
+    at any moment loses at most the iteration in progress, which is redone on resume."""
+
+    def __init__(self, path: str, flags: Sequence[str] = ()):
+        from pufferlib import config as configuration
+        from pufferlib.arena import LeagueError
+        from pufferlib.sweep import Ledger
+        toml_path = os.path.join(path, 'league.toml')
+        if not os.path.exists(toml_path):
+            raise LeagueError(f'{path} is not a league directory (no league.toml); leagues live in {leagues_dir()}')
+        self.path = path
+        config = configuration.read(toml_path)
+        self.env = config.pop('_meta', {}).get('env')
+        bad = [f for f in flags if f.startswith('--') and not f.replace('_', '-').startswith('--league.iterations')]
+        if bad:
+            raise LeagueError(f'{bad[0]}: a resumed league keeps its config; only --league.iterations may change')
+        self.config = configuration.parse_flags(list(flags), config) if flags else config
+        self.settings = self.config['league']
+        check_settings(self.settings)
+        self.ledger = Ledger(os.path.join(path, 'ledger.jsonl'))
+
+    @staticmethod
+    def open_env(env_name: str, config: dict, games: int):
+        from pufferlib import registry
+        from pufferlib.arena import Arena
+        env = registry.make(env_name, **{**config['env'], 'num_envs': games})
+        try:
+            return Arena(env, learner_seat=None if config['league']['learner_seat'] < 0
+                         else config['league']['learner_seat'], seed=config['league']['seed'])
+        except BaseException:
+            env.close()
+            raise
+
+    # ---- policies ----
+
+    def policy_path(self, name: str) -> str:
+        return os.path.join(self.path, 'policies', f'{name}.pt')
+
+    def new_network(self, arena):
+        from pufferlib.trainer import make_policy
+        return make_policy(arena, self.config)
+
+    def save_policy(self, name: str, network) -> None:
+        import torch
+
+        from pufferlib.trainer import atomic_write
+        state = {'policy': network.state_dict(), 'name': name, 'env': self.env}
+        atomic_write(self.policy_path(name), lambda f: torch.save(state, f))
+
+    def load_policy(self, name: str, arena):
+        import torch
+
+        from pufferlib.arena import LeagueError
+        path = self.policy_path(name)
+        network = self.new_network(arena)
+        try:
+            network.load_state_dict(torch.load(path, map_location='cpu', weights_only=True)['policy'])
+        except Exception as e:  # unreadable, truncated, not ours, or another architecture
+            raise LeagueError(f'{path}: the pool policy {name} cannot be loaded ({type(e).__name__}: '
+                              f'{str(e).splitlines()[0][:160]}). Restore that file (nothing in the league was '
+                              f'changed) or start a new league') from None
+        return network
+
+    # ---- one iteration ----
+
+    def opponent_weights(self, names, payoffs: PayoffTable, ratings: Ratings) -> np.ndarray:
+        """Who the learner trains against, as weights over the population."""
+        method, n = self.settings['method'], len(names)
+        if method == 'self_play':
+            return np.eye(n)[-1]
+        if method == 'psro':
+            return meta_strategy(payoffs.matrix(fill=0.0), self.settings['meta_solver'])
+        if self.settings['fsp_sampling'] == 'uniform':
+            return np.full(n, 1.0 / n)
+        # prioritized: the snapshots the latest policy is least sure to beat, by their OpenSkill ratings
+        doubt = np.array([(1.0 - ratings.win_probability(names[-1], name)) ** 2 if name != names[-1] else 0.25
+                          for name in names])
+        return doubt / doubt.sum()
+
+    def train_response(self, arena, network, opponents, weights, iteration: int) -> dict:
+        """PPO for steps_per_iteration steps of the learner's rows against the weighted pool."""
+        from pufferlib.arena import NetworkPlayer
+        from pufferlib.trainer import Trainer
+        import torch
+        config = {section: dict(values) for section, values in self.config.items()}
+        config['train']['total_timesteps'] = self.settings['steps_per_iteration']
+        config['train']['seed'] = self.settings['seed'] + iteration
+        torch.manual_seed(config['train']['seed'])
+        keep = np.flatnonzero(weights > 0)
+        arena.set_opponents([NetworkPlayer(opponents[k], name=str(k)) for k in keep], weights[keep])
+        network.train()
+        for p in network.parameters():  # a copy of a frozen pool member
+            p.requires_grad_(True)
+        trainer = Trainer(config, arena, network, env_name=self.env)
+        while trainer.epoch < trainer.total_epochs:
+            trainer.rollout()
+            trainer.update()
+        return {'steps': trainer.global_step, **{k: float(v) for k, v in trainer.losses.items()}}
+
+    def evaluate(self, arena, new_name, new_network, names, networks, payoffs: PayoffTable, ratings: Ratings):
+        """Matches of the new policy against every policy (itself included), both seats drawn per game:
+        they fill the payoff table's new row and rate the games. The poker envs' payoffs are exact
+        (GameTree) instead of sampled, so the meta-solver sees no noise."""
+        from pufferlib.arena import NetworkPlayer, play_games
+        arena.set_opponents([NetworkPlayer(n, name=k) for k, n in zip(names, networks)])
+        games = self.settings['eval_games'] * len(names)
+        results = play_games(arena, NetworkPlayer(copy.deepcopy(new_network), name=new_name), games,
+                             seed=self.settings['seed'] + len(names))
+        exact = None
+        if self.env in OPENSPIEL_GAMES:
+            tree = self._tree()
+            tables = np.stack([tree.tabulate(NetworkPlayer(n).probabilities) for n in networks])
+            exact = tree.payoffs(tables[-1:], tables)[0]
+        rng = np.random.default_rng(self.settings['seed'] + len(names))
+        for k, name in enumerate(names):
+            played = results['games'][k]
+            if played == 0:
+                continue
+            mean = results['score'][k] / played if exact is None else float(exact[k])
+            payoffs.record(new_name, name, mean, games=int(played))
+            if name == new_name:
+                continue
+            # rate a bounded, shuffled sample of the match's outcomes (win +1, draw 0, loss -1)
+            wins, draws = int(results['wins'][k]), int(results['draws'][k])
+            outcomes = np.array([1.0] * wins + [0.0] * draws + [-1.0] * (int(played) - wins - draws))
+            ratings.record_results(new_name, name, rng.permutation(outcomes)[:64])
+
+    def versus_scripted(self, name, network, ratings: Ratings) -> dict | None:
+        """Win rate from each seat against the env's built-in scripted opponent (its one-row mode,
+        `two_player=False`), when league.scripted_games > 0 and the env has one; the games are rated
+        against the baseline `scripted`."""
+        games = self.settings['scripted_games']
+        if games <= 0 or 'two_player' not in self.config['env'] or 'seat' not in self.config['env']:
+            return None
+        from pufferlib import registry
+        from pufferlib.arena import NetworkPlayer
+        player, rates = NetworkPlayer(copy.deepcopy(network), name=name), {}
+        if 'scripted' not in ratings:
+            ratings.add('scripted', baseline=True)
+        for seat in (0, 1):
+            options = {**self.config['env'], 'two_player': False, 'seat': seat, 'num_envs': min(games, 1024)}
+            env = registry.make(self.env, **options)
+            try:
+                env.reset(self.settings['seed'])
+                outcomes = []
+                while len(outcomes) < games:
+                    env.step(player.act(env.observations, env.action_masks))
+                    ended = env.terminals | env.truncations
+                    outcomes.extend(np.sign(env.rewards[ended]).tolist())
+            finally:
+                env.close()
+            outcomes = np.array(outcomes[:games])
+            rates[f'seat{seat}'] = float((outcomes > 0).mean())
+            ratings.record_results(name, 'scripted', outcomes[:32])
+        return rates
+
+    def _tree(self):
+        if getattr(self, '_game_tree', None) is None:
+            self._game_tree = GameTree(self.env)
+        return self._game_tree
+
+    def exploitability(self, names, networks, weights) -> float | None:
+        """Of the league's output (the meta-strategy over the population), by the OpenSpiel referee."""
+        if self.env not in OPENSPIEL_GAMES:
+            return None
+        from pufferlib.arena import NetworkPlayer
+        keep = np.flatnonzero(weights > 0)
+        return mixture_exploitability(self.env, [NetworkPlayer(networks[k]).probabilities for k in keep],
+                                      weights[keep])
+
+    def output_weights(self, names, payoffs: PayoffTable) -> np.ndarray:
+        """What the league plays: the latest policy (self-play), the average of the snapshots (FSP),
+        the meta-strategy (PSRO)."""
+        n = len(names)
+        if self.settings['method'] == 'self_play':
+            return np.eye(n)[-1]
+        if self.settings['method'] == 'fsp':
+            return np.full(n, 1.0 / n)
+        return meta_strategy(payoffs.matrix(fill=0.0), self.settings['meta_solver'])
+
+    # ---- the loop ----
+
+    def state(self):
+        """(records, names, payoffs, ratings) of the last finished iteration."""
+        self.ledger.repair()
+        records = [r for r in self.ledger.read() if r.get('type') == 'iteration']
+        if not records:
+            return records, [], PayoffTable(), Ratings()
+        last = records[-1]
+        return records, list(last['population']), PayoffTable.from_dict(last['payoffs']), \
+            Ratings.from_dict(last['ratings'])
+
+    def open(self) -> None:
+        """Load the last finished iteration's state and every pool policy (a corrupt one fails here,
+        before anything is written), and open the arena."""
+        records, self.names, self.payoffs, self.ratings = self.state()
+        self.arena = self.open_env(self.env, self.config, self.settings['num_envs'])
+        try:
+            self.networks = [self.load_policy(name, self.arena) for name in self.names]
+        except BaseException:
+            self.arena.close()
+            raise
+        self.seconds = records[-1]['seconds'] if records else 0.0
+        self.ledger.append({'type': 'session', 'time': time.time(), 'pid': os.getpid()})
+
+    def iterate(self, referee: bool = True) -> dict:
+        """One iteration: a response trained against the method's opponents (none for the first,
+        untrained policy), saved, evaluated against the population, the meta-game solved; then its
+        ledger line. `referee=False` leaves the exploitability out (benchmarks measure it aside)."""
+        import torch
+        start, iteration = time.time(), len(self.names)
+        name, names, networks = f'p{iteration:03d}', self.names, self.networks
+        if iteration == 0:
+            torch.manual_seed(self.settings['seed'])
+            network, stats = self.new_network(self.arena), {'steps': 0}
+        else:
+            weights = self.opponent_weights(names, self.payoffs, self.ratings)
+            if self.settings['method'] == 'psro':
+                # a fresh network: a copy of the latest, nearly deterministic policy would barely explore
+                # and return a response close to itself, so the population would stop growing
+                torch.manual_seed(self.settings['seed'] + iteration)
+                network = self.new_network(self.arena)
+            else:  # self-play and FSP keep training one learner
+                network = copy.deepcopy(networks[-1])
+            stats = self.train_response(self.arena, network, networks, weights, iteration)
+        network.eval()
+        self.save_policy(name, network)
+        names.append(name)
+        networks.append(network)
+        self.payoffs.add(name)
+        self.ratings.add(name)
+        self.evaluate(self.arena, name, network, names, networks, self.payoffs, self.ratings)
+        scripted = self.versus_scripted(name, network, self.ratings)
+        self.output = self.output_weights(names, self.payoffs)
+        self.seconds += time.time() - start  # training and evaluation; the referee is not timed
+        exploit = self.exploitability(names, networks, self.output) if referee else None
+        record = {'type': 'iteration', 'iteration': iteration, 'policy': name, 'population': list(names),
+                  'method': self.settings['method'], 'meta': self.output.tolist(), 'exploitability': exploit,
+                  'seconds': self.seconds, 'payoffs': self.payoffs.to_dict(), 'ratings': self.ratings.to_dict(),
+                  'scripted_win_rate': scripted, **stats}
+        self.write_views(self.payoffs, self.ratings)
+        self.ledger.append(record)
+        return record
+
+    def close(self) -> None:
+        self.arena.close()
+
+    def run(self, printer: Callable[[str], None] | None = print) -> dict:
+        """Iterate until the population has league.iterations policies."""
+        self.open()
+        try:
+            while len(self.names) < self.settings['iterations']:
+                record = self.iterate()
+                if printer is not None:
+                    exploit = record['exploitability']
+                    exploit = '' if exploit is None else f', exploitability {exploit:.4f}'
+                    scripted = record['scripted_win_rate']
+                    scripted = '' if scripted is None else ', wins vs scripted ' + ' '.join(
+                        f'{seat} {rate:.0%}' for seat, rate in scripted.items())
+                    printer(f'iteration {record["iteration"]}: {record["policy"]} ({record["steps"]:,} steps), '
+                            f'{record["seconds"]:.0f} s{exploit}{scripted}')
+        finally:
+            self.close()
+        return {'path': self.path, 'iterations': len(self.names), 'leaderboard': self.ratings.format_leaderboard()}
+
+    def write_views(self, payoffs: PayoffTable, ratings: Ratings) -> None:
+        from pufferlib.trainer import atomic_write
+        text = json.dumps(payoffs.to_dict())
+        atomic_write(os.path.join(self.path, 'payoffs.json'), lambda f: f.write(text.encode()))
+        board = ratings.format_leaderboard() + '\n'
+        atomic_write(os.path.join(self.path, 'leaderboard.txt'), lambda f: f.write(board.encode()))
+
+
+def report(path: str, printer: Callable[[str], None] | None = print) -> list[str]:
+    """Print the leaderboard; write ratings.png (each policy's OpenSkill ordinal over the iterations),
+    exploitability.png (poker envs: against seconds of training and evaluation) and payoffs.png (the
+    payoff table as a heatmap). Returns the paths written."""
+    from pufferlib.arena import LeagueError
+    league = League(path)
+    records, names, payoffs, ratings = league.state()
+    if not records:
+        raise LeagueError(f'the league {path} has no finished iteration yet; run it with '
+                          f'`puffer league --resume {path}`')
+    if printer is not None:
+        printer(ratings.format_leaderboard())
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    written = []
+
+    def save(fig, name):
+        out = os.path.join(path, name)
+        fig.tight_layout()
+        fig.savefig(out, dpi=110)
+        plt.close(fig)
+        written.append(out)
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name in names:
+        points = [(r['iteration'], r['ratings'][name]['mu'] - 3 * r['ratings'][name]['sigma'])
+                  for r in records if name in r['ratings']]
+        ax.plot(*zip(*points), marker='.', label=name if len(names) <= 12 else None)
+    ax.set_xlabel('iteration')
+    ax.set_ylabel('OpenSkill ordinal (mu - 3 sigma)')
+    ax.set_title(f'{league.env} {league.settings["method"]}: ratings')
+    ax.grid(alpha=0.3)
+    if len(names) <= 12:
+        ax.legend(fontsize=7)
+    save(fig, 'ratings.png')
+
+    curve = [(r['seconds'], r['exploitability']) for r in records if r.get('exploitability') is not None]
+    if curve:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        ax.plot(*zip(*curve), marker='.')
+        ax.set_yscale('log')
+        ax.set_xlabel('seconds (training and evaluation)')
+        ax.set_ylabel('exploitability (OpenSpiel, NashConv / 2)')
+        ax.set_title(f'{league.env} {league.settings["method"]}: exploitability')
+        ax.grid(alpha=0.3)
+        save(fig, 'exploitability.png')
+
+    matrix = payoffs.matrix()
+    fig, ax = plt.subplots(figsize=(6, 5))
+    limit = float(np.nanmax(np.abs(matrix))) if np.isfinite(matrix).any() else 1.0
+    image = ax.imshow(matrix, cmap='RdBu', vmin=-limit, vmax=limit)
+    ax.set_xticks(range(len(names)), names, rotation=90, fontsize=7)
+    ax.set_yticks(range(len(names)), names, fontsize=7)
+    ax.set_xlabel('opponent')
+    ax.set_ylabel('policy')
+    fig.colorbar(image, ax=ax, label='mean payoff')
+    ax.set_title(f'{league.env}: payoff table')
+    save(fig, 'payoffs.png')
+    return written

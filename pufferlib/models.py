@@ -25,7 +25,7 @@ from torch import nn
 from pufferlib.emulation import Nativizer
 from pufferlib.pufferenv import APITypeError, APIUsageError, SpaceError
 
-__all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits']
+__all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits', 'mask_logits']
 
 # Orthogonal-init gains: sqrt(2) keeps ReLU activations' scale; a near-zero policy head starts
 # every action equally likely; the value head starts at the scale of its targets.
@@ -359,7 +359,8 @@ class LSTMWrapper(nn.Module):
         return out.reshape(longest * count, self.hidden_size).index_select(0, flat)
 
 
-def sample_logits(logits, action: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def sample_logits(logits, action: torch.Tensor | None = None,
+                  mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(action, logprob, entropy) for any model's logits; samples when `action` is None.
 
     Discrete: logits [N, n] -> action int64 [N]. MultiDiscrete: tuple of [N, n_i] -> action int64
@@ -368,7 +369,13 @@ def sample_logits(logits, action: torch.Tensor | None = None) -> tuple[torch.Ten
     Box's bounds (clip a copy before stepping the env, keep the sample for the logprob). Leading dims
     other than N work too.
     logprob and entropy have the leading shape ([N]).
+
+    `mask` (bool, True = legal; [N, n] for Discrete, [N, sum(n_i)] for MultiDiscrete) restricts the
+    distribution to the legal actions: they are never sampled, and logprob and entropy are those of
+    the masked distribution. Every row needs at least one legal action (per sub-action).
     """
+    if mask is not None:
+        logits = mask_logits(logits, mask)
     if isinstance(logits, torch.distributions.Distribution):
         if action is None:
             action = logits.sample()
@@ -387,6 +394,23 @@ def sample_logits(logits, action: torch.Tensor | None = None) -> tuple[torch.Ten
         return _categorical(logits, action)
     raise APITypeError(f'logits must be a tensor (Discrete), a tuple of tensors (MultiDiscrete) or a '
                     f'torch distribution (Box), got {type(logits).__name__}')
+
+
+def mask_logits(logits, mask: torch.Tensor):
+    """Logits with the illegal actions (mask False) pushed to the lowest finite value, so they get
+    probability 0 (exp underflows) without the NaNs that -inf brings into 0 * log 0."""
+    if isinstance(logits, torch.distributions.Distribution):
+        raise APIUsageError('action masks apply to Discrete and MultiDiscrete actions, not to Box actions')
+    if isinstance(logits, (tuple, list)):
+        sizes = [sub.shape[-1] for sub in logits]
+        if mask.shape[-1] != sum(sizes):
+            raise APIUsageError(f'the action mask has {mask.shape[-1]} columns; this MultiDiscrete space needs '
+                                f'{sum(sizes)} (the sum of its sizes {sizes})')
+        return tuple(mask_logits(sub, part) for sub, part in zip(logits, mask.split(sizes, dim=-1)))
+    if tuple(mask.shape) != tuple(logits.shape):
+        raise APIUsageError(f'the action mask has shape {list(mask.shape)}; the logits have {list(logits.shape)} '
+                            '(one row per agent, one column per action)')
+    return logits.masked_fill(~mask.to(device=logits.device, dtype=torch.bool), torch.finfo(logits.dtype).min)
 
 
 def _categorical(logits, action):

@@ -174,6 +174,21 @@ def experiments_dir() -> str:
     return os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments'))
 
 
+def new_directory(root: str, name: str) -> str:
+    """Create and return root/<name>-<date>-<time>; several started in the same second get -2, -3, ..."""
+    import datetime
+    os.makedirs(root, exist_ok=True)
+    base = os.path.join(root, f'{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}')
+    path, n = base, 1
+    while True:
+        try:
+            os.makedirs(path)
+            return path
+        except FileExistsError:
+            n += 1
+            path = f'{base}-{n}'
+
+
 def run_env(run_dir: str) -> str | None:
     """The env a run directory trained on (from its config.toml), or None if it has no readable config."""
     try:

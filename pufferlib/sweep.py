@@ -790,17 +790,8 @@ def sweeps_dir():
 def create(env_name, flags=(), config_file=None, root=None):
     """A new sweep directory with its resolved config and space in sweep.toml; returns its path."""
     config, _ = resolve(env_name, flags, config_file)
-    root = root or sweeps_dir()
-    os.makedirs(root, exist_ok=True)
-    base = os.path.join(root, f'{env_name}-{datetime.datetime.now():%Y%m%d-%H%M%S}')
-    path, n = base, 1
-    while True:  # several sweeps started in the same second each get their own directory
-        try:
-            os.makedirs(path)
-            break
-        except FileExistsError:
-            n += 1
-            path = f'{base}-{n}'
+    from pufferlib import registry
+    path = registry.new_directory(root or sweeps_dir(), env_name)
     meta = {'_meta': {'env': env_name, 'created': datetime.datetime.now().isoformat(timespec='seconds')}}
     _write_text(os.path.join(path, 'sweep.toml'), configuration.to_toml({**meta, **config}))
     return path

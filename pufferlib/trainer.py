@@ -255,6 +255,11 @@ class Trainer:
         self.dones = torch.zeros(S, H, device=d)
         self.masks = torch.ones(S, H, device=d)
         self.ratio = torch.ones(S, H, device=d)
+        # Action masks (turn-based games, league.Arena): sampled under them in the rollout and scored
+        # under the same masks in the update, so logprob ratios compare one distribution.
+        legal = getattr(vecenv, 'action_masks', None)
+        self.action_masks = (torch.ones(S, H, legal.shape[1], dtype=torch.bool, device=d)
+                             if legal is not None and self.discrete else None)
         self.last_values = torch.zeros(S, device=d)
         self.step_of_row = np.zeros(S, dtype=np.int64)   # next write index of each row's segment
         self.state = {}
@@ -285,8 +290,8 @@ class Trainer:
             vecenv.async_reset(self.train_config['seed'])
             self.started = True
         held, self.held = self.held, []
-        for obs, ids, masks in held:
-            self._act(obs, ids, masks)
+        for obs, ids, masks, legal in held:
+            self._act(obs, ids, masks, legal)
         blocks = vecenv.num_agents // vecenv.agents_per_batch
         while len(self.held) < blocks:
             obs, rewards, terminals, truncations, infos, ids, masks = vecenv.recv()
@@ -304,14 +309,17 @@ class Trainer:
                     for tensor in self.state.values():
                         tensor[rows] *= keep  # a new episode starts with a blank memory
             obs = torch.from_numpy(obs)
+            legal = None
+            if self.action_masks is not None:  # a copy: the env rewrites its masks on the next step
+                legal = torch.from_numpy(np.array(vecenv.action_masks[rows], dtype=bool))
             self.profile.lap('copy')
             if t == self.horizon:
                 self.last_values[rows] = self._value(obs, rows)
                 self.profile.lap('rollout_forward')
-                self.held.append((obs, ids, masks))
+                self.held.append((obs, ids, masks, legal))
                 self.step_of_row[rows] = 0  # its next action starts the next segment
                 continue
-            self._act(obs, ids, masks)
+            self._act(obs, ids, masks, legal)
 
     def _policy_step(self, obs, state):
         obs = obs.to(self.device, non_blocking=True)
@@ -328,7 +336,7 @@ class Trainer:
         state = {k: v[rows].clone() for k, v in self.state.items()}
         return self._policy_step(obs, state)[2].float().flatten()
 
-    def _act(self, obs, ids, masks=None):
+    def _act(self, obs, ids, masks=None, legal=None):
         rows = slice(int(ids[0]), int(ids[-1]) + 1)
         t = int(self.step_of_row[rows.start])
         if self.recurrent:
@@ -339,7 +347,10 @@ class Trainer:
         else:
             state = None
         obs, logits, value = self._policy_step(obs, state)
-        action, logprob, _ = sample_logits(logits)
+        if legal is not None:
+            legal = legal.to(self.device)
+            self.action_masks[rows, t] = legal
+        action, logprob, _ = sample_logits(logits, mask=legal)
         self.profile.lap('rollout_forward')
         if self.recurrent:
             for key, tensor in state.items():
@@ -394,7 +405,8 @@ class Trainer:
                 else:
                     logits, new_values = self.model(self.obs[idx].flatten(0, 1))
             actions = self.actions[idx].flatten(0, 1)
-            _, new_logprob, entropy = sample_logits(logits, actions)
+            legal = None if self.action_masks is None else self.action_masks[idx].flatten(0, 1)
+            _, new_logprob, entropy = sample_logits(logits, actions, mask=legal)
             new_logprob = new_logprob.float().reshape(self.minibatch_segments, self.horizon)
             entropy = entropy.float().reshape(self.minibatch_segments, self.horizon)
             new_values = new_values.float().reshape(self.minibatch_segments, self.horizon)

@@ -13,8 +13,10 @@ Methods measured today (peers, all OpenSpiel):
   cfr+        OpenSpiel's CFR+ (C++): the tabular reference line
   psro-os     OpenSpiel's psro_v2 with its exact best-response oracle (C++ TabularBestResponse) and
               the Nash meta-solver; the meta-game is estimated from --sims-per-entry sampled games
-Our PSRO (best responses trained by our PPO on puffer_leduc, pufferlib/league.py) joins as one more
-Method. MALib's published times to exploitability 0.5 on Leduc (32 cores) are printed for reference.
+  psro        ours: `puffer league --league.method psro` (pufferlib/league.py), best responses by our PPO
+              through the Arena on puffer_<game>, exact payoffs, the Nash LP; one step is one iteration.
+              Its settings: --ours-steps, --ours-envs, --ours-eval-games, --ours-flags (any config flags).
+MALib's published times to exploitability 0.5 on Leduc (32 cores) are printed for reference.
 """
 import argparse
 import contextlib
@@ -75,7 +77,32 @@ class OpenSpielPSRO:
         return exploitability.exploitability(self.game, mixed)
 
 
-METHODS = {'cfr+': CFRPlus, 'psro-os': OpenSpielPSRO}
+class OursPSRO:
+    """Our league (PSRO) in a temporary league directory; one step is one league iteration."""
+
+    name = 'psro'
+
+    def __init__(self, game, args):
+        import tempfile
+        import torch
+        torch.set_num_threads(1)  # small networks: threads only contend on a shared box
+        self.tmp = tempfile.TemporaryDirectory(prefix='bench-league-')
+        flags = ['--league.method', 'psro', '--league.meta-solver', args.ours_meta,
+                 '--league.steps-per-iteration', str(args.ours_steps), '--league.num-envs', str(args.ours_envs),
+                 '--league.eval-games', str(args.ours_eval_games), '--league.iterations', '1000000',
+                 *args.ours_flags.split()]
+        self.league = league.League(league.create(f'puffer_{args.game}', flags, root=self.tmp.name))
+        self.league.open()
+        self.league.iterate(referee=False)  # the untrained start, like psro-os's uniform policy
+
+    def step(self):
+        self.league.iterate(referee=False)
+
+    def exploitability(self):
+        return self.league.exploitability(self.league.names, self.league.networks, self.league.output)
+
+
+METHODS = {'cfr+': CFRPlus, 'psro-os': OpenSpielPSRO, 'psro': OursPSRO}
 
 
 def run(methods, budget, eval_growth, first_eval):
@@ -136,6 +163,12 @@ def main(argv=None):
     parser.add_argument('--sims-per-entry', type=int, default=100, help='games per meta-game entry for psro-os')
     parser.add_argument('--eval-growth', type=float, default=1.5, help='evaluate when a clock grew by this factor')
     parser.add_argument('--first-eval', type=float, default=0.25, help='first evaluation after this many seconds')
+    parser.add_argument('--ours-steps', type=int, default=200_000, help='PPO steps per iteration of our psro')
+    parser.add_argument('--ours-envs', type=int, default=1024, help='games in the arena of our psro')
+    parser.add_argument('--ours-eval-games', type=int, default=200, help='rated games per pair in our psro')
+    parser.add_argument('--ours-meta', default='nash', help='meta-solver of our psro: nash, fictitious_play, alpharank')
+    parser.add_argument('--ours-flags', default='', help='more config flags for our psro (its PPO settings come '
+                        'from pufferlib/config/puffer_<game>.toml)')
     args = parser.parse_args(argv)
     chosen = [m.strip() for m in args.methods.split(',') if m.strip()]
     unknown = [m for m in chosen if m not in METHODS]

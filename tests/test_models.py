@@ -9,7 +9,7 @@ from gymnasium import spaces
 import pufferlib
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.models import IMPALA, LSTMWrapper, Default, NatureCNN, sample_logits
-from pufferlib.pufferenv import SpaceError
+from pufferlib.pufferenv import APIUsageError, SpaceError
 
 from envs import SampleEnv
 
@@ -155,6 +155,35 @@ def test_sample_logits_handles_masked_logits_and_bad_input():
     torch.testing.assert_close(entropy, torch.tensor([np.log(2.0)], dtype=torch.float32))
     with pytest.raises(TypeError, match='logits must be'):
         sample_logits(np.zeros((2, 3)))
+
+
+def test_action_masks_restrict_sampling_logprob_and_entropy():
+    """Illegal actions are never sampled; logprob and entropy are those of the renormalised legal part."""
+    torch.manual_seed(0)
+    logits = torch.randn(512, 4)
+    mask = torch.rand(512, 4) < 0.5
+    mask[torch.arange(512), torch.randint(0, 4, (512,))] = True  # at least one legal action per row
+    action, logprob, entropy = sample_logits(logits, mask=mask)
+    assert mask[torch.arange(512), action].all()
+    legal = torch.distributions.Categorical(logits=logits.masked_fill(~mask, -float('inf')))
+    torch.testing.assert_close(logprob, legal.log_prob(action))
+    torch.testing.assert_close(entropy, legal.entropy())
+    one = torch.zeros(512, 4, dtype=torch.bool)
+    one[:, 2] = True  # a waiting row (ocean/seats.h): one choice, log-probability 0, entropy 0
+    action, logprob, entropy = sample_logits(logits, mask=one)
+    assert (action == 2).all() and (logprob == 0).all() and (entropy == 0).all()
+    # MultiDiscrete: the mask is the sub-masks side by side
+    multi = (torch.randn(8, 2), torch.randn(8, 3))
+    sub = torch.tensor([[True, False, False, True, False]]).expand(8, 5)
+    action, _, entropy = sample_logits(multi, mask=sub)
+    assert (action[:, 0] == 0).all() and (action[:, 1] == 1).all() and (entropy == 0).all()
+
+
+def test_action_mask_of_the_wrong_shape_is_one_clear_error():
+    with pytest.raises(APIUsageError, match=r'action mask has shape \[4, 3\]; the logits have \[4, 5\]'):
+        sample_logits(torch.zeros(4, 5), mask=torch.ones(4, 3, dtype=torch.bool))
+    with pytest.raises(APIUsageError, match='needs 5'):
+        sample_logits((torch.zeros(4, 2), torch.zeros(4, 3)), mask=torch.ones(4, 4, dtype=torch.bool))
 
 
 def lstm_policy(space=ACTION_SPACES['discrete'], hidden=16):

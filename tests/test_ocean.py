@@ -18,11 +18,12 @@ from pufferlib.ocean import tools
 from pufferlib.ocean.breakout import tracker as breakout_tracker
 from pufferlib.ocean.multiagent import own_id as multiagent_own_id
 from pufferlib.ocean.pong import tracker as pong_tracker
-from pufferlib.ocean.seats import TurnBasedEnv
 from pufferlib.ocean.squared import greedy as squared_greedy
 from pufferlib.pufferenv import APIUsageError, EnvError
 
 ALL = list(ocean.ENVS) + list(ocean.TEMPLATES)
+# Envs following ocean/seats.h: with two_player on, only the row to move is live on each step.
+TURN_BASED = ('kuhn', 'leduc', 'connect4')
 SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
 # Small but non-trivial configs where the defaults would make a test slow.
@@ -114,8 +115,8 @@ def test_c_and_python_layouts_agree(name):
     assert env.observations.shape == (env.num_agents, *env.single_observation_space.shape)
     assert env.actions.shape == (env.num_agents, *env.single_action_space.shape)
     assert env.actions.dtype == np.int32 and env.rewards.dtype == np.float32
-    # every row is a live agent, except in turn-based envs, where only the row to act is (ocean/seats.py)
-    live = 1 if isinstance(env, TurnBasedEnv) else agents
+    # every row is a live agent, except in turn-based envs, where only the row to act is (ocean/seats.h)
+    live = 1 if env.config.get('two_player') and name in TURN_BASED else agents
     assert (env.masks.reshape(3, agents).sum(1) == live).all()
     env.close()
 
@@ -548,6 +549,114 @@ def test_connect4_rules():
     assert losses > wins > 0
 
 
+def c4_board(obs_row):
+    """An observation row as the 6 x 7 board, top row first."""
+    return obs_row.reshape(6, 7)
+
+
+def test_connect4_two_player_turns_views_and_results():
+    """Two seats (ocean/seats.h): only the row to move is live; each row sees the board from its own side;
+    the waiting row's action is ignored; a win pays +1 / -1 on both rows on the same step."""
+    env = make('connect4', num_envs=1, two_player=True)
+    obs, _ = env.reset(seed=0)
+    assert env.num_agents == 2 and not obs.any()
+    # player 0 stacks column 3, player 1 column 4: player 0 completes a vertical four on its 4th move
+    for move in range(7):
+        player = move % 2
+        np.testing.assert_array_equal(env.masks, [player == 0, player == 1])
+        np.testing.assert_array_equal(env.action_masks[player], np.ones(7, dtype=bool))
+        np.testing.assert_array_equal(env.action_masks[1 - player], np.eye(7, dtype=bool)[0])
+        actions = np.array([3, 4], dtype=np.int32) if player == 0 else np.array([6, 4], dtype=np.int32)
+        obs, rewards, terminals, _, _ = env.step(actions)  # the waiting row's column (6 or 4) is ignored
+        if move < 6:
+            assert not terminals.any() and not rewards.any()
+            np.testing.assert_array_equal(obs[0], -obs[1])  # one board, two sides
+            board = c4_board(obs[0])
+            assert board[:, 3].sum() == (move + 2) // 2 and board[:, 4].sum() == -((move + 1) // 2)
+            assert board[:, 6].sum() == 0
+    np.testing.assert_array_equal(terminals, [True, True])
+    np.testing.assert_array_equal(rewards, [1.0, -1.0])
+    assert not obs.any() and env.masks[0] and not env.masks[1]  # a new game, player 0 to move
+    env.close()
+
+
+def test_connect4_full_columns_are_masked_and_an_illegal_move_loses():
+    env = make('connect4', num_envs=1, two_player=True)
+    env.reset(seed=0)
+    for _ in range(6):  # fill column 0 alternately: nobody gets four in it
+        env.step(np.array([0, 0], dtype=np.int32))
+    player = 0
+    assert env.masks[player] and not env.action_masks[player, 0] and env.action_masks[player, 1:].all()
+    _, rewards, terminals, _, _ = env.step(np.array([0, 5], dtype=np.int32))  # player 0 drops into the full column
+    np.testing.assert_array_equal(terminals, [True, True])
+    np.testing.assert_array_equal(rewards, [-1.0, 1.0])
+    env.close()
+
+
+def test_connect4_one_row_seats_and_scripted_opponent():
+    """seat=1: the scripted opponent opens; seat=-1 alternates; random play loses to it from both seats."""
+    env = make('connect4', num_envs=1, seat=1)
+    obs, _ = env.reset(seed=0)
+    assert obs.sum() == -1 and env.masks.all()  # its first piece is already on the board
+    assert 'scripted X, agent O' in env.render_text()
+    env.close()
+    env = make('connect4', num_envs=64, seat=-1)
+    obs, _ = env.reset(seed=0)
+    first_pieces = obs.sum(1)
+    assert (first_pieces == 0).all()  # every env's first game: the agent opens
+    pool = tools.random_actions(env.single_action_space, 64, 64)
+    results = {0: [], 1: []}
+    games = np.zeros(64, dtype=int)
+    for t in range(3000):
+        seat_now = games % 2
+        _, rewards, terminals, _, _ = env.step(pool[t % 64])
+        for k in np.flatnonzero(terminals):
+            results[int(seat_now[k])].append(rewards[k])
+        games += terminals
+    for seat in (0, 1):
+        assert len(results[seat]) > 100 and np.mean(results[seat]) < -0.5  # the blocker beats random play
+    env.close()
+
+
+def test_pong_two_player_mirrored_views_and_zero_sum_points():
+    env = make('pong', num_envs=2, two_player=True, max_score=2)
+    obs, _ = env.reset(seed=0)
+    assert env.num_agents == 4 and env.masks.all()
+    mirror = np.array([1, 0, 2, 3, 4, 5, 7, 6])
+    sign = np.array([1, 1, -1, 1, -1, 1, 1, 1], dtype=np.float32)
+    shift = np.array([0, 0, 1, 0, 0, 0, 0, 0], dtype=np.float32)
+    saw_point = saw_end = False
+    since_start = np.zeros(2, dtype=int)  # steps into each env's game: paddles start in the middle
+    for t in range(3000):
+        actions = np.array([t % 3, 1, 0, 2], dtype=np.int32)  # row 1 climbs, row 3 sinks
+        obs, rewards, terminals, truncations, _ = env.step(actions)
+        for e in range(2):
+            np.testing.assert_allclose(obs[2 * e + 1], shift + sign * obs[2 * e][mirror], atol=1e-6)
+            assert rewards[2 * e] == -rewards[2 * e + 1]
+            assert terminals[2 * e] == terminals[2 * e + 1]
+        saw_point |= bool(rewards.any())
+        saw_end |= bool(terminals.any())
+        since_start = np.where(terminals[::2], 0, since_start + 1)
+        assert obs[1, 0] == 0.0 or since_start[0] < 20  # env 0's left paddle climbed to the top and stays
+        assert obs[3, 0] == 1.0 or since_start[1] < 20  # env 1's sank to the bottom
+    assert saw_point and saw_end
+    env.close()
+
+
+def test_masks_slot_is_live_after_reset_for_envs_that_never_write_it():
+    """The binding sets every row live before c_reset; turn-based envs rewrite it from C."""
+    env = make('snake', num_envs=2)
+    env.masks[...] = False
+    env.reset(seed=0)
+    assert env.masks.all()
+    env.close()
+    env = make('kuhn', num_envs=3)
+    env.masks[...] = True
+    env.reset(seed=0)
+    np.testing.assert_array_equal(env.masks, [True, False] * 3)  # player 0 opens every hand
+    env.close()
+
+
 def test_maze_wall_follower_always_reaches_the_goal():
     """A perfect maze is simply connected, so keeping a hand on the right wall finds the goal."""
     env = make('maze', num_envs=1, width=15, height=11, max_steps=10_000)
@@ -608,8 +717,10 @@ def test_unbuilt_binding_error_is_clear(monkeypatch, tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 # Every env with its defaults, plus options that switch on other code paths (the poker envs' built-in
-# opponent in one-row mode).
-SANITIZE_RUNS = [(name, {}) for name in ALL] + [('kuhn', {'two_player': False}), ('leduc', {'two_player': False})]
+# opponent in one-row mode, the two-player modes of connect4 and pong, the scripted connect4 opening).
+SANITIZE_RUNS = [(name, {}) for name in ALL] + [
+    ('kuhn', {'two_player': False}), ('leduc', {'two_player': False}), ('connect4', {'two_player': True}),
+    ('connect4', {'seat': -1}), ('pong', {'two_player': True})]
 
 
 @pytest.mark.sanitize
@@ -659,7 +770,7 @@ def test_c_checks_packed_options_and_reports_what_python_reports(name, change):
         assert problem and any(key in problem for key in change)
         with pytest.raises(ValueError) as info:
             env._binding.vec_init(env.observations, env.actions, env.rewards, env.terminals, env.truncations,
-                                  env.action_masks, 1, env.spec.pack(values))
+                                  env.masks, env.action_masks, 1, env.spec.pack(values))
         assert str(info.value) == problem
         with pytest.raises(APIUsageError, match=re.escape(problem)):
             make(name, num_envs=1, **{**SMALL.get(name, {}), **change})
@@ -669,7 +780,7 @@ def test_c_checks_packed_options_and_reports_what_python_reports(name, change):
 
 def test_binding_rejects_config_bytes_of_the_wrong_size_and_a_missing_mask():
     env = make('template', num_envs=1)
-    args = (env.observations, env.actions, env.rewards, env.terminals, env.truncations)
+    args = (env.observations, env.actions, env.rewards, env.terminals, env.truncations, env.masks)
     packed = env.spec.pack(env.config)
     with pytest.raises(ValueError, match=f'config must be {len(packed)} bytes'):
         env._binding.vec_init(*args, env.action_masks, 1, packed + b'\0')

@@ -101,11 +101,12 @@ def test_spec_errors_name_the_file_and_the_key(tmp_path, old, new, match):
 
 def test_defaults_types_and_packing_follow_the_spec():
     spec = ocean.spec_of('puffer_pong')
-    assert [o.kind for o in spec.options.values()] == ['int', 'int', 'int', 'float', 'float', 'float']
+    assert [o.kind for o in spec.options.values()] == ['int', 'int', 'int', 'float', 'float', 'float', 'bool']
     packed = spec.pack(spec.defaults())
     assert len(packed) == 4 * len(spec.options)
     assert np.frombuffer(packed[:12], dtype=np.int32).tolist() == [21, 4, 100000]
-    assert np.frombuffer(packed[12:], dtype=np.float32).tolist() == [20.0, 3.0, 1.5]
+    assert np.frombuffer(packed[12:24], dtype=np.float32).tolist() == [20.0, 3.0, 1.5]
+    assert np.frombuffer(packed[24:], dtype=np.int32).tolist() == [0]  # two_player: a bool packs as int32
     env = ocean.make('puffer_pong', max_score=3)
     assert env.config['max_score'] == 3 and env.single_observation_space.shape == (8,)
     env.close()

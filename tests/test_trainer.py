@@ -111,7 +111,7 @@ def test_every_transition_trains_and_bootstraps_from_the_next_observation():
         trainer.rollout()
         assert trainer.global_step == vecenv.num_agents * trainer.horizon
         assert len(trainer.held) == 2  # both blocks wait with their next observation
-        for obs, ids, _ in trainer.held:
+        for obs, ids, _, _ in trainer.held:
             with torch.no_grad():
                 _, value = policy(obs)
             rows = slice(int(ids[0]), int(ids[-1]) + 1)

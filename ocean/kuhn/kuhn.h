@@ -69,7 +69,7 @@ static inline void kuhn_play(Kuhn *env, int action) {
 /* Both Kuhn actions are legal at every decision. */
 static inline void kuhn_write_masks(Kuhn *env) {
     static const unsigned char legal[KUHN_ACTIONS] = {1, 1};
-    seats_write_masks(&env->seats, env->action_masks, KUHN_ACTIONS, kuhn_to_act(env), legal);
+    seats_write_turn(&env->seats, env->masks, env->action_masks, KUHN_ACTIONS, kuhn_to_act(env), legal);
 }
 
 /* One-row mode: the built-in player moves until the agent is to act or the hand is over. */

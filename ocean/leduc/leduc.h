@@ -120,12 +120,11 @@ static void leduc_play(Leduc *env, int action) {
     }
 }
 
-/* Call is always legal, and so is fold or raise (a player who cannot raise faces a raise), so a live
- * row always has two legal actions or more, as ocean/seats.h requires. */
+/* Call is always legal, and so is fold or raise (a player who cannot raise faces a raise). */
 static inline void leduc_write_masks(Leduc *env) {
     unsigned char legal[LEDUC_ACTIONS];
     leduc_legal(env, legal);
-    seats_write_masks(&env->seats, env->action_masks, LEDUC_ACTIONS, env->to_act, legal);
+    seats_write_turn(&env->seats, env->masks, env->action_masks, LEDUC_ACTIONS, env->to_act, legal);
 }
 
 /* One-row mode: the built-in player moves until the agent is to act or the hand is over. */

@@ -1,7 +1,13 @@
 /* Pong: the agent's paddle on the right against a scripted paddle on the left. The opponent tracks
  * the ball at a capped speed, so angled returns (the ball leaves the paddle at an angle set by where
  * it hit) beat it. +1 when the opponent misses, -1 when the agent misses; the game ends at max_score.
- * One step runs `frameskip` physics frames with the same action, like Atari frame skipping. */
+ * One step runs `frameskip` physics frames with the same action, like Atari frame skipping.
+ *
+ * two_player=1: two rows, both live on every step (the two paddles move at once): row 0 is the right
+ * paddle, row 1 the left one, both at paddle_speed. Row 1 sees the court mirrored left to right, so
+ * every row sees itself on the right (its own paddle first, the ball's x and vx mirrored, its own
+ * score first) and one policy plays either side. Each point pays +1 / -1 to the two rows, and the
+ * step that ends the game sets terminals on both (the zero-sum convention of ocean/seats.h). */
 #include "ocean.h"
 #include "spec.h"
 
@@ -27,17 +33,30 @@ static int c_init(Pong *env) { (void)env; return 0; }
 
 static inline float pong_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
-/* Every value normalised to [0, 1] or [-1, 1] (see the Python Box). */
+/* Every value normalised to [0, 1] or [-1, 1] (see the Python Box). Row 1 (two_player) is the mirror
+ * image: the left paddle sees itself on the right. */
 static void pong_write_obs(Pong *env) {
     float *o = env->observations;
-    o[0] = env->agent_y / (PONG_H - env->cfg.paddle_height);
-    o[1] = env->opp_y / (PONG_H - env->cfg.paddle_height);
+    float top = PONG_H - env->cfg.paddle_height;
+    o[0] = env->agent_y / top;
+    o[1] = env->opp_y / top;
     o[2] = env->ball_x / (PONG_W - PONG_BALL);
     o[3] = env->ball_y / (PONG_H - PONG_BALL);
     o[4] = env->ball_vx / PONG_MAX_VX;
     o[5] = env->ball_vy / PONG_MAX_VY;
     o[6] = (float)env->agent_score / env->cfg.max_score;
     o[7] = (float)env->opp_score / env->cfg.max_score;
+    if (env->num_agents == 2) {
+        float *m = o + env->obs_size;
+        m[0] = o[1];
+        m[1] = o[0];
+        m[2] = 1.0f - o[2];
+        m[3] = o[3];
+        m[4] = -o[4];
+        m[5] = o[5];
+        m[6] = o[7];
+        m[7] = o[6];
+    }
 }
 
 static void pong_serve(Pong *env) {
@@ -67,17 +86,26 @@ static void pong_bounce(Pong *env, float paddle_y, float direction) {
     env->ball_vy = pong_clampf(offset * PONG_MAX_VY, -PONG_MAX_VY, PONG_MAX_VY);
 }
 
+static inline float pong_move(const Pong *env, int32_t action) {
+    int a = ocean_clamp(action, PONG_ACTIONS);
+    return a == PONG_UP ? -env->cfg.paddle_speed : (a == PONG_DOWN ? env->cfg.paddle_speed : 0.0f);
+}
+
 static void c_step(Pong *env) {
-    int a = ocean_clamp(env->actions[0], PONG_ACTIONS);
-    float move = a == PONG_UP ? -env->cfg.paddle_speed : (a == PONG_DOWN ? env->cfg.paddle_speed : 0.0f);
+    float move = pong_move(env, env->actions[0]);
+    float opp_move = env->cfg.two_player ? pong_move(env, env->actions[1]) : 0.0f;
     float top = PONG_H - env->cfg.paddle_height;
     float reward = 0;
     for (int f = 0; f < env->cfg.frameskip && reward == 0; f++) {
         env->agent_y = pong_clampf(env->agent_y + move, 0, top);
-        /* the opponent chases the ball only while it approaches, else drifts back to the middle */
-        float target = env->ball_vx < 0 ? env->ball_y + 0.5f * PONG_BALL - 0.5f * env->cfg.paddle_height : 0.5f * top;
-        float d = pong_clampf(target - env->opp_y, -env->cfg.opponent_speed, env->cfg.opponent_speed);
-        env->opp_y = pong_clampf(env->opp_y + d, 0, top);
+        if (env->cfg.two_player) {
+            env->opp_y = pong_clampf(env->opp_y + opp_move, 0, top);
+        } else {
+            /* the opponent chases the ball only while it approaches, else drifts back to the middle */
+            float target = env->ball_vx < 0 ? env->ball_y + 0.5f * PONG_BALL - 0.5f * env->cfg.paddle_height : 0.5f * top;
+            float d = pong_clampf(target - env->opp_y, -env->cfg.opponent_speed, env->cfg.opponent_speed);
+            env->opp_y = pong_clampf(env->opp_y + d, 0, top);
+        }
 
         env->ball_x += env->ball_vx;
         env->ball_y += env->ball_vy;
@@ -106,14 +134,19 @@ static void c_step(Pong *env) {
     if (reward != 0) pong_serve(env);
     env->tick++;
     env->episode_return += reward;
-    env->rewards[0] = reward;
     int done = env->agent_score >= env->cfg.max_score || env->opp_score >= env->cfg.max_score;
     int timeout = !done && env->tick >= env->cfg.max_steps;
-    env->terminals[0] = (unsigned char)done;
-    env->truncations[0] = (unsigned char)timeout;
+    for (int r = 0; r < env->num_agents; r++) {  /* row 1 (two_player) is the left paddle: the mirror image */
+        env->rewards[r] = r == 0 ? reward : -reward;
+        env->terminals[r] = (unsigned char)done;
+        env->truncations[r] = (unsigned char)timeout;
+    }
     if (done || timeout) {
         ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->agent_score,
                           env->agent_score > env->opp_score ? 1.0f : 0.0f);
+        if (env->cfg.two_player)
+            ocean_log_episode(&env->log, -env->episode_return, (float)env->tick, (float)env->opp_score,
+                              env->opp_score > env->agent_score ? 1.0f : 0.0f);
         pong_new_episode(env);
     } else {
         pong_write_obs(env);

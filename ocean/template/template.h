@@ -9,7 +9,9 @@
 enum { TP_LEFT, TP_RIGHT, TP_ACTIONS };
 
 typedef struct Template {
-    OCEAN_SLOTS(unsigned char);  /* must come first: buffers, sizes, masks, rng, log */
+    OCEAN_SLOTS(unsigned char);  /* must come first: buffers, sizes, masks, rng, log. `masks` (row
+                                  * liveness) stays as the binding set it, every row live: only a
+                                  * turn-based env writes it (ocean/seats.h) */
     TemplateConfig cfg;          /* the options of spec.toml (cfg.length, cfg.max_steps), validated */
     int position, tick;          /* state */
     unsigned char *line;         /* an example of memory owned by the env: allocated in c_init only */

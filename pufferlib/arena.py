@@ -1,0 +1,380 @@
+"""Rows to policies: the learner plays some rows of a vector env, frozen opponents play the others.
+
+    arena = Arena(pufferlib.make('puffer_connect4', num_envs=1024, two_player=True), seed=0)
+    arena.set_opponents([past_a, past_b], weights=[0.25, 0.75])      # Players (below)
+    trainer = pufferlib.trainer.Trainer(config, arena, policy)       # it sees only the learner's rows
+
+The wrapped env is a PufferEnv (an Ocean env holding many games) or a synchronous vector env whose env
+instances have two or more agent rows each (two seats of a game). Per game the arena draws which row is
+the learner's (`learner_seat`: a fixed seat, or None to draw it uniformly, so the learner plays every
+side) and which opponent plays the game's other rows (by the pool's weights), and draws both again when
+the learner's row ends its episode. To the trainer the arena is a synchronous vector env with one row
+per game: the learner's observation, reward, terminal, truncation and liveness (`masks`: in turn-based
+games, ocean/seats.h, a row is live only on its turn); only these rows enter its rollout buffer.
+
+The opponents' rows are stepped here. On each step the live opponent rows are grouped by policy with
+index arrays (no loop over rows); a pool of networks with one architecture runs all groups in one
+vmapped forward pass over the stacked weights, any other pool one pass per distinct policy; actions are
+sampled from the action-masked distribution. `infos` carry the learner's own episode statistics (its
+return, win rate `perf`), not the opponents'.
+
+`Player`s are what plays: `NetworkPlayer` (a frozen torch policy), `RandomPlayer` (uniform over legal
+actions). `play_games` pits one player against the pool without training, for evaluation matches.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+
+from pufferlib.models import mask_logits, sample_logits
+from pufferlib.pufferenv import APIUsageError, PufferError, action_dtype
+
+# Steps between reports of the learner's episode statistics in `infos`, like Ocean's logs.
+REPORT_INTERVAL = 128
+
+
+class LeagueError(PufferError, RuntimeError):
+    """A league cannot run as asked: an env without two seats, an unknown method, a corrupt policy."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Players
+# ---------------------------------------------------------------------------------------------
+
+class Player:
+    """Picks actions for a batch of rows. `act(obs [n, ...], action_masks [n, actions] bool or None)`
+    returns int actions [n, ...]."""
+
+    name = 'player'
+    network = None  # a torch module when the player is a network (the arena may stack their weights)
+
+    def act(self, obs: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
+        raise NotImplementedError
+
+
+class NetworkPlayer(Player):
+    """A frozen policy network: samples from its (masked) action distribution. Feed-forward policies
+    only: an opponent's rows change owner at every episode, so there is no memory to carry."""
+
+    def __init__(self, network: torch.nn.Module, name: str = 'network'):
+        if getattr(network, 'is_recurrent', False):
+            raise LeagueError(f'{name}: recurrent policies cannot be frozen opponents yet; use a feed-forward '
+                              'policy for population play (no [rnn] class)')
+        self.network = network.eval()
+        for p in self.network.parameters():
+            p.requires_grad_(False)
+        self.name = name
+
+    def logits(self, obs: torch.Tensor):
+        with torch.no_grad():
+            return self.network(obs)[0]
+
+    def act(self, obs, action_masks):
+        mask = None if action_masks is None else torch.from_numpy(np.ascontiguousarray(action_masks))
+        with torch.no_grad():
+            action, _, _ = sample_logits(self.logits(torch.from_numpy(np.ascontiguousarray(obs))), mask=mask)
+        return action.numpy()
+
+    def probabilities(self, obs: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
+        """Action probabilities [n, actions] (masked), for exact evaluation and the referee."""
+        with torch.no_grad():
+            logits = self.logits(torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)))
+            logits = mask_logits(logits, torch.from_numpy(np.ascontiguousarray(action_masks, dtype=bool)))
+            return torch.softmax(logits.float(), dim=-1).numpy().astype(np.float64)
+
+
+class RandomPlayer(Player):
+    """Uniform over the legal actions (Discrete spaces)."""
+
+    def __init__(self, num_actions: int, name: str = 'random', seed: int = 0):
+        self.num_actions, self.name = int(num_actions), name
+        self.rng = np.random.default_rng(seed)
+
+    def act(self, obs, action_masks):
+        n = len(obs)
+        legal = np.ones((n, self.num_actions), dtype=bool) if action_masks is None else action_masks
+        # the argmax of uniform noise over the legal entries is a uniform legal action
+        return np.where(legal, self.rng.random(legal.shape), -1.0).argmax(1)
+
+    def probabilities(self, obs, action_masks):
+        return action_masks.astype(np.float64) / action_masks.sum(1, keepdims=True)
+
+
+class StackedNetworks:
+    """Same-architecture networks run as one: their weights stacked, the forward pass vmapped over them.
+
+    `logits(obs [P, M, ...])` -> logits [P, M, actions], network p applied to obs[p]."""
+
+    def __init__(self, networks: list[torch.nn.Module]):
+        from torch.func import functional_call, stack_module_state
+        self.params, self.buffers = stack_module_state(networks)
+        self.params = {k: v.detach() for k, v in self.params.items()}
+        base = copy.deepcopy(networks[0]).to('meta')
+
+        def one(params, buffers, obs):
+            return functional_call(base, (params, buffers), (obs,))[0]
+        self._forward = torch.vmap(one)
+
+    @staticmethod
+    def stackable(networks: list[torch.nn.Module]) -> bool:
+        if len(networks) < 2 or any(n is None for n in networks):
+            return False
+        kind, shapes = type(networks[0]), {k: v.shape for k, v in networks[0].state_dict().items()}
+        return all(type(n) is kind and {k: v.shape for k, v in n.state_dict().items()} == shapes
+                   for n in networks)
+
+    def logits(self, obs: torch.Tensor):
+        with torch.no_grad():
+            return self._forward(self.params, self.buffers, obs)
+
+
+# ---------------------------------------------------------------------------------------------
+# The arena
+# ---------------------------------------------------------------------------------------------
+
+def _arrays(env):
+    """(observations, rewards, terminals, truncations, masks, action_masks or None) of a PufferEnv or a
+    vector env: the arrays the env writes in place on every step."""
+    buf = getattr(env, 'buffers', env)
+    action_masks = getattr(buf, 'action_masks', None)
+    if action_masks is None:
+        action_masks = getattr(env, 'action_masks', None)
+    return buf.observations, buf.rewards, buf.terminals, buf.truncations, buf.masks, action_masks
+
+
+def agents_per_env(env) -> int:
+    """Rows per game of `env`, with the error a league gives for an env that has no two seats."""
+    count = getattr(env, 'agents_per_env', None)
+    if count is None:
+        count = env.num_agents if not hasattr(env, 'num_envs') else env.num_agents // max(1, env.num_envs)
+    count = int(count)
+    if count < 2:
+        name = getattr(env, 'describe', lambda: type(env).__name__)()
+        raise LeagueError(f'{name} has {count} agent row per game; population play needs two or more (two '
+                          'seats of one game). For puffer_connect4 and puffer_pong pass two_player=True; the poker '
+                          'envs have two seats by default')
+    return count
+
+
+class Arena:
+    """A vector env seen through the learner's rows, the other rows played by a pool of frozen players.
+
+    The vector-env API the trainer uses: `async_reset(seed)`, `recv()` -> (obs, rewards, terminals,
+    truncations, infos, env_ids, masks) for the learner's rows, `send(actions)`, `close()`, and the spaces.
+    """
+
+    def __init__(self, env, learner_seat: int | None = None, seed: int = 0):
+        self.env = env
+        self.seats = agents_per_env(env)
+        self.games = env.num_agents // self.seats
+        if learner_seat is not None and not 0 <= int(learner_seat) < self.seats:
+            raise APIUsageError(f'learner_seat must be None (drawn every game) or a seat in [0, {self.seats}), '
+                                f'got {learner_seat!r}')
+        self.learner_seat = learner_seat
+        self.single_observation_space = env.single_observation_space
+        self.single_action_space = env.single_action_space
+        self.obs_dtype = getattr(env, 'obs_dtype', None)
+        self.native_action_space = getattr(env, 'native_action_space', env.single_action_space)
+        self.action_dtype = action_dtype(env.single_action_space)
+        self.num_agents = self.agents_per_batch = self.games
+        self.agents_per_env = 1
+        self.num_envs = self.games
+        self.rng = np.random.default_rng(seed)
+        self._seed = seed
+
+        obs, _, _, _, _, action_masks = _arrays(env)
+        self._rows = np.arange(env.num_agents).reshape(self.games, self.seats)
+        self._actions = np.zeros((env.num_agents, *env.single_action_space.shape), dtype=self.action_dtype)
+        self._obs = np.zeros((self.games, *obs.shape[1:]), dtype=obs.dtype)
+        self._rewards = np.zeros(self.games, dtype=np.float32)
+        self._terminals = np.zeros(self.games, dtype=bool)
+        self._truncations = np.zeros(self.games, dtype=bool)
+        self._live = np.ones(self.games, dtype=bool)
+        self._action_masks = None if action_masks is None else np.zeros((self.games, action_masks.shape[1]), bool)
+        self._ids = np.arange(self.games)
+        self.seat = np.zeros(self.games, dtype=np.int64)
+        self.opponent = np.zeros(self.games, dtype=np.int64)
+        self.learner_rows = self._rows[:, 0].copy()
+        self.players: list[Player] = []
+        self.weights = np.ones(0)
+        self._stacked = None
+        self._pending = False
+        self._infos = []
+        self._reset_stats()
+
+    # ---- the pool ----
+
+    def set_opponents(self, players: list[Player], weights=None, stack: bool = True) -> None:
+        """The pool the opponents of every game are drawn from, with probability `weights` (default
+        uniform); every game redraws its opponent and seat now. `stack=False` runs one forward pass per
+        policy even when their networks could be stacked (to measure what stacking saves)."""
+        if not players:
+            raise APIUsageError('set_opponents needs at least one player')
+        weights = np.ones(len(players)) if weights is None else np.asarray(weights, dtype=np.float64)
+        if weights.shape != (len(players),) or (weights < 0).any() or not weights.sum() > 0:
+            raise APIUsageError(f'set_opponents: need one non-negative weight per player ({len(players)} players, '
+                                f'weights {np.asarray(weights).tolist()})')
+        self.players = list(players)
+        self.weights = weights / weights.sum()
+        networks = [p.network for p in self.players]
+        self._stacked = StackedNetworks(networks) if stack and StackedNetworks.stackable(networks) else None
+        self._reset_stats()
+        self._draw(np.arange(self.games))
+        if self._pending:
+            self._gather()
+
+    def _reset_stats(self):
+        n = len(self.players)
+        self.results = {'games': np.zeros(n), 'score': np.zeros(n), 'wins': np.zeros(n), 'draws': np.zeros(n)}
+        self._episode_return = np.zeros(self.games)
+        self._episode_length = np.zeros(self.games)
+        self._report = np.zeros(4)  # episodes, return, length, wins since the last report
+        self._steps = 0
+
+    def _draw(self, games: np.ndarray) -> None:
+        if len(games) == 0 or not self.players:
+            return
+        self.opponent[games] = self.rng.choice(len(self.players), size=len(games), p=self.weights)
+        self.seat[games] = (self.rng.integers(0, self.seats, size=len(games)) if self.learner_seat is None
+                            else self.learner_seat)
+        self.learner_rows[games] = self._rows[games, self.seat[games]]
+
+    # ---- the vector-env API ----
+
+    def async_reset(self, seed: int | None = None) -> None:
+        if not self.players:
+            raise APIUsageError('the arena has no opponents: call set_opponents first')
+        self.env.reset(seed)
+        self._draw(np.arange(self.games))
+        self._rewards[:] = 0
+        self._terminals[:] = False
+        self._truncations[:] = False
+        self._episode_return[:] = 0
+        self._episode_length[:] = 0
+        self._gather()
+        self._pending = True
+
+    def reset(self, seed: int | None = None):
+        self.async_reset(seed)
+        return self._obs, []
+
+    def recv(self):
+        if not self._pending:
+            raise APIUsageError('recv() called before async_reset() or send()')
+        infos, self._infos = self._infos, []
+        return (self._obs, self._rewards, self._terminals, self._truncations, infos, self._ids, self._live)
+
+    def send(self, actions, env_ids=None) -> None:
+        actions = np.asarray(actions)
+        if actions.shape != (self.games, *self.single_action_space.shape):
+            raise APIUsageError(f'the arena takes one action row per game ({self.games}), got shape {actions.shape}')
+        self._actions[self.learner_rows] = actions
+        self._opponents_act()
+        self.env.step(self._actions)
+        _, rewards, terminals, truncations, _, _ = _arrays(self.env)
+        rows = self.learner_rows
+        np.take(rewards, rows, out=self._rewards)
+        np.take(terminals, rows, out=self._terminals)
+        np.take(truncations, rows, out=self._truncations)
+        self._episode_return += self._rewards
+        self._episode_length += 1
+        ended = np.flatnonzero(self._terminals | self._truncations)
+        if len(ended):
+            self._record(ended)
+            self._draw(ended)
+        self._gather()
+        self._steps += 1
+        if self._steps % REPORT_INTERVAL == 0 and self._report[0] > 0:
+            n, ret, length, wins = self._report
+            self._infos.append({'episode_return': ret / n, 'episode_length': length / n, 'perf': wins / n, 'n': n})
+            self._report[:] = 0
+
+    def step(self, actions):
+        self.send(actions)
+        obs, rewards, terminals, truncations, infos, _, _ = self.recv()
+        return obs, rewards, terminals, truncations, infos
+
+    def close(self) -> None:
+        self.env.close()
+
+    # ---- internals ----
+
+    def _gather(self):
+        obs, _, _, _, live, action_masks = _arrays(self.env)
+        np.take(obs, self.learner_rows, axis=0, out=self._obs)
+        np.take(live, self.learner_rows, out=self._live)
+        if action_masks is not None:
+            np.take(action_masks, self.learner_rows, axis=0, out=self._action_masks)
+
+    @property
+    def action_masks(self) -> np.ndarray | None:
+        """The learner rows' action masks (bool [games, actions]), or None when the env has none."""
+        return self._action_masks
+
+    def _record(self, ended):
+        score = self._episode_return[ended]
+        opponent = self.opponent[ended]
+        win, draw = score > 0, score == 0
+        for key, value in (('games', 1.0), ('score', score), ('wins', win), ('draws', draw)):
+            np.add.at(self.results[key], opponent, value)
+        self._report += (len(ended), score.sum(), self._episode_length[ended].sum(), win.sum())
+        self._episode_return[ended] = 0
+        self._episode_length[ended] = 0
+
+    def _opponents_act(self):
+        """Actions for every live opponent row, one batched pass per policy (or one for a stacked pool)."""
+        obs, _, _, _, live, action_masks = _arrays(self.env)
+        is_opponent = np.ones((self.games, self.seats), dtype=bool)
+        is_opponent[self._ids, self.seat] = False
+        rows = self._rows[is_opponent]
+        owner = np.repeat(self.opponent, self.seats - 1)
+        keep = live[rows]  # a waiting row's action is ignored: no forward pass for it
+        rows, owner = rows[keep], owner[keep]
+        if len(rows) == 0:
+            return
+        order = np.argsort(owner, kind='stable')
+        rows, owner = rows[order], owner[order]
+        counts = np.bincount(owner, minlength=len(self.players))
+        if self._stacked is not None:
+            self._stacked_act(obs, action_masks, rows, owner, counts)
+            return
+        start = 0
+        for p in np.flatnonzero(counts):
+            group = rows[start:start + counts[p]]
+            start += counts[p]
+            masks = None if action_masks is None else action_masks[group]
+            self._actions[group] = self.players[p].act(obs[group], masks).reshape(self._actions[group].shape)
+
+    def _stacked_act(self, obs, action_masks, rows, owner, counts):
+        """All groups in one vmapped pass: obs padded to [players, largest group, ...]."""
+        width = int(counts.max())
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        slot = np.arange(len(rows)) - starts[owner]
+        index = np.zeros((len(self.players), width), dtype=np.int64)  # padding repeats row 0, dropped below
+        index[owner, slot] = rows
+        batch = torch.from_numpy(obs[index])
+        logits = self._stacked.logits(batch)
+        take = torch.from_numpy(owner * width + slot)
+        if isinstance(logits, tuple):
+            logits = tuple(sub.reshape(-1, sub.shape[-1])[take] for sub in logits)
+        else:
+            logits = logits.reshape(-1, logits.shape[-1])[take]
+        mask = None if action_masks is None else torch.from_numpy(action_masks[rows])
+        with torch.no_grad():
+            action, _, _ = sample_logits(logits, mask=mask)
+        self._actions[rows] = action.numpy().reshape(self._actions[rows].shape)
+
+
+def play_games(arena: Arena, player: Player, games: int, seed: int | None = None) -> dict:
+    """Let `player` take the learner's rows of `arena` (against its pool, seats drawn as the arena draws
+    them) until at least `games` games have ended; returns the results per pool player: arrays of
+    games, summed score (the player's return), wins and draws."""
+    arena._reset_stats()
+    arena.async_reset(seed)
+    needed = int(games)
+    while arena.results['games'].sum() < needed:
+        obs, _, _, _, _, _, _ = arena.recv()
+        arena.send(player.act(obs, arena.action_masks))
+    return {k: v.copy() for k, v in arena.results.items()}

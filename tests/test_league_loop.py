@@ -1,0 +1,157 @@
+"""`puffer league`: self-play, fictitious self-play and PSRO end to end on Kuhn poker, the league
+directory, resuming after a real SIGKILL, reports, and one clear error for each bad input."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from pufferlib import cli, league
+from pufferlib.arena import LeagueError
+
+pytest.importorskip('scipy')
+pytest.importorskip('openskill')
+pytest.importorskip('pyspiel')
+
+# A league small enough for a unit test: a few thousand PPO steps per response.
+TINY = ['--league.steps-per-iteration', '2048', '--league.num-envs', '64', '--league.eval-games', '20',
+        '--train.bptt-horizon', '16', '--train.minibatch-size', '512', '--policy.hidden-size', '16']
+
+
+def iterations(path):
+    with open(os.path.join(path, 'ledger.jsonl')) as f:
+        return [r for r in map(json.loads, f) if r['type'] == 'iteration']
+
+
+@pytest.mark.parametrize('method', ['self_play', 'fsp', 'psro'])
+def test_each_method_fills_a_league_directory(tmp_path, method):
+    extra = ['--league.fsp-sampling', 'prioritized'] if method == 'fsp' else []
+    path = league.create('puffer_kuhn', ['--league.method', method, '--league.iterations', '3', *TINY, *extra],
+                         root=str(tmp_path))
+    summary = league.League(path).run(printer=None)
+    assert summary['iterations'] == 3
+    rows = iterations(path)
+    assert [r['iteration'] for r in rows] == [0, 1, 2]
+    assert rows[-1]['population'] == ['p000', 'p001', 'p002']
+    assert rows[0]['steps'] == 0 and rows[1]['steps'] >= 2048  # p000 is the untrained start
+    for row in rows:
+        assert 0 <= row['exploitability'] <= 2.5  # Kuhn: at most what a fully exploited policy loses
+        assert np.isclose(sum(row['meta']), 1) and len(row['meta']) == len(row['population'])
+    if method == 'self_play':
+        assert rows[-1]['meta'] == [0, 0, 1]
+    if method == 'fsp':
+        np.testing.assert_allclose(rows[-1]['meta'], [1 / 3] * 3)
+    payoffs = league.PayoffTable.from_dict(json.load(open(os.path.join(path, 'payoffs.json'))))
+    matrix = payoffs.matrix()
+    assert matrix.shape == (3, 3) and np.isfinite(matrix).all()
+    np.testing.assert_allclose(matrix, -matrix.T, atol=1e-9)  # symmetric zero-sum
+    assert sorted(os.listdir(os.path.join(path, 'policies'))) == ['p000.pt', 'p001.pt', 'p002.pt']
+    written = league.report(path, printer=None)
+    assert sorted(os.path.basename(p) for p in written) == ['exploitability.png', 'payoffs.png', 'ratings.png']
+    assert all(os.path.getsize(p) > 1000 for p in written)
+    assert 'p002' in open(os.path.join(path, 'leaderboard.txt')).read()
+
+
+def test_poker_payoffs_are_exact_expected_values():
+    """GameTree's matrix products agree with OpenSpiel's own expected game value."""
+    from open_spiel.python.algorithms import expected_game_score
+    tree = league.GameTree('puffer_leduc')
+    rng = np.random.default_rng(0)
+    tables = [tree.tabulate(lambda obs, legal: rng.random(legal.shape) + 0.05) for _ in range(2)]
+    game = league.openspiel_game('puffer_leduc')
+    policies = [tree.to_openspiel(t) for t in tables]
+    expected = expected_game_score.policy_value(game.new_initial_state(), policies)[0]
+    assert tree.seat_payoffs(tables[0], tables[1])[0, 0] == pytest.approx(expected, abs=1e-9)
+    both = tree.payoffs(np.stack(tables))
+    np.testing.assert_allclose(both, -both.T, atol=1e-12)
+    assert both[0, 0] == pytest.approx(0, abs=1e-12)
+
+
+def test_a_league_killed_mid_iteration_resumes_without_losing_or_repeating_one(tmp_path):
+    path = league.create('puffer_kuhn', ['--league.iterations', '8', *TINY], root=str(tmp_path))
+    proc = subprocess.Popen([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path, '--quiet'],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and (not os.path.exists(os.path.join(path, 'ledger.jsonl'))
+                                          or len(iterations(path)) < 2):
+            assert proc.poll() is None, proc.stderr.read().decode()
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGKILL)
+    finally:
+        proc.wait()
+    done = len(iterations(path))
+    assert 2 <= done < 8
+    summary = league.League(path, ['--league.iterations', str(done + 2)]).run(printer=None)
+    rows = iterations(path)
+    assert [r['iteration'] for r in rows] == list(range(done + 2))
+    assert summary['iterations'] == done + 2
+    assert rows[-1]['seconds'] >= rows[done - 1]['seconds']  # the clock carries over sessions
+    arena = league.League.open_env('puffer_kuhn', league.League(path).config, games=2)
+    for name in rows[-1]['population']:
+        league.League(path).load_policy(name, arena)
+    arena.close()
+
+
+def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    assert cli.main(['league', 'puffer_kuhn', '--league.method', 'population']) == 2
+    assert 'league.method must be one of self_play, fsp, psro' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_cartpole']) == 2
+    assert 'population play needs two or more' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_kuhn', '--league.num-envs', '8', '--train.minibatch-size', '4096']) == 2
+    assert 'raise league.num_envs' in capsys.readouterr().err
+    assert not os.path.exists(os.path.join(tmp_path, 'leagues')) or not os.listdir(os.path.join(tmp_path, 'leagues'))
+
+    path = league.create('puffer_kuhn', ['--league.iterations', '2', *TINY], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    ledger = open(os.path.join(path, 'ledger.jsonl'), 'rb').read()
+    policy = os.path.join(path, 'policies', 'p001.pt')
+    with open(policy, 'r+b') as f:  # a damaged pool member
+        f.truncate(100)
+    with pytest.raises(LeagueError, match='p001 cannot be loaded'):
+        league.League(path, ['--league.iterations', '3']).run(printer=None)
+    assert cli.main(['league', '--resume', path, '--league.iterations', '3']) == 2
+    assert 'Restore that file' in capsys.readouterr().err
+    assert open(os.path.join(path, 'ledger.jsonl'), 'rb').read().startswith(ledger)
+    assert os.path.getsize(policy) == 100 and os.path.exists(os.path.join(path, 'policies', 'p000.pt'))
+    with pytest.raises(LeagueError, match='keeps its config'):
+        league.League(path, ['--train.learning-rate', '0.1'])
+    with pytest.raises(LeagueError, match='not a league directory'):
+        league.League(str(tmp_path))
+
+
+def test_connect4_policies_are_measured_against_the_scripted_opponent_from_both_seats(tmp_path):
+    path = league.create('puffer_connect4', ['--league.method', 'fsp', '--league.iterations', '2',
+                                             '--league.scripted-games', '50', *TINY], root=str(tmp_path))
+    assert league.League(path).config['env']['two_player'] is True  # switched on for a league
+    league.League(path).run(printer=None)
+    rows = iterations(path)
+    for row in rows:
+        assert set(row['scripted_win_rate']) == {'seat0', 'seat1'}
+        assert all(0 <= rate <= 1 for rate in row['scripted_win_rate'].values())
+        assert row['exploitability'] is None  # no referee outside poker
+    board = league.Ratings.from_dict(rows[-1]['ratings'])
+    # an untrained policy loses to win/block/random play: the baseline tops the board
+    assert board.leaderboard()[0]['name'] == 'scripted'
+    assert 'exploitability.png' not in [os.path.basename(p) for p in league.report(path, printer=None)]
+
+
+def test_bench_league_steps_our_psro_beside_the_peers(capsys):
+    """scripts/bench_league.py runs our league one iteration per step and reports its curve."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
+    import bench_league
+    ours = ['--ours-steps', '2048', '--ours-envs', '64', '--ours-eval-games', '10',
+            '--ours-flags', '--train.minibatch-size 512']
+    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+,psro', '--budget', '2', *ours]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split('|')[1].strip(): line for line in out.splitlines() if line.startswith('| psro |')
+            or line.startswith('| cfr+ |')}
+    assert set(rows) == {'psro', 'cfr+'}
+    iterations = int(rows['psro'].split('|')[2])
+    assert iterations >= 1  # responses trained (the untrained start is not counted)
+    assert 0 <= float(rows['psro'].split('|')[3]) <= 2.5  # the referee's value, in Kuhn's range
