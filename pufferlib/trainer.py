@@ -77,13 +77,18 @@ def make_policy(vecenv, config: dict) -> torch.nn.Module:
     cls = configuration.import_class(policy_config.pop('class'), 'policy.class')
     try:
         policy = cls(vecenv, **policy_config)
-    except TypeError as e:
-        raise configuration.ConfigError(f'policy {cls.__name__} rejected its [policy] options: {e}') from None
+    except (TypeError, ValueError, RuntimeError) as e:  # an unknown keyword, or a size torch refuses
+        raise configuration.ConfigError(f'policy {cls.__name__} rejected its [policy] options '
+                                        f'{policy_config}: {str(e).splitlines()[0]}') from None
     rnn = dict(config['rnn'])
     rnn_path = rnn.pop('class')
     if rnn_path:
         wrapper = configuration.import_class(rnn_path, 'rnn.class')
-        policy = wrapper(vecenv, policy, **rnn)
+        try:
+            policy = wrapper(vecenv, policy, **rnn)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise configuration.ConfigError(f'{wrapper.__name__} rejected its [rnn] options {rnn}: '
+                                            f'{str(e).splitlines()[0]}') from None
     return policy
 
 
@@ -220,7 +225,12 @@ class Trainer:
                 f'train.minibatch_size={train["minibatch_size"]} is larger than one rollout (vec rows {S} x '
                 f'train.bptt_horizon {H} = {self.batch_size}); lower it or raise vec.num_envs / env.num_envs')
         self.minibatch_segments = train['minibatch_size'] // H
-        self.total_epochs = max(1, math.ceil(train['total_timesteps'] / self.batch_size))
+        if train['total_timesteps'] < self.batch_size:
+            raise configuration.ConfigError(
+                f'train.total_timesteps={train["total_timesteps"]:,} is less than one epoch (vec rows {S} x '
+                f'train.bptt_horizon {H} = {self.batch_size:,} steps); raise it to at least {self.batch_size:,} '
+                'or lower vec.num_envs / env.num_envs / train.bptt_horizon')
+        self.total_epochs = math.ceil(train['total_timesteps'] / self.batch_size)
 
         obs_space, act_space = vecenv.single_observation_space, vecenv.single_action_space
         obs_dtype = torch.from_numpy(np.zeros(0, obs_space.dtype)).dtype
