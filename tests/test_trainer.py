@@ -1,8 +1,10 @@
 """The trainer, its config, CLI, run directories and checkpoints, on real Ocean and Gymnasium envs."""
 import functools
+import glob
 import json
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -17,7 +19,7 @@ from pufferlib import config as configuration
 from pufferlib import trainer as training
 from pufferlib.cli import main
 
-from envs import FaultyEnv
+from envs import FaultyEnv, NonFiniteEnv
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 # A small, quick experiment: 2 x 32 rows of squared, 16-step segments.
@@ -167,18 +169,24 @@ def test_corrupt_and_mismatched_checkpoints_are_clear_errors(tmp_path):
 
 
 def test_worker_crash_ends_the_run_with_a_message_and_a_usable_checkpoint(capsys):
+    """Each env fails at its 100th step, in the middle of epoch 13 (8 steps per row per epoch): the
+    checkpoint holds the end of epoch 12, not the half-finished rollout, so the resumed run ends on the
+    same step as one never interrupted."""
     config = configuration.load('CartPole-v1', ['--vec.num-envs', '2', '--vec.num-workers', '2',
                                                 '--train.bptt-horizon', '8', '--train.minibatch-size', '16',
-                                                '--train.total-timesteps', '100000',
+                                                '--train.total-timesteps', str(20 * 16),
                                                 '--train.checkpoint-interval', '1000'])
     with pytest.raises(pufferlib.EnvError, match='boom'):
         training.train(functools.partial(FaultyEnv, 'raise', 100), config=config, quiet=True)
     err = capsys.readouterr().err
     assert 'an environment failed' in err and 'The last checkpoint is' in err
-    path = err.split('The last checkpoint is ')[1].split(';')[0]
+    path = re.search(r"The last checkpoint is (\S+\.pt)", err).group(1)
     env = pufferlib.emulation.GymnasiumPufferEnv(env=FaultyEnv())
     state = training.load_checkpoint(path, training.make_policy(env, config))
-    assert state['epoch'] >= 1
+    assert state['epoch'] == 12 and state['global_step'] == 12 * 16
+    run_dir = os.path.dirname(os.path.dirname(path))
+    resumed = training.train(functools.partial(FaultyEnv, 'raise', 10**9), resume=run_dir, quiet=True)
+    assert resumed['global_step'] == 20 * 16 and resumed['epoch'] == 20
 
 
 def test_recurrent_policy_and_pool_paths_train():
@@ -254,3 +262,147 @@ def test_data_parallel_two_processes_with_gloo(experiments):
     assert len(runs) == 1  # only rank 0 writes
     state = torch.load(training.latest_checkpoint(str(runs[0])), weights_only=True)
     assert state['global_step'] == 2048 and state['epoch'] == 2
+
+
+# --- faults during a run: numbers, signals, the run directory --------------------------------
+
+def nonfinite_config(steps=100_000):
+    return configuration.load('CartPole-v1', ['--vec.backend', 'Serial', '--vec.num-envs', '4',
+                                              '--train.bptt-horizon', '8', '--train.minibatch-size', '32',
+                                              '--train.total-timesteps', str(steps), '--train.checkpoint-interval',
+                                              '1'])
+
+
+@pytest.mark.parametrize('what, value', [('reward', float('nan')), ('observation', float('inf'))])
+def test_non_finite_env_output_stops_with_its_rows_and_step_and_a_checkpoint(experiments, what, value):
+    """Env 2 of 4 goes bad at its 20th step, in the third epoch (8 steps per row per epoch): the error
+    names row 2 and the step, before the value reaches the loss, and the last epoch is saved."""
+    env = functools.partial(NonFiniteEnv, what, 20, 2, value)
+    with pytest.raises(training.NonFiniteError) as error:
+        training.train(env, config=nonfinite_config(), quiet=True)
+    message = str(error.value)
+    assert f'non-finite {what}s ({value})' in message and 'env rows 2 (envs 2)' in message, message
+    assert re.search(r'at global step \d+, epoch 3', message), message
+    assert re.search(r'\bnon-finite\b', message)  # what pufferlib.sweep reads as a diverged trial
+    path = re.search(r'The last checkpoint is (\S+\.pt)', message).group(1)
+    state = training.load_checkpoint(path)
+    assert state['epoch'] == 2 and state['global_step'] == 2 * 4 * 8  # the two good epochs, nothing after
+    assert all(torch.isfinite(t).all() for t in state['policy'].values())
+
+
+def test_a_loss_that_becomes_non_finite_stops_before_the_weights_step():
+    config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', '4096'])
+    vecenv = training.make_vecenv('puffer_squared', config)
+    try:
+        policy = training.make_policy(vecenv, config)
+        trainer = training.Trainer(config, vecenv, policy)
+        trainer.rollout()
+        value_head = [m for m in policy.modules() if isinstance(m, torch.nn.Linear)][-1]
+        with torch.no_grad():
+            value_head.bias.fill_(float('inf'))  # every value estimate, so the value loss, is inf
+        before = {k: v.clone() for k, v in policy.state_dict().items()}
+        with pytest.raises(training.NonFiniteError, match=r'the loss became non-finite in the update of epoch 1 '
+                                                          r'\(global step 1,024\): .*value_loss (inf|nan)'):
+            trainer.update()
+        for key, tensor in policy.state_dict().items():
+            torch.testing.assert_close(tensor, before[key], equal_nan=True)  # nothing stepped
+    finally:
+        vecenv.close()
+
+
+def test_a_diverging_run_keeps_its_last_good_checkpoint(experiments, monkeypatch):
+    """Two good epochs, then a learning rate of 1e30 blows the weights up: the run stops with one
+    error (the sweep's "diverged") that points at a checkpoint whose weights are all finite."""
+    update = training.Trainer.update
+
+    def update_with_a_huge_rate_from_epoch_3(self):
+        for group in (g for o in self.optimizers for g in o.param_groups if self.epoch >= 2):
+            group['lr'] = 1e30
+        return update(self)
+    monkeypatch.setattr(training.Trainer, 'update', update_with_a_huge_rate_from_epoch_3)
+    with pytest.raises(training.NonFiniteError, match=r'non-finite') as error:
+        run_train('puffer_squared', '--train.checkpoint-interval', '1', steps=1024 * 50)
+    path = re.search(r'The last checkpoint is (\S+\.pt)', str(error.value)).group(1)
+    assert os.path.basename(path) in ('epoch-0000002.pt', 'epoch-0000003.pt')  # 3 if its weights stayed finite
+    for path in glob.glob(os.path.join(os.path.dirname(path), '*.pt')):
+        state = torch.load(path, weights_only=True)
+        assert all(torch.isfinite(t).all() for t in state['policy'].values()), path
+
+
+def test_run_directory_names_are_unique_when_many_runs_start_at_once(experiments):
+    """Eight processes each create ten run directories for one env, all in the same second."""
+    code = ('import sys, time; from pufferlib.trainer import new_run_dir; start = float(sys.argv[1]); '
+            'time.sleep(max(0.0, start - time.time())); print("\\n".join(new_run_dir("same") for _ in range(10)))')
+    start = time.time() + 4  # after every process has imported torch
+    procs = [subprocess.Popen([sys.executable, '-c', code, str(start)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
+    paths = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+        paths += out.split()
+    assert len(paths) == 80 and len(set(paths)) == 80
+    assert all(os.path.isdir(os.path.join(p, 'checkpoints')) for p in paths)
+
+
+def hold_lock(run_dir):
+    """Another process that holds the run directory's lock until its stdin closes."""
+    code = ('import sys; from pufferlib.trainer import RunLock; lock = RunLock(sys.argv[1]); lock.acquire(); '
+            'print("locked", flush=True); sys.stdin.read()')
+    proc = subprocess.Popen([sys.executable, '-c', code, str(run_dir)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == 'locked'
+    return proc
+
+
+def test_a_second_process_on_a_run_directory_is_refused(experiments):
+    summary = run_train('puffer_squared', steps=1024)
+    holder = hold_lock(summary['run_dir'])
+    try:
+        env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments)}
+        out = subprocess.run([PUFFER, 'train', '--resume', 'latest', '--quiet'], env=env, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 2, out.stderr
+        assert f'is in use by pid {holder.pid} on host' in out.stderr and 'Traceback' not in out.stderr
+    finally:
+        holder.communicate('', timeout=30)
+    # The holder is gone: its lock went with it, and the run resumes.
+    resumed = training.train(None, resume='latest', flags=['--train.total-timesteps', '2048'], quiet=True)
+    assert resumed['global_step'] == 2048
+
+
+def test_a_stale_lock_is_taken_over_with_a_message(experiments, capsys):
+    summary = run_train('puffer_squared', steps=1024)
+    dead = subprocess.Popen([sys.executable, '-c', 'pass'])
+    dead.wait()
+    with open(os.path.join(summary['run_dir'], 'lock'), 'w') as f:
+        f.write(f'pid {dead.pid} on host elsewhere since 2020-01-01 00:00:00')  # killed: text, but no flock
+    resumed = training.train(None, resume=summary['run_dir'], flags=['--train.total-timesteps', '2048'], quiet=True)
+    assert resumed['global_step'] == 2048
+    assert f'had a stale lock (pid {dead.pid} on host elsewhere' in capsys.readouterr().err
+    assert not os.path.exists(os.path.join(summary['run_dir'], 'lock'))  # released at the end
+
+
+def test_resume_drops_metrics_rows_past_the_checkpoint(experiments):
+    """A run killed after epoch 6 whose last checkpoint is epoch 4: epochs 5 and 6 are trained again,
+    and metrics.jsonl keeps each step once, in order (a torn last line is dropped too)."""
+    summary = run_train('puffer_squared', '--train.checkpoint-interval', '4', steps=6 * 1024)
+    run_dir = summary['run_dir']
+    os.remove(os.path.join(run_dir, 'checkpoints', 'epoch-0000006.pt'))  # as if killed before that save
+    with open(os.path.join(run_dir, 'metrics.jsonl'), 'a') as f:
+        f.write('{"global_step": 7168, "epo')
+    training.train(None, resume=run_dir, flags=['--train.total-timesteps', str(8 * 1024)], quiet=True)
+    steps = [json.loads(line)['global_step'] for line in open(os.path.join(run_dir, 'metrics.jsonl'))]
+    assert steps == [1024 * k for k in range(1, 9)]
+
+
+def test_temporary_files_of_an_interrupted_write_are_removed_on_the_next_start(experiments, capsys):
+    summary = run_train('puffer_squared', steps=1024)
+    run_dir = summary['run_dir']
+    left = [os.path.join(run_dir, 'checkpoints', 'epoch-0000002.pt.tmp-4242'), os.path.join(run_dir,
+                                                                                            'config.toml.tmp-4242')]
+    for path in left:
+        open(path, 'wb').write(b'half a file')
+    training.train(None, resume=run_dir, flags=['--train.total-timesteps', '2048'], quiet=True)
+    assert not any(os.path.exists(p) for p in left)
+    assert 'removed 2 temporary file(s)' in capsys.readouterr().err
