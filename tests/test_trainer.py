@@ -406,3 +406,94 @@ def test_temporary_files_of_an_interrupted_write_are_removed_on_the_next_start(e
     training.train(None, resume=run_dir, flags=['--train.total-timesteps', '2048'], quiet=True)
     assert not any(os.path.exists(p) for p in left)
     assert 'removed 2 temporary file(s)' in capsys.readouterr().err
+
+
+# --- Ctrl-C and SIGTERM: a real `puffer train` process ---------------------------------------
+
+# `puffer train` on CartPole slowed to 20 ms a step (Serial, 2 envs, 16-step segments: about 0.7 s an
+# epoch), so that a second signal surely lands in the middle of an epoch.
+SLOW_PUFFER = '''
+import sys, time, gymnasium
+from pufferlib.cli import main
+class Slow(gymnasium.Wrapper):
+    def step(self, action):
+        time.sleep(0.02)
+        return self.env.step(action)
+gymnasium.register('SlowCartPole-v0', entry_point=lambda **kwargs: Slow(gymnasium.make('CartPole-v1')))
+sys.exit(main(sys.argv[1:]))
+'''
+SLOW_FLAGS = ['--vec.backend', 'Serial', '--vec.num-envs', '2', '--train.bptt-horizon', '16',
+              '--train.minibatch-size', '32', '--train.checkpoint-interval', '1000', '--train.log-interval', '0']
+
+
+def start_training(experiments, args, **popen):
+    env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments), 'OMP_NUM_THREADS': '1'}
+    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
+
+
+def wait_for_metrics(proc, experiments, rows=1):
+    """The run directory once its metrics.jsonl has `rows` rows (the run is in its loop)."""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        for path in experiments.glob('*/metrics.jsonl'):
+            if len(path.read_text().splitlines()) >= rows:
+                return path.parent
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    raise AssertionError('no metrics row within 180 s')
+
+
+def test_ctrl_c_stops_at_the_end_of_the_epoch_with_a_checkpoint_and_exit_130(experiments):
+    proc = start_training(experiments, [sys.executable, '-c', SLOW_PUFFER, 'train', 'SlowCartPole-v0',
+                                        *SLOW_FLAGS, '--train.total-timesteps', '100000', '--quiet'])
+    run_dir = wait_for_metrics(proc, experiments)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert 'Traceback' not in err and f'resume with: puffer train --resume {run_dir}' in err, err
+    state = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)
+    assert state['epoch'] >= 1 and state['global_step'] == state['epoch'] * 32  # an epoch boundary
+    # Resumed, it ends on the same step as a run never interrupted.
+    total = (state['epoch'] + 2) * 32
+    proc = start_training(experiments, [sys.executable, '-c', SLOW_PUFFER, 'train', '--resume', str(run_dir),
+                                        '--train.total-timesteps', str(total), '--quiet'])
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == 0, err
+    assert torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)['global_step'] == total
+
+
+def test_a_second_ctrl_c_stops_at_once(experiments):
+    proc = start_training(experiments, [sys.executable, '-c', SLOW_PUFFER, 'train', 'SlowCartPole-v0',
+                                        *SLOW_FLAGS, '--train.total-timesteps', '100000', '--quiet'])
+    wait_for_metrics(proc, experiments)
+    proc.send_signal(signal.SIGINT)
+    while 'stopping at the end of this epoch' not in proc.stderr.readline():
+        assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert 'stopped at once by a second Ctrl-C' in err and 'Traceback' not in err, err
+
+
+def test_sigterm_to_the_process_group_stops_with_a_checkpoint_not_an_env_crash(experiments):
+    """`kill -TERM -PGID` reaches the env workers too: they die, and that is a stop (exit 143), not an
+    environment failure; the checkpoint is at an epoch boundary and no process of the group is left."""
+    proc = start_training(experiments, [PUFFER, 'train', 'puffer_squared', *SMALL, '--train.total-timesteps',
+                                        str(10**9), '--train.checkpoint-interval', '1000', '--quiet'],
+                          start_new_session=True)
+    run_dir = wait_for_metrics(proc, experiments)
+    os.killpg(proc.pid, signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 143, err
+    assert 'stopped by SIGTERM' in err and 'environment failed' not in err and 'Traceback' not in err, err
+    state = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)
+    assert state['epoch'] >= 1 and state['global_step'] == state['epoch'] * 1024
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError('processes of the training group are still running')
