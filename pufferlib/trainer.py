@@ -132,7 +132,9 @@ class RunDirError(PufferError, OSError):
 
 def write_failure(what: str, path: str, error: OSError) -> RunDirError:
     reason = error.strerror or str(error)
-    return RunDirError(f'cannot write {what} {path}: {reason}. Free some disk space or make the folder writable')
+    failure = RunDirError(f'cannot write {what} {path}: {reason}. Free some disk space or make the folder writable')
+    failure.what = what
+    return failure
 
 
 def new_run_dir(env_name: str) -> str:
@@ -901,7 +903,9 @@ def loop(job, printer=None, quiet=False, on_log=None):
     except RunDirError as e:
         if not leader:
             raise
-        raise RunDirError(f'{e}. {last_checkpoint(job, save=True)}') from None
+        # A last checkpoint where space allows, unless writing the checkpoint is what just failed.
+        retry = getattr(e, 'what', None) != 'the checkpoint'
+        raise RunDirError(f'{e}. {last_checkpoint(job, save=retry)}') from None
     except KeyboardInterrupt as e:  # a second Ctrl-C or SIGTERM (StoppedAtOnce), or one in set-up
         name = str(e) if str(e) in STOP_SIGNALS else 'SIGINT'
         what = 'a second Ctrl-C' if name == 'SIGINT' else f'a second {name}'

@@ -497,3 +497,61 @@ def test_sigterm_to_the_process_group_stops_with_a_checkpoint_not_an_env_crash(e
         time.sleep(0.1)
     else:
         raise AssertionError('processes of the training group are still running')
+
+
+# --- a run directory that refuses writes -----------------------------------------------------
+# Real file systems, not a failing mock: a private mount namespace (`unshare -m`, as root) holds a
+# small tmpfs that a filler file makes full, or a read-only bind mount of the experiments folder.
+
+def can_mount():
+    try:
+        return subprocess.run(['unshare', '-m', 'true'], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+needs_mount = pytest.mark.skipif(not can_mount(), reason='needs unshare -m (root) to mount a tmpfs')
+
+
+def in_mount_namespace(script, experiments, timeout=300):
+    env = {**os.environ, 'EXP': str(experiments), 'PUFFER': PUFFER, 'OMP_NUM_THREADS': '1',
+           'PUFFER_EXPERIMENTS': str(experiments)}
+    return subprocess.run(['unshare', '-m', 'bash', '-c', script], env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@needs_mount
+def test_a_full_disk_is_one_error_and_leaves_no_temporary_files(experiments):
+    experiments.mkdir()
+    small = ' '.join(SMALL)
+    script = f'''
+        mount -t tmpfs -o size=64m tmpfs "$EXP"
+        "$PUFFER" train puffer_squared {small} --train.total-timesteps {10**9} --train.checkpoint-interval 1 \\
+            --quiet 2> /dev/fd/3 &
+        pid=$!
+        until [ -s "$(ls "$EXP"/*/metrics.jsonl 2>/dev/null | head -1)" ]; do sleep 0.05; done
+        dd if=/dev/zero of="$EXP/filler" bs=1M 2> /dev/null  # until the disk is full
+        wait $pid
+        echo "exit $?"
+        echo "temporary files: $(find "$EXP" -name '*.tmp-*' | wc -l)"
+        echo "lock files: $(find "$EXP" -name lock | wc -l)"
+    '''
+    out = in_mount_namespace(f'exec 3>&2; {script}', experiments)
+    err = [line for line in out.stderr.splitlines() if line.strip()]
+    assert 'exit 2' in out.stdout, (out.stdout, out.stderr)
+    assert 'temporary files: 0' in out.stdout and 'lock files: 0' in out.stdout, out.stdout
+    assert len(err) == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert re.search(r'cannot write the (checkpoint|metrics file) .*No space left on device', err[0]), err[0]
+    assert re.search(r'(The last checkpoint is|A last checkpoint could not be saved)', err[0]), err[0]
+
+
+@needs_mount
+def test_a_read_only_run_directory_is_one_error(experiments):
+    summary = run_train('puffer_squared', steps=1024)
+    script = '''
+        mount --bind "$EXP" "$EXP" && mount -o remount,bind,ro "$EXP"
+        "$PUFFER" train --resume latest --train.total-timesteps 2048 --quiet
+    '''
+    out = in_mount_namespace(script, experiments)
+    assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
+    assert f'cannot write the lock file {summary["run_dir"]}/lock: Read-only file system' in out.stderr
