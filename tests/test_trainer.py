@@ -238,6 +238,20 @@ def test_eval_writes_a_video_and_plot_writes_a_png(experiments, tmp_path, capsys
     assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
 
 
+def test_runs_and_checkpoints_of_another_env_are_refused(experiments, capsys):
+    """`puffer train puffer_pong --resume latest` resumes only a puffer_pong run; eval compares the
+    env stored in the checkpoint; and a config flag's value after --resume is not an env name."""
+    summary = run_train('puffer_squared', steps=1024)
+    assert main(['train', 'puffer_pong', '--resume', 'latest']) == 2
+    assert '"latest": no runs of puffer_pong' in capsys.readouterr().err
+    assert main(['train', 'puffer_pong', '--resume', summary['run_dir']]) == 2
+    assert 'is a run of puffer_squared, not puffer_pong' in capsys.readouterr().err
+    assert main(['eval', 'puffer_pong', '--checkpoint', summary['checkpoint'], '--episodes', '1']) == 2
+    assert 'was trained on puffer_squared, not puffer_pong' in capsys.readouterr().err
+    assert main(['train', '--resume', 'latest', '--train.total-timesteps', '2048', '--quiet']) == 0
+    assert 'done: 2,048 steps in 2 epochs' in capsys.readouterr().out
+
+
 def test_wandb_runs_offline_without_a_key(experiments):
     summary = run_train('puffer_squared', '--wandb.enabled', 'true', steps=1024)
     assert list((experiments / os.path.basename(summary['run_dir']) / 'wandb').glob('offline-run-*'))
