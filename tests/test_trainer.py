@@ -336,9 +336,9 @@ def test_a_diverging_run_keeps_its_last_good_checkpoint(experiments, monkeypatch
     monkeypatch.setattr(training.Trainer, 'update', update_with_a_huge_rate_from_epoch_3)
     with pytest.raises(training.NonFiniteError, match=r'non-finite') as error:
         run_train('puffer_squared', '--train.checkpoint-interval', '1', steps=1024 * 50)
-    path = re.search(r'The last checkpoint is (\S+\.pt)', str(error.value)).group(1)
-    assert os.path.basename(path) in ('epoch-0000002.pt', 'epoch-0000003.pt')  # 3 if its weights stayed finite
-    for path in glob.glob(os.path.join(os.path.dirname(path), '*.pt')):
+    named = re.search(r'The last checkpoint is (\S+\.pt)', str(error.value)).group(1)
+    assert os.path.basename(named) in ('epoch-0000002.pt', 'epoch-0000003.pt')  # 3 if its weights stayed finite
+    for path in glob.glob(os.path.join(os.path.dirname(named), '*.pt')):
         state = torch.load(path, weights_only=True)
         assert all(torch.isfinite(t).all() for t in state['policy'].values()), path
 
