@@ -1,4 +1,5 @@
 """The trainer, its config, CLI, run directories and checkpoints, on real Ocean and Gymnasium envs."""
+import contextlib
 import functools
 import glob
 import json
@@ -105,22 +106,28 @@ def test_run_directory_metrics_and_checkpoint(experiments):
 def test_every_transition_trains_and_bootstraps_from_the_next_observation():
     """The rollout fills all horizon steps of every row, and last_values is the value of the
     observation after the segment (held for the next epoch), not a wasted step."""
-    config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', '1024'])
-    vecenv = training.make_vecenv('puffer_squared', config)
-    try:
-        policy = training.make_policy(vecenv, config)
-        trainer = training.Trainer(config, vecenv, policy)
+    with small_trainer(1024) as trainer:
+        rows_total = trainer.vecenv.num_agents
         trainer.rollout()
-        assert trainer.global_step == vecenv.num_agents * trainer.horizon
+        assert trainer.global_step == rows_total * trainer.horizon
         assert len(trainer.held) == 2  # both blocks wait with their next observation
         for obs, ids, _ in trainer.held:
             with torch.no_grad():
-                _, value = policy(obs)
+                _, value = trainer.policy(obs)
             rows = slice(int(ids[0]), int(ids[-1]) + 1)
             torch.testing.assert_close(trainer.last_values[rows], value.flatten())
         trainer.update()
         trainer.rollout()  # the held batches start the next segments
-        assert trainer.global_step == 2 * vecenv.num_agents * trainer.horizon
+        assert trainer.global_step == 2 * rows_total * trainer.horizon
+
+
+@contextlib.contextmanager
+def small_trainer(steps):
+    """A Trainer on the SMALL puffer_squared setup, its env workers closed afterwards."""
+    config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', str(steps)])
+    vecenv = training.make_vecenv('puffer_squared', config)
+    try:
+        yield training.Trainer(config, vecenv, training.make_policy(vecenv, config))
     finally:
         vecenv.close()
 
@@ -305,11 +312,8 @@ def test_non_finite_env_output_stops_with_its_rows_and_step_and_a_checkpoint(exp
 
 
 def test_a_loss_that_becomes_non_finite_stops_before_the_weights_step():
-    config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', '4096'])
-    vecenv = training.make_vecenv('puffer_squared', config)
-    try:
-        policy = training.make_policy(vecenv, config)
-        trainer = training.Trainer(config, vecenv, policy)
+    with small_trainer(4096) as trainer:
+        policy = trainer.policy
         trainer.rollout()
         value_head = [m for m in policy.modules() if isinstance(m, torch.nn.Linear)][-1]
         with torch.no_grad():
@@ -320,8 +324,6 @@ def test_a_loss_that_becomes_non_finite_stops_before_the_weights_step():
             trainer.update()
         for key, tensor in policy.state_dict().items():
             torch.testing.assert_close(tensor, before[key], equal_nan=True)  # nothing stepped
-    finally:
-        vecenv.close()
 
 
 def test_a_diverging_run_keeps_its_last_good_checkpoint(experiments, monkeypatch):
