@@ -133,7 +133,7 @@ class FaultyEnv(gymnasium.Env):
         return np.zeros(3, np.float32), 0.0, False, False, {}
 
 
-class NonFiniteEnv(gymnasium.Env):
+class NonFiniteRowEnv(gymnasium.Env):
     """Returns `value` (NaN by default) as its reward or in its observation from step `after` on, but
     only the copy whose first reset seed is `bad_seed` (vector envs seed env k with `seed + k`)."""
 

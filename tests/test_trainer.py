@@ -20,7 +20,7 @@ from pufferlib import config as configuration
 from pufferlib import trainer as training
 from pufferlib.cli import main
 
-from envs import FaultyEnv, NonFiniteEnv
+from envs import FaultyEnv, NonFiniteRowEnv
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 # A small, quick experiment: 2 x 32 rows of squared, 16-step segments.
@@ -298,7 +298,7 @@ def nonfinite_config(steps=100_000):
 def test_non_finite_env_output_stops_with_its_rows_and_step_and_a_checkpoint(experiments, what, value):
     """Env 2 of 4 goes bad at its 20th step, in the third epoch (8 steps per row per epoch): the error
     names row 2 and the step, before the value reaches the loss, and the last epoch is saved."""
-    env = functools.partial(NonFiniteEnv, what, 20, 2, value)
+    env = functools.partial(NonFiniteRowEnv, what, 20, 2, value)
     with pytest.raises(training.NonFiniteError) as error:
         training.train(env, config=nonfinite_config(), quiet=True)
     message = str(error.value)
