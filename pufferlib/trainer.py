@@ -17,16 +17,14 @@ One epoch = one rollout + one update:
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine learning-rate annealing.
 
-Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints/ (atomic writes).
+Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints/ (atomic writes, one
+process at a time: see pufferlib.rundir).
 """
 import contextlib
-import datetime
-import fcntl
 import json
 import math
 import os
 import signal
-import socket
 import sys
 import threading
 import time
@@ -37,10 +35,11 @@ import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import registry
+from pufferlib import registry, rundir
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import sample_logits
 from pufferlib.pufferenv import EnvError, PufferError
+from pufferlib.rundir import RunDirError, atomic_write, write_failure
 
 
 class CheckpointError(PufferError, RuntimeError):
@@ -123,127 +122,8 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
 
 
 # ---------------------------------------------------------------------------------------------
-# Run directories, metrics and checkpoints
+# Metrics and checkpoints (the run directory itself: pufferlib.rundir)
 # ---------------------------------------------------------------------------------------------
-
-class RunDirError(PufferError, OSError):
-    """The run directory refused a write (disk full, read-only, removed) or another process holds it."""
-
-
-def write_failure(what: str, path: str, error: OSError) -> RunDirError:
-    reason = error.strerror or str(error)
-    failure = RunDirError(f'cannot write {what} {path}: {reason}. Free some disk space or make the folder writable')
-    failure.what = what
-    return failure
-
-
-def new_run_dir(env_name: str) -> str:
-    """experiments/<env>-<date>[-n]/ with its checkpoints/ folder; unique when many runs start at once."""
-    root = registry.experiments_dir()
-    base = os.path.join(root, f'{env_name}-{datetime.datetime.now():%Y%m%d-%H%M%S}')
-    path, n = base, 1
-    try:
-        os.makedirs(root, exist_ok=True)
-        while True:
-            try:
-                os.mkdir(path)  # atomic: of several processes choosing this name, one gets it
-                break
-            except FileExistsError:
-                n += 1
-                path = f'{base}-{n}'
-        os.mkdir(os.path.join(path, 'checkpoints'))
-    except OSError as e:
-        raise write_failure('the run directory', path, e) from None
-    return path
-
-
-TMP_MARK = '.tmp-'
-
-
-def atomic_write(path: str, write: Callable) -> None:
-    """Write through a temporary file and rename it over `path`: a crash never leaves half a file, and
-    a failed write (disk full, Ctrl-C) leaves no temporary file either."""
-    tmp = f'{path}{TMP_MARK}{os.getpid()}'
-    try:
-        with open(tmp, 'wb') as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
-
-
-def remove_temporary_files(run_dir: str) -> list[str]:
-    """Temporary files of writes cut short by a SIGKILL or a power cut; only the lock holder calls this."""
-    removed = []
-    for folder in (run_dir, os.path.join(run_dir, 'checkpoints')):
-        names = os.listdir(folder) if os.path.isdir(folder) else []
-        for name in names:
-            if TMP_MARK in name:
-                with contextlib.suppress(OSError):
-                    os.remove(os.path.join(folder, name))
-                    removed.append(name)
-    return removed
-
-
-class RunLock:
-    """An exclusive claim on a run directory, held from set-up to shut-down.
-
-    The claim is a kernel lock (flock) on `run_dir/lock`, so it ends with its process however that
-    ends; the file's text (pid, host, start time) names the owner in the error a second process gets.
-    Text in a file nobody locks is a stale lock: taken over with a message."""
-
-    def __init__(self, run_dir: str):
-        self.run_dir, self.path, self.fd = run_dir, os.path.join(run_dir, 'lock'), None
-
-    def acquire(self) -> None:
-        while True:
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as e:
-                raise write_failure('the lock file', self.path, e) from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                owner = self._read(fd) or 'another process'
-                os.close(fd)
-                raise RunDirError(f'run directory {self.run_dir} is in use by {owner}; wait for that run to end '
-                                  '(or stop it), or start a new run') from None
-            try:  # the holder may have released and removed the file between our open and flock
-                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
-            except FileNotFoundError:
-                same = False
-            if same:
-                break
-            os.close(fd)
-        self.fd = fd
-        previous = self._read(fd)
-        if previous:
-            print(f'puffer train: {self.run_dir} had a stale lock ({previous}, no longer running); taking it over',
-                  file=sys.stderr)
-        text = f'pid {os.getpid()} on host {socket.gethostname()} since {datetime.datetime.now():%Y-%m-%d %H:%M:%S}'
-        try:
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, text.encode(), 0)
-        except OSError as e:
-            self.release()
-            raise write_failure('the lock file', self.path, e) from None
-
-    @staticmethod
-    def _read(fd):
-        return os.pread(fd, 4096, 0).decode(errors='replace').strip()
-
-    def release(self) -> None:
-        if self.fd is None:
-            return
-        with contextlib.suppress(OSError):
-            os.remove(self.path)  # while still locked: a waiting process then sees a new file (see acquire)
-        os.close(self.fd)
-        self.fd = None
-
 
 def latest_checkpoint(run_dir: str) -> str | None:
     folder = os.path.join(run_dir, 'checkpoints')
@@ -275,29 +155,6 @@ def load_policy_weights(policy: torch.nn.Module, state: dict, path: str) -> None
     except RuntimeError as e:
         raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): '
                               f'{str(e).splitlines()[0]}') from None
-
-
-def trim_metrics(run_dir: str, step: int) -> int:
-    """Drop metrics rows past `step` (and torn lines) so a resumed run's rows stay in step order, each
-    step once: rows written after the checkpoint it resumes from are trained again. Returns rows dropped."""
-    path = os.path.join(run_dir, 'metrics.jsonl')
-    if not os.path.exists(path):
-        return 0
-    kept, dropped = [], 0
-    with open(path, 'rb') as f:
-        for line in f:
-            try:
-                keep = json.loads(line)['global_step'] <= step
-            except (ValueError, KeyError, TypeError):
-                keep = False
-            kept.extend([line] if keep else [])
-            dropped += not keep
-    if dropped:
-        try:
-            atomic_write(path, lambda f: f.writelines(kept))
-        except OSError as e:
-            raise write_failure('the metrics file', path, e) from None
-    return dropped
 
 
 class Metrics:
@@ -743,14 +600,14 @@ def train(env: str | Callable | None, config: dict | None = None, flags: Sequenc
 
 
 def set_up(env, config, flags, resume, run_dir, dist):
-    """The run directory (claimed, see `claim_run_dir`), the config (saved, given or loaded), seeds,
+    """The run directory (claimed, see `rundir.claim`), the config (saved, given or loaded), seeds,
     device, vector env, policy and trainer."""
     if resume:
         run_dir = registry.find_run(resume, env if isinstance(env, str) else None)
     elif run_dir is None:
         registry.experiments_dir()  # a PUFFER_EXPERIMENTS that names a file fails before any worker starts
     # An existing run directory is claimed before anything else: a second `--resume` fails at once.
-    lock = claim_run_dir(run_dir) if dist.leader and run_dir is not None else None
+    lock = rundir.claim(run_dir) if dist.leader and run_dir is not None else None
     try:
         env, env_name, config = resolve_config(env, config, flags, run_dir if resume else None)
         trainer = make_trainer(env, env_name, config, dist)
@@ -760,8 +617,8 @@ def set_up(env, config, flags, resume, run_dir, dist):
         raise
     try:
         if dist.leader and run_dir is None:
-            run_dir = new_run_dir(env_name)
-            lock = claim_run_dir(run_dir)
+            run_dir = rundir.new_run_dir(env_name)
+            lock = rundir.claim(run_dir)
         if dist.leader and not resume:
             text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
             path = os.path.join(run_dir, 'config.toml')
@@ -776,17 +633,6 @@ def set_up(env, config, flags, resume, run_dir, dist):
         raise
     checkpoint = latest_checkpoint(run_dir) if resume else None
     return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist, lock)
-
-
-def claim_run_dir(run_dir):
-    """Lock the run directory for this process, then clear what interrupted writes left in it."""
-    lock = RunLock(run_dir)
-    lock.acquire()
-    removed = remove_temporary_files(run_dir)
-    if removed:
-        print(f'puffer train: removed {len(removed)} temporary file(s) of an interrupted write from {run_dir}',
-              file=sys.stderr)
-    return lock
 
 
 def resolve_config(env, config, flags, resume_dir):
@@ -824,7 +670,7 @@ def resume_from_checkpoint(job):
     if job.checkpoint is not None:
         job.trainer.load_state_dict(load_checkpoint(job.checkpoint), job.checkpoint)
     if job.dist.leader:
-        trim_metrics(job.run_dir, job.trainer.global_step)
+        rundir.trim_metrics(job.run_dir, job.trainer.global_step)
 
 
 @contextlib.contextmanager

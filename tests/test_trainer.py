@@ -347,9 +347,9 @@ def test_a_diverging_run_keeps_its_last_good_checkpoint(experiments, monkeypatch
 
 def test_run_directory_names_are_unique_when_many_runs_start_at_once(experiments):
     """Eight processes each create ten run directories for one env, all in the same second."""
-    code = ('import sys, time; from pufferlib.trainer import new_run_dir; start = float(sys.argv[1]); '
+    code = ('import sys, time; from pufferlib.rundir import new_run_dir; start = float(sys.argv[1]); '
             'time.sleep(max(0.0, start - time.time())); print("\\n".join(new_run_dir("same") for _ in range(10)))')
-    start = time.time() + 4  # after every process has imported torch
+    start = time.time() + 2  # after every process has started (pufferlib.rundir does not import torch)
     procs = [subprocess.Popen([sys.executable, '-c', code, str(start)], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(8)]
     paths = []
@@ -363,7 +363,7 @@ def test_run_directory_names_are_unique_when_many_runs_start_at_once(experiments
 
 def hold_lock(run_dir):
     """Another process that holds the run directory's lock until its stdin closes."""
-    code = ('import sys; from pufferlib.trainer import RunLock; lock = RunLock(sys.argv[1]); lock.acquire(); '
+    code = ('import sys; from pufferlib.rundir import RunLock; lock = RunLock(sys.argv[1]); lock.acquire(); '
             'print("locked", flush=True); sys.stdin.read()')
     proc = subprocess.Popen([sys.executable, '-c', code, str(run_dir)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
