@@ -154,16 +154,18 @@ def trim_metrics(run_dir: str, step: int) -> int:
     path = os.path.join(run_dir, 'metrics.jsonl')
     if not os.path.exists(path):
         return 0
-    kept, dropped = [], 0
+    kept, dropped, unended = [], 0, False
     with open(path, 'rb') as f:
         for line in f:
             try:
                 keep = json.loads(line)['global_step'] <= step
             except (ValueError, KeyError, TypeError):
                 keep = False
+            if keep and not line.endswith(b'\n'):  # a whole row whose newline was lost: the next row
+                line, unended = line + b'\n', True  # appended must not join it
             kept.extend([line] if keep else [])
             dropped += not keep
-    if dropped:
+    if dropped or unended:
         try:
             atomic_write(path, lambda f: f.writelines(kept))
         except OSError as e:

@@ -412,6 +412,15 @@ def test_resume_drops_metrics_rows_past_the_checkpoint(experiments):
     assert steps == [1024 * k for k in range(1, 9)]
 
 
+def test_resume_ends_a_metrics_row_whose_newline_was_lost(experiments):
+    summary = run_train('puffer_squared', steps=1024)
+    path = os.path.join(summary['run_dir'], 'metrics.jsonl')
+    text = open(path).read()
+    open(path, 'w').write(text.rstrip('\n'))
+    training.train(None, resume=summary['run_dir'], flags=['--train.total-timesteps', '2048'], quiet=True)
+    assert [json.loads(line)['global_step'] for line in open(path)] == [1024, 2048]
+
+
 def test_temporary_files_of_an_interrupted_write_are_removed_on_the_next_start(experiments, capsys):
     summary = run_train('puffer_squared', steps=1024)
     run_dir = summary['run_dir']
