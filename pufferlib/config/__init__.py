@@ -181,6 +181,8 @@ def validate(config: dict) -> None:
     for section, key in sizes:
         if config[section][key] <= 0:
             raise ConfigError(f'{section}.{key} must be positive, got {config[section][key]}')
+    if train['torch_threads'] < 0:
+        raise ConfigError(f'train.torch_threads must be >= 0 (0 = automatic), got {train["torch_threads"]}')
     if train['minibatch_size'] % train['bptt_horizon']:
         raise ConfigError(f'train.minibatch_size={train["minibatch_size"]} must be a multiple of '
                           f'train.bptt_horizon={train["bptt_horizon"]} (minibatches are whole segments)')
