@@ -8,6 +8,9 @@
   LSTM for memory) until its `perf` reaches the target, within 2 minutes of wall time.
 - Gymnasium CartPole-v1 must reach a mean episode return of 475 within 300k agent steps.
 - Ocean pong must beat its built-in opponent (mean perf = fraction of points won > 0.5).
+- Second-wave games (issue 16): go 7x7 wins >= 90% of games against the capture-greedy player within
+  20 minutes, tripletriad >= 80% against the flip-greedy player within 10 minutes (perf = fraction of
+  games won, seats alternating), trash_pickup puts >= 90% of the trash in bins within 10 minutes.
 The table lists steps and seconds to the target, or the best value reached when it was missed.
 """
 import argparse
@@ -34,6 +37,9 @@ TASKS = {
     'puffer_bandit': ('env/perf', 0.90, 120, None),
     'CartPole-v1': ('env/episode_return', 475.0, 600, 300_000),
     'puffer_pong': ('env/perf', 0.5, 600, None),
+    'puffer_go': ('env/perf', 0.90, 1200, None),
+    'puffer_tripletriad': ('env/perf', 0.80, 600, None),
+    'puffer_trash_pickup': ('env/perf', 0.90, 600, None),
 }
 
 

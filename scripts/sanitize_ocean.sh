@@ -3,7 +3,7 @@
 # tests against that build, including the `sanitize` tests (100k random steps per env, with wild
 # actions). Any out-of-bounds access, leak-free use-after-free or UB aborts the test process.
 #
-#   scripts/sanitize_ocean.sh              # from the repository root; extra args go to pytest
+#   scripts/sanitize_ocean.sh              # from the repository root; extra args are passed to pytest
 #
 # The sanitized build goes to build/sanitize, so the optimised in-place build stays untouched;
 # PUFFER_OCEAN_LIB tells pufferlib.ocean to load the bindings from there.
@@ -22,4 +22,4 @@ export LD_PRELOAD="$LIBS"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PUFFER_OCEAN_LIB="$PWD/build/sanitize"
-exec "$PYTHON" -m pytest tests/test_ocean.py tests/test_poker.py -q -p no:cacheprovider "$@"
+exec "$PYTHON" -m pytest tests/test_ocean.py tests/test_poker.py tests/test_ocean_wave2_b.py -q -p no:cacheprovider "$@"
