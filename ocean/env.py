@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from pufferlib.ocean.spec import Spec
-from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, check_seed, typed_option
+from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, check_buffer_size, check_seed, typed_option
 
 SEED_MASK = (1 << 64) - 1
 # Steps between polls of the C episode logs: infos stay empty on almost every step and the poll
@@ -99,6 +99,7 @@ class OceanEnv(PufferEnv):
         self.single_action_space = act_space
         self.agents_per_env = self.spec.num_agents(self.config)
         self.num_agents = self.num_envs * self.agents_per_env
+        check_buffer_size(obs_space, act_space, self.num_agents, who)  # before the masks and the C env allocate
         self.action_masks = None
         if self.spec.action_mask:
             self.action_masks = np.ones((self.num_agents, self.spec.num_actions(self.config)), dtype=bool)

@@ -68,6 +68,13 @@ def cmd_train(args, flags):
     from pufferlib import trainer
     summary = trainer.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
                             quiet=args.quiet)
+    stopped_by = summary.get('interrupted')
+    if stopped_by in trainer.STOP_SIGNALS:
+        what = 'Ctrl-C' if stopped_by == 'SIGINT' else stopped_by
+        print(f'puffer train: stopped by {what} after {summary["global_step"]:,} steps ({summary["epoch"]} epochs); '
+              f'checkpoint {summary.get("checkpoint")}\nresume with: puffer train --resume {summary["run_dir"]}',
+              file=sys.stderr)
+        return trainer.STOP_SIGNALS[stopped_by]
     print(f'done: {summary["global_step"]:,} steps in {summary["epoch"]} epochs; run directory '
           f'{summary["run_dir"]}; checkpoint {summary.get("checkpoint")}')
     return 0
@@ -281,12 +288,33 @@ def build_parser():
     return parser
 
 
+def split_config_flags(argv):
+    """(other arguments, config flags): every `--section.key VALUE` / `--section.key=VALUE` with its value.
+
+    argparse alone cannot tell `--train.total-timesteps 819200` from a flag and a positional (the env):
+    config flags always take a value, so each one takes the argument after it, whatever it looks like."""
+    rest, flags, i = [], [], 0
+    while i < len(argv):
+        arg = argv[i]
+        name = arg[2:].partition('=')[0]
+        if arg.startswith('--') and '.' in name:
+            takes_next = '=' not in arg and i + 1 < len(argv)
+            flags.extend(argv[i:i + 2] if takes_next else [arg])
+            i += 2 if takes_next else 1
+        else:
+            rest.append(arg)
+            i += 1
+    return rest, flags
+
+
 def main(argv=None):
     parser = build_parser()
+    argv, flags = split_config_flags(sys.argv[1:] if argv is None else list(argv))
     args, extra = parser.parse_known_args(argv)
     if args.command is None:
         parser.print_help()
         return 2
+    extra = flags + extra
     if extra and not getattr(args, 'takes_flags', False):
         parser.error(f'unrecognized arguments: {" ".join(extra)}')
     try:
@@ -296,9 +324,9 @@ def main(argv=None):
     except (pufferlib.PufferError, OSError) as exc:  # a user's mistake or a file system's refusal: no traceback
         print(f'puffer {args.command}: error: {exc}', file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print('interrupted', file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # trainer.StoppedAtOnce says what was lost and where to resume
+        print(f'puffer {args.command}: {str(exc) or "interrupted"}', file=sys.stderr)
+        return getattr(exc, 'exit_code', 130)
 
 
 if __name__ == '__main__':

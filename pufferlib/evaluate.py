@@ -1,6 +1,7 @@
 """`puffer eval` (play a checkpoint, write a video) and `puffer plot` (learning curves)."""
 import json
 import os
+import sys
 
 import numpy as np
 import torch
@@ -33,7 +34,16 @@ def _render_kwargs(env_name):
 
 def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | None = None, fps: int = 30, seed: int = 0,
              max_steps: int = 100_000, deterministic: bool = False) -> dict:
+    for name, value in (('episodes', episodes), ('max_steps', max_steps), ('fps', fps)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+            raise pufferlib.APIUsageError(f'{name} must be a positive number, got {value!r}')
     path, run_dir = _resolve_checkpoint(env_name, checkpoint)
+    state_dict = training.load_checkpoint(path)
+    trained = state_dict.get('env')
+    if isinstance(trained, str) and trained and trained != env_name:
+        raise training.CheckpointError(f'checkpoint {path} was trained on {trained}, not {env_name}: evaluate it '
+                                       f'with `puffer eval {trained} --checkpoint {checkpoint}`, or pass a '
+                                       f'checkpoint of {env_name}')
     config_path = os.path.join(run_dir, 'config.toml')
     if os.path.exists(config_path):
         saved = configuration.read(config_path)
@@ -44,7 +54,7 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
     env_kwargs = {**config['env'], **_render_kwargs(env_name)}
     env = pufferlib.make(env_name, **env_kwargs)
     policy = training.make_policy(env, config)
-    state_dict = training.load_checkpoint(path, policy)
+    training.load_policy_weights(policy, state_dict, path)
     policy.eval()
     recurrent = getattr(policy, 'is_recurrent', False)
     state = policy.initial_state(env.num_agents) if recurrent else None
@@ -105,15 +115,26 @@ def write_video(frames: list[np.ndarray], path: str, fps: int = 30) -> str:
 
 
 def read_metrics(run: str) -> list[dict]:
+    """The rows of a run's metrics.jsonl; a line cut short (a run killed while writing it) is skipped
+    with a warning on stderr."""
     path = run if run.endswith('.jsonl') else os.path.join(run, 'metrics.jsonl')
     if not os.path.exists(path):
         raise pufferlib.APIUsageError(f'{run} has no metrics.jsonl: pass a run directory from experiments/')
     rows = []
-    with open(path) as f:
-        for line in f:
+    with open(path, errors='replace') as f:
+        for number, line in enumerate(f, 1):
             line = line.strip()
-            if line:
-                rows.append(json.loads(line))
+            if not line:
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError:
+                row = None
+            if not isinstance(row, dict) or 'global_step' not in row:
+                print(f'puffer plot: warning: skipped line {number} of {path}, which is not a whole metrics row '
+                      '(a run stopped while writing it?)', file=sys.stderr)
+                continue
+            rows.append(row)
     return rows
 
 
@@ -122,10 +143,20 @@ def plot(runs: list[str], metric: str = 'env/episode_return', out: str | None = 
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
+    curves = {run: [r for r in read_metrics(run) if metric in r] for run in runs}  # a missing run fails first
+    out = out or os.path.join(runs[0] if os.path.isdir(runs[0]) else os.path.dirname(runs[0]), 'curve.png')
+    folder = os.path.dirname(os.path.abspath(out))
+    if not os.path.isdir(folder):
+        raise pufferlib.APIUsageError(f'cannot write {out}: the folder {folder} does not exist')
+    extension = os.path.splitext(out)[1].lstrip('.').lower()
+    formats = plt.figure().canvas.get_supported_filetypes()
+    plt.close('all')
+    if extension not in formats:
+        raise pufferlib.APIUsageError(f'cannot write {out}: the file name must end in one of '
+                                      f'{", ".join("." + f for f in sorted(formats))} (e.g. curve.png)')
     fig, ax = plt.subplots(figsize=(7, 4))
     plotted = 0
-    for run in runs:
-        rows = [r for r in read_metrics(run) if metric in r]
+    for run, rows in curves.items():
         if not rows:
             continue
         ax.plot([r['global_step'] for r in rows], [r[metric] for r in rows], label=os.path.basename(run.rstrip('/')))
@@ -138,7 +169,6 @@ def plot(runs: list[str], metric: str = 'env/episode_return', out: str | None = 
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
     fig.tight_layout()
-    out = out or os.path.join(runs[0] if os.path.isdir(runs[0]) else os.path.dirname(runs[0]), 'curve.png')
     fig.savefig(out, dpi=120)
     plt.close(fig)
     return out

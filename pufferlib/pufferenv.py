@@ -22,6 +22,7 @@ The arrays are handed in through `buf` so a vector backend can place them in sha
 `buf=None` the env allocates its own.
 """
 import functools
+import os
 from collections.abc import Callable
 from types import SimpleNamespace
 
@@ -226,8 +227,32 @@ def _float_fields(dtype):
     return tuple((name, *path) for name in dtype.names for path in _float_fields(dtype.fields[name][0]))
 
 
-def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int) -> SimpleNamespace:
+def buffer_bytes(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int) -> int:
+    """The memory the six arrays of `make_buffers` take."""
+    row = (int(np.prod(observation_space.shape)) * np.dtype(observation_space.dtype).itemsize
+           + int(np.prod(action_space.shape)) * np.dtype(action_dtype(action_space)).itemsize + 4 + 3)
+    return int(num_agents) * row
+
+
+def check_buffer_size(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
+                      who: str = 'this env') -> None:
+    """Refuse buffers larger than this machine's memory before allocating them: numpy would raise a
+    MemoryError from deep inside, or (allocating lazily) the system would kill the process later."""
+    need = buffer_bytes(observation_space, action_space, num_agents)
+    try:
+        have = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
+    except (ValueError, OSError, AttributeError):  # no sysconf (Windows): let numpy decide
+        return
+    if need > have:
+        raise APIUsageError(f'{who}: {num_agents:,} agent rows of {need // max(num_agents, 1):,} bytes need '
+                            f'{need / 2**30:,.1f} GiB for the observation and action buffers alone, more than this '
+                            f'machine\'s {have / 2**30:,.1f} GiB of memory; lower num_envs or the observation size')
+
+
+def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
+                 who: str = 'this env') -> SimpleNamespace:
     """Allocate the six arrays of one env (or of a whole vector, with num_agents summed)."""
+    check_buffer_size(observation_space, action_space, num_agents, who)
     return SimpleNamespace(
         observations=np.zeros((num_agents, *observation_space.shape), dtype=observation_space.dtype),
         actions=np.zeros((num_agents, *action_space.shape), dtype=action_dtype(action_space)),
@@ -265,7 +290,8 @@ class PufferEnv:
                              f'(wrap structured spaces with pufferlib.emulation), got {self.single_observation_space}')
         action_dtype(self.single_action_space)  # validates the kind
         if buf is None:
-            buf = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents)
+            who = self.describe() if hasattr(self, 'describe') else type(self).__name__
+            buf = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents, who)
         else:
             check_buffers(buf, self.single_observation_space, self.single_action_space, self.num_agents,
                           owner=type(self).__name__)

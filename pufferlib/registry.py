@@ -171,7 +171,13 @@ def families() -> list[str]:
 # ---------------------------------------------------------------------------------------------
 
 def experiments_dir() -> str:
-    return os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments'))
+    """$PUFFER_EXPERIMENTS, default ./experiments; a folder (made on first use), never a file."""
+    path = os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments'))
+    if os.path.exists(path) and not os.path.isdir(path):
+        where = 'PUFFER_EXPERIMENTS' if 'PUFFER_EXPERIMENTS' in os.environ else 'the experiments folder'
+        raise APIUsageError(f'{where} is {path}, which is a file, not a folder: point PUFFER_EXPERIMENTS at a '
+                            'folder (it is created if missing)')
+    return path
 
 
 def new_directory(root: str, name: str) -> str:
@@ -226,6 +232,10 @@ def find_run(run: str, env: str | None = None) -> str:
         return latest_run(env)
     for path in (run, os.path.join(experiments_dir(), run)):
         if os.path.isfile(os.path.join(path, 'config.toml')):
+            trained = run_env(path)
+            if env is not None and trained is not None and trained != env:
+                raise RunNotFoundError(f'{path} is a run of {trained}, not {env}: resume it with `puffer train '
+                                       f'--resume {run}` (no env name), or name a run of {env}')
             return path
     raise RunNotFoundError(f'{run!r} is not a run directory (no config.toml there or in {experiments_dir()}); '
                            'pass latest, a run id from experiments/, or a run directory')

@@ -45,6 +45,7 @@ import numpy as np
 
 import pufferlib
 from pufferlib import config as configuration
+from pufferlib import registry
 from pufferlib.config import ConfigError
 
 METHODS = ('protein', 'random', 'pareto_genetic', 'optuna')
@@ -784,7 +785,7 @@ def _trial_main(run_dir):
 # ---------------------------------------------------------------------------------------------
 
 def sweeps_dir():
-    return os.path.join(os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments')), 'sweeps')
+    return os.path.join(registry.experiments_dir(), 'sweeps')
 
 
 def create(env_name, flags=(), config_file=None, root=None):

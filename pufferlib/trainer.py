@@ -17,15 +17,16 @@ One epoch = one rollout + one update:
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine learning-rate annealing.
 
-Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints/ (atomic writes).
+Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints/ (atomic writes, one
+process at a time: see pufferlib.rundir).
 """
 import contextlib
-import datetime
 import json
 import math
 import os
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -34,15 +35,26 @@ import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import registry
+from pufferlib import registry, rundir
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import sample_logits
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import EnvError, PufferError
+from pufferlib.rundir import RunDirError, atomic_write, write_failure
 
 
 class CheckpointError(PufferError, RuntimeError):
     """A checkpoint is missing, corrupt, or belongs to another env or policy."""
+
+
+class NonFiniteError(PufferError, ArithmeticError):
+    """An env returned a NaN or infinite reward or observation, or the loss, a gradient, the policy's
+    outputs or its weights became one. `weights_ok`: the weights are still good (the bad numbers came
+    from the env and never reached them), so the state at the epoch boundary may be saved."""
+
+    def __init__(self, message: str, weights_ok: bool = False):
+        super().__init__(message)
+        self.weights_ok = weights_ok
 
 
 # ---------------------------------------------------------------------------------------------
@@ -97,13 +109,18 @@ def make_policy(vecenv, config: dict) -> torch.nn.Module:
     cls = configuration.import_class(policy_config.pop('class'), 'policy.class')
     try:
         policy = cls(vecenv, **policy_config)
-    except TypeError as e:
-        raise configuration.ConfigError(f'policy {cls.__name__} rejected its [policy] options: {e}') from None
+    except (TypeError, ValueError, RuntimeError) as e:  # an unknown keyword, or a size torch refuses
+        raise configuration.ConfigError(f'policy {cls.__name__} rejected its [policy] options '
+                                        f'{policy_config}: {str(e).splitlines()[0]}') from None
     rnn = dict(config['rnn'])
     rnn_path = rnn.pop('class')
     if rnn_path:
         wrapper = configuration.import_class(rnn_path, 'rnn.class')
-        policy = wrapper(vecenv, policy, **rnn)
+        try:
+            policy = wrapper(vecenv, policy, **rnn)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise configuration.ConfigError(f'{wrapper.__name__} rejected its [rnn] options {rnn}: '
+                                            f'{str(e).splitlines()[0]}') from None
     return policy
 
 
@@ -125,29 +142,8 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
 
 
 # ---------------------------------------------------------------------------------------------
-# Run directories, metrics and checkpoints
+# Metrics and checkpoints (the run directory itself: pufferlib.rundir)
 # ---------------------------------------------------------------------------------------------
-
-def new_run_dir(env_name: str) -> str:
-    stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
-    base = os.path.join(registry.experiments_dir(), f'{env_name}-{stamp}')
-    path, n = base, 1
-    while os.path.exists(path):
-        n += 1
-        path = f'{base}-{n}'
-    os.makedirs(os.path.join(path, 'checkpoints'))
-    return path
-
-
-def atomic_write(path: str, write: Callable) -> None:
-    """Write through a temporary file and rename it over `path`: a crash never leaves half a file."""
-    tmp = f'{path}.tmp-{os.getpid()}'
-    with open(tmp, 'wb') as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
 
 def latest_checkpoint(run_dir: str) -> str | None:
     folder = os.path.join(run_dir, 'checkpoints')
@@ -169,12 +165,16 @@ def load_checkpoint(path: str, policy: torch.nn.Module | None = None) -> dict:
     if not isinstance(state, dict) or 'policy' not in state:
         raise CheckpointError(f'checkpoint {path} is not a pufferlib checkpoint (no policy weights)')
     if policy is not None:
-        try:
-            policy.load_state_dict(state['policy'])
-        except RuntimeError as e:
-            raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): '
-                                  f'{str(e).splitlines()[0]}') from None
+        load_policy_weights(policy, state, path)
     return state
+
+
+def load_policy_weights(policy: torch.nn.Module, state: dict, path: str) -> None:
+    try:
+        policy.load_state_dict(state['policy'])
+    except RuntimeError as e:
+        raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): '
+                              f'{str(e).splitlines()[0]}') from None
 
 
 class Metrics:
@@ -182,19 +182,26 @@ class Metrics:
 
     def __init__(self, run_dir, config, resume):
         self.path = os.path.join(run_dir, 'metrics.jsonl')
-        self.file = open(self.path, 'a')
+        try:
+            self.file = open(self.path, 'a')
+        except OSError as e:
+            raise write_failure('the metrics file', self.path, e) from None
         self.wandb = None
         if config['wandb']['enabled']:
             self.wandb = start_wandb(run_dir, config, resume)
 
     def write(self, row):
-        self.file.write(json.dumps(row) + '\n')
-        self.file.flush()
+        try:
+            self.file.write(json.dumps(row) + '\n')
+            self.file.flush()
+        except OSError as e:
+            raise write_failure('the metrics file', self.path, e) from None
         if self.wandb is not None:
             self.wandb.log(row, step=row['global_step'])
 
     def close(self):
-        self.file.close()
+        with contextlib.suppress(OSError):  # a full disk already raised at write(); closing must not mask it
+            self.file.close()
         if self.wandb is not None:
             self.wandb.finish()
 
@@ -203,14 +210,14 @@ def start_wandb(run_dir, config, resume):
     try:
         import wandb
     except ImportError:
-        raise configuration.ConfigError('wandb.enabled needs wandb: pip install "pufferlib[wandb]"') from None
+        raise configuration.ConfigError('wandb.enabled needs wandb: pip install -e ".[wandb]" in this '
+                                        'repository') from None
     # Offline unless a key is configured: a missing login must never prompt or crash a run.
     mode = 'online' if os.environ.get('WANDB_API_KEY') else 'offline'
     mode = os.environ.get('WANDB_MODE', mode)
     return wandb.init(project=config['wandb']['project'], group=config['wandb']['group'] or None,
                       config=config, dir=run_dir, name=os.path.basename(run_dir), mode=mode,
                       id=os.path.basename(run_dir), resume='allow' if resume else None)
-
 
 # ---------------------------------------------------------------------------------------------
 # The trainer
@@ -240,7 +247,12 @@ class Trainer:
                 f'train.minibatch_size={train["minibatch_size"]} is larger than one rollout (vec rows {S} x '
                 f'train.bptt_horizon {H} = {self.batch_size}); lower it or raise vec.num_envs / env.num_envs')
         self.minibatch_segments = train['minibatch_size'] // H
-        self.total_epochs = max(1, math.ceil(train['total_timesteps'] / self.batch_size))
+        if train['total_timesteps'] < self.batch_size:
+            raise configuration.ConfigError(
+                f'train.total_timesteps={train["total_timesteps"]:,} is less than one epoch (vec rows {S} x '
+                f'train.bptt_horizon {H} = {self.batch_size:,} steps); raise it to at least {self.batch_size:,} '
+                'or lower vec.num_envs / env.num_envs / train.bptt_horizon')
+        self.total_epochs = math.ceil(train['total_timesteps'] / self.batch_size)
 
         obs_space, act_space = vecenv.single_observation_space, vecenv.single_action_space
         obs_dtype = torch.from_numpy(np.zeros(0, obs_space.dtype)).dtype
@@ -275,6 +287,10 @@ class Trainer:
         self.autocast = (torch.autocast(self.device.type, dtype=torch.bfloat16)
                          if train['precision'] == 'bfloat16' else contextlib.nullcontext())
         self.global_step, self.epoch = 0, 0
+        # The state at the end of the last update: what a checkpoint holds, even one written in the middle
+        # of a rollout (an env failed, the workers got a SIGTERM), so that the half-finished rollout's
+        # steps are not counted and a resumed run ends on the same step as one never interrupted.
+        self.boundary_step, self.boundary_rng = 0, torch.get_rng_state()
         self.held = []          # batches whose segments were full: (obs, env_ids), answered next epoch
         self.episode_infos = []
         self.started = False
@@ -296,6 +312,9 @@ class Trainer:
         while len(self.held) < blocks:
             obs, rewards, terminals, truncations, infos, ids, masks = vecenv.recv()
             self.profile.lap('env')
+            self._check_finite(rewards, 'rewards', ids)  # in the profile's copy phase: trainer-side work
+            if obs.dtype.kind == 'f':
+                self._check_finite(obs, 'observations', ids)
             if infos:
                 self.episode_infos.extend(infos)
             rows = slice(int(ids[0]), int(ids[-1]) + 1)
@@ -320,6 +339,33 @@ class Trainer:
                 self.step_of_row[rows] = 0  # its next action starts the next segment
                 continue
             self._act(obs, ids, masks, legal)
+
+    def _check_finite(self, array, what, ids):
+        """One reduction per batch; the rows are only looked for when something is wrong."""
+        if np.isfinite(array).all():
+            return
+        bad = ~np.isfinite(array.reshape(len(array), -1)).all(axis=1)
+        rows = (int(ids[0]) + np.flatnonzero(bad)).tolist()
+        values = sorted({str(v) for v in array[bad].ravel() if not np.isfinite(v)})
+        per_env = getattr(self.vecenv, 'agents_per_env', 1)
+        envs = sorted({row // per_env for row in rows})
+        raise NonFiniteError(f'non-finite {what} ({", ".join(values)}) from env rows {_listing(rows)} (envs '
+                             f'{_listing(envs)}) at global step {self.global_step:,}, epoch {self.epoch + 1}; '
+                             'training stopped before they reached the loss. Fix the env (its rewards and '
+                             'observations must be finite numbers)', weights_ok=True)
+
+    def _sample(self, logits, actions=None, mask=None):
+        """sample_logits, with torch's "invalid multinomial distribution" for non-finite logits made clear."""
+        try:
+            return sample_logits(logits, actions, mask=mask)
+        except (RuntimeError, ValueError) as e:
+            tensors = list(logits) if isinstance(logits, (tuple, list)) else \
+                [logits.mean] if isinstance(logits, torch.distributions.Distribution) else [logits]
+            if all(bool(torch.isfinite(t).all()) for t in tensors):
+                raise
+            raise NonFiniteError(f'the policy\'s outputs became non-finite at global step {self.global_step:,}, '
+                                 f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
+                                 f'train.max_grad_norm): {str(e).splitlines()[0]}') from None
 
     def _policy_step(self, obs, state):
         obs = obs.to(self.device, non_blocking=True)
@@ -350,7 +396,7 @@ class Trainer:
         if legal is not None:
             legal = legal.to(self.device)
             self.action_masks[rows, t] = legal
-        action, logprob, _ = sample_logits(logits, mask=legal)
+        action, logprob, _ = self._sample(logits, mask=legal)
         self.profile.lap('rollout_forward')
         if self.recurrent:
             for key, tensor in state.items():
@@ -406,7 +452,7 @@ class Trainer:
                     logits, new_values = self.model(self.obs[idx].flatten(0, 1))
             actions = self.actions[idx].flatten(0, 1)
             legal = None if self.action_masks is None else self.action_masks[idx].flatten(0, 1)
-            _, new_logprob, entropy = sample_logits(logits, actions, mask=legal)
+            _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
             new_logprob = new_logprob.float().reshape(self.minibatch_segments, self.horizon)
             entropy = entropy.float().reshape(self.minibatch_segments, self.horizon)
             new_values = new_values.float().reshape(self.minibatch_segments, self.horizon)
@@ -436,7 +482,14 @@ class Trainer:
                 optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.profile.lap('backward')
-            torch.nn.utils.clip_grad_norm_(params, c['max_grad_norm'])
+            grad_norm = torch.nn.utils.clip_grad_norm_(params, c['max_grad_norm'])
+            # One check (one device sync) per minibatch, before the step: the weights stay finite.
+            if not bool(torch.isfinite(torch.stack([loss.detach().float(), grad_norm.float()])).all()):
+                raise NonFiniteError(
+                    f'the loss became non-finite in the update of epoch {self.epoch + 1} (global step '
+                    f'{self.global_step:,}): policy_loss {pg_loss.item():.4g}, value_loss {v_loss.item():.4g}, '
+                    f'entropy {entropy_mean.item():.4g}, gradient norm {grad_norm.item():.4g}. The weights were '
+                    'not stepped; lower train.learning_rate or train.max_grad_norm')
             for optimizer in self.optimizers:
                 optimizer.step()
             self.profile.lap('optimizer')
@@ -452,6 +505,7 @@ class Trainer:
             scheduler.step()
         self.profile.lap('optimizer')
         self.epoch += 1
+        self.boundary_step, self.boundary_rng = self.global_step, torch.get_rng_state()
         n = max(1, minibatches)
         self.losses = {key: value / n for key, value in totals.items()}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
@@ -461,9 +515,8 @@ class Trainer:
 
     def state_dict(self) -> dict:
         return {'policy': self.policy.state_dict(), 'optimizers': [o.state_dict() for o in self.optimizers],
-                'schedulers': [s.state_dict() for s in self.schedulers], 'global_step': self.global_step,
-                'epoch': self.epoch, 'env': self.env_name,
-                'torch_rng': torch.get_rng_state()}
+                'schedulers': [s.state_dict() for s in self.schedulers], 'global_step': self.boundary_step,
+                'epoch': self.epoch, 'env': self.env_name, 'torch_rng': self.boundary_rng}
 
     def load_state_dict(self, state: dict, path: str = 'checkpoint') -> None:
         try:
@@ -476,17 +529,25 @@ class Trainer:
             raise CheckpointError(f'{path} does not fit this run (env {state.get("env")!r}): '
                                   f'{str(e).splitlines()[0]}') from None
         self.global_step, self.epoch = int(state['global_step']), int(state['epoch'])
+        self.boundary_step = self.global_step
         if 'torch_rng' in state:
             torch.set_rng_state(state['torch_rng'])
+        self.boundary_rng = torch.get_rng_state()
 
     def save(self, run_dir: str) -> str:
         folder = os.path.join(run_dir, 'checkpoints')
         path = os.path.join(folder, f'epoch-{self.epoch:07d}.pt')
+        if not all(bool(torch.isfinite(p).all()) for p in self.policy.parameters()):
+            raise NonFiniteError(f'the weights became non-finite by the end of epoch {self.epoch}, so they were not '
+                                 'saved (lower train.learning_rate or train.max_grad_norm)')
         state = self.state_dict()
-        atomic_write(path, lambda f: torch.save(state, f))
-        old = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt'))
-        for name in old[:-self.train_config['keep_checkpoints']]:
-            os.remove(os.path.join(folder, name))
+        try:
+            atomic_write(path, lambda f: torch.save(state, f))
+            old = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt'))
+            for name in old[:-self.train_config['keep_checkpoints']]:  # only once the new one is safe
+                os.remove(os.path.join(folder, name))
+        except OSError as e:
+            raise write_failure('the checkpoint', path, e) from None
         return path
 
     def episode_stats(self) -> dict:
@@ -502,6 +563,11 @@ class Trainer:
 
     def close(self):
         self.vecenv.close()
+
+
+def _listing(values, limit=8):
+    shown = ', '.join(str(v) for v in values[:limit])
+    return shown + (f' and {len(values) - limit} more' if len(values) > limit else '')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -535,11 +601,23 @@ class Distributed:
 class Job:
     """What one training run holds between its steps (see `train`)."""
 
-    def __init__(self, env_name, config, trainer, run_dir, checkpoint, resumed, dist):
+    def __init__(self, env_name, config, trainer, run_dir, checkpoint, resumed, dist, lock):
         self.env_name, self.config, self.trainer, self.run_dir = env_name, config, trainer, run_dir
-        self.checkpoint, self.resumed, self.dist = checkpoint, resumed, dist
+        self.checkpoint, self.resumed, self.dist, self.lock = checkpoint, resumed, dist, lock
         self.summary = {'run_dir': run_dir, 'env': env_name}
-        self.interrupted = None
+        self.interrupted = None  # 'SIGINT', 'SIGTERM' or 'on_log' once something asked the run to stop
+
+
+# The signals that stop a run at the end of its epoch, and the exit status of `puffer train` then.
+STOP_SIGNALS = {'SIGINT': 128 + signal.SIGINT, 'SIGTERM': 128 + signal.SIGTERM}
+
+
+class StoppedAtOnce(KeyboardInterrupt):
+    """A second Ctrl-C (or SIGTERM) stopped training in the middle of an epoch, without a checkpoint."""
+
+    def __init__(self, message: str, exit_code: int = STOP_SIGNALS['SIGINT']):
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def train(env: str | Callable | None, config: dict | None = None, flags: Sequence[str] = (), resume: str | None = None,
@@ -548,7 +626,8 @@ def train(env: str | Callable | None, config: dict | None = None, flags: Sequenc
     """Train on `env` (a name, or a creator with `config` given); return a summary dict.
 
     `on_log(row)` sees every metrics row; returning True stops training after that epoch (with a
-    checkpoint), e.g. once a target score or a time budget is reached.
+    checkpoint), e.g. once a target score or a time budget is reached. Ctrl-C and SIGTERM do the same
+    (summary['interrupted'] names the signal); a second one raises StoppedAtOnce.
 
     With `resume` (latest, a run id or a run directory; see pufferlib.registry for "latest"), the run
     directory's saved config is used (flags may still override it) and training continues from its
@@ -560,31 +639,66 @@ def train(env: str | Callable | None, config: dict | None = None, flags: Sequenc
         job = set_up(env, config, flags, resume, run_dir, dist)
         resume_from_checkpoint(job)
         loop(job, printer=printer, quiet=quiet, on_log=on_log)
+        save_if_stopped_early(job)
     finally:
         shut_down(job, dist)
-    if job.interrupted and dist.leader:
-        job.summary['checkpoint'] = job.trainer.save(job.run_dir)
-    job.summary.update(global_step=job.trainer.global_step, epoch=job.trainer.epoch, interrupted=job.interrupted)
+    job.summary.update(global_step=job.trainer.boundary_step, epoch=job.trainer.epoch, interrupted=job.interrupted)
     return job.summary
 
 
 def set_up(env, config, flags, resume, run_dir, dist):
-    """The config (saved, given or loaded), seeds, device, vector env, policy, trainer and run directory."""
-    env_name = env if isinstance(env, str) else getattr(env, '__name__', 'custom')
-    checkpoint = None
+    """The run directory (claimed, see `rundir.claim`), the config (saved, given or loaded), seeds,
+    device, vector env, policy and trainer."""
     if resume:
         run_dir = registry.find_run(resume, env if isinstance(env, str) else None)
-        saved = configuration.read(os.path.join(run_dir, 'config.toml'))
+    elif run_dir is None:
+        registry.experiments_dir()  # a PUFFER_EXPERIMENTS that names a file fails before any worker starts
+    # An existing run directory is claimed before anything else: a second `--resume` fails at once.
+    lock = rundir.claim(run_dir) if dist.leader and run_dir is not None else None
+    try:
+        env, env_name, config = resolve_config(env, config, flags, run_dir if resume else None)
+        trainer = make_trainer(env, env_name, config, dist)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    try:
+        if dist.leader and run_dir is None:
+            run_dir = rundir.new_run_dir(env_name)
+            lock = rundir.claim(run_dir)
+        if dist.leader and not resume:
+            text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
+            path = os.path.join(run_dir, 'config.toml')
+            try:
+                atomic_write(path, lambda f: f.write(text.encode()))
+            except OSError as e:
+                raise write_failure('the config', path, e) from None
+    except BaseException:
+        trainer.close()
+        if lock is not None:
+            lock.release()
+        raise
+    checkpoint = latest_checkpoint(run_dir) if resume else None
+    return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist, lock)
+
+
+def resolve_config(env, config, flags, resume_dir):
+    """(env, env name, validated config): the run's saved config when resuming, else the given or loaded one."""
+    env_name = env if isinstance(env, str) else getattr(env, '__name__', 'custom')
+    if resume_dir:
+        saved = configuration.read(os.path.join(resume_dir, 'config.toml'))
         env_name = saved.pop('_meta', {}).get('env', env_name)
         if env is None or isinstance(env, str):
             env = env_name
         config = configuration.parse_flags(list(flags), configuration.merge(configuration.defaults(), saved,
                                                                             'saved config'))
-        checkpoint = latest_checkpoint(run_dir)
     elif config is None:
         config = configuration.load(env_name if isinstance(env, str) else None, flags)
     configuration.validate(config)
+    return env, env_name, config
 
+
+def make_trainer(env, env_name, config, dist):
     train_config = config['train']
     torch.manual_seed(train_config['seed'] + dist.rank)
     np.random.seed(train_config['seed'] + dist.rank)
@@ -593,42 +707,58 @@ def set_up(env, config, flags, resume, run_dir, dist):
     torch.set_num_threads(torch_threads(train_config['torch_threads'], vecenv))
     try:
         policy = make_policy(vecenv, config)
-        trainer = Trainer(config, vecenv, policy, device=device, distributed=dist.enabled, env_name=env_name)
+        return Trainer(config, vecenv, policy, device=device, distributed=dist.enabled, env_name=env_name)
     except BaseException:
         vecenv.close()
         raise
-    try:
-        if dist.leader and run_dir is None:
-            run_dir = new_run_dir(env_name)
-        if dist.leader and not resume:
-            text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
-            atomic_write(os.path.join(run_dir, 'config.toml'), lambda f: f.write(text.encode()))
-    except BaseException:
-        trainer.close()
-        raise
-    return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist)
 
 
 def resume_from_checkpoint(job):
+    """The checkpoint's state, and metrics.jsonl cut back to its step (the rows after it are trained again)."""
     if job.checkpoint is not None:
         job.trainer.load_state_dict(load_checkpoint(job.checkpoint), job.checkpoint)
+    if job.dist.leader:
+        rundir.trim_metrics(job.run_dir, job.trainer.global_step)
+
+
+@contextlib.contextmanager
+def stop_signals(job):
+    """Ctrl-C and SIGTERM ask the run to stop at the end of the epoch (`job.interrupted`); a second one
+    raises StoppedAtOnce wherever the run is. Signal handlers belong to the main thread: elsewhere
+    this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum, frame):
+        name = signal.Signals(signum).name
+        if job.interrupted in STOP_SIGNALS:
+            raise StoppedAtOnce(name, STOP_SIGNALS[name])
+        job.interrupted = name
+        what = 'Ctrl-C' if name == 'SIGINT' else name
+        # os.write, not print: a handler may run in the middle of a print to the same stream.
+        os.write(2, f'\npuffer train: {what}: stopping at the end of this epoch with a checkpoint '
+                    '(Ctrl-C again stops at once)\n'.encode())
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
 
 def loop(job, printer=None, quiet=False, on_log=None):
-    """Rollout and update until the step budget, a SIGTERM or `on_log` stops it; checkpoints and
-    metrics rows as configured. An env failure saves a checkpoint and says how to resume."""
+    """Rollout and update until the step budget, a signal or `on_log` stops it; checkpoints and metrics
+    rows as configured. Every way it can fail says where the last good checkpoint is."""
     from pufferlib.dashboard import Dashboard
     trainer, train_config, leader = job.trainer, job.config['train'], job.dist.leader
     dashboard = Dashboard(job.env_name, trainer, job.run_dir, printer=printer, quiet=quiet or not leader)
-    metrics = Metrics(job.run_dir, job.config, job.resumed) if leader else None
+    metrics = None
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
     trainer.profile.start(trainer.global_step)
-
-    def stop(signum, frame):
-        job.interrupted = signal.Signals(signum).name
-    previous = signal.signal(signal.SIGTERM, stop) if leader else None
     try:
-        with dashboard:
+        with stop_signals(job) if leader else contextlib.nullcontext(), dashboard:
+            metrics = Metrics(job.run_dir, job.config, job.resumed) if leader else None
             while trainer.epoch < trainer.total_epochs and job.interrupted is None:
                 rollout_start = time.time()
                 trainer.rollout()
@@ -659,24 +789,69 @@ def loop(job, printer=None, quiet=False, on_log=None):
         if leader and trainer.profile.enabled:
             job.summary['profile'] = trainer.profile.report(job.run_dir, time.time() - start, job.env_name, quiet)
     except EnvError as e:
+        if job.interrupted in STOP_SIGNALS:
+            return  # the signal reached the env workers too (`kill -TERM -PGID`): a stop, not an env crash
         if leader:
-            path = trainer.save(job.run_dir)
-            job.summary['checkpoint'] = path
-            print(f'\npuffer train: an environment failed, so training stopped.\n{e}\n\nThe last checkpoint '
-                  f'is {path}; resume with `puffer train --resume {job.run_dir}` once the env is fixed.',
-                  file=sys.stderr)
+            print(f'\npuffer train: an environment failed, so training stopped.\n{e}\n\n'
+                  f'{last_checkpoint(job, save=True)} once the env is fixed.', file=sys.stderr)
         raise
+    except NonFiniteError as e:
+        if not leader:
+            raise
+        # From the env, the weights never saw the bad numbers: the epoch boundary is a good checkpoint.
+        # Otherwise (the loss, the weights), the newest checkpoint on disk is the last good one.
+        raise NonFiniteError(f'{e}. {last_checkpoint(job, save=e.weights_ok)}') from None
+    except RunDirError as e:
+        if not leader:
+            raise
+        # A last checkpoint where space allows, unless writing the checkpoint is what just failed.
+        retry = getattr(e, 'what', None) != 'the checkpoint'
+        raise RunDirError(f'{e}. {last_checkpoint(job, save=retry)}') from None
+    except KeyboardInterrupt as e:  # a second Ctrl-C or SIGTERM (StoppedAtOnce), or one in set-up
+        name = str(e) if str(e) in STOP_SIGNALS else 'SIGINT'
+        what = 'a second Ctrl-C' if name == 'SIGINT' else f'a second {name}'
+        raise StoppedAtOnce(f'stopped at once by {what}, in the middle of epoch {trainer.epoch + 1}. '
+                            f'{last_checkpoint(job, save=False)}', STOP_SIGNALS[name]) from None
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
         if metrics is not None:
             metrics.close()
 
 
+def last_checkpoint(job, save):
+    """A sentence for error messages: the checkpoint of the last finished epoch, saved now when `save`
+    (and the disk allows), else the newest one on disk; and how to resume from it."""
+    failed, resume = '', f'resume with `puffer train --resume {job.run_dir}`'
+    if save and job.trainer.epoch > 0:
+        try:
+            path = job.trainer.save(job.run_dir)
+            job.summary['checkpoint'] = path
+            return f'The last checkpoint is {path}, saved now at the end of epoch {job.trainer.epoch}; {resume}'
+        except (RunDirError, NonFiniteError) as e:
+            failed = f'A last checkpoint could not be saved ({e}). '
+    path = latest_checkpoint(job.run_dir) if job.run_dir else None
+    if path is None:
+        return (f'{failed}No checkpoint was written yet in {job.run_dir} (one every train.checkpoint_interval '
+                'epochs)')
+    return f'{failed}The last checkpoint is {path}; {resume}'
+
+
+def save_if_stopped_early(job):
+    """A run stopped by a signal or by `on_log` keeps the epoch it finished."""
+    if job.interrupted and job.dist.leader:
+        try:
+            job.summary['checkpoint'] = job.trainer.save(job.run_dir)
+        except RunDirError as e:
+            raise RunDirError(f'{e}; training was stopping ({job.interrupted}). '
+                              f'{last_checkpoint(job, save=False)}') from None
+
+
 def shut_down(job, dist):
-    """Close the vector env (its workers) and leave the process group, whatever happened before."""
+    """Close the vector env (its workers), release the run directory and leave the process group,
+    whatever happened before."""
     try:
         if job is not None:
             job.trainer.close()
     finally:
+        if job is not None and job.lock is not None:
+            job.lock.release()
         dist.close()

@@ -162,3 +162,32 @@ class NonFiniteEnv(gymnasium.Env):
         self.t += 1
         reward = float('nan') if self.what == 'reward' and self.t >= self.at else 1.0
         return self._ob(), reward, False, False, {}
+
+
+class NonFiniteRowEnv(gymnasium.Env):
+    """Returns `value` (NaN by default) as its reward or in its observation from step `after` on, but
+    only the copy whose first reset seed is `bad_seed` (vector envs seed env k with `seed + k`)."""
+
+    observation_space = spaces.Box(-1, 1, (3,), np.float32)
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, what='reward', after=20, bad_seed=2, value=float('nan')):
+        self.what, self.after, self.bad_seed, self.value = what, after, bad_seed, value
+        self.first_seed, self.t = None, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        if self.first_seed is None:
+            self.first_seed = seed
+        return np.zeros(3, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        broken = self.first_seed == self.bad_seed and self.t >= self.after
+        obs = np.zeros(3, np.float32)
+        reward = 0.0
+        if broken and self.what == 'reward':
+            reward = self.value
+        if broken and self.what == 'observation':
+            obs[1] = self.value
+        return obs, reward, self.t % 10 == 0, False, {}

@@ -3,6 +3,7 @@
 Each row runs the real entry point (`python -m pufferlib.cli`) in a subprocess; the rows run
 concurrently so the table stays quick.
 """
+import json
 import os
 import subprocess
 import sys
@@ -32,6 +33,24 @@ BAD_INPUTS = [
     (['play', 'puffer_pong', '--scripted', 'nope'], "no scripted agent 'nope'"),
     (['autotune', 'nosuchenv'], 'unknown environment'),
     (['envs', 'a', 'b'], 'unrecognized arguments'),
+    # Numbers no run can train with: refused before any env starts.
+    (['train', 'puffer_pong', '--train.learning-rate', 'nan'], 'train.learning_rate must be a finite number'),
+    (['train', 'puffer_pong', '--train.learning-rate', 'inf'], 'train.learning_rate must be a finite number'),
+    (['train', 'puffer_pong', '--train.learning-rate', '1e400'], 'train.learning_rate must be a finite number'),
+    (['train', 'puffer_pong', '--train.seed', '-1'], r'train.seed must be in \[0, 2\*\*32\)'),
+    (['train', 'puffer_pong', '--policy.hidden-size', '-5'], 'policy.hidden_size must be positive'),
+    (['train', 'puffer_pong', '--rnn.hidden-size', '0'], 'rnn.hidden_size must be positive'),
+    (['train', 'puffer_pong', '--train.vtrace-rho-clip', '-1'], 'train.vtrace_rho_clip must be positive'),
+    (['train', 'puffer_pong', '--train.clip-coef', '-0.1'], r'train.clip_coef must be >= 0'),
+    (['train', 'puffer_pong', '--train.max-grad-norm', '-1'], 'train.max_grad_norm must be positive'),
+    (['train', 'puffer_pong', '--train.ent-coef', '-0.01'], r'train.ent_coef must be >= 0'),
+    (['train', 'puffer_pong', '--train.prio-alpha', '-1'], r'train.prio_alpha must be >= 0'),
+    (['train', 'puffer_pong', '--train.total-timesteps', '100'], 'is less than one epoch'),
+    # A config flag's value is never taken as the env name.
+    (['train', '--resume', 'latest', '--train.total-timesteps', '819200'], '"latest": no runs in'),
+    (['eval', 'puffer_pong', '--checkpoint', '/nonexistent/e.pt', '--episodes', '0'], 'episodes must be a positive'),
+    (['eval', 'puffer_pong', '--checkpoint', '/nonexistent/e.pt', '--max-steps', '0'], 'max_steps must be a positive'),
+    (['eval', 'puffer_pong', '--checkpoint', '/nonexistent/e.pt', '--fps', '0'], 'fps must be a positive'),
 ]
 
 
@@ -58,3 +77,45 @@ def test_bad_input_gives_one_line_and_exit_2(answers, args, match):
     assert len(lines) == 1, stderr
     assert lines[0].startswith('puffer'), lines[0]
     assert re.search(match, lines[0]), lines[0]
+
+
+def puffer(*args, **env):
+    return subprocess.run([sys.executable, '-m', 'pufferlib.cli', *args], env={**os.environ, **env},
+                          capture_output=True, text=True, timeout=240)
+
+
+def test_experiments_folder_that_is_a_file_is_one_error(tmp_path):
+    path = tmp_path / 'not-a-folder'
+    path.write_text('')
+    out = puffer('train', 'puffer_squared', '--train.total-timesteps', '4096', PUFFER_EXPERIMENTS=str(path))
+    assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
+    assert f'PUFFER_EXPERIMENTS is {path}, which is a file' in out.stderr
+
+
+def test_env_precheck_reads_env_flags(tmp_path):
+    """The check that an env can be made before training sees --env.* flags: a given ROM is read
+    (here it is too short, so the error is about its contents, not a missing file)."""
+    rom = tmp_path / 'red.gb'
+    rom.write_bytes(b'not a rom')
+    out = puffer('train', 'pokemon_red', '--env.rom-path', str(rom), PUFFER_EXPERIMENTS=str(tmp_path))
+    assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
+    assert f"'{rom}' is not a Game Boy ROM" in out.stderr and 'missing' not in out.stderr
+
+
+def test_plot_skips_a_cut_last_line_and_refuses_a_missing_out_folder(tmp_path):
+    run = tmp_path / 'run'
+    run.mkdir()
+    rows = [{'global_step': 1024 * k, 'env/episode_return': float(k)} for k in range(1, 4)]
+    (run / 'metrics.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows) + '{"global_step": 40')
+    out = puffer('plot', str(run), '--out', str(tmp_path / 'curve.png'))
+    assert out.returncode == 0, out.stderr
+    assert 'skipped line 4' in out.stderr and (tmp_path / 'curve.png').stat().st_size > 0
+    out = puffer('plot', str(run), '--out', str(tmp_path / 'missing' / 'curve.png'))
+    assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
+    assert f'the folder {tmp_path / "missing"} does not exist' in out.stderr
+
+
+def test_huge_env_buffers_are_refused_before_allocating():
+    import pufferlib
+    with pytest.raises(pufferlib.APIUsageError, match=r'GiB for the observation and action buffers'):
+        pufferlib.make('puffer_squared', num_envs=10**9)

@@ -7,6 +7,7 @@ that name the key; `env` and `policy` are keyword arguments of the env and polic
 """
 import difflib
 import importlib
+import math
 import os
 import tomllib
 from collections.abc import Sequence
@@ -159,15 +160,29 @@ def validate(config: dict) -> None:
         raise ConfigError(f'vec.backend must be Serial, Multiprocessing or Ray, got {vec["backend"]!r}')
     if vec['local_worker'] and vec['backend'].lower() != 'multiprocessing':
         raise ConfigError(f'vec.local_worker=true needs vec.backend=Multiprocessing, got {vec["backend"]!r}')
+    _check_numbers(config)
     positive = ('total_timesteps', 'bptt_horizon', 'minibatch_size', 'update_epochs', 'checkpoint_interval',
-                'keep_checkpoints')
+                'keep_checkpoints', 'learning_rate', 'max_grad_norm', 'vtrace_rho_clip', 'vtrace_c_clip')
     for key in positive:
         if train[key] <= 0:
             raise ConfigError(f'train.{key} must be positive, got {train[key]}')
+    for key in NON_NEGATIVE:
+        if train[key] < 0:
+            raise ConfigError(f'train.{key} must be >= 0, got {train[key]}')
+    if not 0 <= train['seed'] < 2**32:
+        raise ConfigError(f'train.seed must be in [0, 2**32), got {train["seed"]}')
+    for key in ('adam_beta1', 'adam_beta2'):
+        if not 0 <= train[key] < 1:
+            raise ConfigError(f'train.{key} must be in [0, 1), got {train[key]}')
+    # Layer sizes: [rnn] always, [policy] for its int keys named *_size (a class may take others).
+    sizes = [('rnn', key) for key in ('input_size', 'hidden_size')]
+    sizes += [('policy', key) for key, value in config['policy'].items()
+              if key.endswith('_size') and isinstance(value, int) and not isinstance(value, bool)]
+    for section, key in sizes:
+        if config[section][key] <= 0:
+            raise ConfigError(f'{section}.{key} must be positive, got {config[section][key]}')
     if train['torch_threads'] < 0:
         raise ConfigError(f'train.torch_threads must be >= 0 (0 = automatic), got {train["torch_threads"]}')
-    if train['learning_rate'] <= 0:
-        raise ConfigError(f'train.learning_rate must be positive, got {train["learning_rate"]}')
     if train['minibatch_size'] % train['bptt_horizon']:
         raise ConfigError(f'train.minibatch_size={train["minibatch_size"]} must be a multiple of '
                           f'train.bptt_horizon={train["bptt_horizon"]} (minibatches are whole segments)')
@@ -182,6 +197,23 @@ def validate(config: dict) -> None:
         path = config[section].get('class', '')
         if path and ':' not in path:
             raise ConfigError(f'{section}.class must look like "package.module:ClassName", got {path!r}')
+
+
+NON_NEGATIVE = ('clip_coef', 'vf_coef', 'vf_clip_coef', 'ent_coef', 'prio_alpha', 'weight_decay', 'adam_eps',
+                'log_interval')
+INFINITE_OK = ('vtrace_rho_clip', 'vtrace_c_clip')  # inf turns the clipping off
+
+
+def _check_numbers(config):
+    """nan, inf or 1e400 (inf once parsed) in a float setting is a typo, never a setting that trains."""
+    for section in ('vec', 'train', 'policy', 'rnn'):
+        for key, value in config[section].items():
+            if not isinstance(value, float) or math.isfinite(value):
+                continue
+            if key in INFINITE_OK and section == 'train' and value == math.inf:
+                continue
+            allowed = ' (inf is allowed: no clipping)' if key in INFINITE_OK else ''
+            raise ConfigError(f'{section}.{key} must be a finite number, got {value}{allowed}')
 
 
 def import_class(path: str, key: str) -> type:
