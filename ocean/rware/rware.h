@@ -1,0 +1,496 @@
+/* RWARE: the multi-robot warehouse of Papoudakis et al. (2021), rewritten for speed. Robots (the
+ * agents) drive a grid of shelf blocks separated by corridors ("highways"). At any time `requests`
+ * shelves are requested; a robot drives under one, lifts it, carries it to a goal cell at the bottom
+ * (a delivery: a new shelf is requested at random) and must then put it back on any empty shelf
+ * cell off the highways. A robot carrying a shelf cannot pass under other shelves; robots never share
+ * a cell, and two robots cannot swap cells.
+ *
+ * Layout (as the paper's): shelf_cols blocks of 2 columns, shelf_rows blocks of column_height rows,
+ * one-cell highways between them and around, two goal cells in the middle of the bottom row.
+ * shelf_cols=3, shelf_rows=1, column_height=8 is the paper's "tiny" 10x11 warehouse.
+ *
+ * Actions: 0 nothing, 1 forward, 2 turn left, 3 turn right, 4 lift / put down.
+ * Rewards (to the robot that acts): +1 per delivery; +0.5 for lifting a requested shelf (once per
+ * request) and +0.5 for putting a delivered shelf back, which credit the two halves of the cycle.
+ * All robots of a warehouse share one episode of max_steps steps (then truncated).
+ *
+ * Observation (int8) per robot: the (2*sight+1)^2 cells around it, 8 flags per cell (wall, highway,
+ * goal, shelf, requested shelf, robot, loaded robot, empty shelf cell); its heading (one-hot 4) and
+ * load (one-hot: none, requested shelf, other shelf); and where its current job is, in its own frame
+ * (cells forward and to the right, clipped to +-8): the nearest free requested shelf when empty, the
+ * nearest goal with a requested shelf, the nearest empty shelf cell with any other shelf.
+ *
+ * Speed: every cell keeps its 8 observation flags as one 64-bit word, updated only when something on
+ * that cell changes; the grid has a wall border `sight` cells wide, so a view is (2*sight+1) row
+ * copies. Moves are resolved in O(agents) with per-cell claim stamps.
+ */
+#include <stdlib.h>
+#include "ocean.h"
+
+#define RW_ACTIONS 5
+#define RW_FLAGS 8
+#define RW_SELF 9      /* heading 4 + load 3 + job offset 2 */
+#define RW_JOB_CLIP 8
+#define RW_MAX_AGENTS 1024
+#define RW_BIT(flag) (1ULL << (8 * (flag)))
+
+/* A cell's 8 flags are stored as one byte (bit k = flag k) and written to the observation as 8 bytes
+ * (byte k = flag k) through this table: a byte per cell keeps a warehouse's grids a few hundred
+ * bytes, so thousands of warehouses stay in cache. Built by the preprocessor: no mutable state. */
+#define RW_X(b) ((uint64_t)((b) & 1) | (uint64_t)(((b) >> 1) & 1) << 8 | (uint64_t)(((b) >> 2) & 1) << 16 | \
+                 (uint64_t)(((b) >> 3) & 1) << 24 | (uint64_t)(((b) >> 4) & 1) << 32 | (uint64_t)(((b) >> 5) & 1) << 40 | \
+                 (uint64_t)(((b) >> 6) & 1) << 48 | (uint64_t)(((b) >> 7) & 1) << 56)
+#define RW_X4(n) RW_X(n), RW_X(n + 1), RW_X(n + 2), RW_X(n + 3)
+#define RW_X16(n) RW_X4(n), RW_X4(n + 4), RW_X4(n + 8), RW_X4(n + 12)
+#define RW_X64(n) RW_X16(n), RW_X16(n + 16), RW_X16(n + 32), RW_X16(n + 48)
+static const uint64_t RW_EXPAND[256] = {RW_X64(0), RW_X64(64), RW_X64(128), RW_X64(192)};
+
+enum { RW_NOOP, RW_FORWARD, RW_LEFT, RW_RIGHT, RW_TOGGLE };
+enum { RW_UP, RW_RIGHTWARD, RW_DOWN, RW_LEFTWARD };   /* headings, clockwise */
+enum { RW_F_WALL, RW_F_HIGHWAY, RW_F_GOAL, RW_F_SHELF, RW_F_REQUESTED, RW_F_AGENT, RW_F_LOADED, RW_F_FREE_SLOT };
+enum { RW_EMPTY_HANDED, RW_CARRY_REQUESTED, RW_CARRY_OTHER };
+
+/* Cell kinds in the fixed layout. */
+enum { RW_WALL = 0, RW_HIGHWAY = 1, RW_SLOT = 2, RW_GOAL = 3 };
+
+typedef struct RwareAgent {
+    int cell, dir;
+    int shelf;          /* carried shelf, or -1 */
+    int load;           /* RW_EMPTY_HANDED / RW_CARRY_REQUESTED / RW_CARRY_OTHER, kept with `shelf` */
+    int stuck;          /* autopilot: steps without progress */
+} RwareAgent;
+
+typedef struct RwareShelf {
+    int cell;
+    unsigned char requested, pickup_paid, delivered, carried;
+} RwareShelf;
+
+typedef struct Rware {
+    OCEAN_SLOTS(signed char);
+    /* options (ranges in binding.c) */
+    int shelf_cols, shelf_rows, column_height, requests, sight, max_steps, autopilot;
+    /* derived layout, built in c_init */
+    int width, height, stride, cells;  /* the field, the padded row length, padded cell count */
+    int num_shelves, num_goals;
+    void *block;             /* one allocation holding every array below, for locality */
+    unsigned char *kind;     /* [cells] RW_WALL / RW_HIGHWAY / RW_SLOT / RW_GOAL */
+    unsigned char *cx, *cy;  /* [cells] coordinates, so distances need no division */
+    unsigned char *layout;   /* [cells] the fixed observation flags of each cell (bit k = flag k) */
+    unsigned char *code;     /* [cells] all observation flags of each cell */
+    int goals[2];
+    int delta[4];            /* cell offset of one step along each heading */
+    /* state */
+    unsigned short *agent_at;  /* [cells] agent index + 1, or 0 */
+    unsigned short *shelf_at;  /* [cells] shelf index + 1, or 0 */
+    unsigned short *claim;     /* [cells] stamp of the step that last claimed the cell as a target */
+    RwareAgent *agents;      /* [num_agents] */
+    RwareShelf *shelves;     /* [num_shelves] */
+    int *requested;          /* [requests] shelf index of each open request */
+    int *empty_slots, n_empty;  /* slots without a shelf: at most one per carried shelf */
+    int *free_requests, n_free_requests;  /* [requests] cells of requested shelves nobody carries */
+    int *target, *moving;    /* [num_agents] per-step scratch */
+    float *returns;          /* [num_agents] */
+    unsigned short stamp;
+    int tick, deliveries;
+} Rware;
+
+/* ---- layout ---- */
+
+static inline int rw_cell(const Rware *env, int x, int y) { return (y + env->sight) * env->stride + x + env->sight; }
+
+static void c_init(Rware *env) {
+    int s = env->sight;
+    env->width = 3 * env->shelf_cols + 1;
+    env->height = (env->column_height + 1) * env->shelf_rows + 2;
+    env->stride = env->width + 2 * s;
+    env->cells = env->stride * (env->height + 2 * s);
+    size_t cells = (size_t)env->cells, agents = (size_t)env->num_agents;
+    size_t shelves = (size_t)(2 * env->shelf_cols * env->column_height * env->shelf_rows);
+    /* sizes of the arrays in `block`, each rounded up to 8 bytes */
+    size_t sizes[] = {cells, cells, cells, cells, cells, 2 * cells, 2 * cells, 2 * cells,
+                      agents * sizeof(RwareAgent), shelves * sizeof(RwareShelf), (size_t)env->requests * sizeof(int),
+                      (size_t)env->requests * sizeof(int), (agents + 1) * sizeof(int), agents * sizeof(int),
+                      agents * sizeof(int), agents * sizeof(float)};
+    enum { N_ARRAYS = sizeof(sizes) / sizeof(sizes[0]) };
+    size_t total = 0;
+    for (int k = 0; k < N_ARRAYS; k++) total += (sizes[k] + 7) & ~(size_t)7;
+    char *p = (char *)calloc(total, 1);
+    env->block = p;
+    void *arrays[N_ARRAYS];
+    for (int k = 0; k < N_ARRAYS; k++) { arrays[k] = p; p += (sizes[k] + 7) & ~(size_t)7; }
+    env->kind = arrays[0]; env->cx = arrays[1]; env->cy = arrays[2]; env->layout = arrays[3]; env->code = arrays[4];
+    env->agent_at = arrays[5]; env->shelf_at = arrays[6]; env->claim = arrays[7];
+    env->agents = arrays[8]; env->shelves = arrays[9]; env->requested = arrays[10]; env->free_requests = arrays[11];
+    env->empty_slots = arrays[12]; env->target = arrays[13]; env->moving = arrays[14]; env->returns = arrays[15];
+    int slots = 0;
+    for (int y = 0; y < env->height; y++)
+        for (int x = 0; x < env->width; x++) {
+            int highway = x % 3 == 0 || y % (env->column_height + 1) == 0 || y >= env->height - 2;
+            env->kind[rw_cell(env, x, y)] = highway ? RW_HIGHWAY : RW_SLOT;
+            slots += !highway;
+        }
+    env->num_goals = 2;
+    env->goals[0] = rw_cell(env, env->width / 2 - 1, env->height - 1);
+    env->goals[1] = rw_cell(env, env->width / 2, env->height - 1);
+    for (int g = 0; g < env->num_goals; g++) env->kind[env->goals[g]] = RW_GOAL;
+    env->num_shelves = slots;
+    for (int cell = 0; cell < env->cells; cell++) {
+        env->cx[cell] = (unsigned char)(cell % env->stride);
+        env->cy[cell] = (unsigned char)(cell / env->stride);
+        int kind = env->kind[cell];
+        env->layout[cell] = (unsigned char)((kind == RW_WALL) << RW_F_WALL | (kind == RW_HIGHWAY) << RW_F_HIGHWAY |
+                                            (kind == RW_GOAL) << RW_F_GOAL);
+    }
+    env->delta[RW_UP] = -env->stride;
+    env->delta[RW_RIGHTWARD] = 1;
+    env->delta[RW_DOWN] = env->stride;
+    env->delta[RW_LEFTWARD] = -1;
+}
+
+/* Recompute the observation flags of one cell from the state. */
+static inline void rw_update_code(Rware *env, int cell) {
+    unsigned code = env->layout[cell];
+    int shelf = env->shelf_at[cell] - 1, agent = env->agent_at[cell] - 1;
+    if (shelf >= 0) code |= 1u << RW_F_SHELF | (unsigned)env->shelves[shelf].requested << RW_F_REQUESTED;
+    else if (env->kind[cell] == RW_SLOT) code |= 1u << RW_F_FREE_SLOT;
+    if (agent >= 0) code |= 1u << RW_F_AGENT | (unsigned)(env->agents[agent].shelf >= 0) << RW_F_LOADED;
+    env->code[cell] = (unsigned char)code;
+}
+
+/* ---- jobs: where each robot should head next ---- */
+
+static inline int rw_manhattan(const Rware *env, int a, int b) {
+    int dx = env->cx[a] - env->cx[b], dy = env->cy[a] - env->cy[b];
+    return (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+}
+
+
+/* Cells a robot in each load state may head for: free requested shelves (not being carried), goals,
+ * empty shelf cells. Gathered once per step, then every robot takes the nearest of its list. */
+static void rw_gather_jobs(Rware *env) {
+    int n = 0;
+    for (int k = 0; k < env->requests; k++) {
+        const RwareShelf *s = &env->shelves[env->requested[k]];
+        if (!s->carried) env->free_requests[n++] = s->cell;
+    }
+    env->n_free_requests = n;
+}
+
+/* The cell of the robot's current job, or -1 when there is none (every request is being carried). */
+static inline int rw_job(const Rware *env, const RwareAgent *ag) {
+    const int *lists[3] = {env->free_requests, env->goals, env->empty_slots};
+    const int counts[3] = {env->n_free_requests, env->num_goals, env->n_empty};
+    const int *cells = lists[ag->load];
+    int count = counts[ag->load];
+    int best = -1, best_d = 1 << 30, x = env->cx[ag->cell], y = env->cy[ag->cell];
+    for (int k = 0; k < count; k++) {
+        int dx = env->cx[cells[k]] - x, dy = env->cy[cells[k]] - y;
+        int d = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+        if (d < best_d) { best_d = d; best = cells[k]; }
+    }
+    return best;
+}
+
+static inline int rw_clip(int v) { return v < -RW_JOB_CLIP ? -RW_JOB_CLIP : (v > RW_JOB_CLIP ? RW_JOB_CLIP : v); }
+
+static void rw_write_obs(Rware *env) {
+    int s = env->sight, side = 2 * s + 1;
+    static const int fx[4] = {0, 1, 0, -1}, fy[4] = {-1, 0, 1, 0};  /* heading vectors, y down */
+    rw_gather_jobs(env);
+    for (int i = 0; i < env->num_agents; i++) {
+        const RwareAgent *ag = &env->agents[i];
+        signed char *o = env->observations + (size_t)i * env->obs_size;
+        const unsigned char *src = env->code + ag->cell - s * env->stride - s;
+        for (int r = 0; r < side; r++, src += env->stride)
+            for (int c = 0; c < side; c++, o += RW_FLAGS) memcpy(o, &RW_EXPAND[src[c]], RW_FLAGS);  /* little-endian */
+        /* heading one-hot in bytes 0-3, load one-hot in 4-6, then the job offset */
+        uint64_t self = RW_BIT(ag->dir) | RW_BIT(4 + ag->load);
+        memcpy(o, &self, 8);
+        o[8] = 0;
+        int job = rw_job(env, ag);
+        if (job >= 0) {
+            int dx = env->cx[job] - env->cx[ag->cell], dy = env->cy[job] - env->cy[ag->cell];
+            int d = ag->dir, r = (d + 1) & 3;
+            o[7] = (signed char)rw_clip(dx * fx[d] + dy * fy[d]);
+            o[8] = (signed char)rw_clip(dx * fx[r] + dy * fy[r]);
+        }
+    }
+}
+
+/* ---- requests ---- */
+
+/* Request a random shelf that is neither requested nor being carried; `slot` is the request index. */
+static void rw_request(Rware *env, int slot) {
+    int n = env->num_shelves, pick = -1;
+    for (int tries = 0; tries < 16 && pick < 0; tries++) {
+        int k = ocean_randint(&env->rng, n);
+        if (!env->shelves[k].requested && !env->shelves[k].carried) pick = k;
+    }
+    if (pick < 0) {  /* crowded: scan from a random start (requests + agents < shelves is checked at config) */
+        int start = ocean_randint(&env->rng, n);
+        for (int k = 0; k < n && pick < 0; k++) {
+            int j = (start + k) % n;
+            if (!env->shelves[j].requested && !env->shelves[j].carried) pick = j;
+        }
+    }
+    env->requested[slot] = pick;
+    env->shelves[pick].requested = 1;
+    env->shelves[pick].pickup_paid = 0;
+    rw_update_code(env, env->shelves[pick].cell);
+}
+
+/* ---- episode ---- */
+
+static void rw_new_episode(Rware *env) {
+    memset(env->agent_at, 0, sizeof(unsigned short) * (size_t)env->cells);
+    memset(env->shelf_at, 0, sizeof(unsigned short) * (size_t)env->cells);
+    int k = 0;
+    for (int cell = 0; cell < env->cells; cell++) {
+        if (env->kind[cell] != RW_SLOT) continue;
+        env->shelves[k] = (RwareShelf){cell, 0, 0, 0, 0};
+        env->shelf_at[cell] = (unsigned short)(k + 1);
+        k++;
+    }
+    env->n_empty = 0;
+    /* robots start on random free highway cells (never on goals), facing anywhere */
+    for (int i = 0; i < env->num_agents; i++) {
+        int cell;
+        do {
+            cell = rw_cell(env, ocean_randint(&env->rng, env->width), ocean_randint(&env->rng, env->height));
+        } while (env->kind[cell] != RW_HIGHWAY || env->agent_at[cell]);
+        env->agents[i] = (RwareAgent){cell, ocean_randint(&env->rng, 4), -1, RW_EMPTY_HANDED, 0};
+        env->agent_at[cell] = (unsigned short)(i + 1);
+        env->returns[i] = 0;
+    }
+    for (int cell = 0; cell < env->cells; cell++) rw_update_code(env, cell);
+    for (int r = 0; r < env->requests; r++) rw_request(env, r);
+    env->tick = env->deliveries = 0;
+    rw_write_obs(env);
+}
+
+static void c_reset(Rware *env) { rw_new_episode(env); }
+
+/* ---- the scripted warehouse policy (autopilot) ----
+ * Each robot works its own job (the same job the observation points to): lift when on a free
+ * requested shelf, put down on an empty shelf cell when carrying anything else, and otherwise step
+ * greedily toward the job: forward when the cell ahead is closer and free, else turn toward a closer
+ * direction that is passable. It plans no routes and makes no room for others; after 4 steps without
+ * progress it takes a random action to shake loose. */
+static int rw_passable(const Rware *env, const RwareAgent *ag, int cell) {
+    if (env->kind[cell] == RW_WALL) return 0;
+    if (ag->shelf >= 0 && env->shelf_at[cell]) return 0;
+    return !env->agent_at[cell];
+}
+
+static int rw_scripted_action(Rware *env, int i) {
+    RwareAgent *ag = &env->agents[i];
+    int load = ag->load, here = ag->cell;
+    int shelf = env->shelf_at[here] - 1;
+    if (load == RW_EMPTY_HANDED && shelf >= 0 && env->shelves[shelf].requested) return RW_TOGGLE;
+    if (load == RW_CARRY_OTHER && env->kind[here] == RW_SLOT && shelf < 0) return RW_TOGGLE;
+    rw_gather_jobs(env);  /* robots earlier in this step may have lifted a request */
+    int job = rw_job(env, ag);
+    if (job < 0) return RW_NOOP;
+    if (ag->stuck >= 4) {
+        ag->stuck = 0;
+        return 1 + ocean_randint(&env->rng, 3);
+    }
+    int d0 = rw_manhattan(env, here, job);
+    int ahead = here + env->delta[ag->dir];
+    if (rw_manhattan(env, ahead, job) < d0 && rw_passable(env, ag, ahead)) return RW_FORWARD;
+    for (int turn = 1; turn <= 3; turn += 2) {  /* right, then left */
+        int dir = (ag->dir + turn) & 3, next = here + env->delta[dir];
+        if (rw_manhattan(env, next, job) < d0 && rw_passable(env, ag, next)) return turn == 1 ? RW_RIGHT : RW_LEFT;
+    }
+    ag->stuck++;
+    return RW_RIGHT;
+}
+
+/* ---- step ---- */
+
+static void rw_empty_slots_remove(Rware *env, int cell) {
+    for (int k = 0; k < env->n_empty; k++)
+        if (env->empty_slots[k] == cell) { env->empty_slots[k] = env->empty_slots[--env->n_empty]; return; }
+}
+
+static float rw_toggle(Rware *env, int i) {
+    RwareAgent *ag = &env->agents[i];
+    int cell = ag->cell;
+    if (ag->shelf < 0) {
+        int shelf = env->shelf_at[cell] - 1;
+        if (shelf < 0) return 0;
+        RwareShelf *s = &env->shelves[shelf];
+        ag->shelf = shelf;
+        ag->load = s->requested ? RW_CARRY_REQUESTED : RW_CARRY_OTHER;
+        s->carried = 1;
+        env->shelf_at[cell] = 0;  /* the shelf now rides on the robot: the cell is an empty slot */
+        env->empty_slots[env->n_empty++] = cell;
+        rw_update_code(env, cell);
+        if (s->requested && !s->pickup_paid) { s->pickup_paid = 1; return 0.5f; }
+        return 0;
+    }
+    if (env->kind[cell] != RW_SLOT || env->shelf_at[cell]) return 0;
+    RwareShelf *s = &env->shelves[ag->shelf];
+    float reward = s->delivered ? 0.5f : 0.0f;
+    s->delivered = 0;
+    s->carried = 0;
+    s->cell = cell;
+    env->shelf_at[cell] = (unsigned short)(ag->shelf + 1);
+    ag->shelf = -1;
+    ag->load = RW_EMPTY_HANDED;
+    rw_empty_slots_remove(env, cell);
+    rw_update_code(env, cell);
+    return reward;
+}
+
+static void c_step(Rware *env) {
+    int n = env->num_agents;
+    float *rewards = env->rewards;
+    unsigned short stamp = ++env->stamp;
+    if (stamp == 0) {  /* wrapped: clear old stamps so none collides with a new one */
+        memset(env->claim, 0, sizeof(unsigned short) * (size_t)env->cells);
+        stamp = env->stamp = 1;
+    }
+    /* turns, lifts, and the cell each forward-moving robot wants */
+    int first = env->tick % n;  /* claim priority rotates so no robot always wins a contested cell */
+    for (int k = 0; k < n; k++) {
+        int i = first + k < n ? first + k : first + k - n;
+        RwareAgent *ag = &env->agents[i];
+        int a = env->autopilot ? rw_scripted_action(env, i) : ocean_clamp(env->actions[i], RW_ACTIONS);
+        rewards[i] = 0;
+        env->moving[i] = 0;
+        static const int turn[RW_ACTIONS] = {0, 0, 3, 1, 0};
+        ag->dir = (ag->dir + turn[a]) & 3;
+        if (a == RW_TOGGLE) rewards[i] = rw_toggle(env, i);
+        else if (a == RW_FORWARD) {
+            int t = ag->cell + env->delta[ag->dir];
+            int blocked = env->kind[t] == RW_WALL || (ag->shelf >= 0 && env->shelf_at[t]);
+            if (!blocked && env->claim[t] != stamp) {
+                env->claim[t] = stamp;
+                env->target[i] = t;
+                env->moving[i] = 1;
+            }
+        }
+    }
+    /* a robot moves only into a cell that is empty or being vacated; swaps are blocked. Repeat until
+     * no robot changes its mind (each pass can only stop robots, so at most n passes). */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < n; i++) {
+            if (!env->moving[i]) continue;
+            int j = env->agent_at[env->target[i]] - 1;
+            if (j < 0) continue;
+            if (!env->moving[j] || env->target[j] == env->agents[i].cell) {
+                env->moving[i] = 0;
+                changed = 1;
+            }
+        }
+    }
+    for (int i = 0; i < n; i++)
+        if (env->moving[i]) {
+            int from = env->agents[i].cell;
+            if (env->agent_at[from] == i + 1) env->agent_at[from] = 0;
+            rw_update_code(env, from);
+        }
+    for (int i = 0; i < n; i++) {
+        RwareAgent *ag = &env->agents[i];
+        if (env->moving[i]) {
+            ag->cell = env->target[i];
+            env->agent_at[ag->cell] = (unsigned short)(i + 1);
+            rw_update_code(env, ag->cell);
+            ag->stuck = 0;
+        }
+        /* delivery: a requested shelf on a goal */
+        if (ag->shelf >= 0 && env->kind[ag->cell] == RW_GOAL && env->shelves[ag->shelf].requested) {
+            RwareShelf *s = &env->shelves[ag->shelf];
+            s->requested = 0;
+            s->delivered = 1;
+            ag->load = RW_CARRY_OTHER;
+            rewards[i] += 1.0f;
+            env->deliveries++;
+            for (int r = 0; r < env->requests; r++)
+                if (env->requested[r] == ag->shelf) { rw_request(env, r); break; }
+        }
+        env->returns[i] += rewards[i];
+    }
+    env->tick++;
+    int timeout = env->tick >= env->max_steps;
+    for (int i = 0; i < n; i++) {
+        env->terminals[i] = 0;
+        env->truncations[i] = (unsigned char)timeout;
+    }
+    if (timeout) {
+        float total = 0;
+        for (int i = 0; i < n; i++) total += env->returns[i];
+        float per_agent = (float)env->deliveries / (float)n;
+        float perf = per_agent * 50.0f / (float)env->max_steps;  /* one delivery per 50 robot-steps = 1 */
+        ocean_log_episode(&env->log, total / (float)n, (float)env->tick, per_agent, perf > 1 ? 1 : perf);
+        rw_new_episode(env);
+        return;
+    }
+    rw_write_obs(env);
+}
+
+/* ---- rendering ---- */
+
+#define RW_SCALE 16
+
+static void rware_frame_shape(Rware *env, int *h, int *w) { *h = env->height * RW_SCALE; *w = env->width * RW_SCALE; }
+
+static void c_render_rgb(Rware *env, unsigned char *frame) {
+    static const unsigned char floor_rgb[3] = {30, 34, 40}, highway_rgb[3] = {52, 58, 66}, goal_rgb[3] = {60, 170, 90},
+        shelf_rgb[3] = {0, 150, 170}, requested_rgb[3] = {220, 50, 50}, agent_rgb[3] = {240, 200, 60},
+        nose_rgb[3] = {20, 20, 20};
+    int h = env->height * RW_SCALE, w = env->width * RW_SCALE;
+    for (int y = 0; y < env->height; y++)
+        for (int x = 0; x < env->width; x++) {
+            int cell = rw_cell(env, x, y), kind = env->kind[cell];
+            const unsigned char *rgb = kind == RW_GOAL ? goal_rgb : (kind == RW_HIGHWAY ? highway_rgb : floor_rgb);
+            ocean_fill_rect(frame, h, w, x * RW_SCALE, y * RW_SCALE, RW_SCALE - 1, RW_SCALE - 1, rgb);
+            int shelf = env->shelf_at[cell] - 1;
+            if (shelf >= 0)
+                ocean_fill_rect(frame, h, w, x * RW_SCALE + 2, y * RW_SCALE + 2, RW_SCALE - 5, RW_SCALE - 5,
+                                env->shelves[shelf].requested ? requested_rgb : shelf_rgb);
+        }
+    for (int i = 0; i < env->num_agents; i++) {
+        const RwareAgent *ag = &env->agents[i];
+        int x = ag->cell % env->stride - env->sight, y = ag->cell / env->stride - env->sight;
+        int px = x * RW_SCALE, py = y * RW_SCALE;
+        ocean_fill_rect(frame, h, w, px + 4, py + 4, RW_SCALE - 9, RW_SCALE - 9, agent_rgb);
+        if (ag->shelf >= 0)  /* a carried shelf shows as a frame around the robot */
+            for (int e = 0; e < 4; e++) {
+                const unsigned char *rgb = env->shelves[ag->shelf].requested ? requested_rgb : shelf_rgb;
+                static const int ex[4] = {1, 1, 1, 13}, ey[4] = {1, 13, 1, 1}, ew[4] = {13, 13, 2, 2}, eh[4] = {2, 2, 13, 13};
+                ocean_fill_rect(frame, h, w, px + ex[e], py + ey[e], ew[e], eh[e], rgb);
+            }
+        static const int nx[4] = {6, 10, 6, 4}, ny[4] = {4, 6, 10, 6};  /* a dark nose shows the heading */
+        ocean_fill_rect(frame, h, w, px + nx[ag->dir], py + ny[ag->dir], 2, 2, nose_rgb);
+    }
+}
+
+/* Text: '#' shelf, 'R' requested shelf, ':' highway, '.' empty shelf cell, 'G' goal; robots are
+ * their heading ^ > v < (a, b, c, d when carrying a shelf). */
+static int c_render_text(Rware *env, char *out, int cap) {
+    OceanText t = {out, 0, cap};
+    ocean_puts(&t, "step "); ocean_puti(&t, env->tick);
+    ocean_puts(&t, "  deliveries "); ocean_puti(&t, env->deliveries);
+    ocean_putc(&t, '\n');
+    for (int y = 0; y < env->height; y++) {
+        for (int x = 0; x < env->width; x++) {
+            int cell = rw_cell(env, x, y), kind = env->kind[cell];
+            char ch = kind == RW_GOAL ? 'G' : (kind == RW_HIGHWAY ? ':' : '.');
+            int shelf = env->shelf_at[cell] - 1;
+            if (shelf >= 0) ch = env->shelves[shelf].requested ? 'R' : '#';
+            int agent = env->agent_at[cell] - 1;
+            if (agent >= 0) ch = (env->agents[agent].shelf >= 0 ? "abcd" : "^>v<")[env->agents[agent].dir];
+            ocean_putc(&t, ch);
+        }
+        ocean_putc(&t, '\n');
+    }
+    return t.len;
+}
+
+static void c_close(Rware *env) {
+    free(env->block);
+    env->block = NULL;
+}

@@ -1,0 +1,469 @@
+/* Tetris: one falling piece at a time, moved and rotated one action per step, under gravity.
+ *
+ * Actions: 0 nothing, 1 left, 2 right, 3 rotate clockwise, 4 soft drop (one row), 5 hard drop, 6 hold.
+ * Pieces come from a 7-bag (every piece once per seven, shuffled); `preview` upcoming pieces are in
+ * the observation. Gravity moves the piece down one row every `ticks_per_fall` steps; a piece that
+ * cannot move down locks. A full row clears. The game ends when a new piece does not fit
+ * (terminal), or is truncated after `max_ticks` steps. Optional garbage rows rise from the bottom
+ * every `garbage_interval` steps.
+ *
+ * Rewards: +1 per cleared line (the score the baseline compares), -hole_penalty per hole a placement
+ * creates (+ per hole it opens up again), -1 for topping out. The hole term is a potential
+ * difference, so it shapes the path to lines without changing which placements pay in the end.
+ *
+ * The board is a column of 32-bit row masks: bit TT_PAD + c is column c, the bits outside the field
+ * are always set (walls) and the rows under the field are all ones (floor), so a collision test is
+ * four AND operations and a full row is a compare with ~0. The observation is patched, not rebuilt:
+ * moving a piece rewrites its four cells and its four landing ("ghost") cells.
+ */
+#include "ocean.h"
+
+#define TT_PIECES 7
+#define TT_ROTS 4
+#define TT_PAD 4                 /* wall bits left of column 0 */
+#define TT_MAX_ROWS 32
+#define TT_MAX_COLS 16
+#define TT_MAX_PREVIEW 6
+#define TT_ACTIONS 7
+
+enum { TT_NOOP, TT_LEFT, TT_RIGHT, TT_ROTATE, TT_SOFT, TT_HARD, TT_HOLD };
+enum { TT_EMPTY = 0, TT_BLOCK = 1, TT_PIECE = 2, TT_GHOST = 3 };  /* board values in the observation */
+
+typedef struct Tetris {
+    OCEAN_SLOTS(unsigned char);
+    /* options (ranges in binding.c) */
+    int n_rows, n_cols, preview, ticks_per_fall, max_ticks, garbage_interval, autopilot;
+    float hole_penalty;
+    /* derived at init: shapes as row masks per piece and rotation, box width of each piece */
+    uint32_t shape[TT_PIECES][TT_ROTS][4];
+    uint32_t empty_row;          /* walls only */
+    int board_size;              /* n_rows * n_cols */
+    /* state */
+    uint32_t rows[TT_MAX_ROWS + 4];
+    unsigned char color[TT_MAX_ROWS * TT_MAX_COLS];  /* piece id + 1 per locked cell, for rendering */
+    int piece, rot, row, col, ghost_row;
+    int bag[TT_PIECES], bag_pos;
+    int queue[TT_MAX_PREVIEW + 1], queue_head;       /* upcoming pieces, ring buffer */
+    int hold, can_hold;
+    int tick, fall_tick, garbage_tick;
+    int lines, pieces, holes;
+    float episode_return;
+    int plan_rot, plan_col, plan_ready, last_row, last_col, last_rot;  /* autopilot */
+} Tetris;
+
+/* Rotation 0 of each piece in its box (I and O: 4 wide, the rest: 3 wide), top row first. */
+static const char *const TT_BASE[TT_PIECES][4] = {
+    {"....", "XXXX", "....", "...."},  /* I */
+    {".XX.", ".XX.", "....", "...."},  /* O */
+    {".X.", "XXX", "...", ""},         /* T */
+    {".XX", "XX.", "...", ""},         /* S */
+    {"XX.", ".XX", "...", ""},         /* Z */
+    {"X..", "XXX", "...", ""},         /* J */
+    {"..X", "XXX", "...", ""},         /* L */
+};
+static const char TT_NAMES[TT_PIECES + 1] = "IOTSZJL";
+
+static void c_init(Tetris *env) {
+    for (int p = 0; p < TT_PIECES; p++) {
+        int n = p < 2 ? 4 : 3;
+        unsigned char box[4][4] = {{0}};
+        for (int r = 0; r < n; r++)
+            for (int c = 0; c < n; c++) box[r][c] = TT_BASE[p][r][c] == 'X';
+        for (int k = 0; k < TT_ROTS; k++) {
+            for (int r = 0; r < 4; r++) {
+                uint32_t m = 0;
+                for (int c = 0; c < 4; c++) m |= (uint32_t)box[r][c] << c;
+                env->shape[p][k][r] = m;
+            }
+            if (p == 1) continue;  /* O does not turn */
+            unsigned char next[4][4] = {{0}};
+            for (int r = 0; r < n; r++)
+                for (int c = 0; c < n; c++) next[r][c] = box[n - 1 - c][r];  /* clockwise */
+            memcpy(box, next, sizeof(box));
+        }
+    }
+    env->empty_row = ~(((1u << env->n_cols) - 1) << TT_PAD);
+    env->board_size = env->n_rows * env->n_cols;
+}
+
+static inline int tt_fits(const Tetris *env, const uint32_t *rows, int piece, int rot, int row, int col) {
+    const uint32_t *s = env->shape[piece][rot];
+    int shift = col + TT_PAD;
+    return !(((s[0] << shift) & rows[row]) | ((s[1] << shift) & rows[row + 1]) |
+             ((s[2] << shift) & rows[row + 2]) | ((s[3] << shift) & rows[row + 3]));
+}
+
+static inline int tt_landing(const Tetris *env, const uint32_t *rows, int piece, int rot, int row, int col) {
+    while (tt_fits(env, rows, piece, rot, row + 1, col)) row++;
+    return row;
+}
+
+/* ---- observation ---- */
+
+/* Set the cells of a piece placed at (row, col) to `value` in the board part of the observation. */
+static inline void tt_paint(Tetris *env, int piece, int rot, int row, int col, unsigned char value) {
+    const uint32_t *s = env->shape[piece][rot];
+    for (int r = 0; r < 4; r++) {
+        uint32_t m = s[r];
+        int base = (row + r) * env->n_cols + col;  /* col may be negative: index, never a pointer, before 0 */
+        while (m) {
+            env->observations[base + __builtin_ctz(m)] = value;
+            m &= m - 1;
+        }
+    }
+}
+
+static inline void tt_paint_piece(Tetris *env) {
+    tt_paint(env, env->piece, env->rot, env->ghost_row, env->col, TT_GHOST);
+    tt_paint(env, env->piece, env->rot, env->row, env->col, TT_PIECE);
+}
+
+static inline void tt_erase_piece(Tetris *env) {
+    tt_paint(env, env->piece, env->rot, env->ghost_row, env->col, TT_EMPTY);
+    tt_paint(env, env->piece, env->rot, env->row, env->col, TT_EMPTY);
+}
+
+static void tt_write_board(Tetris *env) {
+    unsigned char *o = env->observations;
+    for (int r = 0; r < env->n_rows; r++) {
+        uint32_t m = env->rows[r] >> TT_PAD;
+        for (int c = 0; c < env->n_cols; c++) *o++ = (unsigned char)((m >> c) & 1);
+    }
+}
+
+static inline int tt_queue_at(const Tetris *env, int k) { return env->queue[(env->queue_head + k) % (TT_MAX_PREVIEW + 1)]; }
+
+/* One-hots after the board: current piece and `preview` upcoming ones, the held piece, can-hold,
+ * and whether gravity pulls on the next step. */
+static void tt_write_side(Tetris *env) {
+    unsigned char *o = env->observations + env->board_size;
+    int n = TT_PIECES * (env->preview + 2) + 2;
+    memset(o, 0, (size_t)n);
+    o[env->piece] = 1;
+    for (int k = 0; k < env->preview; k++) o[TT_PIECES * (k + 1) + tt_queue_at(env, k)] = 1;
+    o += TT_PIECES * (env->preview + 1);
+    if (env->hold >= 0) o[env->hold] = 1;
+    o[TT_PIECES] = (unsigned char)env->can_hold;
+    o[TT_PIECES + 1] = (unsigned char)(env->fall_tick + 1 >= env->ticks_per_fall);
+}
+
+/* ---- pieces ---- */
+
+static int tt_draw(Tetris *env) {
+    if (env->bag_pos == TT_PIECES) {
+        for (int i = TT_PIECES - 1; i > 0; i--) {  /* Fisher-Yates */
+            int j = ocean_randint(&env->rng, i + 1);
+            int t = env->bag[i]; env->bag[i] = env->bag[j]; env->bag[j] = t;
+        }
+        env->bag_pos = 0;
+    }
+    return env->bag[env->bag_pos++];
+}
+
+static int tt_next_piece(Tetris *env) {
+    int p = env->queue[env->queue_head];
+    env->queue[env->queue_head] = tt_draw(env);
+    env->queue_head = (env->queue_head + 1) % (TT_MAX_PREVIEW + 1);
+    return p;
+}
+
+/* Put `piece` at the top; returns 0 when it does not fit (game over). */
+static int tt_spawn(Tetris *env, int piece) {
+    env->piece = piece;
+    env->rot = 0;
+    env->row = 0;
+    env->col = (env->n_cols - 4) / 2 + (piece >= 2);  /* 3-wide boxes one column right: centred */
+    env->fall_tick = 0;
+    env->plan_ready = 0;
+    if (!tt_fits(env, env->rows, piece, 0, 0, env->col)) return 0;
+    env->ghost_row = tt_landing(env, env->rows, piece, 0, 0, env->col);
+    return 1;
+}
+
+/* Holes: empty cells with a filled cell somewhere above them in the same column. */
+static int tt_count_holes(const Tetris *env, const uint32_t *rows) {
+    uint32_t field = ~env->empty_row, covered = 0;
+    int holes = 0;
+    for (int r = 0; r < env->n_rows; r++) {
+        uint32_t filled = rows[r] & field;
+        holes += __builtin_popcount(covered & ~filled);
+        covered |= filled;
+    }
+    return holes;
+}
+
+/* Write the piece into `rows` and clear full rows; returns the number cleared. `color` may be NULL. */
+static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color, int piece, int rot, int row, int col) {
+    const uint32_t *s = env->shape[piece][rot];
+    int cleared = 0;
+    for (int r = 0; r < 4; r++) {
+        if (!s[r]) continue;
+        rows[row + r] |= s[r] << (col + TT_PAD);
+        if (color) {
+            uint32_t m = s[r];
+            while (m) {
+                color[(row + r) * env->n_cols + col + __builtin_ctz(m)] = (unsigned char)(piece + 1);
+                m &= m - 1;
+            }
+        }
+    }
+    for (int r = row; r < row + 4 && r < env->n_rows; r++) {
+        if (rows[r] != 0xFFFFFFFFu) continue;
+        memmove(rows + 1, rows, sizeof(uint32_t) * (size_t)r);  /* everything above drops one row */
+        rows[0] = env->empty_row;
+        if (color) {
+            memmove(color + env->n_cols, color, (size_t)(r * env->n_cols));
+            memset(color, 0, (size_t)env->n_cols);
+        }
+        cleared++;
+    }
+    return cleared;
+}
+
+/* ---- the scripted placer (autopilot) ----
+ * For the current piece it tries every rotation and column reachable by turning and sliding at the
+ * top and then dropping straight down, and keeps the placement with the best score: lines cleared
+ * now, fewest holes, then lowest stack. It never uses hold or the preview. */
+static float tt_placement_score(const Tetris *env, const uint32_t *rows, int cleared) {
+    uint32_t field = ~env->empty_row;
+    int holes = tt_count_holes(env, rows), top = env->n_rows;
+    for (int r = 0; r < env->n_rows; r++)
+        if (rows[r] & field) { top = r; break; }
+    return 1.0f * cleared - 1.0f * holes - 0.1f * (float)(env->n_rows - top);
+}
+
+static void tt_plan(Tetris *env) {
+    float best = -1e30f;
+    env->plan_rot = env->rot;
+    env->plan_col = env->col;
+    for (int rot = 0; rot < TT_ROTS; rot++) {
+        if (!tt_fits(env, env->rows, env->piece, rot, env->row, env->col)) continue;
+        for (int col = -TT_PAD + 1; col < env->n_cols; col++) {
+            if (!tt_fits(env, env->rows, env->piece, rot, env->row, col)) continue;
+            /* the slide from the current column must be free */
+            int step = col < env->col ? -1 : 1, ok = 1;
+            for (int c = env->col; c != col && ok; c += step) ok = tt_fits(env, env->rows, env->piece, rot, env->row, c + step);
+            if (!ok) continue;
+            uint32_t rows[TT_MAX_ROWS + 4];
+            memcpy(rows, env->rows, sizeof(uint32_t) * (size_t)(env->n_rows + 4));
+            int land = tt_landing(env, rows, env->piece, rot, env->row, col);
+            int cleared = tt_lock_into(env, rows, NULL, env->piece, rot, land, col);
+            float score = tt_placement_score(env, rows, cleared);
+            if (score > best) { best = score; env->plan_rot = rot; env->plan_col = col; }
+        }
+    }
+    env->plan_ready = 1;
+}
+
+static int tt_scripted_action(Tetris *env) {
+    if (!env->plan_ready) tt_plan(env);
+    else if (env->row == env->last_row && env->col == env->last_col && env->rot == env->last_rot)
+        return TT_HARD;  /* the last move was blocked: take what we have */
+    env->last_row = env->row; env->last_col = env->col; env->last_rot = env->rot;
+    if (env->rot != env->plan_rot) return TT_ROTATE;
+    if (env->col < env->plan_col) return TT_RIGHT;
+    if (env->col > env->plan_col) return TT_LEFT;
+    return TT_HARD;
+}
+
+/* ---- episode ---- */
+
+static void tt_new_episode(Tetris *env) {
+    for (int r = 0; r < env->n_rows; r++) env->rows[r] = env->empty_row;
+    for (int r = env->n_rows; r < env->n_rows + 4; r++) env->rows[r] = 0xFFFFFFFFu;
+    memset(env->color, 0, sizeof(env->color));
+    for (int i = 0; i < TT_PIECES; i++) env->bag[i] = i;
+    env->bag_pos = TT_PIECES;
+    env->queue_head = 0;
+    for (int k = 0; k <= TT_MAX_PREVIEW; k++) env->queue[k] = tt_draw(env);
+    env->hold = -1;
+    env->can_hold = 1;
+    env->tick = env->garbage_tick = 0;
+    env->lines = env->pieces = env->holes = 0;
+    env->episode_return = 0;
+    env->last_row = env->last_col = env->last_rot = -100;
+    tt_spawn(env, tt_next_piece(env));  /* an empty board always fits */
+    tt_write_board(env);
+    tt_paint_piece(env);
+    tt_write_side(env);
+}
+
+static void c_reset(Tetris *env) { tt_new_episode(env); }
+
+/* Push a garbage row (full but for one random gap) in from the bottom; 0 when the stack overflows. */
+static int tt_add_garbage(Tetris *env) {
+    if (env->rows[0] != env->empty_row) return 0;
+    memmove(env->rows, env->rows + 1, sizeof(uint32_t) * (size_t)(env->n_rows - 1));
+    memmove(env->color, env->color + env->n_cols, (size_t)((env->n_rows - 1) * env->n_cols));
+    int gap = ocean_randint(&env->rng, env->n_cols);
+    env->rows[env->n_rows - 1] = 0xFFFFFFFFu & ~(1u << (gap + TT_PAD));
+    unsigned char *line = env->color + (env->n_rows - 1) * env->n_cols;
+    for (int c = 0; c < env->n_cols; c++) line[c] = c == gap ? 0 : TT_PIECES + 1;
+    if (!tt_fits(env, env->rows, env->piece, env->rot, env->row, env->col) && env->row > 0) env->row--;
+    return tt_fits(env, env->rows, env->piece, env->rot, env->row, env->col);
+}
+
+/* Lock the current piece; returns the reward of the placement and sets *over when the next piece
+ * does not fit. */
+static float tt_lock(Tetris *env, int *over) {
+    int cleared = tt_lock_into(env, env->rows, env->color, env->piece, env->rot, env->row, env->col);
+    int holes = tt_count_holes(env, env->rows);
+    float reward = (float)cleared - env->hole_penalty * (float)(holes - env->holes);
+    env->holes = holes;
+    env->lines += cleared;
+    env->pieces++;
+    env->can_hold = 1;
+    *over = !tt_spawn(env, tt_next_piece(env));
+    return reward;
+}
+
+static void c_step(Tetris *env) {
+    int a = env->autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], TT_ACTIONS);
+    float reward = 0;
+    int over = 0, locked = 0;
+    int piece = env->piece, rot = env->rot, row = env->row, col = env->col, ghost = env->ghost_row;
+    env->tick++;
+
+    switch (a) {
+    case TT_LEFT:
+    case TT_RIGHT: {
+        int c = env->col + (a == TT_LEFT ? -1 : 1);
+        if (tt_fits(env, env->rows, env->piece, env->rot, env->row, c)) env->col = c;
+        break;
+    }
+    case TT_ROTATE: {
+        static const int kicks[5] = {0, -1, 1, -2, 2};
+        int r = (env->rot + 1) % TT_ROTS;
+        for (int k = 0; k < 5; k++)
+            if (tt_fits(env, env->rows, env->piece, r, env->row, env->col + kicks[k])) {
+                env->rot = r;
+                env->col += kicks[k];
+                break;
+            }
+        break;
+    }
+    case TT_SOFT:
+        if (tt_fits(env, env->rows, env->piece, env->rot, env->row + 1, env->col)) env->row++;
+        else locked = 1;
+        env->fall_tick = 0;
+        break;
+    case TT_HARD:
+        env->row = env->ghost_row;
+        locked = 1;
+        break;
+    case TT_HOLD:
+        if (env->can_hold) {
+            int next = env->hold >= 0 ? env->hold : tt_next_piece(env);
+            env->hold = env->piece;
+            over = !tt_spawn(env, next);
+            env->can_hold = 0;
+        }
+        break;
+    }
+    if (!locked && !over) {
+        if (env->rot != rot || env->col != col) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
+        if (++env->fall_tick >= env->ticks_per_fall) {
+            env->fall_tick = 0;
+            if (env->row < env->ghost_row) env->row++;
+            else locked = 1;
+        }
+    }
+    if (locked) reward += tt_lock(env, &over);
+    if (!over && env->garbage_interval > 0 && ++env->garbage_tick >= env->garbage_interval) {
+        env->garbage_tick = 0;
+        over = !tt_add_garbage(env);
+        if (!over) {
+            env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
+            env->holes = tt_count_holes(env, env->rows);
+            locked = 1;  /* the board moved: rewrite it below */
+        }
+    }
+    if (over) reward -= 1.0f;
+
+    env->episode_return += reward;
+    env->rewards[0] = reward;
+    int timeout = !over && env->tick >= env->max_ticks;
+    env->terminals[0] = (unsigned char)over;
+    env->truncations[0] = (unsigned char)timeout;
+    if (over || timeout) {
+        ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->lines,
+                          (float)env->tick / (float)env->max_ticks);
+        tt_new_episode(env);
+        return;
+    }
+    if (locked || a == TT_HOLD) {
+        tt_write_board(env);
+    } else {
+        tt_paint(env, piece, rot, ghost, col, TT_EMPTY);
+        tt_paint(env, piece, rot, row, col, TT_EMPTY);
+    }
+    tt_paint_piece(env);
+    tt_write_side(env);
+}
+
+/* ---- rendering ---- */
+
+#define TT_SCALE 12
+#define TT_SIDE 6  /* side panel width in cells: preview and hold */
+
+static void tetris_frame_shape(Tetris *env, int *h, int *w) {
+    *h = env->n_rows * TT_SCALE;
+    *w = (env->n_cols + TT_SIDE) * TT_SCALE;
+}
+
+static const unsigned char TT_RGB[TT_PIECES + 2][3] = {
+    {16, 16, 24}, {0, 200, 220}, {230, 210, 0}, {170, 60, 200}, {40, 200, 60},
+    {220, 40, 40}, {40, 80, 220}, {240, 140, 20}, {110, 110, 110}};
+
+static void tt_render_piece(unsigned char *frame, int h, int w, const Tetris *env, int piece, int rot, int row, int col,
+                            const unsigned char rgb[3]) {
+    for (int r = 0; r < 4; r++)
+        for (int c = 0; c < 4; c++)
+            if ((env->shape[piece][rot][r] >> c) & 1)
+                ocean_fill_rect(frame, h, w, (col + c) * TT_SCALE + 1, (row + r) * TT_SCALE + 1, TT_SCALE - 2,
+                                TT_SCALE - 2, rgb);
+}
+
+static void c_render_rgb(Tetris *env, unsigned char *frame) {
+    int h, w;
+    tetris_frame_shape(env, &h, &w);
+    static const unsigned char panel[3] = {40, 40, 52}, ghost[3] = {70, 70, 90};
+    ocean_fill_rect(frame, h, w, 0, 0, env->n_cols * TT_SCALE, h, TT_RGB[0]);
+    ocean_fill_rect(frame, h, w, env->n_cols * TT_SCALE, 0, TT_SIDE * TT_SCALE, h, panel);
+    for (int r = 0; r < env->n_rows; r++)
+        for (int c = 0; c < env->n_cols; c++) {
+            int v = env->color[r * env->n_cols + c];
+            if (v) ocean_fill_rect(frame, h, w, c * TT_SCALE + 1, r * TT_SCALE + 1, TT_SCALE - 2, TT_SCALE - 2, TT_RGB[v]);
+        }
+    tt_render_piece(frame, h, w, env, env->piece, env->rot, env->ghost_row, env->col, ghost);
+    tt_render_piece(frame, h, w, env, env->piece, env->rot, env->row, env->col, TT_RGB[env->piece + 1]);
+    for (int k = 0; k < env->preview && 3 * k + 4 <= env->n_rows; k++) {
+        int p = tt_queue_at(env, k);
+        tt_render_piece(frame, h, w, env, p, 0, 3 * k, env->n_cols + 1, TT_RGB[p + 1]);
+    }
+    if (env->hold >= 0) tt_render_piece(frame, h, w, env, env->hold, 0, env->n_rows - 3, env->n_cols + 1, TT_RGB[env->hold + 1]);
+}
+
+static int c_render_text(Tetris *env, char *out, int cap) {
+    OceanText t = {out, 0, cap};
+    ocean_puts(&t, "lines "); ocean_puti(&t, env->lines);
+    ocean_puts(&t, "  pieces "); ocean_puti(&t, env->pieces);
+    ocean_puts(&t, "  next ");
+    for (int k = 0; k < env->preview; k++) ocean_putc(&t, TT_NAMES[tt_queue_at(env, k)]);
+    ocean_puts(&t, "  hold "); ocean_putc(&t, env->hold >= 0 ? TT_NAMES[env->hold] : '-');
+    ocean_putc(&t, '\n');
+    for (int r = 0; r < env->n_rows; r++) {
+        ocean_putc(&t, '|');
+        for (int c = 0; c < env->n_cols; c++) {
+            int pr = r - env->row, pc = c - env->col, gr = r - env->ghost_row;
+            char ch = env->color[r * env->n_cols + c] ? '#' : '.';
+            if (pc >= 0 && pc < 4 && gr >= 0 && gr < 4 && ((env->shape[env->piece][env->rot][gr] >> pc) & 1)) ch = '+';
+            if (pc >= 0 && pc < 4 && pr >= 0 && pr < 4 && ((env->shape[env->piece][env->rot][pr] >> pc) & 1)) ch = '@';
+            ocean_putc(&t, ch);
+        }
+        ocean_puts(&t, "|\n");
+    }
+    return t.len;
+}
+
+static void c_close(Tetris *env) {}
