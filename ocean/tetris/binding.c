@@ -8,6 +8,7 @@ static int configure(Tetris *env, PyObject *cfg) {
     if (cfg_int_in(cfg, "n_rows", 8, TT_MAX_ROWS, &env->n_rows) < 0) return -1;
     if (cfg_int_in(cfg, "n_cols", 4, TT_MAX_COLS, &env->n_cols) < 0) return -1;
     if (cfg_int_in(cfg, "preview", 0, TT_MAX_PREVIEW, &env->preview) < 0) return -1;
+    if (cfg_int_in(cfg, "placement", 0, 1, &env->placement) < 0) return -1;
     if (cfg_int_in(cfg, "ticks_per_fall", 1, 1000, &env->ticks_per_fall) < 0) return -1;
     if (cfg_int_in(cfg, "max_ticks", 1, 1 << 30, &env->max_ticks) < 0) return -1;
     if (cfg_int_in(cfg, "garbage_interval", 0, 1 << 30, &env->garbage_interval) < 0) return -1;

@@ -1,6 +1,9 @@
 /* Tetris: one falling piece at a time, moved and rotated one action per step, under gravity.
  *
- * Actions: 0 nothing, 1 left, 2 right, 3 rotate clockwise, 4 soft drop (one row), 5 hard drop, 6 hold.
+ * Two action sets. Moves (placement=0, the arcade game): 0 nothing, 1 left, 2 right, 3 rotate
+ * clockwise, 4 soft drop (one row), 5 hard drop, 6 hold. Placements (placement=1, one piece per step,
+ * as in most Tetris RL work): action r * n_cols + c drops the piece turned r times with its leftmost
+ * cell in column c (clamped to the field), straight down from the top; action 4 * n_cols is hold.
  * Pieces come from a 7-bag (every piece once per seven, shuffled); `preview` upcoming pieces are in
  * the observation. Gravity moves the piece down one row every `ticks_per_fall` steps; a piece that
  * cannot move down locks. A full row clears. The game ends when a new piece does not fit
@@ -24,7 +27,7 @@
 #define TT_MAX_ROWS 32
 #define TT_MAX_COLS 16
 #define TT_MAX_PREVIEW 6
-#define TT_ACTIONS 7
+#define TT_MOVE_ACTIONS 7
 
 enum { TT_NOOP, TT_LEFT, TT_RIGHT, TT_ROTATE, TT_SOFT, TT_HARD, TT_HOLD };
 enum { TT_EMPTY = 0, TT_BLOCK = 1, TT_PIECE = 2, TT_GHOST = 3 };  /* board values in the observation */
@@ -32,10 +35,11 @@ enum { TT_EMPTY = 0, TT_BLOCK = 1, TT_PIECE = 2, TT_GHOST = 3 };  /* board value
 typedef struct Tetris {
     OCEAN_SLOTS(unsigned char);
     /* options (ranges in binding.c) */
-    int n_rows, n_cols, preview, ticks_per_fall, max_ticks, garbage_interval, autopilot;
+    int n_rows, n_cols, preview, placement, ticks_per_fall, max_ticks, garbage_interval, autopilot;
     float hole_penalty;
     /* derived at init: shapes as row masks per piece and rotation, box width of each piece */
     uint32_t shape[TT_PIECES][TT_ROTS][4];
+    unsigned char left[TT_PIECES][TT_ROTS], right[TT_PIECES][TT_ROTS];  /* first and last filled box column */
     uint32_t empty_row;          /* walls only */
     int board_size;              /* n_rows * n_cols */
     /* state */
@@ -82,6 +86,12 @@ static void c_init(Tetris *env) {
             memcpy(box, next, sizeof(box));
         }
     }
+    for (int p = 0; p < TT_PIECES; p++)
+        for (int k = 0; k < TT_ROTS; k++) {
+            uint32_t cols = env->shape[p][k][0] | env->shape[p][k][1] | env->shape[p][k][2] | env->shape[p][k][3];
+            env->left[p][k] = (unsigned char)__builtin_ctz(cols);
+            env->right[p][k] = (unsigned char)(31 - __builtin_clz(cols));
+        }
     env->empty_row = ~(((1u << env->n_cols) - 1) << TT_PAD);
     env->board_size = env->n_rows * env->n_cols;
 }
@@ -123,9 +133,11 @@ static inline void tt_erase_piece(Tetris *env) {
     tt_paint(env, env->piece, env->rot, env->row, env->col, TT_EMPTY);
 }
 
-static void tt_write_board(Tetris *env) {
+/* Rewrite board rows [0, end) of the observation from the row masks (after a line clear, rows above
+ * the lowest cleared one have all moved). */
+static void tt_write_rows(Tetris *env, int end) {
     unsigned char *o = env->observations;
-    for (int r = 0; r < env->n_rows; r++) {
+    for (int r = 0; r < end; r++) {
         uint32_t m = env->rows[r] >> TT_PAD;
         for (int c = 0; c < env->n_cols; c++) *o++ = (unsigned char)((m >> c) & 1);
     }
@@ -176,26 +188,38 @@ static int tt_spawn(Tetris *env, int piece) {
     env->fall_tick = 0;
     env->plan_ready = 0;
     if (!tt_fits(env, env->rows, piece, 0, 0, env->col)) return 0;
-    env->ghost_row = tt_landing(env, env->rows, piece, 0, 0, env->col);
+    if (!env->placement) env->ghost_row = tt_landing(env, env->rows, piece, 0, 0, env->col);
     return 1;
+}
+
+/* Bit count without the POPCNT instruction, which the portable build may not assume (the builtin
+ * would become a library call). */
+static inline int tt_popcount(uint32_t x) {
+    x = x - ((x >> 1) & 0x55555555u);
+    x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
+    return (int)((((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
 }
 
 /* Holes: empty cells with a filled cell somewhere above them in the same column. */
 static int tt_count_holes(const Tetris *env, const uint32_t *rows) {
     uint32_t field = ~env->empty_row, covered = 0;
-    int holes = 0;
-    for (int r = 0; r < env->n_rows; r++) {
+    int r = 0, holes = 0;
+    while (r < env->n_rows && !(rows[r] & field)) r++;  /* empty rows on top hold no holes */
+    for (; r < env->n_rows; r++) {
         uint32_t filled = rows[r] & field;
-        holes += __builtin_popcount(covered & ~filled);
+        holes += tt_popcount(covered & ~filled);
         covered |= filled;
     }
     return holes;
 }
 
-/* Write the piece into `rows` and clear full rows; returns the number cleared. `color` may be NULL. */
-static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color, int piece, int rot, int row, int col) {
+/* Write the piece into `rows` and clear full rows; returns the number cleared and sets *lowest to the
+ * lowest cleared row (-1 if none). `color` may be NULL. */
+static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color, int piece, int rot, int row, int col,
+                        int *lowest) {
     const uint32_t *s = env->shape[piece][rot];
     int cleared = 0;
+    *lowest = -1;
     for (int r = 0; r < 4; r++) {
         if (!s[r]) continue;
         rows[row + r] |= s[r] << (col + TT_PAD);
@@ -216,6 +240,7 @@ static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color,
             memset(color, 0, (size_t)env->n_cols);
         }
         cleared++;
+        *lowest = r;
     }
     return cleared;
 }
@@ -237,17 +262,18 @@ static void tt_plan(Tetris *env) {
     env->plan_rot = env->rot;
     env->plan_col = env->col;
     for (int rot = 0; rot < TT_ROTS; rot++) {
-        if (!tt_fits(env, env->rows, env->piece, rot, env->row, env->col)) continue;
+        if (!env->placement && !tt_fits(env, env->rows, env->piece, rot, env->row, env->col)) continue;
         for (int col = -TT_PAD + 1; col < env->n_cols; col++) {
             if (!tt_fits(env, env->rows, env->piece, rot, env->row, col)) continue;
-            /* the slide from the current column must be free */
+            /* moving, the slide from the current column must be free; placing teleports */
             int step = col < env->col ? -1 : 1, ok = 1;
-            for (int c = env->col; c != col && ok; c += step) ok = tt_fits(env, env->rows, env->piece, rot, env->row, c + step);
+            for (int c = env->col; c != col && ok && !env->placement; c += step)
+                ok = tt_fits(env, env->rows, env->piece, rot, env->row, c + step);
             if (!ok) continue;
             uint32_t rows[TT_MAX_ROWS + 4];
             memcpy(rows, env->rows, sizeof(uint32_t) * (size_t)(env->n_rows + 4));
             int land = tt_landing(env, rows, env->piece, rot, env->row, col);
-            int cleared = tt_lock_into(env, rows, NULL, env->piece, rot, land, col);
+            int lowest, cleared = tt_lock_into(env, rows, NULL, env->piece, rot, land, col, &lowest);
             float score = tt_placement_score(env, rows, cleared);
             if (score > best) { best = score; env->plan_rot = rot; env->plan_col = col; }
         }
@@ -256,6 +282,10 @@ static void tt_plan(Tetris *env) {
 }
 
 static int tt_scripted_action(Tetris *env) {
+    if (env->placement) {
+        tt_plan(env);
+        return env->plan_rot * env->n_cols + env->plan_col + env->left[env->piece][env->plan_rot];
+    }
     if (!env->plan_ready) tt_plan(env);
     else if (env->row == env->last_row && env->col == env->last_col && env->rot == env->last_rot)
         return TT_HARD;  /* the last move was blocked: take what we have */
@@ -283,12 +313,15 @@ static void tt_new_episode(Tetris *env) {
     env->episode_return = 0;
     env->last_row = env->last_col = env->last_rot = -100;
     tt_spawn(env, tt_next_piece(env));  /* an empty board always fits */
-    tt_write_board(env);
-    tt_paint_piece(env);
+    tt_write_rows(env, env->n_rows);
+    if (!env->placement) tt_paint_piece(env);
     tt_write_side(env);
 }
 
 static void c_reset(Tetris *env) { tt_new_episode(env); }
+
+/* The observation's board mirrors `rows` everywhere but under the falling piece and its ghost (moves
+ * only): steps erase that overlay first, change the board, and paint it again at the end. */
 
 /* Push a garbage row (full but for one random gap) in from the bottom; 0 when the stack overflows. */
 static int tt_add_garbage(Tetris *env) {
@@ -306,7 +339,9 @@ static int tt_add_garbage(Tetris *env) {
 /* Lock the current piece; returns the reward of the placement and sets *over when the next piece
  * does not fit. */
 static float tt_lock(Tetris *env, int *over) {
-    int cleared = tt_lock_into(env, env->rows, env->color, env->piece, env->rot, env->row, env->col);
+    int lowest, cleared = tt_lock_into(env, env->rows, env->color, env->piece, env->rot, env->row, env->col, &lowest);
+    if (cleared) tt_write_rows(env, lowest + 1);
+    else tt_paint(env, env->piece, env->rot, env->row, env->col, TT_BLOCK);
     int holes = tt_count_holes(env, env->rows);
     float reward = (float)cleared - env->hole_penalty * (float)(holes - env->holes);
     env->holes = holes;
@@ -317,12 +352,71 @@ static float tt_lock(Tetris *env, int *over) {
     return reward;
 }
 
-static void c_step(Tetris *env) {
-    int a = env->autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], TT_ACTIONS);
+/* End-of-step bookkeeping shared by both action sets: garbage, flags, the log, the overlay. */
+static void tt_finish(Tetris *env, float reward, int over) {
+    if (!over && env->garbage_interval > 0 && ++env->garbage_tick >= env->garbage_interval) {
+        env->garbage_tick = 0;
+        over = !tt_add_garbage(env);
+        if (!over) {
+            env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
+            env->holes = tt_count_holes(env, env->rows);
+            tt_write_rows(env, env->n_rows);
+        }
+    }
+    if (over) reward -= 1.0f;
+    env->episode_return += reward;
+    env->rewards[0] = reward;
+    int timeout = !over && env->tick >= env->max_ticks;
+    env->terminals[0] = (unsigned char)over;
+    env->truncations[0] = (unsigned char)timeout;
+    if (over || timeout) {
+        ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->lines,
+                          (float)env->tick / (float)env->max_ticks);
+        tt_new_episode(env);
+        return;
+    }
+    if (!env->placement) tt_paint_piece(env);  /* placing, the piece has no position yet */
+    tt_write_side(env);
+}
+
+static int tt_hold(Tetris *env) {
+    if (!env->can_hold) return 1;
+    int next = env->hold >= 0 ? env->hold : tt_next_piece(env);
+    env->hold = env->piece;
+    env->can_hold = 0;
+    return tt_spawn(env, next);
+}
+
+static void tt_step_placement(Tetris *env) {
+    int n = TT_ROTS * env->n_cols;
+    int a = env->autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], n + 1);
     float reward = 0;
-    int over = 0, locked = 0;
-    int piece = env->piece, rot = env->rot, row = env->row, col = env->col, ghost = env->ghost_row;
+    int over = 0;
     env->tick++;
+    if (a == n) {
+        over = !tt_hold(env);
+    } else {
+        int rot = a / env->n_cols, p = env->piece;
+        int col = a % env->n_cols - env->left[p][rot], last = env->n_cols - 1 - env->right[p][rot];
+        if (col > last) col = last;
+        if (tt_fits(env, env->rows, p, rot, 0, col)) {
+            env->rot = rot;
+            env->col = col;
+            env->row = tt_landing(env, env->rows, p, rot, 0, col);
+            reward = tt_lock(env, &over);
+        } else {
+            over = 1;  /* no room at the top: topped out */
+        }
+    }
+    tt_finish(env, reward, over);
+}
+
+static void tt_step_moves(Tetris *env) {
+    int a = env->autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], TT_MOVE_ACTIONS);
+    float reward = 0;
+    int over = 0, locked = 0, rot = env->rot, col = env->col;
+    env->tick++;
+    tt_erase_piece(env);
 
     switch (a) {
     case TT_LEFT:
@@ -352,12 +446,7 @@ static void c_step(Tetris *env) {
         locked = 1;
         break;
     case TT_HOLD:
-        if (env->can_hold) {
-            int next = env->hold >= 0 ? env->hold : tt_next_piece(env);
-            env->hold = env->piece;
-            over = !tt_spawn(env, next);
-            env->can_hold = 0;
-        }
+        over = !tt_hold(env);
         break;
     }
     if (!locked && !over) {
@@ -369,36 +458,12 @@ static void c_step(Tetris *env) {
         }
     }
     if (locked) reward += tt_lock(env, &over);
-    if (!over && env->garbage_interval > 0 && ++env->garbage_tick >= env->garbage_interval) {
-        env->garbage_tick = 0;
-        over = !tt_add_garbage(env);
-        if (!over) {
-            env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
-            env->holes = tt_count_holes(env, env->rows);
-            locked = 1;  /* the board moved: rewrite it below */
-        }
-    }
-    if (over) reward -= 1.0f;
+    tt_finish(env, reward, over);
+}
 
-    env->episode_return += reward;
-    env->rewards[0] = reward;
-    int timeout = !over && env->tick >= env->max_ticks;
-    env->terminals[0] = (unsigned char)over;
-    env->truncations[0] = (unsigned char)timeout;
-    if (over || timeout) {
-        ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->lines,
-                          (float)env->tick / (float)env->max_ticks);
-        tt_new_episode(env);
-        return;
-    }
-    if (locked || a == TT_HOLD) {
-        tt_write_board(env);
-    } else {
-        tt_paint(env, piece, rot, ghost, col, TT_EMPTY);
-        tt_paint(env, piece, rot, row, col, TT_EMPTY);
-    }
-    tt_paint_piece(env);
-    tt_write_side(env);
+static void c_step(Tetris *env) {
+    if (env->placement) tt_step_placement(env);
+    else tt_step_moves(env);
 }
 
 /* ---- rendering ---- */
@@ -425,6 +490,7 @@ static void tt_render_piece(unsigned char *frame, int h, int w, const Tetris *en
 }
 
 static void c_render_rgb(Tetris *env, unsigned char *frame) {
+    if (env->placement) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
     int h, w;
     tetris_frame_shape(env, &h, &w);
     static const unsigned char panel[3] = {40, 40, 52}, ghost[3] = {70, 70, 90};
@@ -445,6 +511,7 @@ static void c_render_rgb(Tetris *env, unsigned char *frame) {
 }
 
 static int c_render_text(Tetris *env, char *out, int cap) {
+    if (env->placement) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
     OceanText t = {out, 0, cap};
     ocean_puts(&t, "lines "); ocean_puti(&t, env->lines);
     ocean_puts(&t, "  pieces "); ocean_puti(&t, env->pieces);
