@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the Ocean C extensions with AddressSanitizer + UndefinedBehaviorSanitizer and run the Ocean
-# tests against that build, including the `sanitize` tests (100k random steps per env, with wild
+# tests (tests/test_ocean*.py) against that build, including the `sanitize` tests (100k random steps per env, with wild
 # actions). Any out-of-bounds access, leak-free use-after-free or UB aborts the test process.
 #
 #   scripts/sanitize_ocean.sh              # from the repository root; extra args go to pytest
@@ -22,4 +22,4 @@ export LD_PRELOAD="$LIBS"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PUFFER_OCEAN_LIB="$PWD/build/sanitize"
-exec "$PYTHON" -m pytest tests/test_ocean.py -q -p no:cacheprovider "$@"
+exec "$PYTHON" -m pytest tests/test_ocean*.py -q -p no:cacheprovider "$@"

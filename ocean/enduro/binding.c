@@ -14,8 +14,10 @@ static int configure(Enduro *env, PyObject *cfg) {
     if (cfg_int_in(cfg, "autopilot", 0, 1, &env->autopilot) < 0) return -1;
     double traffic = cfg_float(cfg, "traffic");
     if (PyErr_Occurred()) return -1;
-    if (!(traffic >= 0.1 && traffic <= 10)) {
-        PyErr_Format(PyExc_ValueError, "config traffic=%g is outside [0.1, 10]", traffic);
+    if (!(traffic >= 0.1 && traffic <= 10)) {  /* PyErr_Format has no %g: format the number first */
+        char text[32];
+        PyOS_snprintf(text, sizeof(text), "%g", traffic);
+        PyErr_Format(PyExc_ValueError, "config traffic=%s is outside [0.1, 10]", text);
         return -1;
     }
     env->traffic = (float)traffic;

@@ -15,8 +15,10 @@ static int configure(Tetris *env, PyObject *cfg) {
     if (cfg_int_in(cfg, "autopilot", 0, 1, &env->autopilot) < 0) return -1;
     double hole_penalty = cfg_float(cfg, "hole_penalty");
     if (PyErr_Occurred()) return -1;
-    if (!(hole_penalty >= 0 && hole_penalty <= 10)) {
-        PyErr_Format(PyExc_ValueError, "config hole_penalty=%g is outside [0, 10]", hole_penalty);
+    if (!(hole_penalty >= 0 && hole_penalty <= 10)) {  /* PyErr_Format has no %g: format the number first */
+        char text[32];
+        PyOS_snprintf(text, sizeof(text), "%g", hole_penalty);
+        PyErr_Format(PyExc_ValueError, "config hole_penalty=%s is outside [0, 10]", text);
         return -1;
     }
     env->hole_penalty = (float)hole_penalty;

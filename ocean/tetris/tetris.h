@@ -133,8 +133,7 @@ static inline void tt_erase_piece(Tetris *env) {
     tt_paint(env, env->piece, env->rot, env->row, env->col, TT_EMPTY);
 }
 
-/* Rewrite board rows [0, end) of the observation from the row masks (after a line clear, rows above
- * the lowest cleared one have all moved). */
+/* Rewrite board rows [0, end) of the observation from the row masks. */
 static void tt_write_rows(Tetris *env, int end) {
     unsigned char *o = env->observations;
     for (int r = 0; r < end; r++) {
@@ -213,13 +212,10 @@ static int tt_count_holes(const Tetris *env, const uint32_t *rows) {
     return holes;
 }
 
-/* Write the piece into `rows` and clear full rows; returns the number cleared and sets *lowest to the
- * lowest cleared row (-1 if none). `color` may be NULL. */
-static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color, int piece, int rot, int row, int col,
-                        int *lowest) {
+/* Write the piece into `rows` and clear full rows; returns the number cleared. `color` may be NULL. */
+static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color, int piece, int rot, int row, int col) {
     const uint32_t *s = env->shape[piece][rot];
     int cleared = 0;
-    *lowest = -1;
     for (int r = 0; r < 4; r++) {
         if (!s[r]) continue;
         rows[row + r] |= s[r] << (col + TT_PAD);
@@ -240,7 +236,6 @@ static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color,
             memset(color, 0, (size_t)env->n_cols);
         }
         cleared++;
-        *lowest = r;
     }
     return cleared;
 }
@@ -273,7 +268,7 @@ static void tt_plan(Tetris *env) {
             uint32_t rows[TT_MAX_ROWS + 4];
             memcpy(rows, env->rows, sizeof(uint32_t) * (size_t)(env->n_rows + 4));
             int land = tt_landing(env, rows, env->piece, rot, env->row, col);
-            int lowest, cleared = tt_lock_into(env, rows, NULL, env->piece, rot, land, col, &lowest);
+            int cleared = tt_lock_into(env, rows, NULL, env->piece, rot, land, col);
             float score = tt_placement_score(env, rows, cleared);
             if (score > best) { best = score; env->plan_rot = rot; env->plan_col = col; }
         }
@@ -339,8 +334,9 @@ static int tt_add_garbage(Tetris *env) {
 /* Lock the current piece; returns the reward of the placement and sets *over when the next piece
  * does not fit. */
 static float tt_lock(Tetris *env, int *over) {
-    int lowest, cleared = tt_lock_into(env, env->rows, env->color, env->piece, env->rot, env->row, env->col, &lowest);
-    if (cleared) tt_write_rows(env, lowest + 1);
+    int cleared = tt_lock_into(env, env->rows, env->color, env->piece, env->rot, env->row, env->col);
+    /* a clear moves every row above it; the piece may also have left cells below the lowest clear */
+    if (cleared) tt_write_rows(env, env->row + 4 < env->n_rows ? env->row + 4 : env->n_rows);
     else tt_paint(env, env->piece, env->rot, env->row, env->col, TT_BLOCK);
     int holes = tt_count_holes(env, env->rows);
     float reward = (float)cleared - env->hole_penalty * (float)(holes - env->holes);
