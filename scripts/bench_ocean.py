@@ -29,6 +29,9 @@ from pufferlib.ocean import tools
 from benchdoc import update_section
 
 BARS = {'squared': 50e6, 'cartpole': 20e6, 'pong': 4.4e6, 'breakout': 2.9e6, 'snake': 2.8e6}
+# issue 16: the public suite's figure on our machine kind (bar) and our target, per env
+BARS.update(enduro=1.54e6, tetris=2.80e6, rware=12.04e6)
+WAVE2_TARGETS = {'enduro': 1.6e6, 'tetris': 3e6, 'rware': 12e6}
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 
 
@@ -37,6 +40,8 @@ def target(name):
         return 'sanity', SANITY_TARGET
     if name in ('pong', 'breakout', 'snake'):
         return 'game', max(GAME_TARGET, BARS[name])
+    if name in WAVE2_TARGETS:
+        return 'game', WAVE2_TARGETS[name]
     return ('classic' if name == 'cartpole' else 'game'), GAME_TARGET
 
 
