@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the Ocean C extensions with AddressSanitizer + UndefinedBehaviorSanitizer and run the Ocean
-# tests (tests/test_ocean*.py) against that build, including the `sanitize` tests (100k random steps per env, with wild
-# actions). Any out-of-bounds access, leak-free use-after-free or UB aborts the test process.
+# tests (every tests/test_ocean*.py) against that build, including the `sanitize` tests (100k random
+# steps per env, with wild actions). Any out-of-bounds access, leak-free use-after-free or UB aborts
+# the test process.
 #
 #   scripts/sanitize_ocean.sh              # from the repository root; extra args go to pytest
 #
