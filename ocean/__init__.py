@@ -1,55 +1,87 @@
 """Ocean: first-party environments written in C, installed as `pufferlib.ocean`.
 
-Each env lives in `ocean/<name>/`: `<name>.h` (the simulation, see ocean/ocean.h for the contract),
-`binding.c` (a few lines reusing ocean/binding.h) and `__init__.py` (spaces and config defaults).
-`make('puffer_<name>', num_envs=N, ...)` returns one PufferEnv that runs N instances in C.
+Each env is one folder `ocean/<name>/`: `spec.toml` (its one declaration: options, spaces, agents),
+`<name>.h` (the simulation, see ocean/ocean.h for the contract) and an optional `__init__.py`
+(scripted policies, special cases). Envs are found by scanning these folders; there is no list to
+keep. `make('puffer_<name>', num_envs=N, ...)` returns one PufferEnv that runs N instances in C.
 """
 import difflib
 import importlib
+import os
 
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.ocean import spec as ocean_spec
+from pufferlib.ocean.env import OceanEnv
+from pufferlib.pufferenv import APIUsageError, EnvError
 
-# name -> class in pufferlib.ocean.<name>; the order is the catalogue order (sanity suite, then games)
-ENVS = {
-    'squared': 'Squared',
-    'password': 'Password',
-    'stochastic': 'Stochastic',
-    'memory': 'Memory',
-    'multiagent': 'Multiagent',
-    'spaces': 'Spaces',
-    'bandit': 'Bandit',
-    'cartpole': 'Cartpole',
-    'pong': 'Pong',
-    'breakout': 'Breakout',
-    'snake': 'Snake',
-    'connect4': 'Connect4',
-    'maze': 'Maze',
-}
-# Built and tested like the others, but kept out of the catalogue and the benchmark.
-TEMPLATES = {'template': 'Template'}
-SANITY = ('squared', 'password', 'stochastic', 'memory', 'multiagent', 'spaces', 'bandit')
+ROOT = os.path.dirname(os.path.abspath(__file__))
 PREFIX = 'puffer_'
 
+try:
+    SPECS = ocean_spec.discover(ROOT)  # name -> Spec, in catalogue order
+except ocean_spec.SpecError as e:
+    raise EnvError(f'an Ocean spec is broken: {e}') from None
+# Derived from the specs, never edited by hand: the catalogue (what `puffer envs` lists and the
+# benchmark runs), the sanity suite, and the templates (built and tested, not listed).
+ENVS = tuple(name for name, s in SPECS.items() if s.group != 'template')
+SANITY = tuple(name for name, s in SPECS.items() if s.group == 'sanity')
+TEMPLATES = tuple(name for name, s in SPECS.items() if s.group == 'template')
+_classes = {}
 
-def env_names():
-    """Every Ocean env name `make` accepts, e.g. 'puffer_pong'."""
+
+def env_names() -> list[str]:
+    """Every Ocean env name in the catalogue, e.g. 'puffer_pong'."""
     return [PREFIX + name for name in ENVS]
 
 
-def env_class(name):
-    """The OceanEnv subclass for 'puffer_<name>' (the bare '<name>' is accepted too)."""
+def short_name(name: str) -> str:
+    """'puffer_pong' (or 'pong') -> 'pong'; an unknown name raises with close matches."""
     if not isinstance(name, str):
         raise APIUsageError(f'env name must be a string, got {type(name).__name__}: {name!r}')
     short = name[len(PREFIX):] if name.startswith(PREFIX) else name
-    known = {**ENVS, **TEMPLATES}
-    if short not in known:
+    if short not in SPECS:
         close = difflib.get_close_matches(name, env_names() + list(ENVS), n=3, cutoff=0.5)
         hint = f' Did you mean {", ".join(close)}?' if close else ''
         raise APIUsageError(f'unknown Ocean environment {name!r}.{hint} Ocean envs: {", ".join(env_names())}')
-    module = importlib.import_module(f'pufferlib.ocean.{short}')
-    return getattr(module, known[short])
+    return short
 
 
-def make(name, buf=None, seed=None, **kwargs):
-    """Create Ocean env `name` ('puffer_pong'); kwargs are `num_envs` and the env's config options."""
+def spec_of(name: str) -> ocean_spec.Spec:
+    """The parsed spec.toml of 'puffer_<name>'."""
+    return SPECS[short_name(name)]
+
+
+def _module(short):
+    """The env folder's Python module, or None when the folder has none."""
+    if not os.path.exists(os.path.join(ROOT, short, '__init__.py')):
+        return None
+    return importlib.import_module(f'pufferlib.ocean.{short}')
+
+
+def env_class(name: str) -> type[OceanEnv]:
+    """The OceanEnv subclass of 'puffer_<name>': the one its folder defines (named like the C struct),
+    else a plain one made from the spec."""
+    short = short_name(name)
+    if short not in _classes:
+        s = SPECS[short]
+        module = _module(short)
+        cls = getattr(module, s.c_struct, None) if module else None
+        if cls is None:
+            cls = type(s.c_struct, (OceanEnv,), {'__doc__': f'puffer_{short}: {s.summary}',
+                                                 '__module__': f'pufferlib.ocean.{short}'})
+        elif not (isinstance(cls, type) and issubclass(cls, OceanEnv)):
+            raise EnvError(f'pufferlib.ocean.{short}.{s.c_struct} must be a subclass of OceanEnv')
+        cls.spec, cls.name = s, short
+        _classes[short] = cls
+    return _classes[short]
+
+
+def scripted_policies(name: str) -> dict:
+    """The env's scripted policies, name -> policy(env, observations) -> actions (may be empty);
+    the first one is the default. They live in the env folder's `SCRIPTED` dict."""
+    module = _module(short_name(name))
+    return dict(getattr(module, 'SCRIPTED', {})) if module else {}
+
+
+def make(name: str, buf=None, seed: int | None = None, **kwargs) -> OceanEnv:
+    """Create Ocean env `name` ('puffer_pong'); kwargs are `num_envs` and the env's options."""
     return env_class(name)(buf=buf, seed=seed, **kwargs)

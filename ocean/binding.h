@@ -1,19 +1,17 @@
 /* binding.h: the one CPython binding every Ocean env reuses.
  *
- * An env's binding.c defines, then includes this file:
- *   #include "<env>.h"            the env (see ocean.h for the contract)
- *   #define Env <struct type>
- *   #define OBS_T <c type>        element type of one observation value
- *   #define OBS_FORMAT "<c>"      its buffer-protocol format: "B" uint8, "b" int8, "f" float32
- * and after the include defines
- *   static int configure(Env*, PyObject* cfg)   copy config values out of a dict (cfg_int_in/cfg_float);
- *                                               set num_agents, obs_size, act_size; -1 on error
- *   static void frame_shape(Env*, int* h, int* w)   size of one RGB frame
+ * setup.py compiles it once per env, in a generated three-line source:
+ *   #include "spec.h"     generated from ocean/<env>/spec.toml: OCEAN_ENV, OCEAN_CONFIG, OCEAN_OBS_T,
+ *                         OCEAN_OBS_FORMAT, OCEAN_ACTION_MASK, ocean_spec_check and the row sizes
+ *   #include "<env>.h"    the env (see ocean.h for the contract)
+ *   #include "binding.h"  this file
+ * so no env declares its options, sizes or types anywhere but in its spec.
  *
  * The module it produces holds N env instances behind one capsule. Python hands it the vector's
- * arrays once (any object with the buffer protocol: numpy arrays, shared memory views); each env's
- * slots point at its rows, so `vec_step` is a plain C loop over envs with the GIL released and no
- * Python objects touched. The plain C API keeps the build free of Cython and numpy headers.
+ * arrays once (any object with the buffer protocol: numpy arrays, shared memory views) and the options
+ * packed as the bytes of OCEAN_CONFIG; each env's slots point at its rows, so `vec_step` is a plain C
+ * loop over envs with the GIL released and no Python objects touched. The plain C API keeps the build
+ * free of Cython and numpy headers.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,78 +20,24 @@
 #include "ocean.h"
 
 #define CAPSULE_NAME "ocean.VecEnv"
+typedef OCEAN_ENV Env;
 
-/* Defined by the env's binding.c after it includes this file. */
-static int configure(Env *env, PyObject *cfg);
-static void frame_shape(Env *env, int *h, int *w);
-
-enum { BUF_OBS, BUF_ACT, BUF_REW, BUF_TERM, BUF_TRUNC, BUF_COUNT };
+enum { BUF_OBS, BUF_ACT, BUF_REW, BUF_TERM, BUF_TRUNC, BUF_MASK, BUF_COUNT };
 
 typedef struct VecEnv {
     Env *envs;
     int num_envs;
     int num_agents;  /* rows over all envs */
+    int initialized; /* envs whose c_init ran (c_close is called on exactly these) */
     Py_buffer bufs[BUF_COUNT];
     int held;        /* how many of bufs are acquired: released on close */
 } VecEnv;
-
-/* ---- config helpers for configure(): Python already validated names and types, these only guard
- * against a caller that skipped it ---- */
-
-/* The value of `key` (a borrowed reference), or NULL with an error set; NULL at once if an earlier
- * option already failed, so configure() can read every option and check PyErr_Occurred() once. */
-static PyObject *cfg_get(PyObject *cfg, const char *key) {
-    if (PyErr_Occurred()) return NULL;
-    PyObject *v = PyDict_GetItemString(cfg, key);
-    if (v == NULL) PyErr_Format(PyExc_KeyError, "config is missing %s", key);
-    return v;
-}
-
-/* Replace the conversion's own error with one that names the key. */
-static void cfg_type_error(const char *key, const char *expected) {
-    PyErr_Clear();
-    PyErr_Format(PyExc_TypeError, "config %s must be %s", key, expected);
-}
-
-static long cfg_int(PyObject *cfg, const char *key) {
-    PyObject *v = cfg_get(cfg, key);
-    if (v == NULL) return 0;
-    long out = PyLong_AsLong(v);
-    if (out == -1 && PyErr_Occurred()) cfg_type_error(key, "an int");
-    return out;
-}
-
-static double cfg_float(PyObject *cfg, const char *key) {
-    PyObject *v = cfg_get(cfg, key);
-    if (v == NULL) return 0;
-    double out = PyFloat_AsDouble(v);
-    if (out == -1.0 && PyErr_Occurred()) cfg_type_error(key, "a number");
-    return out;
-}
-
-/* Raise unless lo <= value <= hi; used by configure() for limits the C code relies on. */
-static int cfg_check(long value, long lo, long hi, const char *key) {
-    if (PyErr_Occurred()) return -1;
-    if (value < lo || value > hi) {
-        PyErr_Format(PyExc_ValueError, "config %s=%ld is outside [%ld, %ld]", key, value, lo, hi);
-        return -1;
-    }
-    return 0;
-}
-
-/* Read an int option, check lo <= value <= hi, store it in *out: one call names the key once. */
-static int cfg_int_in(PyObject *cfg, const char *key, long lo, long hi, int *out) {
-    long value = cfg_int(cfg, key);
-    if (cfg_check(value, lo, hi, key) < 0) return -1;
-    *out = (int)value;
-    return 0;
-}
 
 /* ---- lifetime ---- */
 
 static void vec_free(VecEnv *vec) {
     if (vec->envs) {
-        for (int i = 0; i < vec->num_envs; i++) c_close(&vec->envs[i]);
+        for (int i = 0; i < vec->initialized; i++) c_close(&vec->envs[i]);
         free(vec->envs);
         vec->envs = NULL;
     }
@@ -141,62 +85,91 @@ static int take_buffer(VecEnv *vec, int slot, PyObject *obj, const char *name, c
     return 0;
 }
 
-/* vec_init(observations, actions, rewards, terminals, truncations, num_envs, config) -> capsule */
+/* vec_init(observations, actions, rewards, terminals, truncations, action_masks or None, num_envs,
+ *          config bytes) -> capsule */
 static PyObject *vec_init(PyObject *self, PyObject *args) {
-    PyObject *obs, *act, *rew, *term, *trunc, *cfg;
+    PyObject *obs, *act, *rew, *term, *trunc, *masks;
     int num_envs;
-    if (!PyArg_ParseTuple(args, "OOOOOiO!", &obs, &act, &rew, &term, &trunc, &num_envs, &PyDict_Type, &cfg))
+    Py_buffer cfg_bytes;
+    if (!PyArg_ParseTuple(args, "OOOOOOiy*", &obs, &act, &rew, &term, &trunc, &masks, &num_envs, &cfg_bytes))
         return NULL;
+    OCEAN_CONFIG cfg;
+    Py_ssize_t cfg_len = cfg_bytes.len;
+    if (cfg_len == (Py_ssize_t)sizeof cfg) memcpy(&cfg, cfg_bytes.buf, sizeof cfg);
+    PyBuffer_Release(&cfg_bytes);
+    if (cfg_len != (Py_ssize_t)sizeof cfg) {
+        PyErr_Format(PyExc_ValueError, "config must be %zd bytes (the packed options of %s), got %zd",
+                     (Py_ssize_t)sizeof cfg, OCEAN_ENV_NAME, cfg_len);
+        return NULL;
+    }
+    char msg[512];
+    if (ocean_spec_check(&cfg, msg, sizeof msg) != 0) {
+        PyErr_SetString(PyExc_ValueError, msg);
+        return NULL;
+    }
     if (num_envs < 1) {
         PyErr_Format(PyExc_ValueError, "num_envs must be >= 1, got %d", num_envs);
+        return NULL;
+    }
+    if ((masks != Py_None) != OCEAN_ACTION_MASK) {
+        PyErr_SetString(PyExc_ValueError, OCEAN_ACTION_MASK ? "this env declares an action mask: pass its array"
+                                                            : "this env declares no action mask: pass None");
+        return NULL;
+    }
+    long long agents = ocean_spec_num_agents(&cfg), obs_size = ocean_spec_obs_size(&cfg);
+    long long act_size = ocean_spec_act_size(&cfg), num_actions = ocean_spec_num_actions(&cfg);
+    long long rows = agents * num_envs;
+    if (agents < 1 || obs_size < 1 || rows > INT32_MAX || rows * obs_size > PY_SSIZE_T_MAX / 4) {
+        PyErr_Format(PyExc_ValueError, "%s: %lld agents per env with %lld observation elements each is not a "
+                     "usable layout", OCEAN_ENV_NAME, agents, obs_size);
         return NULL;
     }
     VecEnv *vec = (VecEnv *)calloc(1, sizeof(VecEnv));
     if (vec == NULL) return PyErr_NoMemory();
     vec->num_envs = num_envs;
+    vec->num_agents = (int)rows;
     vec->envs = (Env *)calloc((size_t)num_envs, sizeof(Env));
     if (vec->envs == NULL) {
         free(vec);
         return PyErr_NoMemory();
     }
-    long rows = 0;
-    for (int i = 0; i < num_envs; i++) {
-        if (configure(&vec->envs[i], cfg) < 0 || PyErr_Occurred()) goto fail_unconfigured;
-        rows += vec->envs[i].num_agents;
-    }
-    Env *e0 = &vec->envs[0];
-    vec->num_agents = (int)rows;
-    if (take_buffer(vec, BUF_OBS, obs, "observations", OBS_FORMAT, sizeof(OBS_T), rows * e0->obs_size) < 0 ||
-        take_buffer(vec, BUF_ACT, act, "actions", "i", 4, rows * e0->act_size) < 0 ||
+    if (take_buffer(vec, BUF_OBS, obs, "observations", OCEAN_OBS_FORMAT, sizeof(OCEAN_OBS_T), rows * obs_size) < 0 ||
+        take_buffer(vec, BUF_ACT, act, "actions", "i", 4, rows * act_size) < 0 ||
         take_buffer(vec, BUF_REW, rew, "rewards", "f", 4, rows) < 0 ||
         take_buffer(vec, BUF_TERM, term, "terminals", "?", 1, rows) < 0 ||
-        take_buffer(vec, BUF_TRUNC, trunc, "truncations", "?", 1, rows) < 0)
-        goto fail_unconfigured;
+        take_buffer(vec, BUF_TRUNC, trunc, "truncations", "?", 1, rows) < 0 ||
+        (OCEAN_ACTION_MASK && take_buffer(vec, BUF_MASK, masks, "action_masks", "?", 1, rows * num_actions) < 0))
+        goto fail;
 
-    long row = 0;
     for (int i = 0; i < num_envs; i++) {
         Env *env = &vec->envs[i];
-        env->observations = (OBS_T *)vec->bufs[BUF_OBS].buf + row * env->obs_size;
-        env->actions = (int32_t *)vec->bufs[BUF_ACT].buf + row * env->act_size;
+        long long row = (long long)i * agents;
+        env->cfg = cfg;
+        env->num_agents = (int)agents;
+        env->obs_size = (int)obs_size;
+        env->act_size = (int)act_size;
+        env->observations = (OCEAN_OBS_T *)vec->bufs[BUF_OBS].buf + row * obs_size;
+        env->actions = (int32_t *)vec->bufs[BUF_ACT].buf + row * act_size;
         env->rewards = (float *)vec->bufs[BUF_REW].buf + row;
         env->terminals = (unsigned char *)vec->bufs[BUF_TERM].buf + row;
         env->truncations = (unsigned char *)vec->bufs[BUF_TRUNC].buf + row;
+        env->action_masks = OCEAN_ACTION_MASK ? (unsigned char *)vec->bufs[BUF_MASK].buf + row * num_actions : NULL;
         env->rng = ocean_seed_mix(0, (uint64_t)i);
-        row += env->num_agents;
     }
-    for (int i = 0; i < num_envs; i++) c_init(&vec->envs[i]);
+    for (int i = 0; i < num_envs; i++) {
+        Env *env = &vec->envs[i];
+        vec->initialized = i + 1;  /* c_close runs on this env even if its c_init fails half-way */
+        if (c_init(env) != 0) {
+            PyErr_Format(PyExc_RuntimeError, "%s", env->error ? env->error : "c_init failed without a message");
+            goto fail;
+        }
+    }
     PyObject *capsule = PyCapsule_New(vec, CAPSULE_NAME, capsule_destructor);
-    if (capsule == NULL) {
-        vec_free(vec);
-        free(vec);
-    }
+    if (capsule == NULL) goto fail;
     return capsule;
 
-fail_unconfigured:
-    /* c_init never ran, so there is nothing for c_close to free */
-    free(vec->envs);
-    vec->envs = NULL;
-    for (int i = 0; i < vec->held; i++) PyBuffer_Release(&vec->bufs[i]);
+fail:
+    vec_free(vec);
     free(vec);
     return NULL;
 }
@@ -273,7 +246,7 @@ static PyObject *vec_frame_shape(PyObject *self, PyObject *capsule) {
     Env *env = get_env(capsule, 0);
     if (env == NULL) return NULL;
     int h = 0, w = 0;
-    frame_shape(env, &h, &w);
+    c_frame_shape(env, &h, &w);
     return Py_BuildValue("(ii)", h, w);
 }
 
@@ -285,7 +258,7 @@ static PyObject *vec_render(PyObject *self, PyObject *args) {
     Env *env = get_env(capsule, index);
     if (env == NULL) return NULL;
     int h = 0, w = 0;
-    frame_shape(env, &h, &w);
+    c_frame_shape(env, &h, &w);
     Py_buffer b;
     if (PyObject_GetBuffer(frame, &b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) return NULL;
     if (b.len != (Py_ssize_t)h * w * 3) {
@@ -319,11 +292,12 @@ static PyObject *vec_text(PyObject *self, PyObject *args) {
 }
 
 /* vec_layout(capsule) -> (agents per env, obs elements per agent, action elements per agent,
- * bytes per obs element): what the C side believes, for tests against the Python spaces */
+ * bytes per obs element): the sizes the generated C computed from the spec, which tests compare
+ * with the sizes Python computed from the same spec */
 static PyObject *vec_layout(PyObject *self, PyObject *capsule) {
     Env *env = get_env(capsule, 0);
     if (env == NULL) return NULL;
-    return Py_BuildValue("(iiii)", env->num_agents, env->obs_size, env->act_size, (int)sizeof(OBS_T));
+    return Py_BuildValue("(iiii)", env->num_agents, env->obs_size, env->act_size, (int)sizeof(OCEAN_OBS_T));
 }
 
 static PyObject *vec_close(PyObject *self, PyObject *capsule) {
@@ -334,7 +308,8 @@ static PyObject *vec_close(PyObject *self, PyObject *capsule) {
 }
 
 static PyMethodDef ocean_methods[] = {
-    {"vec_init", vec_init, METH_VARARGS, "vec_init(obs, actions, rewards, terminals, truncations, num_envs, config)"},
+    {"vec_init", vec_init, METH_VARARGS,
+     "vec_init(obs, actions, rewards, terminals, truncations, action_masks, num_envs, config_bytes)"},
     {"vec_reset", vec_reset, METH_VARARGS, "vec_reset(handle, seed)"},
     {"vec_step", vec_step, METH_O, "vec_step(handle)"},
     {"vec_log", vec_log, METH_O, "vec_log(handle) -> dict of episode means or None"},

@@ -1,10 +1,11 @@
 """OceanEnv: the Python side shared by every Ocean env.
 
-An env folder supplies a subclass with its name, config defaults and spaces; the compiled binding
-(ocean/binding.h instantiated by ocean/<name>/binding.c) does the rest. One OceanEnv holds
-`num_envs` C env instances, so it has `num_envs * agents_per_env` rows, and `step` is one call into C
-with no per-env Python. The C code writes straight into the arrays bound by PufferEnv, which are
-shared memory under the Multiprocessing backend.
+`pufferlib.ocean.env_class(name)` gives each env a subclass carrying its spec (ocean/<name>/spec.toml,
+parsed by ocean/spec.py): options, spaces and agents per env come from there, so nothing here is
+per-env. The compiled binding (ocean/binding.h, instantiated per env by setup.py) does the rest. One
+OceanEnv holds `num_envs` C env instances, so it has `num_envs * agents_per_env` rows, and `step` is
+one call into C with no per-env Python. The C code writes straight into the arrays bound by
+PufferEnv, which are shared memory under the Multiprocessing backend.
 """
 import difflib
 import importlib
@@ -16,7 +17,8 @@ import sys
 import numpy as np
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv
+from pufferlib.ocean.spec import Spec
+from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, typed_option
 
 SEED_MASK = (1 << 64) - 1
 # Steps between polls of the C episode logs: infos stay empty on almost every step and the poll
@@ -53,85 +55,99 @@ def load_binding(name):
                        'from the repository root') from None
 
 
-class OceanEnv(PufferEnv):
-    """Base class of the Ocean envs. Subclasses set `name`, `defaults` and `make_spaces`.
+def make_spaces(spec: Spec, config: dict) -> tuple[spaces.Box, spaces.Space]:
+    """The (observation Box of one row, flat action space) that `spec` declares for `config`."""
+    shape = spec.obs_shape_of(config)
+    low = np.empty(int(np.prod(shape)), dtype=np.float64)
+    high = np.empty_like(low)
+    at = 0
+    for _, size, lo, hi, _ in spec.obs_segments:
+        n = int(size(config))
+        low[at:at + n], high[at:at + n] = lo, hi
+        at += n
+    dtype = np.dtype(spec.obs_dtype)
+    if len(spec.obs_segments) == 1:  # scalar bounds, like Box(0, 2, (121,), uint8)
+        obs = spaces.Box(low=spec.obs_segments[0][2], high=spec.obs_segments[0][3], shape=shape, dtype=dtype)
+    else:
+        obs = spaces.Box(low=low.reshape(shape).astype(dtype), high=high.reshape(shape).astype(dtype), dtype=dtype)
+    dims = spec.action_dims(config)
+    act = spaces.Discrete(dims[0]) if spec.action_n is not None else spaces.MultiDiscrete(dims)
+    return obs, act
 
-    Every key of `defaults` is a keyword argument (and, through the CLI, a flag). Values are checked
-    here for name and type; the C side checks the ranges it relies on.
+
+class OceanEnv(PufferEnv):
+    """Base class of the Ocean envs; `pufferlib.ocean.env_class` sets `spec` and `name` per env.
+
+    Every option of the spec is a keyword argument (and, through the CLI, a flag); names, types,
+    ranges and checks are validated here, and the C side re-checks the packed struct with code
+    generated from the same spec. With `[action] mask = true` in the spec, `action_masks` is a bool
+    array [num_agents, n_actions] (True = legal) that the C env rewrites on every reset and step.
     """
 
-    name = None
-    defaults = {}
+    spec: Spec = None
+    name: str = None
 
-    def __init__(self, num_envs=1, buf=None, seed=None, **config):
-        who = f'puffer_{self.name}'
+    def __init__(self, num_envs: int = 1, buf=None, seed: int | None = None, **options):
+        who = self.describe()
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise APIUsageError(f'{who}: num_envs must be an int >= 1, got {num_envs!r}')
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
+            raise APIUsageError(f'{who}: seed must be an int or None, got {seed!r}')
         self.num_envs = int(num_envs)
-        self.config = self.resolve_config(config)
-        obs_space, act_space, agents_per_env = self.make_spaces(self.config)
+        self.config = self.resolve_config(options)
+        obs_space, act_space = self.make_spaces(self.config)
         self.single_observation_space = obs_space
         self.single_action_space = act_space
-        self.agents_per_env = agents_per_env
-        self.num_agents = self.num_envs * agents_per_env
+        self.agents_per_env = self.spec.num_agents(self.config)
+        self.num_agents = self.num_envs * self.agents_per_env
+        self.action_masks = None
+        if self.spec.action_mask:
+            self.action_masks = np.ones((self.num_agents, self.spec.num_actions(self.config)), dtype=bool)
         self._binding = load_binding(self.name)
         super().__init__(buf)
         self.masks[...] = True  # Ocean envs never pad: every row is a live agent
         try:
             self._handle = self._binding.vec_init(self.observations, self.actions, self.rewards, self.terminals,
-                                                  self.truncations, self.num_envs, dict(self.config))
-        except (ValueError, KeyError, TypeError) as e:
+                                                  self.truncations, self.action_masks, self.num_envs,
+                                                  self.spec.pack(self.config))
+        except ValueError as e:
             raise APIUsageError(f'{who}: {e}') from None
-        self._check_layout()
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
-            raise APIUsageError(f'{who}: seed must be an int or None, got {seed!r}')
+        except RuntimeError as e:
+            raise EnvError(f'{who}: the C env could not start: {e}') from None
         self._seed = int(seed) if seed is not None else int(np.random.SeedSequence().entropy)
         self._resets = 0
         self._tick = 0
-        self._discrete = isinstance(act_space, (spaces.Discrete, spaces.MultiDiscrete))
-        self._frame = None
         self._binding.vec_reset(self._handle, self._seed & SEED_MASK)
 
     # ---- config and spaces ----
 
-    def describe(self):
+    def describe(self) -> str:
         return f'puffer_{self.name}'
 
-    def resolve_config(self, config):
-        who = f'puffer_{self.name}'
-        out = dict(self.defaults)
-        for key, value in config.items():
-            if key not in self.defaults:
-                close = difflib.get_close_matches(key, list(self.defaults), n=3)
+    def resolve_config(self, options: dict) -> dict:
+        """The defaults overridden by `options`, checked for names, types, ranges and the spec's checks."""
+        who = self.describe()
+        spec = self.spec
+        out = spec.defaults()
+        for key, value in options.items():
+            if key not in spec.options:
+                close = difflib.get_close_matches(key, list(spec.options), n=3)
                 hint = f' Did you mean {", ".join(close)}?' if close else ''
                 raise APIUsageError(f'{who}: unknown option {key!r}.{hint} Options: '
-                                    f'{", ".join(f"{k}={v!r}" for k, v in self.defaults.items()) or "none"}')
-            default = self.defaults[key]
-            if isinstance(default, bool):
-                ok = isinstance(value, (bool, np.bool_))
-            elif isinstance(default, int):
-                ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-            else:
-                ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
-            if not ok:
-                raise APIUsageError(f'{who}: option {key} must be {type(default).__name__}, '
-                                    f'got {type(value).__name__} {value!r}')
-            out[key] = type(default)(value)
+                                    f'{", ".join(f"{k}={v!r}" for k, v in out.items()) or "none"}')
+            kind = spec.options[key].kind
+            typed = typed_option(value, kind)
+            if typed is None:
+                raise APIUsageError(f'{who}: option {key} must be {kind}, got {type(value).__name__} {value!r}')
+            out[key] = typed
+        problem = spec.problem(out)
+        if problem:
+            raise APIUsageError(f'{who}: {problem}. Every option\'s range: `puffer train {who} --help`')
         return out
 
-    def make_spaces(self, config):
-        """Return (single observation Box, single flat action space, agents per env instance)."""
-        raise NotImplementedError
-
-    def _check_layout(self):
-        """The C side computed its own row sizes; disagreeing with the Python spaces is a bug."""
-        agents, obs_size, act_size, itemsize = self._binding.vec_layout(self._handle)
-        obs = self.single_observation_space
-        act = self.single_action_space
-        expected = (self.agents_per_env, int(np.prod(obs.shape)), int(np.prod(act.shape)) or 1, obs.dtype.itemsize)
-        if (agents, obs_size, act_size, itemsize) != expected:
-            raise EnvError(f'puffer_{self.name}: C layout (agents, obs elements, action elements, obs itemsize) = '
-                           f'{(agents, obs_size, act_size, itemsize)} but the Python spaces say {expected}')
+    def make_spaces(self, config: dict) -> tuple[spaces.Box, spaces.Space]:
+        """The spaces the spec declares; an env's subclass may extend this (see ocean/spaces)."""
+        return make_spaces(self.spec, config)
 
     # ---- the PufferEnv API ----
 

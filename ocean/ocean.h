@@ -1,18 +1,25 @@
 /* ocean.h: the contract between an Ocean environment and the binding that vectorizes it.
  *
- * An env is one C struct whose first member is OCEAN_SLOTS(obs_type). The binding points those slots
- * at the env's own rows of the vector's shared arrays, so the env writes observations, rewards and
- * flags straight into the buffers the trainer reads (no copy, shared memory included).
+ * An env is one C struct whose first member is OCEAN_SLOTS(obs_type) and which holds `<Name>Config cfg`
+ * (the options, generated from ocean/<name>/spec.toml into spec.h). The binding copies the validated
+ * options into `cfg`, fills the slots' sizes from the spec and points the slots at the env's own rows
+ * of the vector's shared arrays, so the env writes observations, rewards and flags straight into the
+ * buffers the trainer reads (no copy, shared memory included).
  *
  * Each env header defines, all `static`:
- *   void c_init(Env*)          after config and slots are set; the only place allowed to allocate
+ *   int  c_init(Env*)          after cfg and slots are set; the only place allowed to allocate. Returns 0,
+ *                              or `ocean_fail(env, "message")` (nonzero) when it cannot start, e.g. an
+ *                              allocation failed; the message reaches Python as an EnvError
  *   void c_reset(Env*)         start a fresh episode for every agent of this env (uses env->rng)
  *   void c_step(Env*)          read actions, write obs/rewards/terminals/truncations; when an episode
  *                              ends, record it in env->log and reset inside the same call, so the
  *                              observation already belongs to the next episode ("same-step" autoreset)
- *   void c_render_rgb(Env*, unsigned char* frame)     frame is [frame_h][frame_w][3]
- *   int  c_render_text(Env*, char* out, int cap)      returns the length written (< cap)
- *   void c_close(Env*)         frees what c_init allocated
+ *   void c_frame_shape(Env*, int* h, int* w)           size of one RGB frame
+ *   void c_render_rgb(Env*, unsigned char* frame)      frame is [frame_h][frame_w][3]
+ *   int  c_render_text(Env*, char* out, int cap)       returns the length written (< cap)
+ *   void c_close(Env*)         frees what c_init allocated; also called after a failed c_init, so it
+ *                              must cope with a half-initialised env (free(NULL) is fine: the env
+ *                              struct starts zeroed)
  * Rules: no allocation after c_init, no global or static mutable state (several vectors may live in
  * one process and on several threads), every random draw from env->rng so a seed fixes a run, and
  * actions from the caller are untrusted: clamp them with ocean_clamp before indexing anything.
@@ -36,20 +43,28 @@ typedef struct Log {
 #define OCEAN_LOG_FIELDS {"episode_return", "episode_length", "score", "perf", "n"}
 #define OCEAN_LOG_COUNT ((int)(sizeof(Log) / sizeof(float)))
 
-/* The slots every env struct starts with. The binding fills the pointers and rng; the env's config
- * code fills num_agents (agents per env instance) and obs_size (elements per agent row), which the
- * binding checks against the Python-side buffers before anything is written. */
-#define OCEAN_SLOTS(obs_type)                                                   \
-    obs_type *observations;    /* [num_agents * obs_size] */                   \
-    int32_t *actions;          /* [num_agents * act_size] */                   \
-    float *rewards;            /* [num_agents] */                              \
-    unsigned char *terminals;  /* [num_agents] numpy bool: one byte, 0 or 1 */ \
-    unsigned char *truncations;                                               \
-    int num_agents;                                                           \
-    int obs_size;                                                             \
-    int act_size;                                                             \
-    uint64_t rng;                                                             \
+/* The slots every env struct starts with. The binding fills all of them before c_init: the pointers
+ * (this env's rows), the sizes (computed from the spec: agents per env instance, elements per
+ * observation row, elements per action row) and rng. action_masks is NULL unless the spec says
+ * `mask = true` under [action]; then the env writes 1 (legal) or 0 for every action of every agent,
+ * in c_reset and after every c_step, and Python reads them as `env.action_masks` [rows, n_actions]. */
+#define OCEAN_SLOTS(obs_type)                                                                \
+    obs_type *observations;        /* [num_agents * obs_size] */                            \
+    int32_t *actions;              /* [num_agents * act_size] */                            \
+    float *rewards;                /* [num_agents] */                                       \
+    unsigned char *terminals;      /* [num_agents] numpy bool: one byte, 0 or 1 */          \
+    unsigned char *truncations;                                                            \
+    unsigned char *action_masks;   /* [num_agents * n_actions], 1 = legal; NULL: no mask */ \
+    int num_agents;                                                                        \
+    int obs_size;                                                                          \
+    int act_size;                                                                          \
+    uint64_t rng;                                                                          \
+    const char *error;             /* set by ocean_fail: why c_init failed */               \
     Log log
+
+/* c_init's way to fail: `if (!env->board) return ocean_fail(env, "out of memory for the board");`
+ * The message must be a string literal (or otherwise outlive the call). */
+#define ocean_fail(env, message) ((env)->error = (message), -1)
 
 /* The action helpers below are the only way envs read actions: out-of-range values from a buggy
  * policy are clamped, never used as an index. */

@@ -43,6 +43,31 @@ class EnvError(PufferError, RuntimeError):
     """An environment, or the worker process running it, failed."""
 
 
+def option_kind(value):
+    """'bool', 'int' or 'float' for a plain option value (numpy scalars count as their Python kind), else None."""
+    if isinstance(value, (bool, np.bool_)):
+        return 'bool'
+    if isinstance(value, (int, np.integer)):
+        return 'int'
+    if isinstance(value, (float, np.floating)):
+        return 'float'
+    return None
+
+
+def typed_option(value, kind):
+    """`value` as an option of `kind` ('bool', 'int' or 'float'), or None when it is not one.
+
+    The one type rule for config files, flags and env keyword arguments: a bool is never a number,
+    an int option takes only ints, a float option takes ints and floats.
+    """
+    given = option_kind(value)
+    if given == kind:
+        return {'bool': bool, 'int': int, 'float': float}[kind](value)
+    if given == 'int' and kind == 'float':
+        return float(value)
+    return None
+
+
 def action_dtype(space):
     """Buffer dtype for a (flat) action space: int32 for discrete kinds, float32 for Box."""
     if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):

@@ -6,6 +6,7 @@ build/sanitize and runs this file with PUFFER_OCEAN_LIB pointing there; the `san
 only then.
 """
 import os
+import re
 
 import numpy as np
 import pytest
@@ -14,6 +15,10 @@ from gymnasium import spaces
 import pufferlib
 from pufferlib import ocean
 from pufferlib.ocean import tools
+from pufferlib.ocean.breakout import tracker as breakout_tracker
+from pufferlib.ocean.multiagent import own_id as multiagent_own_id
+from pufferlib.ocean.pong import tracker as pong_tracker
+from pufferlib.ocean.squared import greedy as squared_greedy
 from pufferlib.pufferenv import APIUsageError, EnvError
 
 ALL = list(ocean.ENVS) + list(ocean.TEMPLATES)
@@ -303,7 +308,7 @@ def test_vector_backends_match_a_single_env(backend, name):
 
 def test_squared_greedy_collects_every_target_random_does_not():
     env = make('squared', num_envs=8)
-    _, logs = run_policy(env, tools.squared_policy, 64 * 8)
+    _, logs = run_policy(env, squared_greedy, 64 * 8)
     assert episode_mean(logs, 'episode_return') == pytest.approx(1.0, abs=1e-5)
     assert episode_mean(logs, 'perf') == pytest.approx(1.0)
     _, logs = run_policy(env, lambda e, o: tools.random_actions(e.single_action_space, e.num_agents, 1)[0], 64 * 8)
@@ -315,7 +320,7 @@ def test_squared_pays_each_target_once():
     obs, _ = env.reset(seed=0)
     total = 0.0
     for _ in range(100):
-        obs, rewards, terminals, truncations, _ = env.step(tools.squared_policy(env, obs))
+        obs, rewards, terminals, truncations, _ = env.step(squared_greedy(env, obs))
         total += rewards.sum()
         if terminals[0]:
             break
@@ -392,8 +397,8 @@ def test_memory_rewards_recall_not_guessing():
 
 def test_multiagent_rewards_follow_agent_rows():
     env = make('multiagent', num_envs=4, horizon=8)
-    right, _ = run_policy(env, tools.multiagent_policy, 8)
-    swapped, _ = run_policy(env, lambda e, o: 1 - tools.multiagent_policy(e, o), 8)
+    right, _ = run_policy(env, multiagent_own_id, 8)
+    swapped, _ = run_policy(env, lambda e, o: 1 - multiagent_own_id(e, o), 8)
     assert right == pytest.approx(env.num_agents * 1.0) and swapped == 0.0
     # agent 0 alone right: only even rows are paid
     env.reset(seed=0)
@@ -467,7 +472,7 @@ def test_cartpole_matches_gymnasium_dynamics():
 
 def test_pong_tracking_paddle_beats_the_scripted_opponent():
     env = make('pong', num_envs=4, max_score=5)
-    _, logs = run_policy(env, tools.pong_policy, 6000)
+    _, logs = run_policy(env, pong_tracker, 6000)
     assert logs and episode_mean(logs, 'perf') > 0.5 and episode_mean(logs, 'episode_return') > 0
     _, logs = run_policy(env, lambda e, o: tools.random_actions(e.single_action_space, e.num_agents, 1)[0], 6000)
     assert episode_mean(logs, 'episode_return') < 0
@@ -475,7 +480,7 @@ def test_pong_tracking_paddle_beats_the_scripted_opponent():
 
 def test_breakout_tracking_paddle_scores_more_than_random():
     env = make('breakout', num_envs=4, lives=3)
-    tracked, _ = run_policy(env, tools.breakout_policy, 3000)
+    tracked, _ = run_policy(env, breakout_tracker, 3000)
     rand, _ = run_policy(env, lambda e, o: tools.random_actions(e.single_action_space, e.num_agents, 1)[0], 3000)
     assert tracked > 2 * rand > 0
 
@@ -601,19 +606,65 @@ def test_sanitized_100k_random_steps(name):
     env.close()
 
 
-@pytest.mark.parametrize('name, change, error, match', [
-    ('memory', {'delay': None}, KeyError, 'config is missing delay'),
-    ('memory', {'delay': 'two'}, TypeError, 'config delay must be an int'),
-    ('memory', {'length': 10**6}, ValueError, r'config length=1000000 is outside \[1, 64\]'),
-    ('bandit', {'best_prob': 'high'}, TypeError, 'config best_prob must be a number'),
-])
-def test_c_binding_guards_its_config_for_callers_that_skip_python(name, change, error, match):
-    """OceanEnv validates configs in Python first; the C side still names the key if it is called directly."""
-    env = pufferlib.make(f'puffer_{name}', num_envs=1)
+# Options that each break one rule of their env's spec: a range, a range bound by another option, a
+# float range, a check, a check with %, a check over five options.
+BROKEN = [
+    ('memory', {'length': 10**6}),
+    ('squared', {'size': 5, 'num_targets': 17}),
+    ('bandit', {'best_arm': 4}),
+    ('bandit', {'best_prob': 1.5}),
+    ('pong', {'paddle_speed': 0.0}),
+    ('maze', {'width': 10}),
+    ('snake', {'width': 8, 'height': 8, 'num_snakes': 8, 'max_length': 8}),
+]
+
+
+@pytest.mark.parametrize('name, change', BROKEN)
+def test_c_checks_packed_options_and_reports_what_python_reports(name, change):
+    """Python validates options first; the binding re-checks the packed struct with code generated from
+    the same spec, so a caller that skips Python gets the same message."""
+    env = make(name, num_envs=1)
     try:
-        config = {k: v for k, v in {**env.config, **change}.items() if v is not None}
-        with pytest.raises(error, match=match):
+        values = {**env.config, **change}
+        problem = env.spec.problem(values)
+        assert problem and any(key in problem for key in change)
+        with pytest.raises(ValueError) as info:
             env._binding.vec_init(env.observations, env.actions, env.rewards, env.terminals, env.truncations,
-                                  1, config)
+                                  env.action_masks, 1, env.spec.pack(values))
+        assert str(info.value) == problem
+        with pytest.raises(APIUsageError, match=re.escape(problem)):
+            make(name, num_envs=1, **{**SMALL.get(name, {}), **change})
     finally:
         env.close()
+
+
+def test_binding_rejects_config_bytes_of_the_wrong_size_and_a_missing_mask():
+    env = make('template', num_envs=1)
+    args = (env.observations, env.actions, env.rewards, env.terminals, env.truncations)
+    packed = env.spec.pack(env.config)
+    with pytest.raises(ValueError, match=f'config must be {len(packed)} bytes'):
+        env._binding.vec_init(*args, env.action_masks, 1, packed + b'\0')
+    with pytest.raises(ValueError, match='declares an action mask'):
+        env._binding.vec_init(*args, None, 1, packed)
+    with pytest.raises(ValueError, match='action_masks must hold'):
+        env._binding.vec_init(*args, np.ones((1, 3), dtype=bool), 1, packed)
+    env.close()
+
+
+def test_action_masks_are_written_by_the_env():
+    """The template masks `left` at the left end: the mask must follow the agent's position."""
+    env = make('template', num_envs=3, length=5, max_steps=50)
+    assert env.action_masks.shape == (env.num_agents, 2) and env.action_masks.dtype == np.bool_
+    obs, _ = env.reset(seed=0)
+    saw_masked = False
+    for _ in range(40):
+        at_left_end = obs[:, 0] == 1
+        np.testing.assert_array_equal(env.action_masks[:, 0], ~at_left_end)
+        assert env.action_masks[:, 1].all()
+        saw_masked |= at_left_end.any()
+        obs, *_ = env.step(np.zeros(env.num_agents, dtype=np.int32))  # always left
+    assert saw_masked
+    env.close()
+    plain = make('pong', num_envs=1)
+    assert plain.action_masks is None
+    plain.close()

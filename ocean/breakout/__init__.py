@@ -1,22 +1,15 @@
-"""puffer_breakout: break a 6x18 wall of bricks with a ball and a paddle."""
-import numpy as np
-from gymnasium import spaces
+"""puffer_breakout: break a 6x18 wall of bricks with a ball and a paddle.
 
-from pufferlib.ocean.env import OceanEnv
+Reward 1 per brick; the episode ends with no lives or no bricks.
+"""
+from pufferlib.ocean.tools import follow, pixel_centre
 
-ROWS, COLS = 6, 18
+COURT_W = 144.0  # pixels: BO_COLS * BO_BRICK_W in spec.toml
 
 
-class Breakout(OceanEnv):
-    """Observation (float32): paddle x, ball x, ball y (normalised to [0, 1]), ball vx, ball vy
-    (in [-1, 1]), lives left / lives, then one 0/1 flag per brick (row-major, top row first).
-    Actions: stay, left, right. Reward 1 per brick; the episode ends with no lives or no bricks."""
+def tracker(env, obs):
+    """Keep the paddle's centre under the ball."""
+    return follow(pixel_centre(obs[:, 0], COURT_W, env.config['paddle_width']), pixel_centre(obs[:, 1], COURT_W, 2.0))
 
-    name = 'breakout'
-    defaults = dict(lives=5, frameskip=4, max_steps=100000, paddle_width=16.0, paddle_speed=3.0)
 
-    def make_spaces(self, cfg):
-        low = np.zeros(6 + ROWS * COLS, dtype=np.float32)
-        low[3:5] = -1
-        high = np.ones(6 + ROWS * COLS, dtype=np.float32)
-        return spaces.Box(low=low, high=high, dtype=np.float32), spaces.Discrete(3), 1
+SCRIPTED = {'tracker': tracker}

@@ -3,10 +3,9 @@
  * The ball's speed per frame stays below a brick's height so it cannot tunnel through a row, and
  * the ball serves itself (no fire action). One step runs `frameskip` frames with the same action. */
 #include "ocean.h"
+#include "spec.h"
 
-#define BO_ROWS 6
-#define BO_COLS 18
-#define BO_BRICK_W 8.0f
+/* BO_ROWS, BO_COLS and BO_BRICK_W come from spec.toml (they bound paddle_width and size the obs) */
 #define BO_BRICK_H 5.0f
 #define BO_TOP 24.0f
 #define BO_W (BO_COLS * BO_BRICK_W)
@@ -16,32 +15,30 @@
 #define BO_BALL 2.0f
 #define BO_MAX_V 3.0f
 #define BO_BRICKS (BO_ROWS * BO_COLS)
-#define BO_OBS (6 + BO_BRICKS)
 
 enum { BO_STAY, BO_LEFT, BO_RIGHT, BO_ACTIONS };
 
 typedef struct Breakout {
     OCEAN_SLOTS(float);
-    int lives_max, frameskip, max_steps;   /* config */
-    float paddle_w, paddle_speed;          /* config */
+    BreakoutConfig cfg;  /* options (spec.toml) */
     float paddle_x, ball_x, ball_y, ball_vx, ball_vy;
     int lives, bricks_left, tick, score;
     float episode_return;
     unsigned char bricks[BO_BRICKS];
 } Breakout;
 
-static void c_init(Breakout *env) {}
+static int c_init(Breakout *env) { (void)env; return 0; }
 
 static inline float bo_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 static void breakout_write_dynamic_obs(Breakout *env) {
     float *o = env->observations;
-    o[0] = env->paddle_x / (BO_W - env->paddle_w);
+    o[0] = env->paddle_x / (BO_W - env->cfg.paddle_width);
     o[1] = bo_clampf(env->ball_x / (BO_W - BO_BALL), 0, 1);
     o[2] = bo_clampf(env->ball_y / (BO_H - BO_BALL), 0, 1);
     o[3] = env->ball_vx / BO_MAX_V;
     o[4] = env->ball_vy / BO_MAX_V;
-    o[5] = (float)env->lives / env->lives_max;
+    o[5] = (float)env->lives / env->cfg.lives;
 }
 
 static void breakout_serve(Breakout *env) {
@@ -54,8 +51,8 @@ static void breakout_serve(Breakout *env) {
 static void breakout_new_episode(Breakout *env) {
     memset(env->bricks, 1, sizeof(env->bricks));
     env->bricks_left = BO_BRICKS;
-    env->lives = env->lives_max;
-    env->paddle_x = 0.5f * (BO_W - env->paddle_w);
+    env->lives = env->cfg.lives;
+    env->paddle_x = 0.5f * (BO_W - env->cfg.paddle_width);
     env->tick = env->score = 0;
     env->episode_return = 0;
     breakout_serve(env);
@@ -68,7 +65,7 @@ static void c_reset(Breakout *env) { breakout_new_episode(env); }
 
 /* Returns the reward of one frame. */
 static float breakout_frame(Breakout *env, float move) {
-    env->paddle_x = bo_clampf(env->paddle_x + move, 0, BO_W - env->paddle_w);
+    env->paddle_x = bo_clampf(env->paddle_x + move, 0, BO_W - env->cfg.paddle_width);
     float py = env->ball_y + 0.5f * BO_BALL;  /* centre height before the move */
     env->ball_x += env->ball_vx;
     env->ball_y += env->ball_vy;
@@ -95,8 +92,8 @@ static float breakout_frame(Breakout *env, float move) {
         }
     }
     if (env->ball_vy > 0 && env->ball_y + BO_BALL >= BO_PADDLE_Y && py + 0.5f * BO_BALL < BO_PADDLE_Y &&
-        cx >= env->paddle_x - 1 && cx <= env->paddle_x + env->paddle_w + 1) {
-        float offset = (cx - env->paddle_x - 0.5f * env->paddle_w) / (0.5f * env->paddle_w);
+        cx >= env->paddle_x - 1 && cx <= env->paddle_x + env->cfg.paddle_width + 1) {
+        float offset = (cx - env->paddle_x - 0.5f * env->cfg.paddle_width) / (0.5f * env->cfg.paddle_width);
         env->ball_vx = bo_clampf(2.5f * offset, -2.5f, 2.5f);
         env->ball_vy = -env->ball_vy;
         env->ball_y = BO_PADDLE_Y - BO_BALL;
@@ -109,15 +106,15 @@ static float breakout_frame(Breakout *env, float move) {
 
 static void c_step(Breakout *env) {
     int a = ocean_clamp(env->actions[0], BO_ACTIONS);
-    float move = a == BO_LEFT ? -env->paddle_speed : (a == BO_RIGHT ? env->paddle_speed : 0.0f);
+    float move = a == BO_LEFT ? -env->cfg.paddle_speed : (a == BO_RIGHT ? env->cfg.paddle_speed : 0.0f);
     float reward = 0;
-    for (int f = 0; f < env->frameskip && env->lives > 0 && env->bricks_left > 0; f++)
+    for (int f = 0; f < env->cfg.frameskip && env->lives > 0 && env->bricks_left > 0; f++)
         reward += breakout_frame(env, move);
     env->tick++;
     env->episode_return += reward;
     env->rewards[0] = reward;
     int done = env->lives <= 0 || env->bricks_left == 0;
-    int timeout = !done && env->tick >= env->max_steps;
+    int timeout = !done && env->tick >= env->cfg.max_steps;
     env->terminals[0] = (unsigned char)done;
     env->truncations[0] = (unsigned char)timeout;
     if (done || timeout) {
@@ -129,7 +126,7 @@ static void c_step(Breakout *env) {
     }
 }
 
-static void breakout_frame_shape(Breakout *env, int *h, int *w) { *h = (int)BO_H; *w = (int)BO_W; }
+static void c_frame_shape(Breakout *env, int *h, int *w) { *h = (int)BO_H; *w = (int)BO_W; }
 
 static void c_render_rgb(Breakout *env, unsigned char *frame) {
     static const unsigned char rows[BO_ROWS][3] = {{200, 72, 72}, {198, 108, 58}, {180, 122, 48},
@@ -141,7 +138,7 @@ static void c_render_rgb(Breakout *env, unsigned char *frame) {
             if (env->bricks[r * BO_COLS + c])
                 ocean_fill_rect(frame, h, w, (int)(c * BO_BRICK_W), (int)(BO_TOP + r * BO_BRICK_H),
                                 (int)BO_BRICK_W - 1, (int)BO_BRICK_H - 1, rows[r]);
-    ocean_fill_rect(frame, h, w, (int)env->paddle_x, (int)BO_PADDLE_Y, (int)env->paddle_w, (int)BO_PADDLE_H, paddle);
+    ocean_fill_rect(frame, h, w, (int)env->paddle_x, (int)BO_PADDLE_Y, (int)env->cfg.paddle_width, (int)BO_PADDLE_H, paddle);
     ocean_fill_rect(frame, h, w, (int)env->ball_x, (int)env->ball_y, (int)BO_BALL, (int)BO_BALL, ball);
 }
 
@@ -157,7 +154,7 @@ static int c_render_text(Breakout *env, char *out, int cap) {
             float x = (c + 0.5f) / sx, y = (r + 0.5f) / sy;
             char ch = ' ';
             if (r == by && c == bx) ch = 'o';
-            else if (r == pr && x >= env->paddle_x && x <= env->paddle_x + env->paddle_w) ch = '=';
+            else if (r == pr && x >= env->paddle_x && x <= env->paddle_x + env->cfg.paddle_width) ch = '=';
             else if (y >= BO_TOP && y < BO_TOP + BO_ROWS * BO_BRICK_H) {
                 int i = (int)((y - BO_TOP) / BO_BRICK_H) * BO_COLS + (int)(x / BO_BRICK_W);
                 if (env->bricks[i]) ch = '#';

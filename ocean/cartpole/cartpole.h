@@ -3,6 +3,7 @@
  * terminal when the pole passes 12 degrees or the cart leaves [-2.4, 2.4]; truncated at max_steps. */
 #include <math.h>
 #include "ocean.h"
+#include "spec.h"
 
 #define CP_GRAVITY 9.8f
 #define CP_MASS_CART 1.0f
@@ -17,12 +18,12 @@
 
 typedef struct Cartpole {
     OCEAN_SLOTS(float);
-    int max_steps;  /* config */
+    CartpoleConfig cfg;  /* options (spec.toml) */
     float x, x_dot, theta, theta_dot;
     int tick;
 } Cartpole;
 
-static void c_init(Cartpole *env) {}
+static int c_init(Cartpole *env) { (void)env; return 0; }
 
 static void cartpole_write_obs(Cartpole *env) {
     env->observations[0] = env->x;
@@ -55,13 +56,13 @@ static void c_step(Cartpole *env) {
     env->theta_dot += CP_TAU * theta_acc;
     env->tick++;
     int fell = env->x < -CP_X_LIMIT || env->x > CP_X_LIMIT || env->theta < -CP_THETA_LIMIT || env->theta > CP_THETA_LIMIT;
-    int timeout = !fell && env->tick >= env->max_steps;
+    int timeout = !fell && env->tick >= env->cfg.max_steps;
     env->rewards[0] = 1.0f;
     env->terminals[0] = (unsigned char)fell;
     env->truncations[0] = (unsigned char)timeout;
     if (fell || timeout) {
         ocean_log_episode(&env->log, (float)env->tick, (float)env->tick, (float)env->tick,
-                          (float)env->tick / env->max_steps);
+                          (float)env->tick / env->cfg.max_steps);
         cartpole_new_episode(env);
     } else {
         cartpole_write_obs(env);
@@ -70,7 +71,7 @@ static void c_step(Cartpole *env) {
 
 #define CP_W 240
 #define CP_H 160
-static void cartpole_frame_shape(Cartpole *env, int *h, int *w) { *h = CP_H; *w = CP_W; }
+static void c_frame_shape(Cartpole *env, int *h, int *w) { *h = CP_H; *w = CP_W; }
 
 static void c_render_rgb(Cartpole *env, unsigned char *frame) {
     static const unsigned char track[3] = {120, 120, 120}, cart[3] = {40, 40, 200}, pole[3] = {200, 140, 60};

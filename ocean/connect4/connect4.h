@@ -7,19 +7,20 @@
  * sentinel bit 7c+6, so a four-in-a-row test is four shift-and-mask pairs and the opponent's search
  * over seven columns costs a few dozen instructions. */
 #include "ocean.h"
+#include "spec.h"
 
-#define C4_COLS 7
-#define C4_ROWS 6
+/* C4_COLS and C4_ROWS come from spec.toml (they size the obs and the action) */
 #define C4_CELLS (C4_COLS * C4_ROWS)
 
 typedef struct Connect4 {
     OCEAN_SLOTS(float);
+    Connect4Config cfg;  /* options (spec.toml) */
     uint64_t agent, opponent;   /* pieces */
     int height[C4_COLS];        /* pieces in each column */
     int moves, tick;
 } Connect4;
 
-static void c_init(Connect4 *env) {}
+static int c_init(Connect4 *env) { (void)env; return 0; }
 
 static inline int c4_won(uint64_t b) {
     uint64_t m;
@@ -87,7 +88,7 @@ static void c_step(Connect4 *env) {
 }
 
 #define C4_SCALE 24
-static void connect4_frame_shape(Connect4 *env, int *h, int *w) { *h = C4_ROWS * C4_SCALE; *w = C4_COLS * C4_SCALE; }
+static void c_frame_shape(Connect4 *env, int *h, int *w) { *h = C4_ROWS * C4_SCALE; *w = C4_COLS * C4_SCALE; }
 
 static void c_render_rgb(Connect4 *env, unsigned char *frame) {
     static const unsigned char board[3] = {20, 40, 160}, empty[3] = {10, 10, 30}, mine[3] = {230, 200, 30},

@@ -4,37 +4,39 @@
  * allocated once in c_init. */
 #include <stdlib.h>
 #include "ocean.h"
+#include "spec.h"
 
-#define MZ_VIEW 5
-#define MZ_SIDE (2 * MZ_VIEW + 1)
+#define MZ_SIDE (2 * MZ_VIEW + 1)  /* MZ_VIEW (5) comes from spec.toml: it sizes the obs */
 enum { MZ_FLOOR = 0, MZ_WALL = 1, MZ_GOAL = 2 };
 enum { MZ_UP, MZ_DOWN, MZ_LEFT, MZ_RIGHT, MZ_ACTIONS };
 
 typedef struct Maze {
     OCEAN_SLOTS(unsigned char);
-    int width, height, max_steps;  /* config: odd sizes including the outer wall */
+    MazeConfig cfg;  /* options (spec.toml) */
     int stride;
     unsigned char *grid;           /* [(height + 2*VIEW) * stride] */
     int *stack;                    /* carving stack: one entry per room */
     int agent, goal, tick;
 } Maze;
 
-static void c_init(Maze *env) {
-    env->stride = env->width + 2 * MZ_VIEW;
-    env->grid = (unsigned char *)malloc((size_t)(env->height + 2 * MZ_VIEW) * env->stride);
-    env->stack = (int *)malloc(sizeof(int) * (size_t)((env->width / 2) * (env->height / 2) + 1));
+static int c_init(Maze *env) {
+    env->stride = env->cfg.width + 2 * MZ_VIEW;
+    env->grid = (unsigned char *)malloc((size_t)(env->cfg.height + 2 * MZ_VIEW) * env->stride);
+    env->stack = (int *)malloc(sizeof(int) * (size_t)((env->cfg.width / 2) * (env->cfg.height / 2) + 1));
+    if (env->grid == NULL || env->stack == NULL) return ocean_fail(env, "out of memory for the maze");
+    return 0;
 }
 
 static inline int mz_cell(const Maze *env, int r, int c) { return (r + MZ_VIEW) * env->stride + c + MZ_VIEW; }
 
 static void maze_random_room(Maze *env, int *r, int *c) {
-    *r = 1 + 2 * ocean_randint(&env->rng, env->height / 2);
-    *c = 1 + 2 * ocean_randint(&env->rng, env->width / 2);
+    *r = 1 + 2 * ocean_randint(&env->rng, env->cfg.height / 2);
+    *c = 1 + 2 * ocean_randint(&env->rng, env->cfg.width / 2);
 }
 
 /* Rooms sit at odd coordinates; carving a passage clears the wall between two rooms. */
 static void maze_generate(Maze *env) {
-    memset(env->grid, MZ_WALL, (size_t)(env->height + 2 * MZ_VIEW) * env->stride);
+    memset(env->grid, MZ_WALL, (size_t)(env->cfg.height + 2 * MZ_VIEW) * env->stride);
     int r, c, top = 0;
     maze_random_room(env, &r, &c);
     env->grid[mz_cell(env, r, c)] = MZ_FLOOR;
@@ -46,7 +48,7 @@ static void maze_generate(Maze *env) {
         int options[4], n = 0;
         for (int d = 0; d < 4; d++) {
             int nr = cr + dr[d], nc = cc + dc[d];
-            if (nr > 0 && nr < env->height - 1 && nc > 0 && nc < env->width - 1 &&
+            if (nr > 0 && nr < env->cfg.height - 1 && nc > 0 && nc < env->cfg.width - 1 &&
                 env->grid[mz_cell(env, nr, nc)] == MZ_WALL)
                 options[n++] = d;
         }
@@ -68,7 +70,7 @@ static void maze_new_episode(Maze *env) {
     int r, c;
     maze_random_room(env, &r, &c);
     env->agent = mz_cell(env, r, c);
-    do {  /* a maze has at least two rooms (configure checks the size) */
+    do {  /* a maze has at least two rooms (the spec's ranges guarantee it) */
         maze_random_room(env, &r, &c);
         env->goal = mz_cell(env, r, c);
     } while (env->goal == env->agent);
@@ -86,7 +88,7 @@ static void c_step(Maze *env) {
     if (moved) env->agent = next;
     env->tick++;
     int reached = env->agent == env->goal;
-    int timeout = !reached && env->tick >= env->max_steps;
+    int timeout = !reached && env->tick >= env->cfg.max_steps;
     env->rewards[0] = reached ? 1.0f : 0.0f;
     env->terminals[0] = (unsigned char)reached;
     env->truncations[0] = (unsigned char)timeout;
@@ -99,21 +101,21 @@ static void c_step(Maze *env) {
 }
 
 #define MZ_SCALE 8
-static void maze_frame_shape(Maze *env, int *h, int *w) { *h = env->height * MZ_SCALE; *w = env->width * MZ_SCALE; }
+static void c_frame_shape(Maze *env, int *h, int *w) { *h = env->cfg.height * MZ_SCALE; *w = env->cfg.width * MZ_SCALE; }
 
 static void c_render_rgb(Maze *env, unsigned char *frame) {
     static const unsigned char palette[3][3] = {{230, 230, 230}, {30, 30, 60}, {40, 200, 40}};
     static const unsigned char agent_rgb[3] = {220, 40, 40};
-    int h = env->height * MZ_SCALE, w = env->width * MZ_SCALE;
-    ocean_render_grid(frame, env->grid + mz_cell(env, 0, 0), env->height, env->width, env->stride, MZ_SCALE, palette, 3);
+    int h = env->cfg.height * MZ_SCALE, w = env->cfg.width * MZ_SCALE;
+    ocean_render_grid(frame, env->grid + mz_cell(env, 0, 0), env->cfg.height, env->cfg.width, env->stride, MZ_SCALE, palette, 3);
     int r = env->agent / env->stride - MZ_VIEW, c = env->agent % env->stride - MZ_VIEW;
     ocean_fill_rect(frame, h, w, c * MZ_SCALE + 1, r * MZ_SCALE + 1, MZ_SCALE - 2, MZ_SCALE - 2, agent_rgb);
 }
 
 static int c_render_text(Maze *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    for (int r = 0; r < env->height; r++) {
-        for (int c = 0; c < env->width; c++) {
+    for (int r = 0; r < env->cfg.height; r++) {
+        for (int c = 0; c < env->cfg.width; c++) {
             int cell = mz_cell(env, r, c);
             ocean_putc(&t, cell == env->agent ? '@' : " #G"[env->grid[cell]]);
         }

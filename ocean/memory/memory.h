@@ -3,29 +3,28 @@
  * symbol pays 1/length. A feed-forward policy cannot beat chance (1/num_symbols) in the recall
  * phase; a working recurrent policy earns 1. */
 #include "ocean.h"
-
-#define MEM_MAX 64
+#include "spec.h"
 
 typedef struct Memory {
     OCEAN_SLOTS(unsigned char);
-    int length, delay, num_symbols;  /* config */
+    MemoryConfig cfg;  /* options (spec.toml) */
     int tick, correct;
     float episode_return;
     unsigned char sequence[MEM_MAX];
 } Memory;
 
-static void c_init(Memory *env) {}
+static int c_init(Memory *env) { (void)env; return 0; }
 
 /* obs: one-hot of the shown symbol (num_symbols values), then the recall flag */
 static void memory_write_obs(Memory *env) {
-    int t = env->tick, k = env->num_symbols;
+    int t = env->tick, k = env->cfg.num_symbols;
     memset(env->observations, 0, (size_t)k + 1);
-    if (t < env->length) env->observations[env->sequence[t]] = 1;
-    else if (t >= env->length + env->delay) env->observations[k] = 1;
+    if (t < env->cfg.length) env->observations[env->sequence[t]] = 1;
+    else if (t >= env->cfg.length + env->cfg.delay) env->observations[k] = 1;
 }
 
 static void memory_new_episode(Memory *env) {
-    for (int i = 0; i < env->length; i++) env->sequence[i] = (unsigned char)ocean_randint(&env->rng, env->num_symbols);
+    for (int i = 0; i < env->cfg.length; i++) env->sequence[i] = (unsigned char)ocean_randint(&env->rng, env->cfg.num_symbols);
     env->tick = 0;
     env->correct = 0;
     env->episode_return = 0;
@@ -35,12 +34,12 @@ static void memory_new_episode(Memory *env) {
 static void c_reset(Memory *env) { memory_new_episode(env); }
 
 static void c_step(Memory *env) {
-    int t = env->tick, recall = t - env->length - env->delay;
+    int t = env->tick, recall = t - env->cfg.length - env->cfg.delay;
     float reward = 0;
     if (recall >= 0) {  /* actions before the recall phase are ignored */
-        int a = ocean_clamp(env->actions[0], env->num_symbols);
+        int a = ocean_clamp(env->actions[0], env->cfg.num_symbols);
         if (a == env->sequence[recall]) {
-            reward = 1.0f / env->length;
+            reward = 1.0f / env->cfg.length;
             env->correct++;
         }
     }
@@ -48,10 +47,10 @@ static void c_step(Memory *env) {
     env->episode_return += reward;
     env->tick = t + 1;
     env->truncations[0] = 0;
-    if (env->tick == 2 * env->length + env->delay) {
+    if (env->tick == 2 * env->cfg.length + env->cfg.delay) {
         env->terminals[0] = 1;
         ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->correct,
-                          (float)env->correct / env->length);
+                          (float)env->correct / env->cfg.length);
         memory_new_episode(env);
     } else {
         env->terminals[0] = 0;
@@ -59,25 +58,25 @@ static void c_step(Memory *env) {
     }
 }
 
-static void memory_frame_shape(Memory *env, int *h, int *w) { *h = 32; *w = 16 * env->length; }
+static void c_frame_shape(Memory *env, int *h, int *w) { *h = 32; *w = 16 * env->cfg.length; }
 
 static void c_render_rgb(Memory *env, unsigned char *frame) {
-    int w = 16 * env->length;
-    for (int i = 0; i < env->length; i++) {  /* the sequence, brighter for larger symbols */
-        unsigned char v = (unsigned char)(60 + 195 * env->sequence[i] / (env->num_symbols > 1 ? env->num_symbols - 1 : 1));
+    int w = 16 * env->cfg.length;
+    for (int i = 0; i < env->cfg.length; i++) {  /* the sequence, brighter for larger symbols */
+        unsigned char v = (unsigned char)(60 + 195 * env->sequence[i] / (env->cfg.num_symbols > 1 ? env->cfg.num_symbols - 1 : 1));
         unsigned char rgb[3] = {v, v, 0};
         ocean_fill_rect(frame, 32, w, 16 * i + 1, 1, 14, 14, rgb);
     }
     static const unsigned char cursor[3] = {0, 160, 255};
-    int t = env->tick, pos = t < env->length ? t : t - env->length - env->delay;
+    int t = env->tick, pos = t < env->cfg.length ? t : t - env->cfg.length - env->cfg.delay;
     if (pos >= 0) ocean_fill_rect(frame, 32, w, 16 * pos + 1, 18, 14, 12, cursor);
 }
 
 static int c_render_text(Memory *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    int phase_show = env->tick < env->length, phase_delay = !phase_show && env->tick < env->length + env->delay;
+    int phase_show = env->tick < env->cfg.length, phase_delay = !phase_show && env->tick < env->cfg.length + env->cfg.delay;
     ocean_puts(&t, phase_show ? "show   " : phase_delay ? "wait   " : "recall ");
-    for (int i = 0; i < env->length; i++) ocean_puti(&t, env->sequence[i]);
+    for (int i = 0; i < env->cfg.length; i++) ocean_puti(&t, env->sequence[i]);
     ocean_puts(&t, "  step "); ocean_puti(&t, env->tick);
     ocean_puts(&t, "  correct "); ocean_puti(&t, env->correct); ocean_putc(&t, '\n');
     return t.len;

@@ -2,15 +2,16 @@
  * only its own id. A trainer that mixes up agent rows (stitching one agent's observations to another's
  * rewards) cannot solve it. */
 #include "ocean.h"
+#include "spec.h"
 
 typedef struct Multiagent {
     OCEAN_SLOTS(unsigned char);
-    int horizon;  /* config */
+    MultiagentConfig cfg;  /* options (spec.toml) */
     int tick;
     float returns[2];
 } Multiagent;
 
-static void c_init(Multiagent *env) {}
+static int c_init(Multiagent *env) { (void)env; return 0; }
 
 static void multiagent_new_episode(Multiagent *env) {
     env->tick = 0;
@@ -23,7 +24,7 @@ static void multiagent_new_episode(Multiagent *env) {
 static void c_reset(Multiagent *env) { multiagent_new_episode(env); }
 
 static void c_step(Multiagent *env) {
-    float unit = 1.0f / env->horizon;
+    float unit = 1.0f / env->cfg.horizon;
     for (int agent = 0; agent < 2; agent++) {
         float reward = ocean_clamp(env->actions[agent], 2) == agent ? unit : 0.0f;
         env->rewards[agent] = reward;
@@ -31,7 +32,7 @@ static void c_step(Multiagent *env) {
         env->truncations[agent] = 0;
     }
     env->tick++;
-    int done = env->tick == env->horizon;
+    int done = env->tick == env->cfg.horizon;
     env->terminals[0] = env->terminals[1] = (unsigned char)done;
     if (done) {
         for (int agent = 0; agent < 2; agent++)
@@ -40,12 +41,12 @@ static void c_step(Multiagent *env) {
     }
 }
 
-static void multiagent_frame_shape(Multiagent *env, int *h, int *w) { *h = 32; *w = 64; }
+static void c_frame_shape(Multiagent *env, int *h, int *w) { *h = 32; *w = 64; }
 
 static void c_render_rgb(Multiagent *env, unsigned char *frame) {
     static const unsigned char colors[2][3] = {{220, 60, 60}, {60, 60, 220}};
     for (int agent = 0; agent < 2; agent++) {
-        int bar = env->tick ? (int)(30.0f * env->returns[agent] * env->horizon / env->tick) : 0;
+        int bar = env->tick ? (int)(30.0f * env->returns[agent] * env->cfg.horizon / env->tick) : 0;
         ocean_fill_rect(frame, 32, 64, 32 * agent + 4, 31 - bar, 24, bar, colors[agent]);
     }
 }

@@ -3,9 +3,10 @@
  * it hit) beat it. +1 when the opponent misses, -1 when the agent misses; the game ends at max_score.
  * One step runs `frameskip` physics frames with the same action, like Atari frame skipping. */
 #include "ocean.h"
+#include "spec.h"
 
 #define PONG_W 160.0f
-#define PONG_H 128.0f
+/* PONG_H (128.0f) comes from spec.toml: it bounds paddle_height */
 #define PONG_PADDLE_W 3.0f
 #define PONG_BALL 2.0f
 #define PONG_MAX_VX 4.0f
@@ -15,29 +16,28 @@ enum { PONG_STAY, PONG_UP, PONG_DOWN, PONG_ACTIONS };
 
 typedef struct Pong {
     OCEAN_SLOTS(float);
-    int max_score, frameskip, max_steps;             /* config */
-    float paddle_h, paddle_speed, opponent_speed;    /* config */
+    PongConfig cfg;  /* options (spec.toml) */
     float agent_y, opp_y;                            /* paddle tops */
     float ball_x, ball_y, ball_vx, ball_vy;          /* ball top-left, per-frame velocity */
     int agent_score, opp_score, tick;
     float episode_return;
 } Pong;
 
-static void c_init(Pong *env) {}
+static int c_init(Pong *env) { (void)env; return 0; }
 
 static inline float pong_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 /* Every value normalised to [0, 1] or [-1, 1] (see the Python Box). */
 static void pong_write_obs(Pong *env) {
     float *o = env->observations;
-    o[0] = env->agent_y / (PONG_H - env->paddle_h);
-    o[1] = env->opp_y / (PONG_H - env->paddle_h);
+    o[0] = env->agent_y / (PONG_H - env->cfg.paddle_height);
+    o[1] = env->opp_y / (PONG_H - env->cfg.paddle_height);
     o[2] = env->ball_x / (PONG_W - PONG_BALL);
     o[3] = env->ball_y / (PONG_H - PONG_BALL);
     o[4] = env->ball_vx / PONG_MAX_VX;
     o[5] = env->ball_vy / PONG_MAX_VY;
-    o[6] = (float)env->agent_score / env->max_score;
-    o[7] = (float)env->opp_score / env->max_score;
+    o[6] = (float)env->agent_score / env->cfg.max_score;
+    o[7] = (float)env->opp_score / env->cfg.max_score;
 }
 
 static void pong_serve(Pong *env) {
@@ -48,7 +48,7 @@ static void pong_serve(Pong *env) {
 }
 
 static void pong_new_episode(Pong *env) {
-    env->agent_y = env->opp_y = 0.5f * (PONG_H - env->paddle_h);
+    env->agent_y = env->opp_y = 0.5f * (PONG_H - env->cfg.paddle_height);
     env->agent_score = env->opp_score = 0;
     env->tick = 0;
     env->episode_return = 0;
@@ -60,7 +60,7 @@ static void c_reset(Pong *env) { pong_new_episode(env); }
 
 /* Bounce off a paddle whose top is at y: the return angle grows with the distance from its centre. */
 static void pong_bounce(Pong *env, float paddle_y, float direction) {
-    float offset = (env->ball_y + 0.5f * PONG_BALL - paddle_y - 0.5f * env->paddle_h) / (0.5f * env->paddle_h);
+    float offset = (env->ball_y + 0.5f * PONG_BALL - paddle_y - 0.5f * env->cfg.paddle_height) / (0.5f * env->cfg.paddle_height);
     float speed = env->ball_vx < 0 ? -env->ball_vx : env->ball_vx;
     speed = speed * 1.05f > PONG_MAX_VX ? PONG_MAX_VX : speed * 1.05f;
     env->ball_vx = direction * speed;
@@ -69,14 +69,14 @@ static void pong_bounce(Pong *env, float paddle_y, float direction) {
 
 static void c_step(Pong *env) {
     int a = ocean_clamp(env->actions[0], PONG_ACTIONS);
-    float move = a == PONG_UP ? -env->paddle_speed : (a == PONG_DOWN ? env->paddle_speed : 0.0f);
-    float top = PONG_H - env->paddle_h;
+    float move = a == PONG_UP ? -env->cfg.paddle_speed : (a == PONG_DOWN ? env->cfg.paddle_speed : 0.0f);
+    float top = PONG_H - env->cfg.paddle_height;
     float reward = 0;
-    for (int f = 0; f < env->frameskip && reward == 0; f++) {
+    for (int f = 0; f < env->cfg.frameskip && reward == 0; f++) {
         env->agent_y = pong_clampf(env->agent_y + move, 0, top);
         /* the opponent chases the ball only while it approaches, else drifts back to the middle */
-        float target = env->ball_vx < 0 ? env->ball_y + 0.5f * PONG_BALL - 0.5f * env->paddle_h : 0.5f * top;
-        float d = pong_clampf(target - env->opp_y, -env->opponent_speed, env->opponent_speed);
+        float target = env->ball_vx < 0 ? env->ball_y + 0.5f * PONG_BALL - 0.5f * env->cfg.paddle_height : 0.5f * top;
+        float d = pong_clampf(target - env->opp_y, -env->cfg.opponent_speed, env->cfg.opponent_speed);
         env->opp_y = pong_clampf(env->opp_y + d, 0, top);
 
         env->ball_x += env->ball_vx;
@@ -87,8 +87,8 @@ static void c_step(Pong *env) {
             env->ball_vy = -env->ball_vy;
         }
         float agent_face = PONG_W - PONG_PADDLE_W - PONG_BALL, opp_face = PONG_PADDLE_W;
-        int overlaps_agent = env->ball_y + PONG_BALL >= env->agent_y && env->ball_y <= env->agent_y + env->paddle_h;
-        int overlaps_opp = env->ball_y + PONG_BALL >= env->opp_y && env->ball_y <= env->opp_y + env->paddle_h;
+        int overlaps_agent = env->ball_y + PONG_BALL >= env->agent_y && env->ball_y <= env->agent_y + env->cfg.paddle_height;
+        int overlaps_opp = env->ball_y + PONG_BALL >= env->opp_y && env->ball_y <= env->opp_y + env->cfg.paddle_height;
         if (env->ball_vx > 0 && env->ball_x >= agent_face && env->ball_x - env->ball_vx < agent_face && overlaps_agent) {
             env->ball_x = agent_face;
             pong_bounce(env, env->agent_y, -1.0f);
@@ -107,8 +107,8 @@ static void c_step(Pong *env) {
     env->tick++;
     env->episode_return += reward;
     env->rewards[0] = reward;
-    int done = env->agent_score >= env->max_score || env->opp_score >= env->max_score;
-    int timeout = !done && env->tick >= env->max_steps;
+    int done = env->agent_score >= env->cfg.max_score || env->opp_score >= env->cfg.max_score;
+    int timeout = !done && env->tick >= env->cfg.max_steps;
     env->terminals[0] = (unsigned char)done;
     env->truncations[0] = (unsigned char)timeout;
     if (done || timeout) {
@@ -120,15 +120,15 @@ static void c_step(Pong *env) {
     }
 }
 
-static void pong_frame_shape(Pong *env, int *h, int *w) { *h = (int)PONG_H; *w = (int)PONG_W; }
+static void c_frame_shape(Pong *env, int *h, int *w) { *h = (int)PONG_H; *w = (int)PONG_W; }
 
 static void c_render_rgb(Pong *env, unsigned char *frame) {
     static const unsigned char agent[3] = {90, 200, 90}, opp[3] = {200, 90, 90}, ball[3] = {235, 235, 235},
                                net[3] = {70, 70, 70};
     int h = (int)PONG_H, w = (int)PONG_W;
     for (int y = 0; y < h; y += 8) ocean_fill_rect(frame, h, w, w / 2, y, 1, 4, net);
-    ocean_fill_rect(frame, h, w, 0, (int)env->opp_y, (int)PONG_PADDLE_W, (int)env->paddle_h, opp);
-    ocean_fill_rect(frame, h, w, w - (int)PONG_PADDLE_W, (int)env->agent_y, (int)PONG_PADDLE_W, (int)env->paddle_h, agent);
+    ocean_fill_rect(frame, h, w, 0, (int)env->opp_y, (int)PONG_PADDLE_W, (int)env->cfg.paddle_height, opp);
+    ocean_fill_rect(frame, h, w, w - (int)PONG_PADDLE_W, (int)env->agent_y, (int)PONG_PADDLE_W, (int)env->cfg.paddle_height, agent);
     ocean_fill_rect(frame, h, w, (int)env->ball_x, (int)env->ball_y, (int)PONG_BALL, (int)PONG_BALL, ball);
 }
 
@@ -143,8 +143,8 @@ static int c_render_text(Pong *env, char *out, int cap) {
         for (int c = 0; c < COLS; c++) {
             float y = (r + 0.5f) / sy;
             char ch = ' ';
-            if (c == 0 && y >= env->opp_y && y <= env->opp_y + env->paddle_h) ch = '|';
-            else if (c == COLS - 1 && y >= env->agent_y && y <= env->agent_y + env->paddle_h) ch = '|';
+            if (c == 0 && y >= env->opp_y && y <= env->opp_y + env->cfg.paddle_height) ch = '|';
+            else if (c == COLS - 1 && y >= env->agent_y && y <= env->agent_y + env->cfg.paddle_height) ch = '|';
             else if (c == bx && r == by) ch = 'o';
             else if (c == COLS / 2) ch = ':';
             ocean_putc(&t, ch);

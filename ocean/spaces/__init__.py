@@ -1,4 +1,14 @@
-"""puffer_spaces: structured (Dict) observations and actions; full score needs every subspace."""
+"""puffer_spaces: structured (Dict) observations and actions; full score needs every subspace.
+
+One-step episodes. Observation (native): image float32[5, 5] of 0/1 and flat int8[5] of -1/0/1.
+Actions (native): image = 1 iff more than 12 pixels are on, flat = 1 iff sum(flat) > 0; 0.5 each.
+
+Rows are laid out exactly as pufferlib.emulation lays out the native Dict, so
+`pufferlib.emulation.Nativizer(env.obs_dtype)` recovers the dict, and the flat action row is
+MultiDiscrete([2, 2]) in the Dict's (sorted) key order: [flat, image]. The spec declares that row;
+this subclass adds the native spaces and checks that emulation still lays the Dict out the way the
+C code writes it.
+"""
 import numpy as np
 from gymnasium import spaces
 
@@ -13,25 +23,15 @@ NATIVE_ACTION_SPACE = spaces.Dict({'image': spaces.Discrete(2), 'flat': spaces.D
 
 
 class Spaces(OceanEnv):
-    """One-step episodes. Observation (native): image float32[5, 5] of 0/1 and flat int8[5] of -1/0/1.
-    Actions (native): image = 1 iff more than 12 pixels are on, flat = 1 iff sum(flat) > 0; 0.5 each.
-
-    Rows are laid out exactly as pufferlib.emulation lays out the native Dict, so
-    `pufferlib.emulation.Nativizer(env.obs_dtype)` recovers the dict, and the flat action row is
-    MultiDiscrete([2, 2]) in the Dict's (sorted) key order: [flat, image].
-    """
-
-    name = 'spaces'
-    defaults = {}
     native_observation_space = NATIVE_OBSERVATION_SPACE
     native_action_space = NATIVE_ACTION_SPACE
 
-    def make_spaces(self, cfg):
-        obs, self.obs_dtype = emulate_observation_space(NATIVE_OBSERVATION_SPACE)
-        act, _ = emulate_action_space(NATIVE_ACTION_SPACE)
+    def make_spaces(self, config):
+        obs, act = super().make_spaces(config)
+        emulated_obs, self.obs_dtype = emulate_observation_space(NATIVE_OBSERVATION_SPACE)
+        emulated_act, _ = emulate_action_space(NATIVE_ACTION_SPACE)
         # The C code hard-codes this layout; fail loudly if emulation ever lays the Dict out differently.
         fields = self.obs_dtype.fields
-        assert obs.shape == (105,) and obs.dtype == np.uint8, obs
+        assert emulated_obs == obs and emulated_act == act, (emulated_obs, obs, emulated_act, act)
         assert fields['flat'][1] == 0 and fields['image'][1] == 5, fields
-        assert list(act.nvec) == [2, 2], act
-        return obs, act, 1
+        return obs, act

@@ -8,20 +8,23 @@
  * model nativizes Ocean and emulated rows the same way. The image is unaligned inside the row, hence
  * memcpy rather than float stores. The flat action is MultiDiscrete([2, 2]) in the same key order. */
 #include "ocean.h"
+#include "spec.h"
 
-#define SP_FLAT 5
-#define SP_IMAGE 25
-#define SP_ROW (SP_FLAT + 4 * SP_IMAGE)
+/* SP_FLAT (5) and SP_IMAGE (25) come from spec.toml: they size the row */
 
 typedef struct Spaces {
     OCEAN_SLOTS(unsigned char);
+    SpacesConfig cfg;  /* options (spec.toml) */
     signed char flat[SP_FLAT];
     float image[SP_IMAGE];
     int flat_answer, image_answer;
     int last_flat_action, last_image_action;
 } Spaces;
 
-static void c_init(Spaces *env) { env->last_flat_action = env->last_image_action = -1; }
+static int c_init(Spaces *env) {
+    env->last_flat_action = env->last_image_action = -1;
+    return 0;
+}
 
 static void spaces_new_episode(Spaces *env) {
     uint32_t bits = ocean_rand(&env->rng), digits = ocean_rand(&env->rng);
@@ -57,7 +60,7 @@ static void c_step(Spaces *env) {
     spaces_new_episode(env);
 }
 
-static void spaces_frame_shape(Spaces *env, int *h, int *w) { *h = 60; *w = 90; }
+static void c_frame_shape(Spaces *env, int *h, int *w) { *h = 60; *w = 90; }
 
 static void c_render_rgb(Spaces *env, unsigned char *frame) {
     static const unsigned char on[3] = {230, 230, 230}, neg[3] = {200, 40, 40}, zero[3] = {60, 60, 60}, pos[3] = {40, 200, 40};

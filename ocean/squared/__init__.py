@@ -1,20 +1,25 @@
-"""puffer_squared: reach targets on the perimeter of a grid; each pays 1/num_targets once."""
+"""puffer_squared: reach targets on the perimeter of a grid; each pays 1/num_targets once.
+
+An episode ends when every target is collected (terminal) or after max_steps (truncation);
+the best return is 1.
+"""
 import numpy as np
-from gymnasium import spaces
-
-from pufferlib.ocean.env import OceanEnv
 
 
-class Squared(OceanEnv):
-    """Observation: the grid, uint8 (0 empty, 1 agent, 2 target). Actions: noop, up, down, left, right.
+def greedy(env, obs):
+    """Walk toward the nearest remaining target (Manhattan distance)."""
+    size = env.config['size']
+    actions = np.zeros(env.num_agents, dtype=np.int32)
+    for i, row in enumerate(obs):
+        grid = row.reshape(size, size)
+        agent = np.argwhere(grid == 1)[0]
+        targets = np.argwhere(grid == 2)
+        if len(targets) == 0:
+            continue
+        target = targets[np.abs(targets - agent).sum(1).argmin()]
+        dr, dc = target - agent
+        actions[i] = (2 if dr > 0 else 1) if dr != 0 else (4 if dc > 0 else 3)
+    return actions
 
-    An episode ends when every target is collected (terminal) or after max_steps (truncation);
-    the best return is 1.
-    """
 
-    name = 'squared'
-    defaults = dict(size=11, num_targets=4, max_steps=64)
-
-    def make_spaces(self, cfg):
-        obs = spaces.Box(low=0, high=2, shape=(cfg['size'] * cfg['size'],), dtype=np.uint8)
-        return obs, spaces.Discrete(5), 1
+SCRIPTED = {'greedy': greedy}

@@ -4,29 +4,40 @@
  * the contract in ocean/ocean.h appears once, in the order the binding calls it. */
 #include <stdlib.h>
 #include "ocean.h"
+#include "spec.h"  /* generated from spec.toml by setup.py: TemplateConfig and the sizes */
 
 enum { TP_LEFT, TP_RIGHT, TP_ACTIONS };
 
 typedef struct Template {
-    OCEAN_SLOTS(unsigned char);  /* must come first: buffers, agent counts, rng, log */
-    int length, max_steps;       /* config, filled by configure() in binding.c */
+    OCEAN_SLOTS(unsigned char);  /* must come first: buffers, sizes, masks, rng, log */
+    TemplateConfig cfg;          /* the options of spec.toml (cfg.length, cfg.max_steps), validated */
     int position, tick;          /* state */
     unsigned char *line;         /* an example of memory owned by the env: allocated in c_init only */
 } Template;
 
 /* Allocate here and only here: steps run with no allocation. */
-static void c_init(Template *env) {
-    env->line = (unsigned char *)calloc((size_t)env->length, 1);
+static int c_init(Template *env) {
+    env->line = (unsigned char *)calloc((size_t)env->cfg.length, 1);
+    if (env->line == NULL) return ocean_fail(env, "out of memory for the line");
+    return 0;
+}
+
+/* Left is illegal at the left end (the mask slot exists because spec.toml says mask = true). */
+static void template_write_mask(Template *env) {
+    env->action_masks[TP_LEFT] = env->position > 0;
+    env->action_masks[TP_RIGHT] = 1;
 }
 
 /* Start an episode. Draw randomness only from env->rng so a seed reproduces a run. */
 static void template_new_episode(Template *env) {
-    env->position = ocean_randint(&env->rng, env->length - 1);  /* anywhere but the goal */
+    int length = env->cfg.length;
+    env->position = ocean_randint(&env->rng, length - 1);  /* anywhere but the goal */
     env->tick = 0;
-    memset(env->line, 0, (size_t)env->length);
+    memset(env->line, 0, (size_t)length);
     env->line[env->position] = 1;
-    env->line[env->length - 1] = 2;
-    memcpy(env->observations, env->line, (size_t)env->length);
+    env->line[length - 1] = 2;
+    memcpy(env->observations, env->line, (size_t)length);
+    template_write_mask(env);
 }
 
 static void c_reset(Template *env) { template_new_episode(env); }
@@ -36,12 +47,13 @@ static void c_step(Template *env) {
     env->line[env->position] = 0;
     env->observations[env->position] = 0;  /* patch only the cells that change */
     if (a == TP_LEFT && env->position > 0) env->position--;
-    if (a == TP_RIGHT && env->position < env->length - 1) env->position++;
+    if (a == TP_RIGHT && env->position < env->cfg.length - 1) env->position++;
     env->line[env->position] = 1;
     env->observations[env->position] = 1;
+    template_write_mask(env);
     env->tick++;
-    int reached = env->position == env->length - 1;
-    int timeout = !reached && env->tick >= env->max_steps;
+    int reached = env->position == env->cfg.length - 1;
+    int timeout = !reached && env->tick >= env->cfg.max_steps;
     env->rewards[0] = reached ? 1.0f : 0.0f;
     env->terminals[0] = (unsigned char)reached;
     env->truncations[0] = (unsigned char)timeout;
@@ -54,16 +66,16 @@ static void c_step(Template *env) {
 }
 
 #define TP_SCALE 16
-static void template_frame_shape(Template *env, int *h, int *w) { *h = TP_SCALE; *w = env->length * TP_SCALE; }
+static void c_frame_shape(Template *env, int *h, int *w) { *h = TP_SCALE; *w = env->cfg.length * TP_SCALE; }
 
 static void c_render_rgb(Template *env, unsigned char *frame) {
     static const unsigned char palette[3][3] = {{20, 20, 20}, {0, 180, 220}, {40, 200, 40}};
-    ocean_render_grid(frame, env->line, 1, env->length, env->length, TP_SCALE, palette, 3);
+    ocean_render_grid(frame, env->line, 1, env->cfg.length, env->cfg.length, TP_SCALE, palette, 3);
 }
 
 static int c_render_text(Template *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    ocean_text_grid(&t, env->line, 1, env->length, env->length, ".@G", 3);
+    ocean_text_grid(&t, env->line, 1, env->cfg.length, env->cfg.length, ".@G", 3);
     return t.len;
 }
 

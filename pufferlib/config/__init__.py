@@ -10,7 +10,7 @@ import importlib
 import os
 import tomllib
 
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, option_kind, typed_option
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FREE_SECTIONS = ('env', 'policy')
@@ -46,8 +46,8 @@ def env_defaults(env_name):
     if env_name.startswith('puffer_'):
         try:
             from pufferlib import ocean
-            return dict(ocean.env_class(env_name).defaults)
-        except (ImportError, KeyError, AttributeError, ValueError):
+            return ocean.spec_of(env_name).defaults()
+        except (ImportError, APIUsageError):
             return {}
     return {}
 
@@ -78,13 +78,10 @@ def check(section, key, value, current, source):
     if key not in current:
         raise ConfigError(f'{source}: unknown key {section}.{key}{_suggest(key, current)}')
     default = current[key]
-    if isinstance(default, bool):
-        ok = isinstance(value, bool)
-    elif isinstance(default, int):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    elif isinstance(default, float):
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-        value = float(value) if ok else value
+    kind = option_kind(default)
+    if kind is not None:
+        typed = typed_option(value, kind)
+        ok, value = typed is not None, value if typed is None else typed
     else:
         ok = isinstance(value, type(default))
     if not ok:
@@ -222,10 +219,16 @@ def _toml_value(value):
     raise ConfigError(f'cannot write {value!r} to TOML')
 
 
-def flag_help(config):
-    """Every flag with its current value, for --help."""
+def flag_help(config, env_options=None):
+    """Every flag with its current value, for --help; `env_options` (name -> (type and range, help),
+    from an Ocean spec) adds what the env declares about its own keys."""
+    env_options = env_options or {}
     lines = []
     for section, values in config.items():
         for key, value in values.items():
-            lines.append(f'  --{section}.{key.replace("_", "-")} {value!r}')
+            line = f'  --{section}.{key.replace("_", "-")} {value!r}'
+            if section == 'env' and key in env_options:
+                kind, text = env_options[key]
+                line = f'{line:<44} {kind}: {text}'
+            lines.append(line)
     return '\n'.join(lines)

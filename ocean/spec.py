@@ -1,0 +1,643 @@
+"""The one declaration of an Ocean env: `ocean/<name>/spec.toml`, read here by setup.py and by Python.
+
+A spec gives every option (default, type, range, help), the observation and action spaces, the
+agents per env instance and a few extras (action mask, catalogue group). From it:
+
+- Python builds the env's spaces, validates options (names, types, ranges, checks) and packs them
+  into the C struct's bytes (`Spec.pack`);
+- setup.py generates, per env, `spec.h` (the `<Name>Config` struct, the same range checks in C, and
+  the row sizes) and a three-line binding source that instantiates ocean/binding.h. Both go into the
+  build's temp folder, never into the tree.
+
+Sizes, ranges and checks may be expressions over option names and `[constants]`: numbers, names,
+`+ - * / %`, parentheses, comparisons, `and`/`or`/`not`. They are parsed once with `ast` (never
+eval'd); Python evaluates the tree and the generator prints the same tree as C, so both sides compute
+the same thing. Integer `/` and `%` follow C (truncate toward zero; a zero divisor gives 0, never a
+crash), integer arithmetic is 64-bit on both sides, float arithmetic is double.
+
+This file imports only the standard library: setup.py loads it by path before pufferlib is installed.
+The format is documented in docs/ocean.md.
+"""
+import ast
+import math
+import os
+import re
+import struct
+import tomllib
+from dataclasses import dataclass, field
+
+# Catalogue groups, in catalogue order. 'template' envs are built and tested but not listed.
+GROUPS = ('sanity', 'classic', 'game', 'template')
+# Observation element types: numpy dtype name -> (C type, buffer-protocol format).
+OBS_DTYPES = {'uint8': ('unsigned char', 'B'), 'int8': ('signed char', 'b'), 'float32': ('float', 'f')}
+# Option kinds -> (C type of the struct field, struct-module format). All fields are 4 bytes, so the
+# C struct has no padding and Python's packing ('=' standard sizes) matches it byte for byte.
+OPTION_TYPES = {'int': ('int32_t', 'i'), 'float': ('float', 'f'), 'bool': ('int32_t', 'i')}
+INT32 = (-2 ** 31, 2 ** 31 - 1)
+INT64 = (-2 ** 63, 2 ** 63 - 1)
+C_KEYWORDS = frozenset('''auto break case char const continue default do double else enum extern float for goto
+    if inline int long register restrict return short signed sizeof static struct switch typedef union unsigned
+    void volatile while cfg env'''.split())
+
+TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action'}
+OPTION_KEYS = {'default', 'min', 'max', 'help'}
+OBSERVATION_KEYS = {'dtype', 'size', 'shape', 'low', 'high', 'fields', 'help'}
+FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
+ACTION_KEYS = {'n', 'nvec', 'mask', 'help'}
+CHECK_KEYS = {'require', 'message'}
+
+
+class SpecError(Exception):
+    """A spec.toml is malformed (a developer's error, reported with the file and the key)."""
+
+
+def camel(name):
+    """'trash_pickup' -> 'TrashPickup': the C struct and Python class name of an env."""
+    return ''.join(part[:1].upper() + part[1:] for part in name.split('_'))
+
+
+# ---------------------------------------------------------------------------------------------
+# Expressions
+# ---------------------------------------------------------------------------------------------
+
+_ARITH = {ast.Add: '+', ast.Sub: '-', ast.Mult: '*', ast.Div: '/', ast.Mod: '%'}
+_COMPARE = {ast.Lt: '<', ast.LtE: '<=', ast.Gt: '>', ast.GtE: '>=', ast.Eq: '==', ast.NotEq: '!='}
+
+
+def _c_div(a, b):
+    if isinstance(a, float) or isinstance(b, float):
+        if b == 0:
+            return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+        return a / b
+    if b == 0:
+        return 0
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def _c_mod(a, b):
+    return 0 if b == 0 else a - b * _c_div(a, b)
+
+
+class Expr:
+    """An expression over option names and constants: evaluated in Python, printed as C.
+
+    `kind` is 'int', 'float' or 'bool' (the type C gives the result); `names` are the option names
+    it reads, in order of first use (error messages show their values).
+    """
+
+    def __init__(self, text, kinds, constants, where):
+        self.text = str(text)
+        self.where = where
+        self._kinds = kinds          # option name -> kind
+        self._constants = constants  # constant name -> value
+        try:
+            tree = ast.parse(self.text.strip(), mode='eval').body
+        except SyntaxError as e:
+            raise SpecError(f'{where}: cannot parse expression {self.text!r}: {e.msg}') from None
+        self._tree = tree
+        self.kind = self._infer(tree)
+        names = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in kinds),
+                       key=lambda n: n.col_offset)
+        self.names = list(dict.fromkeys(n.id for n in names))
+
+    @property
+    def is_literal(self):
+        return isinstance(self._tree, ast.Constant) or (
+            isinstance(self._tree, ast.UnaryOp) and isinstance(self._tree.operand, ast.Constant))
+
+    def describe(self):
+        """The text, with the value where it uses only constants: 'MEM_MAX = 64'."""
+        if self.is_literal or self.names:
+            return self.text
+        return f'{self.text} = {fmt(self({}), self.kind)}'
+
+    def _fail(self, what):
+        raise SpecError(f'{self.where}: {what} in expression {self.text!r} (allowed: numbers, option and '
+                        'constant names, + - * / %, parentheses, comparisons, and/or/not)')
+
+    def _infer(self, node):
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool):
+                return 'bool'
+            if isinstance(node.value, int):
+                return 'int'
+            if isinstance(node.value, float) and math.isfinite(node.value):
+                return 'float'
+            self._fail(f'the value {node.value!r}')
+        if isinstance(node, ast.Name):
+            if node.id in self._kinds:
+                return self._kinds[node.id]
+            if node.id in self._constants:
+                return 'float' if isinstance(self._constants[node.id], float) else 'int'
+            self._fail(f'unknown name {node.id!r}')
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            kind = self._infer(node.operand)
+            return 'int' if kind == 'bool' else kind
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            self._infer(node.operand)
+            return 'bool'
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            kinds = {self._infer(node.left), self._infer(node.right)}
+            if isinstance(node.op, ast.Mod) and 'float' in kinds:
+                self._fail('% on a float')
+            return 'float' if 'float' in kinds else 'int'
+        if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
+            for operand in [node.left, *node.comparators]:
+                self._infer(operand)
+            return 'bool'
+        if isinstance(node, ast.BoolOp):
+            for value in node.values:
+                self._infer(value)
+            return 'bool'
+        self._fail(f'{type(node).__name__}')
+
+    # ---- Python ----
+
+    def __call__(self, values):
+        """The value for `values` (option name -> value); an int result outside 64 bits raises OverflowError."""
+        return self._eval(self._tree, values)
+
+    def _eval(self, node, values):
+        if isinstance(node, ast.Constant):
+            return node.value
+        if isinstance(node, ast.Name):
+            value = values[node.id] if node.id in self._kinds else self._constants[node.id]
+            return float(value) if isinstance(value, float) else int(value)
+        if isinstance(node, ast.UnaryOp):
+            value = self._eval(node.operand, values)
+            if isinstance(node.op, ast.Not):
+                return not value
+            return self._int64(-value if isinstance(node.op, ast.USub) else +value)
+        if isinstance(node, ast.BinOp):
+            a, b = self._eval(node.left, values), self._eval(node.right, values)
+            if isinstance(a, float) or isinstance(b, float):
+                a, b = float(a), float(b)
+            op = type(node.op)
+            result = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
+                      ast.Div: lambda: _c_div(a, b), ast.Mod: lambda: _c_mod(a, b)}[op]()
+            return self._int64(result)
+        if isinstance(node, ast.Compare):
+            left = self._eval(node.left, values)
+            for op, comparator in zip(node.ops, node.comparators):
+                right = self._eval(comparator, values)
+                ok = {ast.Lt: left < right, ast.LtE: left <= right, ast.Gt: left > right,
+                      ast.GtE: left >= right, ast.Eq: left == right, ast.NotEq: left != right}[type(op)]
+                if not ok:
+                    return False
+                left = right
+            return True
+        if isinstance(node, ast.BoolOp):
+            results = (bool(self._eval(v, values)) for v in node.values)
+            return all(results) if isinstance(node.op, ast.And) else any(results)
+        raise AssertionError(node)  # _infer admitted only the nodes above
+
+    def _int64(self, value):
+        if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
+            raise OverflowError(f'{self.text} overflows 64 bits')
+        return value
+
+    # ---- C ----
+
+    def c(self, config='c'):
+        """The expression as C, reading options from the struct pointer `config`."""
+        return self._c(self._tree, config)
+
+    def _c(self, node, config):
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool):
+                return '1LL' if node.value else '0LL'
+            return f'{node.value}LL' if isinstance(node.value, int) else repr(float(node.value))
+        if isinstance(node, ast.Name):
+            if node.id in self._kinds:
+                cast = 'double' if self._kinds[node.id] == 'float' else 'long long'
+                return f'(({cast}){config}->{node.id})'
+            return f'(({"double" if isinstance(self._constants[node.id], float) else "long long"}){node.id})'
+        if isinstance(node, ast.UnaryOp):
+            op = {ast.USub: '-', ast.UAdd: '+', ast.Not: '!'}[type(node.op)]
+            return f'({op}{self._c(node.operand, config)})'
+        if isinstance(node, ast.BinOp):
+            a, b = self._c(node.left, config), self._c(node.right, config)
+            if isinstance(node.op, ast.Div):
+                return f'ocean_spec_div({a}, {b})' if self._infer(node) == 'int' else f'({a} / {b})'
+            if isinstance(node.op, ast.Mod):
+                return f'ocean_spec_mod({a}, {b})'
+            return f'({a} {_ARITH[type(node.op)]} {b})'
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            parts = [f'({self._c(operands[i], config)} {_COMPARE[type(op)]} {self._c(operands[i + 1], config)})'
+                     for i, op in enumerate(node.ops)]
+            return '(' + ' && '.join(parts) + ')'
+        if isinstance(node, ast.BoolOp):
+            joiner = ' && ' if isinstance(node.op, ast.And) else ' || '
+            return '(' + joiner.join(f'({self._c(v, config)} != 0)' for v in node.values) + ')'
+        raise AssertionError(node)
+
+
+
+def fmt(value, kind):
+    """A value as both sides print it in messages: int and bool options as %lld, floats as %g."""
+    return '%g' % float(value) if kind == 'float' else str(int(value))
+
+
+# ---------------------------------------------------------------------------------------------
+# The spec
+# ---------------------------------------------------------------------------------------------
+
+@dataclass
+class Option:
+    name: str
+    kind: str           # 'int', 'float' or 'bool'
+    default: object
+    help: str
+    min: Expr = None    # inclusive bounds; None only for bools
+    max: Expr = None
+
+
+@dataclass
+class Spec:
+    """A parsed spec.toml. `load(folder)` makes one; see docs/ocean.md for the format."""
+
+    name: str
+    folder: str
+    summary: str
+    group: str
+    agents: Expr
+    constants: dict
+    options: dict                       # name -> Option, in file order (= struct field order)
+    checks: list                        # (Expr, message)
+    obs_dtype: str
+    obs_shape: list                     # [Expr], the row's shape (one entry unless `shape` is given)
+    obs_segments: list                  # [(name, size Expr, low, high, help)], low/high along the row
+    obs_help: str
+    action_n: Expr = None               # Discrete(n) ...
+    action_nvec: list = None            # ... or MultiDiscrete(nvec)
+    action_mask: bool = False
+    action_help: str = ''
+    struct_format: str = field(init=False, default='')
+
+    def __post_init__(self):
+        formats = [OPTION_TYPES[o.kind][1] for o in self.options.values()] or ['i']  # C has no empty struct
+        self.struct_format = '=' + ''.join(formats)
+
+    @property
+    def env_name(self):
+        return 'puffer_' + self.name
+
+    @property
+    def c_struct(self):
+        return camel(self.name)
+
+    # ---- values ----
+
+    def defaults(self):
+        return {name: option.default for name, option in self.options.items()}
+
+    def problem(self, values):
+        """The first broken range or check for a complete, typed `values`, as a message; None if all hold.
+
+        The generated C function `ocean_spec_check` walks the same list in the same order and
+        formats the same messages.
+        """
+        for option in self.options.values():
+            if option.kind == 'bool':
+                continue
+            value = values[option.name]
+            try:
+                lo, hi = option.min(values), option.max(values)
+            except OverflowError as e:
+                return f'{option.name}: {e}'
+            if not lo <= value <= hi:
+                return _range_message(option, value, lo, hi)
+        for expr, message in self.checks:
+            try:
+                ok = expr(values)
+            except OverflowError as e:
+                return f'{message} ({e})'
+            if not ok:
+                return _check_message(self, expr, message, values)
+        return None
+
+    def pack(self, values):
+        """The option values as the bytes of the C `<Name>Config` struct."""
+        if not self.options:
+            return struct.pack(self.struct_format, 0)
+        return struct.pack(self.struct_format, *(values[name] for name in self.options))
+
+    def num_agents(self, values):
+        return int(self.agents(values))
+
+    def obs_shape_of(self, values):
+        return tuple(int(size(values)) for size in self.obs_shape)
+
+    def action_dims(self, values):
+        """Discrete: [n]; MultiDiscrete: nvec."""
+        if self.action_n is not None:
+            return [int(self.action_n(values))]
+        return [int(n(values)) for n in self.action_nvec]
+
+    def num_actions(self, values):
+        """Width of one action-mask row: n, or the sum of nvec."""
+        return sum(self.action_dims(values))
+
+    # ---- C ----
+
+    def c_header(self):
+        return _c_header(self)
+
+    def c_binding(self):
+        """The per-env translation unit: the generic binding instantiated for this env."""
+        return (f'/* Generated by setup.py: the generic Ocean binding (ocean/binding.h) for '
+                f'ocean/{self.name}. Do not edit. */\n'
+                f'#include "spec.h"\n#include "{self.name}.h"\n#include "binding.h"\n')
+
+
+def _range_why(option):
+    """Where a bound is an expression, say which: 'num_targets=50 is outside [1, 40] (max is 4 * (size - 1))'."""
+    bounds = [f'{which} is {expr.text}' for which, expr in (('min', option.min), ('max', option.max))
+              if not expr.is_literal]
+    return f' ({"; ".join(bounds)})' if bounds else ''
+
+
+def _range_message(option, value, lo, hi):
+    k = option.kind
+    return f'{option.name}={fmt(value, k)} is outside [{fmt(lo, k)}, {fmt(hi, k)}]{_range_why(option)}'
+
+
+def _check_message(spec, expr, message, values):
+    got = ', '.join(f'{name}={fmt(values[name], spec.options[name].kind)}' for name in expr.names)
+    return f'{message} (got {got})' if got else message
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading
+# ---------------------------------------------------------------------------------------------
+
+def _expect_keys(table, allowed, where):
+    if not isinstance(table, dict):
+        raise SpecError(f'{where} must be a table, got {table!r}')
+    unknown = set(table) - allowed
+    if unknown:
+        raise SpecError(f'{where}: unknown key(s) {", ".join(sorted(unknown))}; allowed: {", ".join(sorted(allowed))}')
+
+
+def _identifier(name, where):
+    if not re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', name) or name in C_KEYWORDS:
+        raise SpecError(f'{where}: {name!r} is not usable as a C identifier')
+
+
+def _number(value, where):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise SpecError(f'{where} must be a finite number, got {value!r}')
+    return value
+
+
+def load(folder):
+    """Parse `folder/spec.toml` (the env's name is the folder's name)."""
+    name = os.path.basename(os.path.normpath(folder))
+    path = os.path.join(folder, 'spec.toml')
+    where = f'ocean/{name}/spec.toml'
+    _identifier(name, where)
+    try:
+        with open(path, 'rb') as f:
+            data = tomllib.load(f)
+    except FileNotFoundError:
+        raise SpecError(f'{where} does not exist') from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f'{where} is not valid TOML: {e}') from None
+    _expect_keys(data, TOP_KEYS, where)
+    for key in ('summary', 'group', 'agents', 'observation', 'action'):
+        if key not in data:
+            raise SpecError(f'{where}: missing required key {key!r}')
+    if data['group'] not in GROUPS:
+        raise SpecError(f'{where}: group must be one of {", ".join(GROUPS)}, got {data["group"]!r}')
+
+    constants = {}
+    for key, value in data.get('constants', {}).items():
+        _identifier(key, f'{where} [constants]')
+        constants[key] = _number(value, f'{where} [constants] {key}')
+
+    raw_options = data.get('options', {})
+    _expect_keys(raw_options, set(raw_options), f'{where} [options]')
+    kinds = {}
+    for key, spec in raw_options.items():
+        here = f'{where} [options] {key}'
+        _identifier(key, here)
+        if key in constants:
+            raise SpecError(f'{here}: the name is also a constant')
+        _expect_keys(spec, OPTION_KEYS, here)
+        if 'default' not in spec or 'help' not in spec:
+            raise SpecError(f'{here}: every option needs a default and a help text')
+        default = spec['default']
+        kinds[key] = ('bool' if isinstance(default, bool) else 'int' if isinstance(default, int)
+                      else 'float' if isinstance(default, float) else None)
+        if kinds[key] is None:
+            raise SpecError(f'{here}: default must be an int, a float (with a dot: 1.0) or a bool, got {default!r}')
+        if kinds[key] == 'int' and not INT32[0] <= default <= INT32[1]:
+            raise SpecError(f'{here}: default {default} does not fit a 32-bit int')
+    options = {}
+    for key, spec in raw_options.items():
+        here = f'{where} [options] {key}'
+        kind = kinds[key]
+        bounds = {}
+        for which in ('min', 'max'):
+            if kind == 'bool':
+                if which in spec:
+                    raise SpecError(f'{here}: a bool option has no {which}')
+                continue
+            if which not in spec:
+                raise SpecError(f'{here}: every int or float option needs min and max (inclusive)')
+            expr = Expr(spec[which], kinds, constants, f'{here} {which}')
+            if kind == 'int' and expr.kind == 'float':
+                raise SpecError(f'{here}: the {which} of an int option must be an int expression')
+            bounds[which] = expr
+        option = Option(key, kind, spec['default'], str(spec['help']), bounds.get('min'), bounds.get('max'))
+        if kind == 'int' and option.min.is_literal and option.max.is_literal:
+            lo, hi = option.min({}), option.max({})
+            if lo < INT32[0] or hi > INT32[1]:
+                raise SpecError(f'{here}: the range [{lo}, {hi}] does not fit a 32-bit int')
+        options[key] = option
+
+    checks = []
+    for i, check in enumerate(data.get('checks', [])):
+        here = f'{where} [[checks]] #{i + 1}'
+        _expect_keys(check, CHECK_KEYS, here)
+        if set(check) != CHECK_KEYS:
+            raise SpecError(f'{here}: needs `require` (an expression that must hold) and `message`')
+        checks.append((Expr(check['require'], kinds, constants, here), str(check['message'])))
+
+    def int_expr(value, here):
+        expr = Expr(value, kinds, constants, here)
+        if expr.kind != 'int':
+            raise SpecError(f'{here}: must be an int expression, got {value!r}')
+        return expr
+
+    obs = data['observation']
+    _expect_keys(obs, OBSERVATION_KEYS, f'{where} [observation]')
+    dtype = obs.get('dtype')
+    if dtype not in OBS_DTYPES:
+        raise SpecError(f'{where} [observation] dtype must be one of {", ".join(OBS_DTYPES)}, got {dtype!r}')
+    given = [key for key in ('size', 'shape', 'fields') if key in obs]
+    if len(given) != 1:
+        raise SpecError(f'{where} [observation]: give exactly one of size, shape or fields')
+    segments = []
+    if 'fields' in obs:
+        if 'low' in obs or 'high' in obs:
+            raise SpecError(f'{where} [observation]: with fields, low and high belong to each field')
+        for i, f in enumerate(obs['fields']):
+            here = f'{where} [observation] fields[{i}]'
+            _expect_keys(f, FIELD_KEYS, here)
+            if not {'name', 'low', 'high'} <= set(f):
+                raise SpecError(f'{here}: a field needs name, low and high (size defaults to 1)')
+            segments.append((str(f['name']), int_expr(f.get('size', 1), here), _number(f['low'], f'{here} low'),
+                             _number(f['high'], f'{here} high'), str(f.get('help', ''))))
+        shape = [_sum_expr([s[1] for s in segments], kinds, constants, f'{where} [observation] fields')]
+    else:
+        for key in ('low', 'high'):
+            if key not in obs:
+                raise SpecError(f'{where} [observation]: missing {key}')
+        sizes = [obs['size']] if 'size' in obs else list(obs['shape'])
+        if not sizes:
+            raise SpecError(f'{where} [observation] shape must not be empty')
+        shape = [int_expr(s, f'{where} [observation] shape') for s in sizes]
+        total = _product_expr(shape, kinds, constants, f'{where} [observation]')
+        segments.append(('', total, _number(obs['low'], f'{where} [observation] low'),
+                         _number(obs['high'], f'{where} [observation] high'), ''))
+
+    action = data['action']
+    _expect_keys(action, ACTION_KEYS, f'{where} [action]')
+    if ('n' in action) == ('nvec' in action):
+        raise SpecError(f'{where} [action]: give n (Discrete) or nvec (MultiDiscrete)')
+    action_n = int_expr(action['n'], f'{where} [action] n') if 'n' in action else None
+    action_nvec = ([int_expr(n, f'{where} [action] nvec') for n in action['nvec']]
+                   if 'nvec' in action else None)
+    if action_nvec is not None and not action_nvec:
+        raise SpecError(f'{where} [action] nvec must not be empty')
+    mask = action.get('mask', False)
+    if not isinstance(mask, bool):
+        raise SpecError(f'{where} [action] mask must be true or false')
+
+    spec = Spec(name=name, folder=folder, summary=str(data['summary']), group=data['group'],
+                agents=int_expr(data['agents'], f'{where} agents'), constants=constants, options=options,
+                checks=checks, obs_dtype=dtype, obs_shape=shape, obs_segments=segments,
+                obs_help=str(obs.get('help', '')), action_n=action_n, action_nvec=action_nvec, action_mask=mask,
+                action_help=str(action.get('help', '')))
+    defaults = spec.defaults()
+    problem = spec.problem(defaults)
+    if problem:
+        raise SpecError(f'{where}: the defaults break the spec\'s own rules: {problem}')
+    if spec.num_agents(defaults) < 1 or min(spec.obs_shape_of(defaults)) < 1 or min(spec.action_dims(defaults)) < 1:
+        raise SpecError(f'{where}: with the defaults, agents, observation sizes and action counts must be >= 1')
+    return spec
+
+
+def _sum_expr(parts, kinds, constants, where):
+    """The fields' sizes added up, literal ones folded: '6 + BO_ROWS * BO_COLS' rather than '(1) + ...'."""
+    literal = sum(p({}) for p in parts if p.is_literal)
+    others = [p.text if len(parts) == 1 else f'({p.text})' for p in parts if not p.is_literal]
+    return Expr(' + '.join(([str(literal)] if literal or not others else []) + others), kinds, constants, where)
+
+
+def _product_expr(parts, kinds, constants, where):
+    if len(parts) == 1:
+        return parts[0]
+    return Expr(' * '.join(f'({p.text})' for p in parts), kinds, constants, where)
+
+
+def discover(root):
+    """Every env under `root` (a folder holding one sub-folder per env, each with a spec.toml):
+    name -> Spec, in catalogue order (group, then name)."""
+    specs = [load(os.path.join(root, entry)) for entry in sorted(os.listdir(root))
+             if os.path.isfile(os.path.join(root, entry, 'spec.toml'))]
+    specs.sort(key=lambda s: (GROUPS.index(s.group), s.name))
+    return {s.name: s for s in specs}
+
+
+# ---------------------------------------------------------------------------------------------
+# The generated C header
+# ---------------------------------------------------------------------------------------------
+
+def _c_string(text):
+    return '"' + text.replace('\\', '\\\\').replace('"', '\\"').replace('%', '%%') + '"'
+
+
+def _c_value_format(kind):
+    return ('%lld', '(long long)') if kind in ('int', 'bool') else ('%g', '(double)')
+
+
+def _c_header(spec):
+    config = f'{spec.c_struct}Config'
+    ctype, fmt_char = OBS_DTYPES[spec.obs_dtype]
+    out = [f'/* Generated by setup.py from ocean/{spec.name}/spec.toml: edit the spec, not this file. */',
+           '#ifndef OCEAN_SPEC_H', '#define OCEAN_SPEC_H', '', '#include <stdint.h>', '#include <stdio.h>', '',
+           f'#define OCEAN_ENV_NAME "{spec.name}"',
+           f'#define OCEAN_ENV {spec.c_struct}',
+           f'#define OCEAN_CONFIG {config}',
+           f'#define OCEAN_OBS_T {ctype}',
+           f'#define OCEAN_OBS_FORMAT "{fmt_char}"',
+           f'#define OCEAN_ACTION_MASK {int(spec.action_mask)}', '']
+    for key, value in spec.constants.items():
+        out.append(f'#define {key} {repr(float(value)) + "f" if isinstance(value, float) else value}')
+    if spec.constants:
+        out.append('')
+    out.append(f'/* The options of puffer_{spec.name}; Python packs them (ocean.spec.Spec.pack), the binding copies')
+    out.append(' * them into every env instance\'s `cfg` field. */')
+    out.append(f'typedef struct {config} {{')
+    for option in spec.options.values():
+        rng = '' if option.kind == 'bool' else f' [{option.min.describe()}, {option.max.describe()}]'
+        help_text = option.help.replace('*/', '* /')
+        out.append(f'    {OPTION_TYPES[option.kind][0]} {option.name};  /* {option.kind}{rng}: {help_text} */')
+    if not spec.options:
+        out.append('    int32_t unused;  /* no options: C has no empty struct */')
+    out.append(f'}} {config};')
+    out.append(f'_Static_assert(sizeof({config}) == {struct.calcsize(spec.struct_format)}, '
+               '"options are 4-byte fields with no padding");')
+    out.append('')
+    out.append('static inline long long ocean_spec_div(long long a, long long b) { return b ? a / b : 0; }')
+    out.append('static inline long long ocean_spec_mod(long long a, long long b) { return b ? a % b : 0; }')
+    out.append('')
+    obs_total = ' * '.join(f'({s.c()})' for s in spec.obs_shape)
+    dims = [spec.action_n] if spec.action_n is not None else spec.action_nvec
+    lines = [('num_agents', 'agents (rows) per env instance', spec.agents.c()),
+             ('obs_size', 'observation elements per row', obs_total),
+             ('act_size', 'action elements per row', str(len(dims))),
+             ('num_actions', 'width of one action-mask row (n, or the sum of nvec)',
+              ' + '.join(f'({d.c()})' for d in dims))]
+    for name, doc, body in lines:
+        out.append(f'/* {doc} */')
+        out.append(f'static inline long long ocean_spec_{name}(const {config} *c) {{ (void)c; return {body}; }}')
+    out.append('')
+    out.append('/* 0 when every range and check of the spec holds, else -1 with the first problem in msg (the same')
+    out.append(' * text Python reports): the binding runs it on whatever bytes it is handed. */')
+    out.append(f'static int ocean_spec_check(const {config} *c, char *msg, size_t cap) {{')
+    out.append('    (void)c; (void)msg; (void)cap;')
+    for option in spec.options.values():
+        if option.kind == 'bool':
+            continue
+        vfmt, cast = _c_value_format(option.kind)
+        lo, hi = option.min.c(), option.max.c()
+        value = f'({cast}c->{option.name})'
+        message = (_c_string(f'{option.name}=') + f' "{vfmt} is outside [{vfmt}, {vfmt}]" '
+                   + _c_string(_range_why(option)))
+        out.append(f'    if (!({lo} <= {value} && {value} <= {hi})) {{')
+        out.append(f'        snprintf(msg, cap, {message}, {value}, {cast}({lo}), {cast}({hi}));')
+        out.append('        return -1;')
+        out.append('    }')
+    for expr, message in spec.checks:
+        names = expr.names
+        text = _c_string(message)
+        if names:
+            parts = ', '.join(f'{n}={_c_value_format(spec.options[n].kind)[0]}' for n in names)
+            text += f' " (got {parts})"'
+            args = ''.join(f', {_c_value_format(spec.options[n].kind)[1]}c->{n}' for n in names)
+        else:
+            args = ''
+        out.append(f'    if (!({expr.c()})) {{')
+        out.append(f'        snprintf(msg, cap, {text}{args});')
+        out.append('        return -1;')
+        out.append('    }')
+    out.append('    return 0;')
+    out.append('}')
+    out.append('')
+    out.append('#endif')
+    return '\n'.join(out) + '\n'
