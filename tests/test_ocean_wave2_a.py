@@ -1,8 +1,10 @@
 """Ocean, second wave (part a): puffer_enduro, puffer_tetris, puffer_rware.
 
-The same contract checks as tests/test_ocean.py (determinism, spaces, clamping, rendering, logs,
-sanitizers), each env's rules, and the scripted baselines (autopilot=1) that the acceptance targets
-of docs/ocean.md compare against. Nothing here times anything; speed lives in scripts/bench_ocean.py.
+tests/test_ocean.py runs the contract checks (determinism, spaces, clamping, rendering, logs,
+sanitizers) on every env with its default options; here the same checks run on the option variants
+that take other code paths (tetris placements, a larger warehouse with a wider view), then each
+env's rules, and the scripted baselines (autopilot=True) that the acceptance targets of docs/ocean.md
+compare against. Nothing here times anything; speed lives in scripts/bench_ocean.py.
 """
 import os
 
@@ -15,20 +17,19 @@ from pufferlib.pufferenv import APIUsageError
 
 SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
-# Until the one-declaration registry (issue 13) lists every env folder by itself:
-from pufferlib import ocean  # noqa: E402
-for _name in ('enduro', 'tetris', 'rware'):
-    ocean.ENVS.setdefault(_name, _name.capitalize())
-
-# (id, env name, config): tetris runs with both action sets
-CASES = [('enduro', 'enduro', {}), ('tetris', 'tetris', {}), ('tetris_placement', 'tetris', {'placement': 1}),
-         ('rware', 'rware', {})]
-IDS = [case[0] for case in CASES]
-CONFIG = {case[0]: case[1:] for case in CASES}
+# case -> (env, options): the defaults, and variants whose code paths the defaults do not take
+CASES = {
+    'enduro': ('enduro', {}),
+    'tetris': ('tetris', {}),
+    'rware': ('rware', {}),
+    'tetris_placement': ('tetris', {'placement': True}),
+    'rware_wide': ('rware', {'robots': 12, 'requests': 6, 'shelf_rows': 2, 'sight': 2, 'max_steps': 300}),
+}
+VARIANTS = ['tetris_placement', 'rware_wide']
 
 
 def make(case, num_envs=2, seed=0, **kwargs):
-    name, config = CONFIG.get(case, (case, {}))
+    name, config = CASES.get(case, (case, {}))
     return pufferlib.make(f'puffer_{name}', num_envs=num_envs, seed=seed, **{**config, **kwargs})
 
 
@@ -56,26 +57,11 @@ def episode_means(env, steps, actions=None, seed=1):
 
 
 # ---------------------------------------------------------------------------------------------
-# The contract, for each env
+# The contract, on the variants
 # ---------------------------------------------------------------------------------------------
 
-def test_registered():
-    for name in ('puffer_enduro', 'puffer_tetris', 'puffer_rware'):
-        assert name in pufferlib.env_names()
-
-
-@pytest.mark.parametrize('case', IDS)
-def test_c_and_python_layouts_agree(case):
-    env = make(case, num_envs=3)
-    agents, obs_size, act_size, itemsize = env._binding.vec_layout(env._handle)
-    assert agents == env.agents_per_env and env.num_agents == 3 * agents
-    assert obs_size == int(np.prod(env.single_observation_space.shape))
-    assert itemsize == env.single_observation_space.dtype.itemsize
-    env.close()
-
-
-@pytest.mark.parametrize('case', IDS)
-def test_deterministic_under_a_seed_and_seeds_differ(case):
+@pytest.mark.parametrize('case', VARIANTS)
+def test_variant_deterministic_under_a_seed_and_seeds_differ(case):
     a, b, c = make(case, num_envs=3, seed=7), make(case, num_envs=3, seed=7), make(case, num_envs=3, seed=8)
     actions = tools.random_actions(a.single_action_space, a.num_agents, 2000, seed=3)
     first, second = rollout(a, actions), rollout(b, actions)
@@ -87,8 +73,8 @@ def test_deterministic_under_a_seed_and_seeds_differ(case):
     assert any(not np.array_equal(x, y) for x, y in zip(first, rollout(c, actions)))
 
 
-@pytest.mark.parametrize('case', IDS)
-def test_observations_stay_in_space_for_100k_random_steps(case):
+@pytest.mark.parametrize('case', VARIANTS)
+def test_variant_observations_stay_in_space_for_100k_random_steps(case):
     env = make(case, num_envs=8, seed=11)
     low, high = env.single_observation_space.low, env.single_observation_space.high
     pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=5)
@@ -106,8 +92,8 @@ def test_observations_stay_in_space_for_100k_random_steps(case):
     assert episodes > 0
 
 
-@pytest.mark.parametrize('case', IDS)
-def test_out_of_range_actions_are_clamped(case):
+@pytest.mark.parametrize('case', VARIANTS)
+def test_variant_out_of_range_actions_are_clamped(case):
     wild, tame = make(case, seed=5), make(case, seed=5)
     n = wild.single_action_space.n
     rng = np.random.default_rng(0)
@@ -119,27 +105,15 @@ def test_out_of_range_actions_are_clamped(case):
         np.testing.assert_array_equal(x, y)
 
 
-@pytest.mark.parametrize('case', IDS)
+@pytest.mark.parametrize('case', list(CASES))
 def test_render_frame_and_text(case):
     env = make(case)
-    h, w = env._binding.vec_frame_shape(env._handle)
     for _ in range(20):
         env.step(tools.random_actions(env.single_action_space, env.num_agents, 1)[0])
     frame = env.render()
-    assert frame.dtype == np.uint8 and frame.shape == (h, w, 3) and frame.any()
+    assert frame.dtype == np.uint8 and frame.any()
     assert len(np.unique(frame.reshape(-1, 3), axis=0)) >= 4, 'a frame should show several things'
-    assert env.render(index=1).shape == frame.shape
     assert env.render_text().strip()
-    with pytest.raises(IndexError):
-        env.render(index=2)
-
-
-@pytest.mark.parametrize('case', IDS)
-def test_logs_reach_infos(case):
-    env = make(case, num_envs=16, max_steps=200) if case == 'rware' else make(case, num_envs=16)
-    means = episode_means(env, 4096)
-    assert set(means) == {'episode_return', 'episode_length', 'score', 'perf', 'n'}
-    assert 0 <= means['perf'] <= 1 and means['episode_length'] >= 1
 
 
 @pytest.mark.parametrize('case, change, match', [
@@ -148,8 +122,8 @@ def test_logs_reach_infos(case):
     ('tetris', {'preview': 7}, r'preview=7 is outside'),
     ('enduro', {'traffic': 0.0}, r'traffic=0 is outside'),
     ('enduro', {'max_cars': 17}, r'max_cars=17 is outside'),
-    ('rware', {'num_agents': 200}, 'does not fit the'),
-    ('rware', {'requests': 45}, 'must be below the 48 shelves'),
+    ('rware', {'robots': 200}, 'robots must fit on the highway cells'),
+    ('rware', {'requests': 45}, 'must be below the number of shelves'),
 ])
 def test_bad_options_name_the_key(case, change, match):
     with pytest.raises(APIUsageError, match=match):
@@ -157,7 +131,7 @@ def test_bad_options_name_the_key(case, change, match):
 
 
 # ---------------------------------------------------------------------------------------------
-# Scripted baselines: autopilot=1 plays the env's own scripted policy. These are the values the
+# Scripted baselines: autopilot=True plays the env's own scripted policy. These are the values the
 # acceptance targets compare a trained policy with (scripts/acceptance_train.py prints them too).
 # ---------------------------------------------------------------------------------------------
 
@@ -166,9 +140,10 @@ def test_bad_options_name_the_key(case, change, match):
     ('tetris', 3000, 20.0),            # lines per episode (moves)
     ('tetris_placement', 800, 20.0),   # lines per episode (placements)
     ('rware', 1500, 1.0),              # deliveries per robot per episode
+    ('rware_wide', 900, 0.5),
 ])
 def test_scripted_baseline_beats_random(case, steps, floor):
-    scripted = episode_means(make(case, num_envs=16, autopilot=1), steps)
+    scripted = episode_means(make(case, num_envs=16, autopilot=True), steps)
     random = episode_means(make(case, num_envs=16), steps)
     print(f'{case}: scripted score {scripted["score"]:.2f} over {scripted["n"]:.0f} episodes, '
           f'random {random["score"]:.2f}')
@@ -176,8 +151,8 @@ def test_scripted_baseline_beats_random(case, steps, floor):
 
 
 def test_autopilot_ignores_actions():
-    for case in IDS:
-        a, b = make(case, autopilot=1, seed=3), make(case, autopilot=1, seed=3)
+    for case in CASES:
+        a, b = make(case, autopilot=True, seed=3), make(case, autopilot=True, seed=3)
         pool = tools.random_actions(a.single_action_space, a.num_agents, 300, seed=1)
         zeros = np.zeros_like(pool)
         for x, y in zip(rollout(a, pool), rollout(b, zeros)):
@@ -197,12 +172,12 @@ def tetris_board_from_text(text, rows, cols):
     return np.array([[BOARD_CHARS[ch] for ch in line] for line in lines], dtype=np.uint8)
 
 
-@pytest.mark.parametrize('placement', [0, 1])
+@pytest.mark.parametrize('placement', [False, True])
 def test_tetris_board_observation_matches_the_game(placement):
     """The patched observation equals the board drawn from the game state at every step (blocks,
     falling piece, its landing cells), through line clears, holds and new episodes."""
     env = make('tetris', num_envs=1, seed=2, placement=placement, n_rows=12, n_cols=6)
-    scripted = make('tetris', num_envs=1, seed=2, placement=placement, n_rows=12, n_cols=6, autopilot=1)
+    scripted = make('tetris', num_envs=1, seed=2, placement=placement, n_rows=12, n_cols=6, autopilot=True)
     pool = tools.random_actions(env.single_action_space, 1, 500, seed=4)
     for e, actions in ((env, pool), (scripted, np.zeros_like(pool))):
         lines = 0.0
@@ -217,7 +192,7 @@ def test_tetris_board_observation_matches_the_game(placement):
 
 
 def test_tetris_pieces_come_in_bags_and_the_preview_is_right():
-    env = make('tetris', num_envs=1, seed=0, placement=1, preview=3, max_ticks=70)
+    env = make('tetris', num_envs=1, seed=0, placement=True, preview=3, max_ticks=70)
     obs, _ = env.reset(seed=0)
     pieces, previews = [], []
     for t in range(70):  # one episode: never hold (the last action), place somewhere sensible
@@ -235,7 +210,7 @@ def test_tetris_pieces_come_in_bags_and_the_preview_is_right():
 
 
 def test_tetris_reward_is_lines_and_topping_out_costs_one():
-    env = make('tetris', num_envs=4, seed=1, placement=1, autopilot=1, hole_penalty=0.0)
+    env = make('tetris', num_envs=4, seed=1, placement=True, autopilot=True, hole_penalty=0.0)
     total, lines, over = np.zeros(4), 0.0, 0
     for _ in range(2000):
         _, rewards, terminals, truncations, infos = env.step(env.actions)
@@ -267,7 +242,7 @@ ENDURO_AHEAD = [9 + 5 * lane for lane in range(3)]
 
 
 def test_enduro_throttle_brake_and_crashes():
-    env = make('enduro', num_envs=1, seed=0, weather=0)
+    env = make('enduro', num_envs=1, seed=0, weather=False)
     obs, _ = env.reset(seed=0)
     for _ in range(50):
         obs, *_ = env.step(np.array([1]))  # accelerate
@@ -307,7 +282,7 @@ def test_enduro_snow_reduces_grip():
         obs, *_ = env.step(np.array([0]))
         grips.add(round(float(obs[0, 5]), 2))
     assert grips == {1.0, 0.45}
-    dry = make('enduro', num_envs=1, seed=0, day_length=1000, cars_per_day=1, weather=0)
+    dry = make('enduro', num_envs=1, seed=0, day_length=1000, cars_per_day=1, weather=False)
     for _ in range(1000):
         obs, *_ = dry.step(np.array([0]))
         assert obs[0, 5] == 1.0
@@ -318,7 +293,7 @@ def test_enduro_missing_the_quota_ends_the_race_and_meeting_it_goes_on():
     for t in range(300):
         _, _, terminals, truncations, _ = env.step(np.array([1]))
     assert terminals[0] and not truncations[0] and t == 299
-    env = make('enduro', num_envs=1, seed=0, day_length=300, cars_per_day=1, max_days=2, autopilot=1)
+    env = make('enduro', num_envs=1, seed=0, day_length=300, cars_per_day=1, max_days=2, autopilot=True)
     ends = []
     for t in range(600):
         _, _, terminals, truncations, _ = env.step(np.array([0]))
@@ -333,7 +308,7 @@ CENTRE = 4 * 8  # flags of the centre cell of a 3x3 view
 
 
 def test_rware_robots_never_share_a_cell_and_shelves_are_conserved():
-    env = make('rware', num_envs=1, seed=0, num_agents=8, requests=4)
+    env = make('rware', num_envs=1, seed=0, robots=8, requests=4)
     pool = tools.random_actions(env.single_action_space, 8, 2000, seed=0)
     for t in range(2000):
         env.step(pool[t])
@@ -349,7 +324,7 @@ def test_rware_robots_never_share_a_cell_and_shelves_are_conserved():
 
 
 def test_rware_job_offset_points_at_the_nearest_request_in_the_robots_frame():
-    env = make('rware', num_envs=1, seed=3, num_agents=1, requests=3)
+    env = make('rware', num_envs=1, seed=3, robots=1, requests=3)
     pool = tools.random_actions(env.single_action_space, 1, 3000, seed=3)
     heading = {'^': (0, -1), '>': (1, 0), 'v': (0, 1), '<': (-1, 0)}
     checked = 0
@@ -374,7 +349,7 @@ def test_rware_job_offset_points_at_the_nearest_request_in_the_robots_frame():
 
 
 def test_rware_scripted_delivers_and_rewards_add_up():
-    env = make('rware', num_envs=8, seed=0, autopilot=1, max_steps=500)
+    env = make('rware', num_envs=8, seed=0, autopilot=True, max_steps=500)
     total = np.zeros(env.num_agents)
     for _ in range(500):
         _, rewards, _, truncations, _ = env.step(env.actions)
@@ -396,8 +371,8 @@ def test_rware_scripted_delivers_and_rewards_add_up():
 
 @pytest.mark.sanitize
 @pytest.mark.skipif(not SANITIZED, reason='needs the sanitizer build: run scripts/sanitize_ocean.sh')
-@pytest.mark.parametrize('case', IDS)
-@pytest.mark.parametrize('autopilot', [0, 1])
+@pytest.mark.parametrize('case', list(CASES))
+@pytest.mark.parametrize('autopilot', [False, True])
 def test_sanitized_100k_random_steps(case, autopilot):
     env = make(case, num_envs=4, seed=2, autopilot=autopilot)
     pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=2)

@@ -14,9 +14,8 @@
  * Log: score = cars passed (net) in the episode, perf = days completed / max_days.
  */
 #include "ocean.h"
+#include "spec.h"  /* generated from spec.toml: EnduroConfig and the constants */
 
-#define EN_MAX_CARS 16
-#define EN_LANES 3
 #define EN_FAR 100.0f          /* cars spawn ahead at this distance, and are seen at most this far */
 #define EN_BACK 24.0f          /* and behind at this one */
 #define EN_CAR_LEN 4.0f
@@ -48,9 +47,7 @@ typedef struct EnduroCar {
 
 typedef struct Enduro {
     OCEAN_SLOTS(float);
-    /* options (ranges in binding.c) */
-    int day_length, cars_per_day, max_days, max_cars, crash_steps, weather, autopilot;
-    float traffic;                  /* spawn rate multiplier */
+    EnduroConfig cfg;          /* the options of spec.toml, validated */
     /* derived at init: reciprocals, so the per-step code multiplies instead of dividing */
     float inv_day_length, inv_cars_per_day, inv_crash_steps;
     /* state */
@@ -64,20 +61,21 @@ typedef struct Enduro {
     float sight, grip, episode_return;
 } Enduro;
 
-static void c_init(Enduro *env) {
-    env->inv_day_length = 1.0f / (float)env->day_length;
-    env->inv_cars_per_day = 1.0f / (float)env->cars_per_day;
-    env->inv_crash_steps = 1.0f / (float)env->crash_steps;
+static int c_init(Enduro *env) {
+    env->inv_day_length = 1.0f / (float)env->cfg.day_length;
+    env->inv_cars_per_day = 1.0f / (float)env->cfg.cars_per_day;
+    env->inv_crash_steps = 1.0f / (float)env->cfg.crash_steps;
+    return 0;  /* fixed-size state: nothing to allocate */
 }
 
 static inline float en_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 static void en_set_phase(Enduro *env) {
     int p = 0;
-    while (p + 1 < EN_PHASES && env->day_tick >= (int)(EN_PHASE_START[p + 1] * env->day_length)) p++;
-    env->next_phase_tick = p + 1 < EN_PHASES ? (int)(EN_PHASE_START[p + 1] * env->day_length) : env->day_length;
-    if (!env->weather && p == EN_SNOW) p = EN_DAY;
-    if (!env->weather && p == EN_FOG) p = EN_NIGHT;
+    while (p + 1 < EN_PHASES && env->day_tick >= (int)(EN_PHASE_START[p + 1] * env->cfg.day_length)) p++;
+    env->next_phase_tick = p + 1 < EN_PHASES ? (int)(EN_PHASE_START[p + 1] * env->cfg.day_length) : env->cfg.day_length;
+    if (!env->cfg.weather && p == EN_SNOW) p = EN_DAY;
+    if (!env->cfg.weather && p == EN_FOG) p = EN_NIGHT;
     env->phase = p;
     env->sight = EN_PHASE_SIGHT[p] * EN_FAR;
     env->grip = EN_PHASE_GRIP[p];
@@ -86,7 +84,7 @@ static void en_set_phase(Enduro *env) {
 /* Spawning: mostly ahead (the player is faster than traffic); behind only when the player crawls.
  * A new car never closes the last free lane near where it appears, so the road is always passable. */
 static void en_spawn(Enduro *env) {
-    if (env->n_cars >= env->max_cars) return;
+    if (env->n_cars >= env->cfg.max_cars) return;
     float speed = 0.7f + 0.5f * ocean_randf(&env->rng);
     int ahead = env->v > speed;
     float z = ahead ? EN_FAR : -EN_BACK;
@@ -112,7 +110,7 @@ static void en_write_obs(Enduro *env) {
     o[4] = env->sight * (1.0f / EN_FAR);
     o[5] = env->grip;
     o[6] = (float)env->day_tick * env->inv_day_length;
-    float left = (float)(env->cars_per_day - env->day_passed) * env->inv_cars_per_day;
+    float left = (float)(env->cfg.cars_per_day - env->day_passed) * env->inv_cars_per_day;
     o[7] = en_clampf(left, 0, 1);
     o[8] = env->x > 1.0f || env->x < -1.0f;
     /* per lane: nearest and second-nearest visible car ahead (distance, closing speed), nearest behind */
@@ -185,7 +183,7 @@ static int en_scripted_action(const Enduro *env) {
 /* ---- step ---- */
 
 static void c_step(Enduro *env) {
-    int a = env->autopilot ? en_scripted_action(env) : ocean_clamp(env->actions[0], EN_ACTIONS);
+    int a = env->cfg.autopilot ? en_scripted_action(env) : ocean_clamp(env->actions[0], EN_ACTIONS);
     float reward = 0;
     env->tick++;
     env->day_tick++;
@@ -227,7 +225,7 @@ static void c_step(Enduro *env) {
             if (dx < 2 * EN_CAR_HALF_W && dx > -2 * EN_CAR_HALF_W) {
                 /* a crash: the player is thrown back behind the car it hit */
                 env->v = 0.3f * c->speed;
-                env->crash_left = env->crash_steps;
+                env->crash_left = env->cfg.crash_steps;
                 env->crashes++;
                 if (c->z < 0) { reward -= 1; env->passed--; env->day_passed--; }
                 c->z = EN_CAR_LEN;
@@ -237,19 +235,19 @@ static void c_step(Enduro *env) {
     }
     if (--env->spawn_left <= 0) {
         en_spawn(env);
-        env->spawn_left = (int)((8 + ocean_randint(&env->rng, 16)) / env->traffic) + 1;
+        env->spawn_left = (int)((8 + ocean_randint(&env->rng, 16)) / env->cfg.traffic) + 1;
     }
 
     /* the clock */
     int over = 0, timeout = 0;
-    if (env->day_tick >= env->day_length) {
-        if (env->day_passed < env->cars_per_day) {
+    if (env->day_tick >= env->cfg.day_length) {
+        if (env->day_passed < env->cfg.cars_per_day) {
             over = 1;
         } else {
             env->day++;
             env->day_tick = 0;
             env->day_passed = 0;
-            timeout = env->day >= env->max_days;
+            timeout = env->day >= env->cfg.max_days;
         }
     }
     if (env->day_tick >= env->next_phase_tick || env->day_tick == 0) en_set_phase(env);
@@ -260,7 +258,7 @@ static void c_step(Enduro *env) {
     env->truncations[0] = (unsigned char)timeout;
     if (over || timeout) {
         ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->passed,
-                          (float)env->day / (float)env->max_days);
+                          (float)env->day / (float)env->cfg.max_days);
         en_new_episode(env);
         return;
     }
@@ -276,7 +274,7 @@ static void c_step(Enduro *env) {
 #define EN_ROAD_HALF 70.0f     /* road half-width in pixels at the bottom of the screen */
 #define EN_DEPTH 12.0f         /* perspective constant: distance at which things look half size */
 
-static void enduro_frame_shape(Enduro *env, int *h, int *w) { *h = EN_H; *w = EN_W; }
+static void c_frame_shape(Enduro *env, int *h, int *w) { *h = EN_H; *w = EN_W; }
 
 typedef struct EnduroPalette { unsigned char sky[3], ground[3], road[3], edge[3], car[3]; int lights_only; } EnduroPalette;
 
@@ -336,9 +334,9 @@ static void c_render_rgb(Enduro *env, unsigned char *frame) {
     /* bottom bar: day progress, and cars passed against the day's quota */
     static const unsigned char clock[3] = {230, 230, 80}, quota[3] = {80, 230, 80};
     ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 14, EN_W, 14, hud);
-    ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 12, (int)((long)EN_W * env->day_tick / env->day_length), 4, clock);
-    int got = env->day_passed < 0 ? 0 : (env->day_passed > env->cars_per_day ? env->cars_per_day : env->day_passed);
-    ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 6, EN_W * got / env->cars_per_day, 4, quota);
+    ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 12, (int)((long)EN_W * env->day_tick / env->cfg.day_length), 4, clock);
+    int got = env->day_passed < 0 ? 0 : (env->day_passed > env->cfg.cars_per_day ? env->cfg.cars_per_day : env->day_passed);
+    ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 6, EN_W * got / env->cfg.cars_per_day, 4, quota);
 }
 
 /* Text: the road seen from above, 3 lanes, far at the top; 'A' is the player, 'o' a car. */
@@ -347,7 +345,7 @@ static int c_render_text(Enduro *env, char *out, int cap) {
     ocean_puts(&t, "day "); ocean_puti(&t, env->day + 1);
     ocean_puts(&t, " ("); ocean_puts(&t, EN_PHASE_NAMES[env->phase]);
     ocean_puts(&t, ")  passed "); ocean_puti(&t, env->day_passed);
-    ocean_putc(&t, '/'); ocean_puti(&t, env->cars_per_day);
+    ocean_putc(&t, '/'); ocean_puti(&t, env->cfg.cars_per_day);
     ocean_puts(&t, "  speed "); ocean_puti(&t, (int)(100 * env->v / EN_VMAX));
     ocean_puts(&t, env->crash_left ? "  CRASH\n" : "\n");
     enum { ROWS = 16, COLS = 13 };

@@ -26,12 +26,10 @@
  */
 #include <stdlib.h>
 #include "ocean.h"
+#include "spec.h"  /* generated from spec.toml: RwareConfig and the constants */
 
 #define RW_ACTIONS 5
-#define RW_FLAGS 8
 #define RW_SELF 9      /* heading 4 + load 3 + job offset 2 */
-#define RW_JOB_CLIP 8
-#define RW_MAX_AGENTS 1024
 #define RW_BIT(flag) (1ULL << (8 * (flag)))
 
 /* A cell's 8 flags are stored as one byte (bit k = flag k) and written to the observation as 8 bytes
@@ -67,8 +65,7 @@ typedef struct RwareShelf {
 
 typedef struct Rware {
     OCEAN_SLOTS(signed char);
-    /* options (ranges in binding.c) */
-    int shelf_cols, shelf_rows, column_height, requests, sight, max_steps, autopilot;
+    RwareConfig cfg;          /* the options of spec.toml, validated */
     /* derived layout, built in c_init */
     int width, height, stride, cells;  /* the field, the padded row length, padded cell count */
     int num_shelves, num_goals;
@@ -96,25 +93,26 @@ typedef struct Rware {
 
 /* ---- layout ---- */
 
-static inline int rw_cell(const Rware *env, int x, int y) { return (y + env->sight) * env->stride + x + env->sight; }
+static inline int rw_cell(const Rware *env, int x, int y) { return (y + env->cfg.sight) * env->stride + x + env->cfg.sight; }
 
-static void c_init(Rware *env) {
-    int s = env->sight;
-    env->width = 3 * env->shelf_cols + 1;
-    env->height = (env->column_height + 1) * env->shelf_rows + 2;
+static int c_init(Rware *env) {
+    int s = env->cfg.sight;
+    env->width = 3 * env->cfg.shelf_cols + 1;
+    env->height = (env->cfg.column_height + 1) * env->cfg.shelf_rows + 2;
     env->stride = env->width + 2 * s;
     env->cells = env->stride * (env->height + 2 * s);
     size_t cells = (size_t)env->cells, agents = (size_t)env->num_agents;
-    size_t shelves = (size_t)(2 * env->shelf_cols * env->column_height * env->shelf_rows);
+    size_t shelves = (size_t)(2 * env->cfg.shelf_cols * env->cfg.column_height * env->cfg.shelf_rows);
     /* sizes of the arrays in `block`, each rounded up to 8 bytes */
     size_t sizes[] = {cells, cells, cells, cells, cells, 2 * cells, 2 * cells, 2 * cells,
-                      agents * sizeof(RwareAgent), shelves * sizeof(RwareShelf), (size_t)env->requests * sizeof(int),
-                      (size_t)env->requests * sizeof(int), (agents + 1) * sizeof(int), agents * sizeof(int),
+                      agents * sizeof(RwareAgent), shelves * sizeof(RwareShelf), (size_t)env->cfg.requests * sizeof(int),
+                      (size_t)env->cfg.requests * sizeof(int), (agents + 1) * sizeof(int), agents * sizeof(int),
                       agents * sizeof(int), agents * sizeof(float)};
     enum { N_ARRAYS = sizeof(sizes) / sizeof(sizes[0]) };
     size_t total = 0;
     for (int k = 0; k < N_ARRAYS; k++) total += (sizes[k] + 7) & ~(size_t)7;
     char *p = (char *)calloc(total, 1);
+    if (p == NULL) return ocean_fail(env, "out of memory for the warehouse");
     env->block = p;
     void *arrays[N_ARRAYS];
     for (int k = 0; k < N_ARRAYS; k++) { arrays[k] = p; p += (sizes[k] + 7) & ~(size_t)7; }
@@ -125,7 +123,7 @@ static void c_init(Rware *env) {
     int slots = 0;
     for (int y = 0; y < env->height; y++)
         for (int x = 0; x < env->width; x++) {
-            int highway = x % 3 == 0 || y % (env->column_height + 1) == 0 || y >= env->height - 2;
+            int highway = x % 3 == 0 || y % (env->cfg.column_height + 1) == 0 || y >= env->height - 2;
             env->kind[rw_cell(env, x, y)] = highway ? RW_HIGHWAY : RW_SLOT;
             slots += !highway;
         }
@@ -145,6 +143,7 @@ static void c_init(Rware *env) {
     env->delta[RW_RIGHTWARD] = 1;
     env->delta[RW_DOWN] = env->stride;
     env->delta[RW_LEFTWARD] = -1;
+    return 0;
 }
 
 /* Recompute the observation flags of one cell from the state. */
@@ -169,7 +168,7 @@ static inline int rw_manhattan(const Rware *env, int a, int b) {
  * empty shelf cells. Gathered once per step, then every robot takes the nearest of its list. */
 static void rw_gather_jobs(Rware *env) {
     int n = 0;
-    for (int k = 0; k < env->requests; k++) {
+    for (int k = 0; k < env->cfg.requests; k++) {
         const RwareShelf *s = &env->shelves[env->requested[k]];
         if (!s->carried) env->free_requests[n++] = s->cell;
     }
@@ -194,7 +193,7 @@ static inline int rw_job(const Rware *env, const RwareAgent *ag) {
 static inline int rw_clip(int v) { return v < -RW_JOB_CLIP ? -RW_JOB_CLIP : (v > RW_JOB_CLIP ? RW_JOB_CLIP : v); }
 
 static void rw_write_obs(Rware *env) {
-    int s = env->sight, side = 2 * s + 1;
+    int s = env->cfg.sight, side = 2 * s + 1;
     static const int fx[4] = {0, 1, 0, -1}, fy[4] = {-1, 0, 1, 0};  /* heading vectors, y down */
     rw_gather_jobs(env);
     for (int i = 0; i < env->num_agents; i++) {
@@ -263,7 +262,7 @@ static void rw_new_episode(Rware *env) {
         env->returns[i] = 0;
     }
     for (int cell = 0; cell < env->cells; cell++) rw_update_code(env, cell);
-    for (int r = 0; r < env->requests; r++) rw_request(env, r);
+    for (int r = 0; r < env->cfg.requests; r++) rw_request(env, r);
     env->tick = env->deliveries = 0;
     rw_write_obs(env);
 }
@@ -356,7 +355,7 @@ static void c_step(Rware *env) {
     for (int k = 0; k < n; k++) {
         int i = first + k < n ? first + k : first + k - n;
         RwareAgent *ag = &env->agents[i];
-        int a = env->autopilot ? rw_scripted_action(env, i) : ocean_clamp(env->actions[i], RW_ACTIONS);
+        int a = env->cfg.autopilot ? rw_scripted_action(env, i) : ocean_clamp(env->actions[i], RW_ACTIONS);
         rewards[i] = 0;
         env->moving[i] = 0;
         static const int turn[RW_ACTIONS] = {0, 0, 3, 1, 0};
@@ -408,13 +407,13 @@ static void c_step(Rware *env) {
             ag->load = RW_CARRY_OTHER;
             rewards[i] += 1.0f;
             env->deliveries++;
-            for (int r = 0; r < env->requests; r++)
+            for (int r = 0; r < env->cfg.requests; r++)
                 if (env->requested[r] == ag->shelf) { rw_request(env, r); break; }
         }
         env->returns[i] += rewards[i];
     }
     env->tick++;
-    int timeout = env->tick >= env->max_steps;
+    int timeout = env->tick >= env->cfg.max_steps;
     for (int i = 0; i < n; i++) {
         env->terminals[i] = 0;
         env->truncations[i] = (unsigned char)timeout;
@@ -423,7 +422,7 @@ static void c_step(Rware *env) {
         float total = 0;
         for (int i = 0; i < n; i++) total += env->returns[i];
         float per_agent = (float)env->deliveries / (float)n;
-        float perf = per_agent * 50.0f / (float)env->max_steps;  /* one delivery per 50 robot-steps = 1 */
+        float perf = per_agent * 50.0f / (float)env->cfg.max_steps;  /* one delivery per 50 robot-steps = 1 */
         ocean_log_episode(&env->log, total / (float)n, (float)env->tick, per_agent, perf > 1 ? 1 : perf);
         rw_new_episode(env);
         return;
@@ -435,7 +434,7 @@ static void c_step(Rware *env) {
 
 #define RW_SCALE 16
 
-static void rware_frame_shape(Rware *env, int *h, int *w) { *h = env->height * RW_SCALE; *w = env->width * RW_SCALE; }
+static void c_frame_shape(Rware *env, int *h, int *w) { *h = env->height * RW_SCALE; *w = env->width * RW_SCALE; }
 
 static void c_render_rgb(Rware *env, unsigned char *frame) {
     static const unsigned char floor_rgb[3] = {30, 34, 40}, highway_rgb[3] = {52, 58, 66}, goal_rgb[3] = {60, 170, 90},
@@ -454,7 +453,7 @@ static void c_render_rgb(Rware *env, unsigned char *frame) {
         }
     for (int i = 0; i < env->num_agents; i++) {
         const RwareAgent *ag = &env->agents[i];
-        int x = ag->cell % env->stride - env->sight, y = ag->cell / env->stride - env->sight;
+        int x = ag->cell % env->stride - env->cfg.sight, y = ag->cell / env->stride - env->cfg.sight;
         int px = x * RW_SCALE, py = y * RW_SCALE;
         ocean_fill_rect(frame, h, w, px + 4, py + 4, RW_SCALE - 9, RW_SCALE - 9, agent_rgb);
         if (ag->shelf >= 0)  /* a carried shelf shows as a frame around the robot */

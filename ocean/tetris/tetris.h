@@ -20,23 +20,17 @@
  * moving a piece rewrites its four cells and its four landing ("ghost") cells.
  */
 #include "ocean.h"
+#include "spec.h"  /* generated from spec.toml: TetrisConfig and the constants */
 
-#define TT_PIECES 7
 #define TT_ROTS 4
 #define TT_PAD 4                 /* wall bits left of column 0 */
-#define TT_MAX_ROWS 32
-#define TT_MAX_COLS 16
-#define TT_MAX_PREVIEW 6
-#define TT_MOVE_ACTIONS 7
 
 enum { TT_NOOP, TT_LEFT, TT_RIGHT, TT_ROTATE, TT_SOFT, TT_HARD, TT_HOLD };
 enum { TT_EMPTY = 0, TT_BLOCK = 1, TT_PIECE = 2, TT_GHOST = 3 };  /* board values in the observation */
 
 typedef struct Tetris {
     OCEAN_SLOTS(unsigned char);
-    /* options (ranges in binding.c) */
-    int n_rows, n_cols, preview, placement, ticks_per_fall, max_ticks, garbage_interval, autopilot;
-    float hole_penalty;
+    TetrisConfig cfg;          /* the options of spec.toml, validated */
     /* derived at init: shapes as row masks per piece and rotation, box width of each piece */
     uint32_t shape[TT_PIECES][TT_ROTS][4];
     unsigned char left[TT_PIECES][TT_ROTS], right[TT_PIECES][TT_ROTS];  /* first and last filled box column */
@@ -65,9 +59,9 @@ static const char *const TT_BASE[TT_PIECES][4] = {
     {"X..", "XXX", "...", ""},         /* J */
     {"..X", "XXX", "...", ""},         /* L */
 };
-static const char TT_NAMES[TT_PIECES + 1] = "IOTSZJL";
+static const char TT_NAMES[] = "IOTSZJL";
 
-static void c_init(Tetris *env) {
+static int c_init(Tetris *env) {
     for (int p = 0; p < TT_PIECES; p++) {
         int n = p < 2 ? 4 : 3;
         unsigned char box[4][4] = {{0}};
@@ -92,8 +86,9 @@ static void c_init(Tetris *env) {
             env->left[p][k] = (unsigned char)__builtin_ctz(cols);
             env->right[p][k] = (unsigned char)(31 - __builtin_clz(cols));
         }
-    env->empty_row = ~(((1u << env->n_cols) - 1) << TT_PAD);
-    env->board_size = env->n_rows * env->n_cols;
+    env->empty_row = ~(((1u << env->cfg.n_cols) - 1) << TT_PAD);
+    env->board_size = env->cfg.n_rows * env->cfg.n_cols;
+    return 0;  /* fixed-size state: nothing to allocate */
 }
 
 static inline int tt_fits(const Tetris *env, const uint32_t *rows, int piece, int rot, int row, int col) {
@@ -115,7 +110,7 @@ static inline void tt_paint(Tetris *env, int piece, int rot, int row, int col, u
     const uint32_t *s = env->shape[piece][rot];
     for (int r = 0; r < 4; r++) {
         uint32_t m = s[r];
-        int base = (row + r) * env->n_cols + col;  /* col may be negative: index, never a pointer, before 0 */
+        int base = (row + r) * env->cfg.n_cols + col;  /* col may be negative: index, never a pointer, before 0 */
         while (m) {
             env->observations[base + __builtin_ctz(m)] = value;
             m &= m - 1;
@@ -138,7 +133,7 @@ static void tt_write_rows(Tetris *env, int end) {
     unsigned char *o = env->observations;
     for (int r = 0; r < end; r++) {
         uint32_t m = env->rows[r] >> TT_PAD;
-        for (int c = 0; c < env->n_cols; c++) *o++ = (unsigned char)((m >> c) & 1);
+        for (int c = 0; c < env->cfg.n_cols; c++) *o++ = (unsigned char)((m >> c) & 1);
     }
 }
 
@@ -148,14 +143,14 @@ static inline int tt_queue_at(const Tetris *env, int k) { return env->queue[(env
  * and whether gravity pulls on the next step. */
 static void tt_write_side(Tetris *env) {
     unsigned char *o = env->observations + env->board_size;
-    int n = TT_PIECES * (env->preview + 2) + 2;
+    int n = TT_PIECES * (env->cfg.preview + 2) + 2;
     memset(o, 0, (size_t)n);
     o[env->piece] = 1;
-    for (int k = 0; k < env->preview; k++) o[TT_PIECES * (k + 1) + tt_queue_at(env, k)] = 1;
-    o += TT_PIECES * (env->preview + 1);
+    for (int k = 0; k < env->cfg.preview; k++) o[TT_PIECES * (k + 1) + tt_queue_at(env, k)] = 1;
+    o += TT_PIECES * (env->cfg.preview + 1);
     if (env->hold >= 0) o[env->hold] = 1;
     o[TT_PIECES] = (unsigned char)env->can_hold;
-    o[TT_PIECES + 1] = (unsigned char)(env->fall_tick + 1 >= env->ticks_per_fall);
+    o[TT_PIECES + 1] = (unsigned char)(env->fall_tick + 1 >= env->cfg.ticks_per_fall);
 }
 
 /* ---- pieces ---- */
@@ -183,11 +178,11 @@ static int tt_spawn(Tetris *env, int piece) {
     env->piece = piece;
     env->rot = 0;
     env->row = 0;
-    env->col = (env->n_cols - 4) / 2 + (piece >= 2);  /* 3-wide boxes one column right: centred */
+    env->col = (env->cfg.n_cols - 4) / 2 + (piece >= 2);  /* 3-wide boxes one column right: centred */
     env->fall_tick = 0;
     env->plan_ready = 0;
     if (!tt_fits(env, env->rows, piece, 0, 0, env->col)) return 0;
-    if (!env->placement) env->ghost_row = tt_landing(env, env->rows, piece, 0, 0, env->col);
+    if (!env->cfg.placement) env->ghost_row = tt_landing(env, env->rows, piece, 0, 0, env->col);
     return 1;
 }
 
@@ -203,8 +198,8 @@ static inline int tt_popcount(uint32_t x) {
 static int tt_count_holes(const Tetris *env, const uint32_t *rows) {
     uint32_t field = ~env->empty_row, covered = 0;
     int r = 0, holes = 0;
-    while (r < env->n_rows && !(rows[r] & field)) r++;  /* empty rows on top hold no holes */
-    for (; r < env->n_rows; r++) {
+    while (r < env->cfg.n_rows && !(rows[r] & field)) r++;  /* empty rows on top hold no holes */
+    for (; r < env->cfg.n_rows; r++) {
         uint32_t filled = rows[r] & field;
         holes += tt_popcount(covered & ~filled);
         covered |= filled;
@@ -222,18 +217,18 @@ static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color,
         if (color) {
             uint32_t m = s[r];
             while (m) {
-                color[(row + r) * env->n_cols + col + __builtin_ctz(m)] = (unsigned char)(piece + 1);
+                color[(row + r) * env->cfg.n_cols + col + __builtin_ctz(m)] = (unsigned char)(piece + 1);
                 m &= m - 1;
             }
         }
     }
-    for (int r = row; r < row + 4 && r < env->n_rows; r++) {
+    for (int r = row; r < row + 4 && r < env->cfg.n_rows; r++) {
         if (rows[r] != 0xFFFFFFFFu) continue;
         memmove(rows + 1, rows, sizeof(uint32_t) * (size_t)r);  /* everything above drops one row */
         rows[0] = env->empty_row;
         if (color) {
-            memmove(color + env->n_cols, color, (size_t)(r * env->n_cols));
-            memset(color, 0, (size_t)env->n_cols);
+            memmove(color + env->cfg.n_cols, color, (size_t)(r * env->cfg.n_cols));
+            memset(color, 0, (size_t)env->cfg.n_cols);
         }
         cleared++;
     }
@@ -246,10 +241,10 @@ static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color,
  * now, fewest holes, then lowest stack. It never uses hold or the preview. */
 static float tt_placement_score(const Tetris *env, const uint32_t *rows, int cleared) {
     uint32_t field = ~env->empty_row;
-    int holes = tt_count_holes(env, rows), top = env->n_rows;
-    for (int r = 0; r < env->n_rows; r++)
+    int holes = tt_count_holes(env, rows), top = env->cfg.n_rows;
+    for (int r = 0; r < env->cfg.n_rows; r++)
         if (rows[r] & field) { top = r; break; }
-    return 1.0f * cleared - 1.0f * holes - 0.1f * (float)(env->n_rows - top);
+    return 1.0f * cleared - 1.0f * holes - 0.1f * (float)(env->cfg.n_rows - top);
 }
 
 static void tt_plan(Tetris *env) {
@@ -257,16 +252,16 @@ static void tt_plan(Tetris *env) {
     env->plan_rot = env->rot;
     env->plan_col = env->col;
     for (int rot = 0; rot < TT_ROTS; rot++) {
-        if (!env->placement && !tt_fits(env, env->rows, env->piece, rot, env->row, env->col)) continue;
-        for (int col = -TT_PAD + 1; col < env->n_cols; col++) {
+        if (!env->cfg.placement && !tt_fits(env, env->rows, env->piece, rot, env->row, env->col)) continue;
+        for (int col = -TT_PAD + 1; col < env->cfg.n_cols; col++) {
             if (!tt_fits(env, env->rows, env->piece, rot, env->row, col)) continue;
             /* moving, the slide from the current column must be free; placing teleports */
             int step = col < env->col ? -1 : 1, ok = 1;
-            for (int c = env->col; c != col && ok && !env->placement; c += step)
+            for (int c = env->col; c != col && ok && !env->cfg.placement; c += step)
                 ok = tt_fits(env, env->rows, env->piece, rot, env->row, c + step);
             if (!ok) continue;
             uint32_t rows[TT_MAX_ROWS + 4];
-            memcpy(rows, env->rows, sizeof(uint32_t) * (size_t)(env->n_rows + 4));
+            memcpy(rows, env->rows, sizeof(uint32_t) * (size_t)(env->cfg.n_rows + 4));
             int land = tt_landing(env, rows, env->piece, rot, env->row, col);
             int cleared = tt_lock_into(env, rows, NULL, env->piece, rot, land, col);
             float score = tt_placement_score(env, rows, cleared);
@@ -277,9 +272,9 @@ static void tt_plan(Tetris *env) {
 }
 
 static int tt_scripted_action(Tetris *env) {
-    if (env->placement) {
+    if (env->cfg.placement) {
         tt_plan(env);
-        return env->plan_rot * env->n_cols + env->plan_col + env->left[env->piece][env->plan_rot];
+        return env->plan_rot * env->cfg.n_cols + env->plan_col + env->left[env->piece][env->plan_rot];
     }
     if (!env->plan_ready) tt_plan(env);
     else if (env->row == env->last_row && env->col == env->last_col && env->rot == env->last_rot)
@@ -294,8 +289,8 @@ static int tt_scripted_action(Tetris *env) {
 /* ---- episode ---- */
 
 static void tt_new_episode(Tetris *env) {
-    for (int r = 0; r < env->n_rows; r++) env->rows[r] = env->empty_row;
-    for (int r = env->n_rows; r < env->n_rows + 4; r++) env->rows[r] = 0xFFFFFFFFu;
+    for (int r = 0; r < env->cfg.n_rows; r++) env->rows[r] = env->empty_row;
+    for (int r = env->cfg.n_rows; r < env->cfg.n_rows + 4; r++) env->rows[r] = 0xFFFFFFFFu;
     memset(env->color, 0, sizeof(env->color));
     for (int i = 0; i < TT_PIECES; i++) env->bag[i] = i;
     env->bag_pos = TT_PIECES;
@@ -308,8 +303,8 @@ static void tt_new_episode(Tetris *env) {
     env->episode_return = 0;
     env->last_row = env->last_col = env->last_rot = -100;
     tt_spawn(env, tt_next_piece(env));  /* an empty board always fits */
-    tt_write_rows(env, env->n_rows);
-    if (!env->placement) tt_paint_piece(env);
+    tt_write_rows(env, env->cfg.n_rows);
+    if (!env->cfg.placement) tt_paint_piece(env);
     tt_write_side(env);
 }
 
@@ -321,12 +316,12 @@ static void c_reset(Tetris *env) { tt_new_episode(env); }
 /* Push a garbage row (full but for one random gap) in from the bottom; 0 when the stack overflows. */
 static int tt_add_garbage(Tetris *env) {
     if (env->rows[0] != env->empty_row) return 0;
-    memmove(env->rows, env->rows + 1, sizeof(uint32_t) * (size_t)(env->n_rows - 1));
-    memmove(env->color, env->color + env->n_cols, (size_t)((env->n_rows - 1) * env->n_cols));
-    int gap = ocean_randint(&env->rng, env->n_cols);
-    env->rows[env->n_rows - 1] = 0xFFFFFFFFu & ~(1u << (gap + TT_PAD));
-    unsigned char *line = env->color + (env->n_rows - 1) * env->n_cols;
-    for (int c = 0; c < env->n_cols; c++) line[c] = c == gap ? 0 : TT_PIECES + 1;
+    memmove(env->rows, env->rows + 1, sizeof(uint32_t) * (size_t)(env->cfg.n_rows - 1));
+    memmove(env->color, env->color + env->cfg.n_cols, (size_t)((env->cfg.n_rows - 1) * env->cfg.n_cols));
+    int gap = ocean_randint(&env->rng, env->cfg.n_cols);
+    env->rows[env->cfg.n_rows - 1] = 0xFFFFFFFFu & ~(1u << (gap + TT_PAD));
+    unsigned char *line = env->color + (env->cfg.n_rows - 1) * env->cfg.n_cols;
+    for (int c = 0; c < env->cfg.n_cols; c++) line[c] = c == gap ? 0 : TT_PIECES + 1;
     if (!tt_fits(env, env->rows, env->piece, env->rot, env->row, env->col) && env->row > 0) env->row--;
     return tt_fits(env, env->rows, env->piece, env->rot, env->row, env->col);
 }
@@ -336,10 +331,10 @@ static int tt_add_garbage(Tetris *env) {
 static float tt_lock(Tetris *env, int *over) {
     int cleared = tt_lock_into(env, env->rows, env->color, env->piece, env->rot, env->row, env->col);
     /* a clear moves every row above it; the piece may also have left cells below the lowest clear */
-    if (cleared) tt_write_rows(env, env->row + 4 < env->n_rows ? env->row + 4 : env->n_rows);
+    if (cleared) tt_write_rows(env, env->row + 4 < env->cfg.n_rows ? env->row + 4 : env->cfg.n_rows);
     else tt_paint(env, env->piece, env->rot, env->row, env->col, TT_BLOCK);
     int holes = tt_count_holes(env, env->rows);
-    float reward = (float)cleared - env->hole_penalty * (float)(holes - env->holes);
+    float reward = (float)cleared - env->cfg.hole_penalty * (float)(holes - env->holes);
     env->holes = holes;
     env->lines += cleared;
     env->pieces++;
@@ -350,28 +345,28 @@ static float tt_lock(Tetris *env, int *over) {
 
 /* End-of-step bookkeeping shared by both action sets: garbage, flags, the log, the overlay. */
 static void tt_finish(Tetris *env, float reward, int over) {
-    if (!over && env->garbage_interval > 0 && ++env->garbage_tick >= env->garbage_interval) {
+    if (!over && env->cfg.garbage_interval > 0 && ++env->garbage_tick >= env->cfg.garbage_interval) {
         env->garbage_tick = 0;
         over = !tt_add_garbage(env);
         if (!over) {
             env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
             env->holes = tt_count_holes(env, env->rows);
-            tt_write_rows(env, env->n_rows);
+            tt_write_rows(env, env->cfg.n_rows);
         }
     }
     if (over) reward -= 1.0f;
     env->episode_return += reward;
     env->rewards[0] = reward;
-    int timeout = !over && env->tick >= env->max_ticks;
+    int timeout = !over && env->tick >= env->cfg.max_ticks;
     env->terminals[0] = (unsigned char)over;
     env->truncations[0] = (unsigned char)timeout;
     if (over || timeout) {
         ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->lines,
-                          (float)env->tick / (float)env->max_ticks);
+                          (float)env->tick / (float)env->cfg.max_ticks);
         tt_new_episode(env);
         return;
     }
-    if (!env->placement) tt_paint_piece(env);  /* placing, the piece has no position yet */
+    if (!env->cfg.placement) tt_paint_piece(env);  /* placing, the piece has no position yet */
     tt_write_side(env);
 }
 
@@ -384,16 +379,16 @@ static int tt_hold(Tetris *env) {
 }
 
 static void tt_step_placement(Tetris *env) {
-    int n = TT_ROTS * env->n_cols;
-    int a = env->autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], n + 1);
+    int n = TT_ROTS * env->cfg.n_cols;
+    int a = env->cfg.autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], n + 1);
     float reward = 0;
     int over = 0;
     env->tick++;
     if (a == n) {
         over = !tt_hold(env);
     } else {
-        int rot = a / env->n_cols, p = env->piece;
-        int col = a % env->n_cols - env->left[p][rot], last = env->n_cols - 1 - env->right[p][rot];
+        int rot = a / env->cfg.n_cols, p = env->piece;
+        int col = a % env->cfg.n_cols - env->left[p][rot], last = env->cfg.n_cols - 1 - env->right[p][rot];
         if (col > last) col = last;
         if (tt_fits(env, env->rows, p, rot, 0, col)) {
             env->rot = rot;
@@ -408,7 +403,7 @@ static void tt_step_placement(Tetris *env) {
 }
 
 static void tt_step_moves(Tetris *env) {
-    int a = env->autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], TT_MOVE_ACTIONS);
+    int a = env->cfg.autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], TT_MOVE_ACTIONS);
     float reward = 0;
     int over = 0, locked = 0, rot = env->rot, col = env->col;
     env->tick++;
@@ -447,7 +442,7 @@ static void tt_step_moves(Tetris *env) {
     }
     if (!locked && !over) {
         if (env->rot != rot || env->col != col) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
-        if (++env->fall_tick >= env->ticks_per_fall) {
+        if (++env->fall_tick >= env->cfg.ticks_per_fall) {
             env->fall_tick = 0;
             if (env->row < env->ghost_row) env->row++;
             else locked = 1;
@@ -458,7 +453,7 @@ static void tt_step_moves(Tetris *env) {
 }
 
 static void c_step(Tetris *env) {
-    if (env->placement) tt_step_placement(env);
+    if (env->cfg.placement) tt_step_placement(env);
     else tt_step_moves(env);
 }
 
@@ -467,9 +462,9 @@ static void c_step(Tetris *env) {
 #define TT_SCALE 12
 #define TT_SIDE 6  /* side panel width in cells: preview and hold */
 
-static void tetris_frame_shape(Tetris *env, int *h, int *w) {
-    *h = env->n_rows * TT_SCALE;
-    *w = (env->n_cols + TT_SIDE) * TT_SCALE;
+static void c_frame_shape(Tetris *env, int *h, int *w) {
+    *h = env->cfg.n_rows * TT_SCALE;
+    *w = (env->cfg.n_cols + TT_SIDE) * TT_SCALE;
 }
 
 static const unsigned char TT_RGB[TT_PIECES + 2][3] = {
@@ -486,40 +481,40 @@ static void tt_render_piece(unsigned char *frame, int h, int w, const Tetris *en
 }
 
 static void c_render_rgb(Tetris *env, unsigned char *frame) {
-    if (env->placement) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
+    if (env->cfg.placement) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
     int h, w;
-    tetris_frame_shape(env, &h, &w);
+    c_frame_shape(env, &h, &w);
     static const unsigned char panel[3] = {40, 40, 52}, ghost[3] = {70, 70, 90};
-    ocean_fill_rect(frame, h, w, 0, 0, env->n_cols * TT_SCALE, h, TT_RGB[0]);
-    ocean_fill_rect(frame, h, w, env->n_cols * TT_SCALE, 0, TT_SIDE * TT_SCALE, h, panel);
-    for (int r = 0; r < env->n_rows; r++)
-        for (int c = 0; c < env->n_cols; c++) {
-            int v = env->color[r * env->n_cols + c];
+    ocean_fill_rect(frame, h, w, 0, 0, env->cfg.n_cols * TT_SCALE, h, TT_RGB[0]);
+    ocean_fill_rect(frame, h, w, env->cfg.n_cols * TT_SCALE, 0, TT_SIDE * TT_SCALE, h, panel);
+    for (int r = 0; r < env->cfg.n_rows; r++)
+        for (int c = 0; c < env->cfg.n_cols; c++) {
+            int v = env->color[r * env->cfg.n_cols + c];
             if (v) ocean_fill_rect(frame, h, w, c * TT_SCALE + 1, r * TT_SCALE + 1, TT_SCALE - 2, TT_SCALE - 2, TT_RGB[v]);
         }
     tt_render_piece(frame, h, w, env, env->piece, env->rot, env->ghost_row, env->col, ghost);
     tt_render_piece(frame, h, w, env, env->piece, env->rot, env->row, env->col, TT_RGB[env->piece + 1]);
-    for (int k = 0; k < env->preview && 3 * k + 4 <= env->n_rows; k++) {
+    for (int k = 0; k < env->cfg.preview && 3 * k + 4 <= env->cfg.n_rows; k++) {
         int p = tt_queue_at(env, k);
-        tt_render_piece(frame, h, w, env, p, 0, 3 * k, env->n_cols + 1, TT_RGB[p + 1]);
+        tt_render_piece(frame, h, w, env, p, 0, 3 * k, env->cfg.n_cols + 1, TT_RGB[p + 1]);
     }
-    if (env->hold >= 0) tt_render_piece(frame, h, w, env, env->hold, 0, env->n_rows - 3, env->n_cols + 1, TT_RGB[env->hold + 1]);
+    if (env->hold >= 0) tt_render_piece(frame, h, w, env, env->hold, 0, env->cfg.n_rows - 3, env->cfg.n_cols + 1, TT_RGB[env->hold + 1]);
 }
 
 static int c_render_text(Tetris *env, char *out, int cap) {
-    if (env->placement) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
+    if (env->cfg.placement) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
     OceanText t = {out, 0, cap};
     ocean_puts(&t, "lines "); ocean_puti(&t, env->lines);
     ocean_puts(&t, "  pieces "); ocean_puti(&t, env->pieces);
     ocean_puts(&t, "  next ");
-    for (int k = 0; k < env->preview; k++) ocean_putc(&t, TT_NAMES[tt_queue_at(env, k)]);
+    for (int k = 0; k < env->cfg.preview; k++) ocean_putc(&t, TT_NAMES[tt_queue_at(env, k)]);
     ocean_puts(&t, "  hold "); ocean_putc(&t, env->hold >= 0 ? TT_NAMES[env->hold] : '-');
     ocean_putc(&t, '\n');
-    for (int r = 0; r < env->n_rows; r++) {
+    for (int r = 0; r < env->cfg.n_rows; r++) {
         ocean_putc(&t, '|');
-        for (int c = 0; c < env->n_cols; c++) {
+        for (int c = 0; c < env->cfg.n_cols; c++) {
             int pr = r - env->row, pc = c - env->col, gr = r - env->ghost_row;
-            char ch = env->color[r * env->n_cols + c] ? '#' : '.';
+            char ch = env->color[r * env->cfg.n_cols + c] ? '#' : '.';
             if (pc >= 0 && pc < 4 && gr >= 0 && gr < 4 && ((env->shape[env->piece][env->rot][gr] >> pc) & 1)) ch = '+';
             if (pc >= 0 && pc < 4 && pr >= 0 && pr < 4 && ((env->shape[env->piece][env->rot][pr] >> pc) & 1)) ch = '@';
             ocean_putc(&t, ch);
