@@ -210,7 +210,7 @@ def test_tetris_pieces_come_in_bags_and_the_preview_is_right():
 
 
 def test_tetris_reward_is_lines_and_topping_out_costs_one():
-    env = make('tetris', num_envs=4, seed=1, placement=True, autopilot=True, hole_penalty=0.0)
+    env = make('tetris', num_envs=4, seed=1, placement=True, autopilot=True, hole_penalty=0.0, piece_reward=0.0)
     total, lines, over = np.zeros(4), 0.0, 0
     for _ in range(2000):
         _, rewards, terminals, truncations, infos = env.step(env.actions)

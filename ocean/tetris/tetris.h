@@ -10,9 +10,10 @@
  * (terminal), or is truncated after `max_ticks` steps. Optional garbage rows rise from the bottom
  * every `garbage_interval` steps.
  *
- * Rewards: +1 per cleared line (the score the baseline compares), -hole_penalty per hole a placement
- * creates (+ per hole it opens up again), -1 for topping out. The hole term is a potential
- * difference, so it shapes the path to lines without changing which placements pay in the end.
+ * Rewards: +1 per cleared line (the score the baseline compares), +piece_reward per placed piece,
+ * -hole_penalty per hole a placement makes (+ per hole it opens up again), -1 for topping out. The
+ * piece term pays for surviving, which takes lines; without it, topping out early is the cheapest way
+ * to stop paying for holes, and PPO finds that first.
  *
  * The board is a column of 32-bit row masks: bit TT_PAD + c is column c, the bits outside the field
  * are always set (walls) and the rows under the field are all ones (floor), so a collision test is
@@ -334,7 +335,7 @@ static float tt_lock(Tetris *env, int *over) {
     if (cleared) tt_write_rows(env, env->row + 4 < env->cfg.n_rows ? env->row + 4 : env->cfg.n_rows);
     else tt_paint(env, env->piece, env->rot, env->row, env->col, TT_BLOCK);
     int holes = tt_count_holes(env, env->rows);
-    float reward = (float)cleared - env->cfg.hole_penalty * (float)(holes - env->holes);
+    float reward = (float)cleared + env->cfg.piece_reward - env->cfg.hole_penalty * (float)(holes - env->holes);
     env->holes = holes;
     env->lines += cleared;
     env->pieces++;
