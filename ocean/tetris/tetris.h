@@ -3,7 +3,7 @@
  * Two action sets. Moves (placement=0, the arcade game): 0 nothing, 1 left, 2 right, 3 rotate
  * clockwise, 4 soft drop (one row), 5 hard drop, 6 hold. Placements (placement=1, one piece per step,
  * as in most Tetris RL work): action r * n_cols + c drops the piece turned r times with its leftmost
- * cell in column c (clamped to the field), straight down from the top; action 4 * n_cols is hold.
+ * cell in column c (clamped to the field), straight down from the top; no hold.
  * Pieces come from a 7-bag (every piece once per seven, shuffled); `preview` upcoming pieces are in
  * the observation. Gravity moves the piece down one row every `ticks_per_fall` steps; a piece that
  * cannot move down locks. A full row clears. The game ends when a new piece does not fit
@@ -379,26 +379,23 @@ static int tt_hold(Tetris *env) {
     return tt_spawn(env, next);
 }
 
+/* Every placement action places the current piece: there is no hold here, because a step that
+ * places nothing is a free way to stall (a probe learned to hold forever rather than risk holes). */
 static void tt_step_placement(Tetris *env) {
-    int n = TT_ROTS * env->cfg.n_cols;
-    int a = env->cfg.autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], n + 1);
+    int a = env->cfg.autopilot ? tt_scripted_action(env) : ocean_clamp(env->actions[0], TT_ROTS * env->cfg.n_cols);
     float reward = 0;
     int over = 0;
     env->tick++;
-    if (a == n) {
-        over = !tt_hold(env);
+    int rot = a / env->cfg.n_cols, p = env->piece;
+    int col = a % env->cfg.n_cols - env->left[p][rot], last = env->cfg.n_cols - 1 - env->right[p][rot];
+    if (col > last) col = last;
+    if (tt_fits(env, env->rows, p, rot, 0, col)) {
+        env->rot = rot;
+        env->col = col;
+        env->row = tt_landing(env, env->rows, p, rot, 0, col);
+        reward = tt_lock(env, &over);
     } else {
-        int rot = a / env->cfg.n_cols, p = env->piece;
-        int col = a % env->cfg.n_cols - env->left[p][rot], last = env->cfg.n_cols - 1 - env->right[p][rot];
-        if (col > last) col = last;
-        if (tt_fits(env, env->rows, p, rot, 0, col)) {
-            env->rot = rot;
-            env->col = col;
-            env->row = tt_landing(env, env->rows, p, rot, 0, col);
-            reward = tt_lock(env, &over);
-        } else {
-            over = 1;  /* no room at the top: topped out */
-        }
+        over = 1;  /* no room at the top: topped out */
     }
     tt_finish(env, reward, over);
 }
