@@ -10,7 +10,7 @@
 - Ocean pong must beat its built-in opponent (mean perf = fraction of points won > 0.5).
 - Ocean enduro, tetris and rware must beat their scripted baselines within 20 minutes: more cars
   passed, more lines cleared, more deliveries per robot per episode (`env/score`). The baseline is
-  the env's own scripted policy (`autopilot=1`), scored here on the same config before training.
+  the env's own scripted policy (`autopilot=True`), scored here on the same config before training.
 The table lists steps and seconds to the target, or the best value reached when it was missed.
 """
 import argparse
@@ -30,10 +30,10 @@ from benchdoc import update_section  # noqa: E402
 
 
 def scripted_baseline(env, config, num_envs=64, per_env=8, seed=12345):
-    """Mean `score` over episodes of the env's scripted policy (autopilot=1) on the env config that
+    """Mean `score` over episodes of the env's scripted policy (autopilot=True) on the env config that
     training uses. Steps until every instance has finished `per_env` episodes, so the episodes
     still running at the end (more often long ones) bias the mean little."""
-    vec = pufferlib.make(env, seed=seed, **{**config['env'], 'num_envs': num_envs, 'autopilot': 1})
+    vec = pufferlib.make(env, seed=seed, **{**config['env'], 'num_envs': num_envs, 'autopilot': True})
     finished = np.zeros(num_envs, dtype=np.int64)
     total = count = 0.0
     while finished.min() < per_env:

@@ -161,7 +161,9 @@ static void c_reset(Enduro *env) { en_new_episode(env); }
 
 /* ---- the scripted driver (autopilot) ----
  * Full throttle; heads for the lane whose nearest visible car ahead is farthest (staying put unless
- * another lane is clearly better) and steers to its centre. It never brakes and ignores cars behind. */
+ * another lane is clearly better) and steers to its centre; brakes when the car ahead in its own lane
+ * is close and no other lane is better. It ignores cars behind and does not anticipate curves, snow
+ * or fog. */
 static int en_scripted_action(const Enduro *env) {
     const float *o = env->observations;
     int lane = 0;
@@ -175,9 +177,11 @@ static int en_scripted_action(const Enduro *env) {
     for (int l = 0; l < EN_LANES; l++)
         if (o[9 + 5 * l] > free + 0.15f) { free = o[9 + 5 * l]; target = l; }
     float dx = EN_LANE_X[target] - env->x;
-    if (dx > 0.05f) return 7;   /* accelerate + right */
-    if (dx < -0.05f) return 8;  /* accelerate + left */
-    return 1;
+    int steer = dx > 0.05f ? 1 : (dx < -0.05f ? -1 : 0);
+    /* brake when the car ahead in its lane is close and closing, unless already leaving the lane */
+    int brake = target == lane && o[9 + 5 * lane] < 0.12f && o[9 + 5 * lane + 1] > 0;
+    static const int actions[2][3] = {{8, 1, 7}, {6, 4, 5}};  /* [brake][steer + 1] */
+    return actions[brake][steer + 1];
 }
 
 /* ---- step ---- */

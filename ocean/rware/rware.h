@@ -86,6 +86,8 @@ typedef struct Rware {
     int *empty_slots, n_empty;  /* slots without a shelf: at most one per carried shelf */
     int *free_requests, n_free_requests;  /* [requests] cells of requested shelves nobody carries */
     int *target, *moving;    /* [num_agents] per-step scratch */
+    short *dist;             /* [cells] autopilot: path lengths to a robot's job */
+    int *queue;              /* [cells] autopilot: the breadth-first search's queue */
     float *returns;          /* [num_agents] */
     unsigned short stamp;
     int tick, deliveries;
@@ -107,7 +109,7 @@ static int c_init(Rware *env) {
     size_t sizes[] = {cells, cells, cells, cells, cells, 2 * cells, 2 * cells, 2 * cells,
                       agents * sizeof(RwareAgent), shelves * sizeof(RwareShelf), (size_t)env->cfg.requests * sizeof(int),
                       (size_t)env->cfg.requests * sizeof(int), (agents + 1) * sizeof(int), agents * sizeof(int),
-                      agents * sizeof(int), agents * sizeof(float)};
+                      agents * sizeof(int), agents * sizeof(float), 2 * cells, cells * sizeof(int)};
     enum { N_ARRAYS = sizeof(sizes) / sizeof(sizes[0]) };
     size_t total = 0;
     for (int k = 0; k < N_ARRAYS; k++) total += (sizes[k] + 7) & ~(size_t)7;
@@ -120,6 +122,7 @@ static int c_init(Rware *env) {
     env->agent_at = arrays[5]; env->shelf_at = arrays[6]; env->claim = arrays[7];
     env->agents = arrays[8]; env->shelves = arrays[9]; env->requested = arrays[10]; env->free_requests = arrays[11];
     env->empty_slots = arrays[12]; env->target = arrays[13]; env->moving = arrays[14]; env->returns = arrays[15];
+    env->dist = arrays[16]; env->queue = arrays[17];
     int slots = 0;
     for (int y = 0; y < env->height; y++)
         for (int x = 0; x < env->width; x++) {
@@ -271,14 +274,29 @@ static void c_reset(Rware *env) { rw_new_episode(env); }
 
 /* ---- the scripted warehouse policy (autopilot) ----
  * Each robot works its own job (the same job the observation points to): lift when on a free
- * requested shelf, put down on an empty shelf cell when carrying anything else, and otherwise step
- * greedily toward the job: forward when the cell ahead is closer and free, else turn toward a closer
- * direction that is passable. It plans no routes and makes no room for others; after 4 steps without
- * progress it takes a random action to shake loose. */
-static int rw_passable(const Rware *env, const RwareAgent *ag, int cell) {
-    if (env->kind[cell] == RW_WALL) return 0;
-    if (ag->shelf >= 0 && env->shelf_at[cell]) return 0;
-    return !env->agent_at[cell];
+ * requested shelf, put down on an empty shelf cell when carrying anything else, and otherwise follow
+ * a shortest path to the job (breadth-first over the cells it may enter: a loaded robot avoids
+ * shelves, and every robot avoids the cells other robots stand on now), turning to face the next
+ * cell and driving into it. With no path it waits; after 4 blocked steps it gives way, turning at
+ * random until it faces a free cell and stepping into it, then plans again. Nobody coordinates:
+ * robots meeting head-on in a corridor wait for each other until one of them gives way. */
+static void rw_distances(Rware *env, int job, int loaded, int self) {
+    short *dist = env->dist;
+    int *queue = env->queue;
+    for (int c = 0; c < env->cells; c++) dist[c] = -1;
+    int head = 0, tail = 0;
+    dist[job] = 0;
+    queue[tail++] = job;
+    while (head < tail) {
+        int c = queue[head++];
+        for (int d = 0; d < 4; d++) {
+            int n = c + env->delta[d];
+            if (dist[n] >= 0 || env->kind[n] == RW_WALL || (loaded && env->shelf_at[n])) continue;
+            if (env->agent_at[n] && n != self) continue;
+            dist[n] = (short)(dist[c] + 1);
+            queue[tail++] = n;
+        }
+    }
 }
 
 static int rw_scripted_action(Rware *env, int i) {
@@ -290,19 +308,22 @@ static int rw_scripted_action(Rware *env, int i) {
     rw_gather_jobs(env);  /* robots earlier in this step may have lifted a request */
     int job = rw_job(env, ag);
     if (job < 0) return RW_NOOP;
-    if (ag->stuck >= 4) {
-        ag->stuck = 0;
-        return 1 + ocean_randint(&env->rng, 3);
+    if (ag->stuck >= 4) {  /* give way: turn at random until a free cell is ahead, then step into it */
+        int ahead = here + env->delta[ag->dir];
+        if (env->kind[ahead] != RW_WALL && !env->agent_at[ahead] && !(ag->shelf >= 0 && env->shelf_at[ahead]))
+            return RW_FORWARD;
+        return ocean_randint(&env->rng, 2) ? RW_LEFT : RW_RIGHT;
     }
-    int d0 = rw_manhattan(env, here, job);
-    int ahead = here + env->delta[ag->dir];
-    if (rw_manhattan(env, ahead, job) < d0 && rw_passable(env, ag, ahead)) return RW_FORWARD;
-    for (int turn = 1; turn <= 3; turn += 2) {  /* right, then left */
-        int dir = (ag->dir + turn) & 3, next = here + env->delta[dir];
-        if (rw_manhattan(env, next, job) < d0 && rw_passable(env, ag, next)) return turn == 1 ? RW_RIGHT : RW_LEFT;
+    rw_distances(env, job, ag->shelf >= 0, here);
+    int best = -1;  /* the heading toward the neighbour nearest the job; ahead wins ties */
+    for (int k = 0; k < 4; k++) {
+        int d = (ag->dir + k) & 3, n = here + env->delta[d];
+        if (env->dist[n] >= 0 && env->dist[n] < env->dist[here] && best < 0) best = d;
     }
-    ag->stuck++;
-    return RW_RIGHT;
+    if (best < 0) { ag->stuck++; return RW_NOOP; }
+    if (best != ag->dir) return best == ((ag->dir + 3) & 3) ? RW_LEFT : RW_RIGHT;
+    if (env->agent_at[here + env->delta[best]]) { ag->stuck++; return RW_NOOP; }
+    return RW_FORWARD;
 }
 
 /* ---- step ---- */
@@ -422,7 +443,7 @@ static void c_step(Rware *env) {
         float total = 0;
         for (int i = 0; i < n; i++) total += env->returns[i];
         float per_agent = (float)env->deliveries / (float)n;
-        float perf = per_agent * 50.0f / (float)env->cfg.max_steps;  /* one delivery per 50 robot-steps = 1 */
+        float perf = per_agent * 25.0f / (float)env->cfg.max_steps;  /* one delivery per 25 robot-steps = 1 */
         ocean_log_episode(&env->log, total / (float)n, (float)env->tick, per_agent, perf > 1 ? 1 : perf);
         rw_new_episode(env);
         return;
