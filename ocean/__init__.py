@@ -14,7 +14,7 @@ from pufferlib.ocean.env import OceanEnv
 from pufferlib.pufferenv import APIUsageError, EnvError
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
-PREFIX = 'puffer_'
+PREFIX = ocean_spec.PREFIX
 
 try:
     SPECS = ocean_spec.discover(ROOT)  # name -> Spec, in catalogue order
@@ -66,7 +66,7 @@ def env_class(name: str) -> type[OceanEnv]:
         module = _module(short)
         cls = getattr(module, s.c_struct, None) if module else None
         if cls is None:
-            cls = type(s.c_struct, (OceanEnv,), {'__doc__': f'puffer_{short}: {s.summary}',
+            cls = type(s.c_struct, (OceanEnv,), {'__doc__': f'{s.env_name}: {s.summary}',
                                                  '__module__': f'pufferlib.ocean.{short}'})
         elif not (isinstance(cls, type) and issubclass(cls, OceanEnv)):
             raise EnvError(f'pufferlib.ocean.{short}.{s.c_struct} must be a subclass of OceanEnv')

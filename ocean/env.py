@@ -122,7 +122,7 @@ class OceanEnv(PufferEnv):
     # ---- config and spaces ----
 
     def describe(self) -> str:
-        return f'puffer_{self.name}'
+        return self.spec.env_name
 
     def resolve_config(self, options: dict) -> dict:
         """The defaults overridden by `options`, checked for names, types, ranges and the spec's checks."""
@@ -154,11 +154,12 @@ class OceanEnv(PufferEnv):
     def reset(self, seed=None):
         if seed is not None:
             if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-                raise APIUsageError(f'puffer_{self.name}: seed must be an int or None, got {seed!r}')
+                raise APIUsageError(f'{self.describe()}: seed must be an int or None, got {seed!r}')
             self._seed, self._resets = int(seed), 0
         else:
             # An unseeded reset starts new episodes that still follow from the last seed.
             self._resets += 1
+        self._check_open()
         self._binding.vec_reset(self._handle, (self._seed + self._resets * 0x9E3779B97F4A7C15) & SEED_MASK)
         self._binding.vec_log(self._handle)  # episodes cut short by a reset are not statistics
         self._tick = 0
@@ -167,7 +168,11 @@ class OceanEnv(PufferEnv):
     def step(self, actions):
         # Values outside the space are clamped by the C env, never used as an index.
         self.copy_actions(actions)
-        self._binding.vec_step(self._handle)
+        try:
+            self._binding.vec_step(self._handle)
+        except RuntimeError:  # the binding's only error here: the env was closed
+            self._check_open()
+            raise
         self._tick += 1
         infos = []
         if self._tick % REPORT_INTERVAL == 0:
@@ -178,24 +183,36 @@ class OceanEnv(PufferEnv):
 
     def log(self):
         """Episode means since the last report (or None), without waiting for the report interval."""
+        self._check_open()
         return self._binding.vec_log(self._handle)
 
     def render(self, index=0):
         """RGB frame (uint8 [h, w, 3]) of env instance `index`."""
+        index = self._check_index(index)
         h, w = self._binding.vec_frame_shape(self._handle)
         frame = np.zeros((h, w, 3), dtype=np.uint8)
-        self._binding.vec_render(self._handle, int(index), frame)
+        self._binding.vec_render(self._handle, index, frame)
         return frame
 
     def render_text(self, index=0):
         """Text view of env instance `index`, for terminals."""
-        return self._binding.vec_text(self._handle, int(index))
+        return self._binding.vec_text(self._handle, self._check_index(index))
 
     def close(self):
-        # The capsule stays: using a closed env raises "this Ocean env is closed" from C.
+        self._closed = True
         handle = getattr(self, '_handle', None)
         if handle is not None:
             self._binding.vec_close(handle)
+
+    def _check_open(self):
+        if getattr(self, '_closed', False):
+            raise EnvError(f'{self.describe()} is closed; make a new env')
+
+    def _check_index(self, index):
+        self._check_open()
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_envs:
+            raise APIUsageError(f'{self.describe()}: env index must be an int in [0, {self.num_envs}), got {index!r}')
+        return int(index)
 
     def __del__(self):
         try:

@@ -26,6 +26,7 @@ import struct
 import tomllib
 from dataclasses import dataclass, field
 
+PREFIX = 'puffer_'  # env 'pong' is 'puffer_pong' everywhere outside its folder
 # Catalogue groups, in catalogue order. 'template' envs are built and tested but not listed.
 GROUPS = ('sanity', 'classic', 'game', 'template')
 # Observation element types: numpy dtype name -> (C type, buffer-protocol format).
@@ -35,9 +36,10 @@ OBS_DTYPES = {'uint8': ('unsigned char', 'B'), 'int8': ('signed char', 'b'), 'fl
 OPTION_TYPES = {'int': ('int32_t', 'i'), 'float': ('float', 'f'), 'bool': ('int32_t', 'i')}
 INT32 = (-2 ** 31, 2 ** 31 - 1)
 INT64 = (-2 ** 63, 2 ** 63 - 1)
-C_KEYWORDS = frozenset('''auto break case char const continue default do double else enum extern float for goto
-    if inline int long register restrict return short signed sizeof static struct switch typedef union unsigned
-    void volatile while cfg env'''.split())
+C_KEYWORDS = frozenset(['auto', 'break', 'case', 'char', 'const', 'continue', 'default', 'do', 'double', 'else',
+                        'enum', 'extern', 'float', 'for', 'goto', 'if', 'inline', 'int', 'long', 'register',
+                        'restrict', 'return', 'short', 'signed', 'sizeof', 'static', 'struct', 'switch', 'typedef',
+                        'union', 'unsigned', 'void', 'volatile', 'while', 'cfg', 'env'])
 
 TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action'}
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
@@ -237,7 +239,7 @@ class Expr:
 
 def fmt(value, kind):
     """A value as both sides print it in messages: int and bool options as %lld, floats as %g."""
-    return '%g' % float(value) if kind == 'float' else str(int(value))
+    return f'{float(value):g}' if kind == 'float' else str(int(value))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -282,7 +284,7 @@ class Spec:
 
     @property
     def env_name(self):
-        return 'puffer_' + self.name
+        return PREFIX + self.name
 
     @property
     def c_struct(self):

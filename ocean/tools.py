@@ -71,11 +71,11 @@ def play(name: str, steps: int = 200, fps: float = 15.0, seed: int = 0, scripted
         policies = ocean.scripted_policies(name)
         if not policies:
             with_policies = [n for n in ocean.env_names() if ocean.scripted_policies(n)]
-            raise APIUsageError(f'no scripted agent for puffer_{cls.name}; scripted agents exist for '
+            raise APIUsageError(f'no scripted agent for {cls.spec.env_name}; scripted agents exist for '
                                 f'{", ".join(with_policies)}')
         label = next(iter(policies)) if scripted is True else scripted
         if label not in policies:
-            raise APIUsageError(f'puffer_{cls.name} has no scripted agent {label!r}; it has {", ".join(policies)}')
+            raise APIUsageError(f'{cls.spec.env_name} has no scripted agent {label!r}; it has {", ".join(policies)}')
         policy = policies[label]
     env = cls(num_envs=1, seed=seed, **config)
     rng = np.random.default_rng(seed)
@@ -93,7 +93,7 @@ def play(name: str, steps: int = 200, fps: float = 15.0, seed: int = 0, scripted
             if log is not None:
                 last_log = log
             text = env.render_text()
-            header = (f'puffer_{cls.name}  step {t + 1}/{steps}  reward {float(rewards.sum()):+.2f}  '
+            header = (f'{cls.spec.env_name}  step {t + 1}/{steps}  reward {float(rewards.sum()):+.2f}  '
                       f'total {total:+.2f}  agent: {label}\n')
             if clear:
                 out.write('\x1b[H\x1b[2J')

@@ -18,6 +18,8 @@ import warnings
 import numpy as np
 import torch
 
+from pufferlib.pufferenv import APITypeError, APIUsageError
+
 __all__ = ['compute_advantage', 'reference_advantage', 'cpu_kernel_available', 'cuda_kernel_available',
            'cuda_library_path']
 
@@ -33,12 +35,12 @@ _cuda_lib = None
 _cuda_lib_error = None
 
 
-def cpu_kernel_available():
+def cpu_kernel_available() -> bool:
     """True when the compiled CPU kernel (pufferlib._advantage) is importable."""
     return _cpu_kernel is not None
 
 
-def cuda_library_path():
+def cuda_library_path() -> str | None:
     """Path of the compiled CUDA kernel library inside the package, or None when it was not built."""
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
         matches = glob.glob(os.path.join(_HERE, '_advantage_cuda' + suffix))
@@ -71,7 +73,7 @@ def _load_cuda_library():
     return lib
 
 
-def cuda_kernel_available():
+def cuda_kernel_available() -> bool:
     """True when the CUDA kernel library was built and loads (it does not need a GPU to load)."""
     return _load_cuda_library() is not None
 
@@ -84,13 +86,13 @@ def _warn_once(key, message):
 
 def _check_float(name, tensor, shape, device):
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f'{name} must be a torch.Tensor, got {type(tensor).__name__}')
+        raise APITypeError(f'{name} must be a torch.Tensor, got {type(tensor).__name__}')
     if tuple(tensor.shape) != shape:
-        raise ValueError(f'{name} must have shape {list(shape)}, got {list(tensor.shape)}')
+        raise APIUsageError(f'{name} must have shape {list(shape)}, got {list(tensor.shape)}')
     if not tensor.dtype.is_floating_point:
-        raise TypeError(f'{name} must be a floating-point tensor, got {tensor.dtype}')
+        raise APITypeError(f'{name} must be a floating-point tensor, got {tensor.dtype}')
     if tensor.device != device:
-        raise ValueError(f'{name} is on {tensor.device} but values is on {device}: put every input on one device')
+        raise APIUsageError(f'{name} is on {tensor.device} but values is on {device}: put every input on one device')
     # One copy at most: the kernels read contiguous float32.
     return tensor.detach().to(torch.float32).contiguous()
 
@@ -99,19 +101,19 @@ def _check_number(name, value, low, high, low_open=False):
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise TypeError(f'{name} must be a number, got {type(value).__name__}') from None
+        raise APITypeError(f'{name} must be a number, got {type(value).__name__}') from None
     too_low = value <= low if low_open else value < low
     if math.isnan(value) or too_low or value > high:
         interval = f'{"(" if low_open else "["}{low}, {high}]'
-        raise ValueError(f'{name} must lie in {interval}, got {value}')
+        raise APIUsageError(f'{name} must lie in {interval}, got {value}')
     return value
 
 
 def _validate(values, rewards, dones, last_values, importance, gamma, lam, rho_clip, c_clip):
     if not isinstance(values, torch.Tensor):
-        raise TypeError(f'values must be a torch.Tensor, got {type(values).__name__}')
+        raise APITypeError(f'values must be a torch.Tensor, got {type(values).__name__}')
     if values.dim() != 2:
-        raise ValueError(f'values must have shape [segments, horizon], got {list(values.shape)}')
+        raise APIUsageError(f'values must have shape [segments, horizon], got {list(values.shape)}')
     shape, device = tuple(values.shape), values.device
     values = _check_float('values', values, shape, device)
     rewards = _check_float('rewards', rewards, shape, device)
@@ -119,13 +121,13 @@ def _validate(values, rewards, dones, last_values, importance, gamma, lam, rho_c
     if importance is not None:
         importance = _check_float('importance', importance, shape, device)
     if not isinstance(dones, torch.Tensor):
-        raise TypeError(f'dones must be a torch.Tensor, got {type(dones).__name__}')
+        raise APITypeError(f'dones must be a torch.Tensor, got {type(dones).__name__}')
     if tuple(dones.shape) != shape:
-        raise ValueError(f'dones must have shape {list(shape)}, got {list(dones.shape)}')
+        raise APIUsageError(f'dones must have shape {list(shape)}, got {list(dones.shape)}')
     if dones.dtype not in _DONE_DTYPES:
-        raise TypeError(f'dones must be bool, uint8 or floating point, got {dones.dtype}')
+        raise APITypeError(f'dones must be bool, uint8 or floating point, got {dones.dtype}')
     if dones.device != device:
-        raise ValueError(f'dones is on {dones.device} but values is on {device}: put every input on one device')
+        raise APIUsageError(f'dones is on {dones.device} but values is on {device}: put every input on one device')
     dones = dones.detach().to(torch.float32).contiguous()
     gamma = _check_number('gamma', gamma, 0.0, 1.0)
     lam = _check_number('lam', lam, 0.0, 1.0)
@@ -164,8 +166,8 @@ def compute_advantage(values, rewards, dones, last_values, importance=None, gamm
     compiled kernel a vectorised torch loop over the horizon runs instead (with a one-time warning).
     Gradients do not flow through the result (advantages are targets).
 
-    Raises TypeError/ValueError naming the argument for a wrong type, shape, dtype, device or range
-    (gamma and lam in [0, 1]; rho_clip and c_clip > 0, inf allowed).
+    Raises APITypeError/APIUsageError (TypeError/ValueError) naming the argument for a wrong type, shape,
+    dtype, device or range (gamma and lam in [0, 1]; rho_clip and c_clip > 0, inf allowed).
     """
     values, rewards, dones, last_values, importance, gamma, lam, rho_clip, c_clip = _validate(
         values, rewards, dones, last_values, importance, gamma, lam, rho_clip, c_clip)
@@ -191,7 +193,7 @@ def compute_advantage(values, rewards, dones, last_values, importance=None, gamm
 
 def _launch_cuda(values, rewards, dones, last_values, importance, out, gamma, lam, rho_clip, c_clip):
     if values.shape[0] >= 2**31 or values.shape[1] >= 2**31:
-        raise ValueError(f'values shape {list(values.shape)} exceeds the CUDA kernel\'s int32 dimensions')
+        raise APIUsageError(f'values shape {list(values.shape)} exceeds the CUDA kernel\'s int32 dimensions')
     # The kernel runs on whatever device is current; make that the tensors' device.
     with torch.cuda.device(values.device):
         stream = torch.cuda.current_stream(values.device).cuda_stream

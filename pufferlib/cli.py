@@ -3,6 +3,7 @@ import argparse
 import sys
 
 import pufferlib
+from pufferlib import registry
 
 
 def _add_env_argument(parser):
@@ -38,18 +39,15 @@ def _config_help(env):
     except pufferlib.PufferError as exc:
         return f'(cannot show the options of {env}: {exc})'
     env_options = {}
-    if env.startswith('puffer_'):
-        from pufferlib import ocean
-        for option in ocean.spec_of(env).options.values():
-            rng = '' if option.kind == 'bool' else f' in [{option.min.describe()}, {option.max.describe()}]'
-            env_options[option.name] = (f'{option.kind}{rng}', option.help)
+    for option in registry.lookup(env).option_specs().values():
+        rng = '' if option.kind == 'bool' else f' in [{option.min.describe()}, {option.max.describe()}]'
+        env_options[option.name] = (f'{option.kind}{rng}', option.help)
     return (f'options for {env} (defaults, then its family and env config files):\n'
             + configuration.flag_help(config, env_options))
 
 
 def cmd_train(args, flags):
     from pufferlib import config as configuration
-    from pufferlib import trainer
     if args.help:
         args.parser.print_help()
         if args.env:
@@ -59,9 +57,13 @@ def cmd_train(args, flags):
         raise pufferlib.APIUsageError('puffer train needs an environment name (or --resume latest|RUN); '
                                       'see `puffer envs`')
     config = None
-    if not args.resume:
-        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions, before any set-up
+    if args.resume:
+        registry.find_run(args.resume, args.env)  # a missing run fails here, before torch loads
+    else:
+        # Unknown names, keys, types and env options fail here, with suggestions, before any set-up.
         config = configuration.load(args.env, flags, config_file=args.config)
+        pufferlib.make(args.env, **config['env']).close()
+    from pufferlib import trainer
     summary = trainer.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
                             quiet=args.quiet)
     print(f'done: {summary["global_step"]:,} steps in {summary["epoch"]} epochs; run directory '
@@ -137,8 +139,15 @@ def _add_ocean_commands(commands):
     play.set_defaults(func=cmd_play)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (the usage is one `--help` away), exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog='puffer', description='pufferlib: fast reinforcement learning')
+    parser = Parser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND')
 
@@ -146,7 +155,8 @@ def build_parser():
     envs.add_argument('filter', nargs='?', help='show only names containing this text')
     envs.set_defaults(func=cmd_envs)
 
-    autotune = commands.add_parser('autotune', help='find the fastest vectorization settings for an env on this machine')
+    autotune = commands.add_parser('autotune',
+                                   help='find the fastest vectorization settings for an env on this machine')
     _add_env_argument(autotune)
     autotune.add_argument('--max-envs', type=int, default=None, help='largest num_envs to try (default 16 x cores)')
     autotune.add_argument('--seconds', type=float, default=1.0, help='measuring time per setting (default 1)')
@@ -164,7 +174,8 @@ def build_parser():
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)
     evaluate.add_argument('--checkpoint', required=True,
-                          help='a checkpoint file, a run directory, or `latest` (the newest run for ENV)')
+                          help='a checkpoint file, a run directory, or `latest` '
+                               '(the run of ENV written to most recently)')
     evaluate.add_argument('--episodes', type=int, default=3, help='episodes to play (default 3)')
     evaluate.add_argument('--video', help='write the frames to this .gif or .mp4 file')
     evaluate.add_argument('--fps', type=int, default=30)
@@ -194,7 +205,7 @@ def main(argv=None):
         if getattr(args, 'takes_flags', False):
             return args.func(args, extra) or 0
         return args.func(args) or 0
-    except pufferlib.PufferError as exc:
+    except (pufferlib.PufferError, OSError) as exc:  # a user's mistake or a file system's refusal: no traceback
         print(f'puffer {args.command}: error: {exc}', file=sys.stderr)
         return 2
     except KeyboardInterrupt:

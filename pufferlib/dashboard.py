@@ -20,7 +20,9 @@ def _eta(seconds):
     if seconds is None or seconds != seconds or seconds == float('inf'):
         return '?'
     seconds = int(seconds)
-    return f'{seconds // 3600}h{seconds % 3600 // 60:02d}m' if seconds >= 3600 else f'{seconds // 60}m{seconds % 60:02d}s'
+    if seconds >= 3600:
+        return f'{seconds // 3600}h{seconds % 3600 // 60:02d}m'
+    return f'{seconds // 60}m{seconds % 60:02d}s'
 
 
 class Dashboard:

@@ -14,6 +14,7 @@ episode-statistics layer that emits `{'episode_return', 'episode_length', ...}` 
 so `infos` is an empty list on every other step.
 """
 import numbers
+from collections.abc import Callable
 
 import numpy as np
 import gymnasium
@@ -83,7 +84,7 @@ def _field_path(path):
     return tuple(f'f{p}' if isinstance(p, int) else p for p in path)
 
 
-def emulate_observation_space(space):
+def emulate_observation_space(space: spaces.Space) -> tuple[spaces.Box, np.dtype | None]:
     """Return (flat Box space for one row, structured dtype of one row or None for Box)."""
     if isinstance(space, spaces.Box):
         return space, None
@@ -131,7 +132,7 @@ class Nativizer:
     dtype matches the leaf dtype and one small copy per leaf otherwise.
     """
 
-    def __init__(self, obs_dtype):
+    def __init__(self, obs_dtype: np.dtype | None):
         if obs_dtype is None or np.dtype(obs_dtype).names is None:
             raise APIUsageError('Nativizer needs a structured obs_dtype (env.obs_dtype); Box observations '
                                 'need no nativizing')
@@ -213,7 +214,7 @@ class Nativizer:
         return next(iter(kinds)) if len(kinds) == 1 else None
 
 
-def nativize(rows, obs_dtype):
+def nativize(rows: np.ndarray, obs_dtype: np.dtype | None):
     """One-off form of `Nativizer(obs_dtype)(rows)`; build a Nativizer once in hot loops."""
     return Nativizer(obs_dtype)(rows)
 
@@ -281,7 +282,7 @@ def _field_views(obs_rows, obs_dtype, field_paths):
     return views
 
 
-def describe_mismatch(space, value, path=()):
+def describe_mismatch(space: spaces.Space, value, path: tuple = ()) -> str | None:
     """The first leaf of `value` that does not fit `space`, as a readable sentence, or None."""
     if isinstance(space, spaces.Dict):
         if not isinstance(value, dict):
@@ -316,7 +317,7 @@ def describe_mismatch(space, value, path=()):
     return None
 
 
-def check_observation(space, value, who):
+def check_observation(space: spaces.Space, value, who: str) -> None:
     msg = describe_mismatch(space, value)
     if msg:
         raise SpaceError(f'{who}: observation does not match its observation_space at {msg}')
@@ -326,7 +327,7 @@ def check_observation(space, value, who):
 # Actions
 # ---------------------------------------------------------------------------------------------
 
-def emulate_action_space(space):
+def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable | None]:
     """Return (flat action space, unflatten(row) -> native action)."""
     if isinstance(space, spaces.Box):
         dtype = space.dtype
@@ -394,7 +395,7 @@ def _freeze_tuples(value, space):
 # Old gym API (0.2x): procgen and friends
 # ---------------------------------------------------------------------------------------------
 
-def convert_space(space):
+def convert_space(space) -> spaces.Space:
     """Convert a gym (pre-Gymnasium) space to its Gymnasium twin, by class name."""
     if isinstance(space, spaces.Space):
         return space
@@ -455,7 +456,7 @@ class OldGymEnv(gymnasium.Env):
         self.env.close()
 
 
-def ensure_gymnasium(env):
+def ensure_gymnasium(env) -> gymnasium.Env:
     if isinstance(env, gymnasium.Env):
         return env
     if all(hasattr(env, a) for a in ('reset', 'step', 'observation_space', 'action_space')):
@@ -543,7 +544,8 @@ class GymnasiumPufferEnv(_Emulated):
         obs, rewards, terminals, truncations, infos = env.step(np.array([1]))
     """
 
-    def __init__(self, env=None, env_creator=None, env_args=(), env_kwargs=None, buf=None, seed=None):
+    def __init__(self, env=None, env_creator: Callable | None = None, env_args: tuple = (),
+                 env_kwargs: dict | None = None, buf=None, seed: int | None = None):
         self.env = ensure_gymnasium(_create(env, env_creator, env_args, env_kwargs, 'GymnasiumPufferEnv'))
         self.num_agents = 1
         self._setup_spaces(self.env.observation_space, self.env.action_space)
@@ -614,7 +616,8 @@ class PettingZooPufferEnv(_Emulated):
     then reset in the same step (same-step autoreset) and every row's mask reflects the new episode.
     """
 
-    def __init__(self, env=None, env_creator=None, env_args=(), env_kwargs=None, buf=None, seed=None):
+    def __init__(self, env=None, env_creator: Callable | None = None, env_args: tuple = (),
+                 env_kwargs: dict | None = None, buf=None, seed: int | None = None):
         env = _create(env, env_creator, env_args, env_kwargs, 'PettingZooPufferEnv')
         from pettingzoo import AECEnv
         if isinstance(env, AECEnv):

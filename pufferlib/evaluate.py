@@ -7,20 +7,15 @@ import torch
 
 import pufferlib
 from pufferlib import config as configuration
+from pufferlib import registry
 from pufferlib import trainer as training
 from pufferlib.models import sample_logits
 
 
 def _resolve_checkpoint(env_name, checkpoint):
-    """A checkpoint file from a file, a run directory, or `latest` (the newest run of this env)."""
+    """A checkpoint file from a file, a run directory, or `latest` (pufferlib.registry.latest_run of this env)."""
     if checkpoint == 'latest':
-        root = training.experiments_dir()
-        runs = [os.path.join(root, d) for d in os.listdir(root)] if os.path.isdir(root) else []
-        runs = [r for r in runs if os.path.basename(r).startswith(env_name + '-') and training.latest_checkpoint(r)]
-        if not runs:
-            raise training.CheckpointError(f'no checkpoint of {env_name} in {root}; train one with '
-                                           f'`puffer train {env_name}`')
-        checkpoint = max(runs, key=os.path.getmtime)
+        checkpoint = registry.latest_run(env_name)
     if os.path.isdir(checkpoint):
         path = training.latest_checkpoint(checkpoint)
         if path is None:
@@ -30,13 +25,14 @@ def _resolve_checkpoint(env_name, checkpoint):
 
 
 def _render_kwargs(env_name):
-    if env_name.startswith('puffer_'):
+    family = registry.lookup(env_name).family
+    if family == 'ocean':
         return {'num_envs': 1}
-    import gymnasium
-    return {'render_mode': 'rgb_array'} if env_name in gymnasium.registry else {}
+    return {'render_mode': 'rgb_array'} if family == 'gymnasium' else {}
 
 
-def evaluate(env_name, checkpoint, episodes=3, video=None, fps=30, seed=0, max_steps=100_000, deterministic=False):
+def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | None = None, fps: int = 30, seed: int = 0,
+             max_steps: int = 100_000, deterministic: bool = False) -> dict:
     path, run_dir = _resolve_checkpoint(env_name, checkpoint)
     config_path = os.path.join(run_dir, 'config.toml')
     if os.path.exists(config_path):
@@ -86,7 +82,7 @@ def evaluate(env_name, checkpoint, episodes=3, video=None, fps=30, seed=0, max_s
     return result
 
 
-def write_video(frames, path, fps=30):
+def write_video(frames: list[np.ndarray], path: str, fps: int = 30) -> str:
     """GIF through Pillow; MP4 through imageio (pip install imageio[ffmpeg])."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if path.lower().endswith('.gif'):
@@ -105,7 +101,7 @@ def write_video(frames, path, fps=30):
     raise pufferlib.APIUsageError(f'video path {path!r} must end in .gif or .mp4')
 
 
-def read_metrics(run):
+def read_metrics(run: str) -> list[dict]:
     path = run if run.endswith('.jsonl') else os.path.join(run, 'metrics.jsonl')
     if not os.path.exists(path):
         raise pufferlib.APIUsageError(f'{run} has no metrics.jsonl: pass a run directory from experiments/')
@@ -118,7 +114,7 @@ def read_metrics(run):
     return rows
 
 
-def plot(runs, metric='env/episode_return', out=None, title=None):
+def plot(runs: list[str], metric: str = 'env/episode_return', out: str | None = None, title: str | None = None) -> str:
     """One learning curve per run (metric against global_step) in a PNG."""
     import matplotlib
     matplotlib.use('Agg')

@@ -23,7 +23,7 @@ from gymnasium import spaces
 from torch import nn
 
 from pufferlib.emulation import Nativizer
-from pufferlib.pufferenv import SpaceError
+from pufferlib.pufferenv import APITypeError, APIUsageError, SpaceError
 
 __all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits']
 
@@ -34,7 +34,7 @@ POLICY_GAIN = 0.01
 VALUE_GAIN = 1.0
 
 
-def layer_init(layer, gain=RELU_GAIN, bias=0.0):
+def layer_init(layer: nn.Module, gain: float = RELU_GAIN, bias: float = 0.0) -> nn.Module:
     """Orthogonal weights with `gain`, constant bias; returns the layer."""
     nn.init.orthogonal_(layer.weight, gain)
     if layer.bias is not None:
@@ -62,7 +62,7 @@ class Policy(nn.Module):
 
     is_recurrent = False
 
-    def __init__(self, env, hidden_size):
+    def __init__(self, env, hidden_size: int):
         super().__init__()
         self.obs_space, self.action_space, self.obs_dtype = _spaces_of(env)
         self.hidden_size = hidden_size
@@ -104,11 +104,11 @@ class Policy(nn.Module):
         normal = torch.distributions.Normal(mean, std, validate_args=False)
         return torch.distributions.Independent(normal, len(self.action_shape), validate_args=False), value
 
-    def forward(self, obs, state=None):
+    def forward(self, obs: torch.Tensor, state: dict | None = None):
         """obs [N, ...] -> (logits, value [N])."""
         return self.decode_actions(self.encode_observations(obs, state))
 
-    def forward_eval(self, obs, state=None):
+    def forward_eval(self, obs: torch.Tensor, state: dict | None = None):
         """Same as forward for feed-forward models; exists so trainers can call every model alike."""
         return self.forward(obs, state)
 
@@ -123,10 +123,10 @@ class Default(Policy):
     categories. The encoder is `num_layers` x (Linear, GELU) of width `hidden_size`.
     """
 
-    def __init__(self, env, hidden_size=128, num_layers=1):
+    def __init__(self, env, hidden_size: int = 128, num_layers: int = 1):
         super().__init__(env, hidden_size)
         if num_layers < 1:
-            raise ValueError(f'num_layers must be >= 1, got {num_layers}')
+            raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
         self.nativizer = Nativizer(self.obs_dtype) if self.obs_dtype is not None else None
         if self.nativizer is None:
             input_size = int(np.prod(self.obs_space.shape))
@@ -176,7 +176,7 @@ class NatureCNN(Policy):
     Conv 32x8x8/4, 64x4x4/2, 64x3x3/1, then Linear to `hidden_size`, all ReLU.
     """
 
-    def __init__(self, env, hidden_size=512):
+    def __init__(self, env, hidden_size: int = 512):
         super().__init__(env, hidden_size)
         self.image_shape = _image_shape(self, self.obs_space, '[84, 84, frames]')
         channels = self.image_shape[2]
@@ -212,7 +212,7 @@ class IMPALA(Policy):
     then ReLU, Linear to `hidden_size`, ReLU.
     """
 
-    def __init__(self, env, hidden_size=256, channels=(16, 32, 32)):
+    def __init__(self, env, hidden_size: int = 256, channels: tuple[int, ...] = (16, 32, 32)):
         super().__init__(env, hidden_size)
         self.image_shape = _image_shape(self, self.obs_space, '[64, 64, 3]')
         stages, in_channels = [], self.image_shape[2]
@@ -253,14 +253,14 @@ class LSTMWrapper(nn.Module):
 
     is_recurrent = True
 
-    def __init__(self, env, policy, input_size=128, hidden_size=128):
+    def __init__(self, env, policy: 'Policy', input_size: int = 128, hidden_size: int = 128):
         super().__init__()
         policy_width = getattr(policy, 'hidden_size', None)
         if policy_width is not None and input_size != policy_width:
-            raise ValueError(f'input_size={input_size} must equal the wrapped policy\'s encoder width '
+            raise APIUsageError(f'input_size={input_size} must equal the wrapped policy\'s encoder width '
                              f'{policy_width} ({type(policy).__name__}.hidden_size)')
         if policy_width is not None and hidden_size != policy_width:
-            raise ValueError(f'hidden_size={hidden_size} must equal the wrapped policy\'s decoder width '
+            raise APIUsageError(f'hidden_size={hidden_size} must equal the wrapped policy\'s decoder width '
                              f'{policy_width} ({type(policy).__name__}.hidden_size)')
         self.policy = policy
         self.input_size, self.hidden_size = input_size, hidden_size
@@ -271,22 +271,22 @@ class LSTMWrapper(nn.Module):
             else:
                 nn.init.zeros_(param)
 
-    def initial_state(self, batch_size, device=None):
+    def initial_state(self, batch_size: int, device=None) -> dict[str, torch.Tensor]:
         """Zero state for `batch_size` env rows: {'lstm_h': [B, hidden], 'lstm_c': [B, hidden]}."""
         device = device if device is not None else self.lstm.weight_hh_l0.device
         return {key: torch.zeros(batch_size, self.hidden_size, device=device) for key in ('lstm_h', 'lstm_c')}
 
     def _state_tensors(self, state, rows):
         if not isinstance(state, dict) or 'lstm_h' not in state or 'lstm_c' not in state:
-            raise ValueError("state must be a dict with 'lstm_h' and 'lstm_c' tensors (see initial_state)")
+            raise APIUsageError("state must be a dict with 'lstm_h' and 'lstm_c' tensors (see initial_state)")
         h, c = state['lstm_h'], state['lstm_c']
         for name, tensor in (('lstm_h', h), ('lstm_c', c)):
             if tuple(tensor.shape) != (rows, self.hidden_size):
-                raise ValueError(f"state['{name}'] must have shape [{rows}, {self.hidden_size}], "
+                raise APIUsageError(f"state['{name}'] must have shape [{rows}, {self.hidden_size}], "
                                  f'got {list(tensor.shape)}')
         return h, c
 
-    def forward_eval(self, obs, state):
+    def forward_eval(self, obs: torch.Tensor, state: dict):
         """One step for B env rows: obs [B, ...] -> (logits, value [B]); updates state in place."""
         h, c = self._state_tensors(state, obs.shape[0])
         reset = state.get('dones', state.get('reset'))
@@ -300,10 +300,10 @@ class LSTMWrapper(nn.Module):
         c.copy_(c_new[0].detach())
         return self.policy.decode_actions(out[0])
 
-    def forward(self, obs, state):
+    def forward(self, obs: torch.Tensor, state: dict):
         """Training: obs [S, H, ...] -> (logits, value) for S*H steps, flattened row-major."""
         if obs.dim() < 2:
-            raise ValueError(f'obs must be [segments, horizon, ...], got shape {list(obs.shape)}')
+            raise APIUsageError(f'obs must be [segments, horizon, ...], got shape {list(obs.shape)}')
         segments, horizon = obs.shape[:2]
         h, c = self._state_tensors(state, segments)
         hidden = self.policy.encode_observations(obs.reshape(segments * horizon, *obs.shape[2:]))
@@ -311,7 +311,7 @@ class LSTMWrapper(nn.Module):
         h, c = h.unsqueeze(0), c.unsqueeze(0)
         dones = state.get('dones')
         if dones is not None and tuple(dones.shape) != (segments, horizon):
-            raise ValueError(f"state['dones'] must have shape [{segments}, {horizon}], got {list(dones.shape)}")
+            raise APIUsageError(f"state['dones'] must have shape [{segments}, {horizon}], got {list(dones.shape)}")
         # A done at the last step only matters to the next segment.
         if dones is None or not bool(dones[:, :-1].any()):
             out, _ = self.lstm(hidden, (h, c))
@@ -359,13 +359,14 @@ class LSTMWrapper(nn.Module):
         return out.reshape(longest * count, self.hidden_size).index_select(0, flat)
 
 
-def sample_logits(logits, action=None):
+def sample_logits(logits, action: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(action, logprob, entropy) for any model's logits; samples when `action` is None.
 
     Discrete: logits [N, n] -> action int64 [N]. MultiDiscrete: tuple of [N, n_i] -> action int64
     [N, k], logprob and entropy summed over sub-actions. Box: an Independent Normal -> action float
     [N, *shape], logprob and entropy summed over the action dims; samples are not clipped to the
-    Box's bounds (clip a copy before stepping the env, keep the sample for the logprob). Leading dims other than N work too.
+    Box's bounds (clip a copy before stepping the env, keep the sample for the logprob). Leading dims
+    other than N work too.
     logprob and entropy have the leading shape ([N]).
     """
     if isinstance(logits, torch.distributions.Distribution):
@@ -384,7 +385,7 @@ def sample_logits(logits, action=None):
         if action is not None:
             action = action.reshape(logits.shape[:-1])
         return _categorical(logits, action)
-    raise TypeError(f'logits must be a tensor (Discrete), a tuple of tensors (MultiDiscrete) or a '
+    raise APITypeError(f'logits must be a tensor (Discrete), a tuple of tensors (MultiDiscrete) or a '
                     f'torch distribution (Box), got {type(logits).__name__}')
 
 

@@ -21,6 +21,7 @@ spent on resetting, which is what a [segments, horizon] rollout buffer wants. Ev
 The arrays are handed in through `buf` so a vector backend can place them in shared memory; with
 `buf=None` the env allocates its own.
 """
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import numpy as np
@@ -35,6 +36,14 @@ class APIUsageError(PufferError, ValueError):
     """The caller used the API in a way it does not support (wrong shape, order of calls, ...)."""
 
 
+class APITypeError(PufferError, TypeError):
+    """An argument has the wrong type (a list where a tensor goes, a string where a number goes, ...)."""
+
+
+class MissingDependencyError(PufferError, ImportError):
+    """An optional package is not installed; the message says which pip extra installs it."""
+
+
 class SpaceError(PufferError, TypeError):
     """An observation or action does not match its space, or a space cannot be emulated."""
 
@@ -43,7 +52,7 @@ class EnvError(PufferError, RuntimeError):
     """An environment, or the worker process running it, failed."""
 
 
-def option_kind(value):
+def option_kind(value) -> str | None:
     """'bool', 'int' or 'float' for a plain option value (numpy scalars count as their Python kind), else None."""
     if isinstance(value, (bool, np.bool_)):
         return 'bool'
@@ -54,7 +63,7 @@ def option_kind(value):
     return None
 
 
-def typed_option(value, kind):
+def typed_option(value, kind: str) -> bool | int | float | None:
     """`value` as an option of `kind` ('bool', 'int' or 'float'), or None when it is not one.
 
     The one type rule for config files, flags and env keyword arguments: a bool is never a number,
@@ -68,7 +77,7 @@ def typed_option(value, kind):
     return None
 
 
-def action_dtype(space):
+def action_dtype(space: spaces.Space) -> np.dtype:
     """Buffer dtype for a (flat) action space: int32 for discrete kinds, float32 for Box."""
     if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
         return np.dtype(np.int32)
@@ -77,7 +86,7 @@ def action_dtype(space):
     raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete or Box, got {space}')
 
 
-def check_actions(actions, expected_shape, integer, describe):
+def check_actions(actions, expected_shape: tuple, integer: bool, describe: Callable[[], str]) -> np.ndarray:
     """Return `actions` as an ndarray of `expected_shape`, or raise one error that says what is wrong.
 
     Cheap enough (a tuple compare and a dtype look-up) to run on every step; `describe()` names the
@@ -92,7 +101,7 @@ def check_actions(actions, expected_shape, integer, describe):
     return actions
 
 
-def make_buffers(observation_space, action_space, num_agents):
+def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int) -> SimpleNamespace:
     """Allocate the six arrays of one env (or of a whole vector, with num_agents summed)."""
     return SimpleNamespace(
         observations=np.zeros((num_agents, *observation_space.shape), dtype=observation_space.dtype),
@@ -122,7 +131,7 @@ class PufferEnv:
     # And this to the original action space, for models that want the structure.
     native_action_space = None
 
-    def __init__(self, buf=None):
+    def __init__(self, buf: SimpleNamespace | None = None):
         for name in ('single_observation_space', 'single_action_space'):
             if getattr(self, name) is None:
                 raise APIUsageError(f'{type(self).__name__} must set {name} before PufferEnv.__init__')
@@ -139,18 +148,18 @@ class PufferEnv:
             setattr(self, name, getattr(buf, name))
 
     @property
-    def observation_space(self):
+    def observation_space(self) -> spaces.Space:
         return batched_space(self.single_observation_space, self.num_agents)
 
     @property
-    def action_space(self):
+    def action_space(self) -> spaces.Space:
         return batched_space(self.single_action_space, self.num_agents)
 
-    def describe(self):
+    def describe(self) -> str:
         """How errors name this env."""
         return type(self).__name__
 
-    def copy_actions(self, actions):
+    def copy_actions(self, actions) -> np.ndarray:
         """Check caller-supplied actions and copy them into `self.actions` (a no-op for that array itself).
 
         Out-of-range values are the env's to reject or clamp; int64 values beyond int32 wrap here.
@@ -165,20 +174,21 @@ class PufferEnv:
             f'{self.describe()} (num_agents={self.num_agents}, action space {self.single_action_space})'))
         np.copyto(self.actions, actions, casting='unsafe')
 
-    def reset(self, seed=None):
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list]:
         raise NotImplementedError
 
-    def step(self, actions):
+    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
         raise NotImplementedError
 
     def render(self):
         return None
 
-    def close(self):
+    def close(self) -> None:
         pass
 
 
-def check_buffers(buf, observation_space, action_space, num_agents, owner='env'):
+def check_buffers(buf, observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
+                  owner: str = 'env') -> None:
     shapes = {
         'observations': ((num_agents, *observation_space.shape), observation_space.dtype),
         'actions': ((num_agents, *action_space.shape), action_dtype(action_space)),
@@ -196,7 +206,7 @@ def check_buffers(buf, observation_space, action_space, num_agents, owner='env')
                                 f'got {arr.dtype}{list(arr.shape)}')
 
 
-def batched_space(space, n):
+def batched_space(space: spaces.Space, n: int) -> spaces.Space:
     """The space of n stacked rows of `space`."""
     if isinstance(space, spaces.Box):
         return spaces.Box(low=np.broadcast_to(space.low, space.shape)[None].repeat(n, 0),

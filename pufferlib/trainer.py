@@ -27,13 +27,14 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
 
-import pufferlib
 import pufferlib.vector
 from pufferlib import config as configuration
+from pufferlib import registry
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import sample_logits
 from pufferlib.pufferenv import EnvError, PufferError
@@ -47,7 +48,7 @@ class CheckpointError(PufferError, RuntimeError):
 # Building the pieces
 # ---------------------------------------------------------------------------------------------
 
-def resolve_device(name):
+def resolve_device(name: str) -> torch.device:
     if name == 'auto':
         return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
     device = torch.device(name)
@@ -56,7 +57,7 @@ def resolve_device(name):
     return device
 
 
-def make_vecenv(env, config, seed_offset=0):
+def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
     """The vector env of an experiment; `env` is a name or an env creator."""
     vec = config['vec']
     cores = pufferlib.vector.cpu_count()
@@ -71,7 +72,7 @@ def make_vecenv(env, config, seed_offset=0):
                                  **options)
 
 
-def make_policy(vecenv, config):
+def make_policy(vecenv, config: dict) -> torch.nn.Module:
     policy_config = dict(config['policy'])
     cls = configuration.import_class(policy_config.pop('class'), 'policy.class')
     try:
@@ -86,7 +87,7 @@ def make_policy(vecenv, config):
     return policy
 
 
-def make_optimizers(policy, train):
+def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Optimizer]:
     """Muon for the 2-D weight matrices, AdamW for everything else; or Adam for all."""
     params = [p for p in policy.parameters() if p.requires_grad]
     betas, eps = (train['adam_beta1'], train['adam_beta2']), train['adam_eps']
@@ -107,13 +108,9 @@ def make_optimizers(policy, train):
 # Run directories, metrics and checkpoints
 # ---------------------------------------------------------------------------------------------
 
-def experiments_dir():
-    return os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments'))
-
-
-def new_run_dir(env_name):
+def new_run_dir(env_name: str) -> str:
     stamp = datetime.datetime.now().strftime('%Y%m%d-%H%M%S')
-    base = os.path.join(experiments_dir(), f'{env_name}-{stamp}')
+    base = os.path.join(registry.experiments_dir(), f'{env_name}-{stamp}')
     path, n = base, 1
     while os.path.exists(path):
         n += 1
@@ -122,22 +119,7 @@ def new_run_dir(env_name):
     return path
 
 
-def find_run(resume):
-    """A run directory from `--resume latest`, a run id, or a path."""
-    if resume == 'latest':
-        root = experiments_dir()
-        runs = [os.path.join(root, d) for d in os.listdir(root)] if os.path.isdir(root) else []
-        runs = [r for r in runs if os.path.exists(os.path.join(r, 'config.toml'))]
-        if not runs:
-            raise CheckpointError(f'--resume latest: no runs in {root}; start one with `puffer train ENV`')
-        return max(runs, key=lambda r: os.path.getmtime(os.path.join(r, 'config.toml')))
-    for path in (resume, os.path.join(experiments_dir(), resume)):
-        if os.path.exists(os.path.join(path, 'config.toml')):
-            return path
-    raise CheckpointError(f'--resume {resume}: no run directory with a config.toml there or in {experiments_dir()}')
-
-
-def atomic_write(path, write):
+def atomic_write(path: str, write: Callable) -> None:
     """Write through a temporary file and rename it over `path`: a crash never leaves half a file."""
     tmp = f'{path}.tmp-{os.getpid()}'
     with open(tmp, 'wb') as f:
@@ -147,14 +129,14 @@ def atomic_write(path, write):
     os.replace(tmp, path)
 
 
-def latest_checkpoint(run_dir):
+def latest_checkpoint(run_dir: str) -> str | None:
     folder = os.path.join(run_dir, 'checkpoints')
     names = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt')) \
         if os.path.isdir(folder) else []
     return os.path.join(folder, names[-1]) if names else None
 
 
-def load_checkpoint(path, policy=None):
+def load_checkpoint(path: str, policy: torch.nn.Module | None = None) -> dict:
     """Load a checkpoint with weights_only=True; check it fits `policy` when one is given."""
     if not os.path.exists(path):
         raise CheckpointError(f'checkpoint {path} does not exist')
@@ -215,8 +197,10 @@ def start_wandb(run_dir, config, resume):
 # ---------------------------------------------------------------------------------------------
 
 class Trainer:
-    def __init__(self, config, vecenv, policy, device='cpu', distributed=False):
+    def __init__(self, config: dict, vecenv: pufferlib.vector.VecEnv, policy: torch.nn.Module, device: str = 'cpu',
+                 distributed: bool = False, env_name: str = ''):
         self.config, self.vecenv, self.device = config, vecenv, torch.device(device)
+        self.env_name = env_name  # recorded in checkpoints
         train = config['train']
         self.train_config = train
         self.policy = policy.to(self.device)
@@ -273,7 +257,7 @@ class Trainer:
 
     # --- rollout ------------------------------------------------------------------------------
 
-    def evaluate(self):
+    def rollout(self) -> None:
         """Fill every row's segment; leave each block's next observation held for the next epoch."""
         vecenv = self.vecenv
         if not self.started:
@@ -305,7 +289,7 @@ class Trainer:
                 continue
             self._act(obs, ids, masks)
 
-    def _policy_step(self, obs, rows, state):
+    def _policy_step(self, obs, state):
         obs = obs.to(self.device, non_blocking=True)
         with torch.no_grad(), self.autocast:
             if self.recurrent:
@@ -317,7 +301,7 @@ class Trainer:
     def _value(self, obs, rows):
         # The bootstrap value must not advance the memory: the next epoch acts on this same observation.
         state = {k: v[rows].clone() for k, v in self.state.items()}
-        return self._policy_step(obs, rows, state)[2].float().flatten()
+        return self._policy_step(obs, state)[2].float().flatten()
 
     def _act(self, obs, ids, masks=None):
         rows = slice(int(ids[0]), int(ids[-1]) + 1)
@@ -329,7 +313,7 @@ class Trainer:
             state = {k: v[rows] for k, v in self.state.items()}
         else:
             state = None
-        obs, logits, value = self._policy_step(obs, rows, state)
+        obs, logits, value = self._policy_step(obs, state)
         action, logprob, _ = sample_logits(logits)
         if self.recurrent:
             for key, tensor in state.items():
@@ -346,13 +330,13 @@ class Trainer:
 
     # --- update -------------------------------------------------------------------------------
 
-    def advantages(self):
+    def advantages(self) -> torch.Tensor:
         c = self.train_config
         return compute_advantage(self.values, self.rewards, self.dones, self.last_values, importance=self.ratio,
                                  gamma=c['gamma'], lam=c['gae_lambda'], rho_clip=c['vtrace_rho_clip'],
                                  c_clip=c['vtrace_c_clip'])
 
-    def train(self):
+    def update(self) -> dict:
         c = self.train_config
         self.ratio.fill_(1.0)
         progress = self.epoch / self.total_epochs
@@ -428,13 +412,13 @@ class Trainer:
 
     # --- checkpoints --------------------------------------------------------------------------
 
-    def state_dict(self):
+    def state_dict(self) -> dict:
         return {'policy': self.policy.state_dict(), 'optimizers': [o.state_dict() for o in self.optimizers],
                 'schedulers': [s.state_dict() for s in self.schedulers], 'global_step': self.global_step,
-                'epoch': self.epoch, 'env': self.config.get('_env_name', ''),
+                'epoch': self.epoch, 'env': self.env_name,
                 'torch_rng': torch.get_rng_state()}
 
-    def load_state_dict(self, state, path='checkpoint'):
+    def load_state_dict(self, state: dict, path: str = 'checkpoint') -> None:
         try:
             self.policy.load_state_dict(state['policy'])
             for optimizer, saved in zip(self.optimizers, state['optimizers'], strict=True):
@@ -448,7 +432,7 @@ class Trainer:
         if 'torch_rng' in state:
             torch.set_rng_state(state['torch_rng'])
 
-    def save(self, run_dir):
+    def save(self, run_dir: str) -> str:
         folder = os.path.join(run_dir, 'checkpoints')
         path = os.path.join(folder, f'epoch-{self.epoch:07d}.pt')
         state = self.state_dict()
@@ -458,7 +442,7 @@ class Trainer:
             os.remove(os.path.join(folder, name))
         return path
 
-    def episode_stats(self):
+    def episode_stats(self) -> dict:
         """Means of the numeric episode statistics since the last call."""
         infos, self.episode_infos = self.episode_infos, []
         sums, counts = {}, {}
@@ -474,26 +458,75 @@ class Trainer:
 
 
 # ---------------------------------------------------------------------------------------------
-# The whole job
+# The whole job: set up, resume, loop, shut down
 # ---------------------------------------------------------------------------------------------
 
-def train(env, config=None, flags=(), resume=None, run_dir=None, printer=None, quiet=False, on_log=None):
+class Distributed:
+    """torchrun's data parallelism as seen by one process; one process alone when WORLD_SIZE is unset.
+
+    Only the leader (rank 0) writes the run directory, the metrics and the checkpoints."""
+
+    def __init__(self):
+        self.world_size = int(os.environ.get('WORLD_SIZE', '1'))
+        self.rank = int(os.environ.get('RANK', '0'))
+        self.enabled = self.world_size > 1
+        self.leader = self.rank == 0
+        if self.enabled:
+            torch.distributed.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')
+
+    def device(self, device):
+        if self.enabled and device.type == 'cuda':
+            device = torch.device('cuda', int(os.environ.get('LOCAL_RANK', '0')))
+            torch.cuda.set_device(device)
+        return device
+
+    def close(self):
+        if self.enabled:
+            torch.distributed.destroy_process_group()
+
+
+class Job:
+    """What one training run holds between its steps (see `train`)."""
+
+    def __init__(self, env_name, config, trainer, run_dir, checkpoint, resumed, dist):
+        self.env_name, self.config, self.trainer, self.run_dir = env_name, config, trainer, run_dir
+        self.checkpoint, self.resumed, self.dist = checkpoint, resumed, dist
+        self.summary = {'run_dir': run_dir, 'env': env_name}
+        self.interrupted = None
+
+
+def train(env: str | Callable | None, config: dict | None = None, flags: Sequence[str] = (), resume: str | None = None,
+          run_dir: str | None = None, printer: Callable | None = None, quiet: bool = False,
+          on_log: Callable[[dict], bool | None] | None = None) -> dict:
     """Train on `env` (a name, or a creator with `config` given); return a summary dict.
 
     `on_log(row)` sees every metrics row; returning True stops training after that epoch (with a
     checkpoint), e.g. once a target score or a time budget is reached.
 
-    With `resume`, the run directory's saved config is used (flags may still override it) and
-    training continues from its latest checkpoint: same step count, optimizer and scheduler state.
+    With `resume` (latest, a run id or a run directory; see pufferlib.registry for "latest"), the run
+    directory's saved config is used (flags may still override it) and training continues from its
+    latest checkpoint: same step count, optimizer and scheduler state.
     """
-    distributed = int(os.environ.get('WORLD_SIZE', '1')) > 1
-    rank = int(os.environ.get('RANK', '0'))
-    if distributed:
-        torch.distributed.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')
+    dist = Distributed()
+    job = None
+    try:
+        job = set_up(env, config, flags, resume, run_dir, dist)
+        resume_from_checkpoint(job)
+        loop(job, printer=printer, quiet=quiet, on_log=on_log)
+    finally:
+        shut_down(job, dist)
+    if job.interrupted and dist.leader:
+        job.summary['checkpoint'] = job.trainer.save(job.run_dir)
+    job.summary.update(global_step=job.trainer.global_step, epoch=job.trainer.epoch, interrupted=job.interrupted)
+    return job.summary
+
+
+def set_up(env, config, flags, resume, run_dir, dist):
+    """The config (saved, given or loaded), seeds, device, vector env, policy, trainer and run directory."""
     env_name = env if isinstance(env, str) else getattr(env, '__name__', 'custom')
     checkpoint = None
     if resume:
-        run_dir = find_run(resume)
+        run_dir = registry.find_run(resume, env if isinstance(env, str) else None)
         saved = configuration.read(os.path.join(run_dir, 'config.toml'))
         env_name = saved.pop('_meta', {}).get('env', env_name)
         if env is None or isinstance(env, str):
@@ -502,77 +535,80 @@ def train(env, config=None, flags=(), resume=None, run_dir=None, printer=None, q
                                                                             'saved config'))
         checkpoint = latest_checkpoint(run_dir)
     elif config is None:
-        config = configuration.load(env_name, flags)
+        config = configuration.load(env_name if isinstance(env, str) else None, flags)
     configuration.validate(config)
-    config['_env_name'] = env_name
 
     train_config = config['train']
-    torch.manual_seed(train_config['seed'] + rank)
-    np.random.seed(train_config['seed'] + rank)
-    device = resolve_device(train_config['device'])
-    if distributed and device.type == 'cuda':
-        device = torch.device('cuda', int(os.environ.get('LOCAL_RANK', '0')))
-        torch.cuda.set_device(device)
-    vecenv = make_vecenv(env if not isinstance(env, str) else env_name, config, seed_offset=1000 * rank)
+    torch.manual_seed(train_config['seed'] + dist.rank)
+    np.random.seed(train_config['seed'] + dist.rank)
+    device = dist.device(resolve_device(train_config['device']))
+    vecenv = make_vecenv(env, config, seed_offset=1000 * dist.rank)
     try:
         policy = make_policy(vecenv, config)
-        trainer = Trainer(config, vecenv, policy, device=device, distributed=distributed)
+        trainer = Trainer(config, vecenv, policy, device=device, distributed=dist.enabled, env_name=env_name)
     except BaseException:
         vecenv.close()
         raise
-
-    if rank == 0:
-        if run_dir is None:
+    try:
+        if dist.leader and run_dir is None:
             run_dir = new_run_dir(env_name)
-        config_text = configuration.to_toml({k: v for k, v in config.items() if not k.startswith('_')})
-        meta = f'[_meta]\nenv = "{env_name}"\n\n'
-        if not resume:
-            atomic_write(os.path.join(run_dir, 'config.toml'), lambda f: f.write((meta + config_text).encode()))
-    if checkpoint is not None:
-        trainer.load_state_dict(load_checkpoint(checkpoint), checkpoint)
+        if dist.leader and not resume:
+            text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
+            atomic_write(os.path.join(run_dir, 'config.toml'), lambda f: f.write(text.encode()))
+    except BaseException:
+        trainer.close()
+        raise
+    return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist)
 
+
+def resume_from_checkpoint(job):
+    if job.checkpoint is not None:
+        job.trainer.load_state_dict(load_checkpoint(job.checkpoint), job.checkpoint)
+
+
+def loop(job, printer=None, quiet=False, on_log=None):
+    """Rollout and update until the step budget, a SIGTERM or `on_log` stops it; checkpoints and
+    metrics rows as configured. An env failure saves a checkpoint and says how to resume."""
     from pufferlib.dashboard import Dashboard
-    dashboard = Dashboard(env_name, trainer, run_dir, printer=printer, quiet=quiet or rank != 0)
-    metrics = Metrics(run_dir, config, resume) if rank == 0 else None
-    summary = {'run_dir': run_dir, 'env': env_name}
+    trainer, train_config, leader = job.trainer, job.config['train'], job.dist.leader
+    dashboard = Dashboard(job.env_name, trainer, job.run_dir, printer=printer, quiet=quiet or not leader)
+    metrics = Metrics(job.run_dir, job.config, job.resumed) if leader else None
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
-    interrupted = None
 
     def stop(signum, frame):
-        nonlocal interrupted
-        interrupted = signal.Signals(signum).name
-    previous = signal.signal(signal.SIGTERM, stop) if rank == 0 else None
+        job.interrupted = signal.Signals(signum).name
+    previous = signal.signal(signal.SIGTERM, stop) if leader else None
     try:
         with dashboard:
-            while trainer.epoch < trainer.total_epochs and interrupted is None:
+            while trainer.epoch < trainer.total_epochs and job.interrupted is None:
                 rollout_start = time.time()
-                trainer.evaluate()
-                train_start = time.time()
-                losses = trainer.train()
+                trainer.rollout()
+                update_start = time.time()
+                losses = trainer.update()
                 done = time.time()
                 is_last = trainer.epoch >= trainer.total_epochs
-                if rank == 0 and (trainer.epoch % train_config['checkpoint_interval'] == 0 or is_last):
-                    summary['checkpoint'] = trainer.save(run_dir)
-                if rank == 0 and (done - last_log >= train_config['log_interval'] or is_last):
+                if leader and (trainer.epoch % train_config['checkpoint_interval'] == 0 or is_last):
+                    job.summary['checkpoint'] = trainer.save(job.run_dir)
+                if leader and (done - last_log >= train_config['log_interval'] or is_last):
                     last_log = done
                     episodes = {f'env/{k}': v for k, v in trainer.episode_stats().items()}
                     if episodes:
-                        summary['episodes'] = episodes  # the latest; some log rows have none
+                        job.summary['episodes'] = episodes  # the latest; some log rows have none
                     row = {'global_step': trainer.global_step, 'epoch': trainer.epoch,
                            'sps': (trainer.global_step - start_step) / max(done - start, 1e-9),
-                           'rollout_s': train_start - rollout_start, 'train_s': done - train_start,
+                           'rollout_s': update_start - rollout_start, 'train_s': done - update_start,
                            'elapsed_s': done - start, **losses, **episodes}
                     metrics.write(row)
                     dashboard.update(row)
-                    summary['last'] = row
+                    job.summary['last'] = row
                     if on_log is not None and on_log(row):
-                        interrupted = 'on_log'
+                        job.interrupted = 'on_log'
     except EnvError as e:
-        if rank == 0:
-            path = trainer.save(run_dir)
-            summary['checkpoint'] = path
+        if leader:
+            path = trainer.save(job.run_dir)
+            job.summary['checkpoint'] = path
             print(f'\npuffer train: an environment failed, so training stopped.\n{e}\n\nThe last checkpoint '
-                  f'is {path}; resume with `puffer train --resume {run_dir}` once the env is fixed.',
+                  f'is {path}; resume with `puffer train --resume {job.run_dir}` once the env is fixed.',
                   file=sys.stderr)
         raise
     finally:
@@ -580,10 +616,12 @@ def train(env, config=None, flags=(), resume=None, run_dir=None, printer=None, q
             signal.signal(signal.SIGTERM, previous)
         if metrics is not None:
             metrics.close()
-        trainer.close()
-        if distributed:
-            torch.distributed.destroy_process_group()
-    if interrupted and rank == 0:
-        summary['checkpoint'] = trainer.save(run_dir)
-    summary.update(global_step=trainer.global_step, epoch=trainer.epoch, interrupted=interrupted)
-    return summary
+
+
+def shut_down(job, dist):
+    """Close the vector env (its workers) and leave the process group, whatever happened before."""
+    try:
+        if job is not None:
+            job.trainer.close()
+    finally:
+        dist.close()

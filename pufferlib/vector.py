@@ -22,7 +22,6 @@ flag together with the first observation of the next episode. Env k is seeded `s
 """
 import atexit
 import ctypes
-import functools
 import inspect
 import mmap
 import multiprocessing
@@ -33,13 +32,14 @@ import time
 import traceback
 import warnings
 import weakref
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
 import numpy as np
 
-import pufferlib
-from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, EnvError, PufferEnv, action_dtype,
-                                 batched_space, check_actions, make_buffers)
+from pufferlib import registry
+from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, EnvError, MissingDependencyError, PufferEnv,
+                                 action_dtype, batched_space, check_actions, make_buffers)
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
@@ -95,7 +95,7 @@ class Waiter:
         return True
 
 
-def cpu_count():
+def cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
@@ -114,7 +114,8 @@ def _accepts(fn, name):
     return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
-def create_env(creator, env_args=(), env_kwargs=None, buf=None, seed=None):
+def create_env(creator: Callable, env_args: Sequence = (), env_kwargs: dict | None = None, buf=None,
+               seed: int | None = None) -> PufferEnv:
     """Call a creator and return a PufferEnv bound to `buf`.
 
     The creator may build a PufferEnv itself (then it must accept `buf=` and `seed=`), or return a
@@ -160,7 +161,7 @@ class VecEnv:
     """Base class of the backends. Subclasses implement `_start`, `_dispatch`, `_collect`, `close`."""
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, **backend_options):
+                 batch_size=None, zero_copy=True, seed=None):
         self._closed = True  # until started, so a failing __init__ leaves nothing for close() to do
         self.env_creators = env_creators
         self.env_args, self.env_kwargs = tuple(env_args), dict(env_kwargs or {})
@@ -195,6 +196,8 @@ class VecEnv:
                              for w in range(self.num_workers)]
         self._full_ids = np.arange(self.num_agents)
         self._first_reset = True
+        # Non-zero-copy pools copy each batch into a buffer of its own (see _gather).
+        self._free_bufs, self._held_bufs = [], []
 
     def _configure(self, num_envs, num_workers, batch_size, zero_copy):
         for key, value in (('num_envs', num_envs), ('num_workers', num_workers), ('batch_size', batch_size)):
@@ -216,11 +219,12 @@ class VecEnv:
         self.synchronous = self.workers_per_batch == self.num_workers
 
     def _default_workers(self):
-        return self.num_envs
+        """As many workers as this machine's cores that divide num_envs (Serial passes num_envs itself)."""
+        return max(d for d in range(1, min(cpu_count(), self.num_envs) + 1) if self.num_envs % d == 0)
 
     # --- the public API ---------------------------------------------------------------------
 
-    def async_reset(self, seed=None):
+    def async_reset(self, seed: int | None = None) -> None:
         self._check_open()
         if seed is None and self._first_reset:
             seed = self.seed
@@ -231,12 +235,11 @@ class VecEnv:
         self._ready.clear()
         self._ready_infos.clear()
         self._batches.clear()
-        if hasattr(self, '_held_bufs'):
-            self._free_bufs.extend(self._held_bufs)
-            self._held_bufs.clear()
+        self._free_bufs.extend(self._held_bufs)
+        self._held_bufs.clear()
         self._dispatch(range(self.num_workers), RESET, seed)
 
-    def recv(self):
+    def recv(self) -> tuple:
         self._check_open()
         if not self._inflight and not self._ready:
             if self._batches:
@@ -257,7 +260,7 @@ class VecEnv:
         return (b.observations[rows], b.rewards[rows], b.terminals[rows], b.truncations[rows], infos, ids,
                 b.masks[rows])
 
-    def send(self, actions, env_ids=None):
+    def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None) -> None:
         """Actions for a batch recv() returned: the one whose `env_ids` are given, else the oldest
         batch not answered yet.
 
@@ -293,12 +296,12 @@ class VecEnv:
                 b.actions[w * r:(w + 1) * r] = actions[i * r:(i + 1) * r]
         self._dispatch(workers, STEP)
 
-    def reset(self, seed=None):
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list]:
         self.async_reset(seed)
         obs, _, _, _, infos, _, _ = self.recv()
         return obs, infos
 
-    def step(self, actions):
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
         self.send(actions)
         obs, rewards, terminals, truncations, infos, _, _ = self.recv()
         return obs, rewards, terminals, truncations, infos
@@ -363,8 +366,6 @@ class VecEnv:
         Each batch the caller holds keeps its own buffer, so holding one never lets the next recv
         overwrite it; send() returns the buffer to the free list.
         """
-        if not hasattr(self, '_free_bufs'):
-            self._free_bufs, self._held_bufs = [], []
         if not self._free_bufs:
             self._free_bufs.append(make_buffers(self.single_observation_space, self.single_action_space,
                                                 self.agents_per_batch))
@@ -622,10 +623,6 @@ class Multiprocessing(VecEnv):
         self._ready.clear()
         self._ready_infos.clear()
 
-    def _default_workers(self):
-        cores = cpu_count()
-        return max(d for d in range(1, min(cores, self.num_envs) + 1) if self.num_envs % d == 0)
-
     def _dispatch(self, workers, command, seed=None):
         shared = self.shared
         for w in workers:
@@ -813,7 +810,7 @@ class Ray(VecEnv):
         try:
             import ray
         except ImportError:
-            raise ImportError('the Ray backend needs ray: pip install "pufferlib[ray]"') from None
+            raise MissingDependencyError('the Ray backend needs ray: pip install "pufferlib[ray]"') from None
         self._ray = ray
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
         if not ray.is_initialized():
@@ -835,9 +832,6 @@ class Ray(VecEnv):
             self._inflight[w] = None
         self._wait_all_idle()
         self._ready.clear()
-
-    def _default_workers(self):
-        return max(d for d in range(1, min(cpu_count(), self.num_envs) + 1) if self.num_envs % d == 0)
 
     def _dispatch(self, workers, command, seed=None):
         r = self.rows_per_worker
@@ -895,7 +889,7 @@ class Ray(VecEnv):
 BACKENDS = {'serial': Serial, 'multiprocessing': Multiprocessing, 'ray': Ray}
 
 
-def resolve_backend(backend):
+def resolve_backend(backend: str | type) -> type:
     if isinstance(backend, type) and issubclass(backend, VecEnv):
         return backend
     if isinstance(backend, str) and backend.lower() in BACKENDS:
@@ -904,11 +898,12 @@ def resolve_backend(backend):
                         '(a name or pufferlib.vector.<Backend>)')
 
 
-def make(env_creator, backend=Serial, num_envs=1, num_workers=None, batch_size=None, zero_copy=True,
-         seed=None, env_args=(), env_kwargs=None, **backend_options):
+def make(env_creator: str | Callable | Sequence[Callable], backend: str | type = Serial, num_envs: int = 1,
+         num_workers: int | None = None, batch_size: int | None = None, zero_copy: bool = True, seed: int | None = None,
+         env_args: Sequence = (), env_kwargs: dict | None = None, **backend_options) -> 'VecEnv':
     """Build a vector env.
 
-    env_creator: an env name for `pufferlib.make`, a callable returning an env (a PufferEnv that
+    env_creator: an env name (resolved by pufferlib.registry), a callable returning an env (a PufferEnv that
         accepts `buf=`/`seed=`, or a plain Gymnasium / gym / PettingZoo env, wrapped for you), or a
         list of `num_envs` such callables.
     backend: Serial, Multiprocessing or Ray (class or name).
@@ -919,8 +914,14 @@ def make(env_creator, backend=Serial, num_envs=1, num_workers=None, batch_size=N
         `local_worker=` (run worker 0's envs in this process; see Multiprocessing); Ray `address=`.
     """
     cls = resolve_backend(backend)
+    common = inspect.signature(VecEnv.__init__).parameters
+    accepted = [p for p in inspect.signature(cls.__init__).parameters if p not in common]
+    unknown = sorted(set(backend_options) - set(accepted))
+    if unknown:
+        raise APIUsageError(f'{cls.__name__} has no option {", ".join(unknown)}; its options are '
+                            f'{", ".join(accepted) or "none"}')
     if isinstance(env_creator, str):
-        env_creator = functools.partial(pufferlib.make, env_creator)
+        env_creator = registry.lookup(env_creator).make  # an unknown name fails here, with suggestions
     if isinstance(env_creator, (list, tuple)):
         creators = list(env_creator)
         if len(creators) != num_envs:
@@ -939,7 +940,7 @@ def make(env_creator, backend=Serial, num_envs=1, num_workers=None, batch_size=N
 # autotune
 # ---------------------------------------------------------------------------------------------
 
-def measure(vecenv, seconds=1.0, seed=0):
+def measure(vecenv: 'VecEnv', seconds: float = 1.0, seed: int = 0) -> float:
     """Agent steps per second of random actions through the full send/recv loop."""
     space = vecenv.single_action_space
     space.seed(seed)
@@ -960,7 +961,8 @@ def measure(vecenv, seconds=1.0, seed=0):
     return steps / (time.perf_counter() - start)
 
 
-def autotune(env_creator, max_envs=None, seconds=1.0, env_kwargs=None, printer=print):
+def autotune(env_creator: str | Callable, max_envs: int | None = None, seconds: float = 1.0,
+             env_kwargs: dict | None = None, printer: Callable = print) -> tuple[dict, float]:
     """Try backend / worker / batch settings on this machine and return the fastest as make() kwargs."""
     cores = cpu_count()
     max_envs = max_envs or 16 * cores

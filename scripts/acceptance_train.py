@@ -99,7 +99,8 @@ def table(results, seed):
              '|---|---|---:|---|---|---:|---:|---:|']
     for r in results:
         budget = f'{r["budget_s"]} s' + (f', {r["budget_steps"]:,} steps' if r['budget_steps'] else '')
-        lines.append(f'| {r["env"]} | {r["metric"]} | {r["target"]} | {budget} | {"yes" if r["solved"] else "**no**"} | '
+        solved = 'yes' if r['solved'] else '**no**'
+        lines.append(f'| {r["env"]} | {r["metric"]} | {r["target"]} | {budget} | {solved} | '
                      f'{r.get("step", 0):,} | {r.get("seconds", float("nan")):.0f} | {r["best"]:.3f} |')
     return '\n'.join(lines)
 
@@ -116,9 +117,9 @@ def main():
     for env, (metric, target, budget_s, budget_steps) in tasks.items():
         result = run(env, metric, target, budget_s, budget_steps, args.seed)
         results.append(result)
+        steps, seconds = result.get('step', result['steps_run']), result.get('seconds', result['seconds_run'])
         print(f'{env:<20} {"solved" if result["solved"] else "MISSED":<7} best {result["best"]:.3f} '
-              f'steps {result.get("step", result["steps_run"]):,} in {result.get("seconds", result["seconds_run"]):.0f} s',
-              flush=True)
+              f'steps {steps:,} in {seconds:.0f} s', flush=True)
     text = table(results, args.seed)
     print('\n' + text)
     if not args.only:

@@ -87,7 +87,8 @@ def run_one(env, steps, flags, seed, experiments):
     with open(LOCK, 'a') as lock, open(log, 'w') as out:
         fcntl.flock(lock, fcntl.LOCK_EX)
         start = time.time()
-        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, 'PUFFER_EXPERIMENTS': experiments})
+        rc = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT,
+                             env={**os.environ, 'PUFFER_EXPERIMENTS': experiments})
         wall = time.time() - start
     new = sorted(d for d in set(os.listdir(experiments)) - before if d.startswith(env + '-'))
     if rc != 0 or not new:
@@ -158,8 +159,10 @@ def render(results):
              'Compose: each row names the service of `compose.yaml` that runs the same command;',
              '`BASELINE_SEED=1 docker compose run --rm baseline-cartpole-v1` reproduces seed 1 of CartPole-v1',
              '(add `-f compose.cpu.yaml` on a machine without a GPU).', '',
-             '"At start" is the mean over the first logged rows of the same runs: what the untrained policy scores.', '',
-             '| env | metric | steps | seeds | wall time / run (s) | at start | final score (mean ± std, seeds 0-2) | per seed | seed-0 rerun (noise) | compose service |',
+             '"At start" is the mean over the first logged rows of the same runs: what the untrained policy '
+             'scores.', '',
+             '| env | metric | steps | seeds | wall time / run (s) | at start | final score (mean ± std, seeds 0-2) '
+             '| per seed | seed-0 rerun (noise) | compose service |',
              '|---|---|---:|---|---:|---:|---:|---|---:|---|']
     for env in BASELINES:
         r = results.get(env)
@@ -195,9 +198,11 @@ def render(results):
         if not r:
             continue
         cmd = r['command'].replace('--train.seed S', '--train.seed $S')
-        lines += [f'### {env}', '', '```', f'for S in 0 1 2 0; do PUFFER_EXPERIMENTS=/tmp/baselines {cmd}; done', '```', '',
-                  f'Run {r["date"]}; ' + ', '.join(f'seed {x["seed"]}{" (rerun)" if x["repeat"] else ""}: '
-                                                    f'{x["steps"]:,} steps, {x["wall_s"]:.0f} s' for x in r['runs']) + '.',
+        runs = ', '.join(f'seed {x["seed"]}{" (rerun)" if x["repeat"] else ""}: {x["steps"]:,} steps, '
+                         f'{x["wall_s"]:.0f} s' for x in r['runs'])
+        loop = f'for S in 0 1 2 0; do PUFFER_EXPERIMENTS=/tmp/baselines {cmd}; done'
+        lines += [f'### {env}', '', '```', loop, '```', '',
+                  f'Run {r["date"]}; {runs}.',
                   '', f'![{env} learning curves]({r["png"]})', '']
     missing = [e for e in BASELINES if e not in results]
     if missing:

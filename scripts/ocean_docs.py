@@ -37,7 +37,7 @@ def catalogue(specs, scripted):
         if s.group == 'template':
             continue
         obs = f'{s.obs_dtype} [{_size(s.obs_shape)}]'
-        rows.append(f'| `puffer_{s.name}` | {s.summary} | {s.agents.text} | {obs} | {_actions(s)} | '
+        rows.append(f'| `{s.env_name}` | {s.summary} | {s.agents.text} | {obs} | {_actions(s)} | '
                     f'{", ".join(scripted.get(s.name, [])) or "-"} |')
     return '\n'.join(rows)
 
@@ -48,7 +48,7 @@ def options(specs):
     for s in specs.values():
         if s.group == 'template':
             continue
-        out.append(f'### puffer_{s.name}\n')
+        out.append(f'### {s.env_name}\n')
         if s.options:
             out.append('| option | default | range | meaning |')
             out.append('|---|---|---|---|')

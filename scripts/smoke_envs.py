@@ -93,7 +93,7 @@ def main(argv=None):
         return 0
     failures, rows = [], []
     for family in families:
-        names = environments._module(family).env_names()
+        names = environments.module(family).env_names()
         name = representative(names, args.env)
         status, extra, detail = smoke(name)
         if status == 'absent' and extra in expected:

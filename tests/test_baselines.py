@@ -25,7 +25,7 @@ def services():
 
 
 def test_every_cpu_baseline_has_a_service_running_its_command(baselines, services):
-    for env, (metric, steps, flags, service) in baselines.BASELINES.items():
+    for env, (_metric, steps, flags, service) in baselines.BASELINES.items():
         assert service in services, f'{env}: no service {service!r} in compose.yaml'
         assert services[service].get('profiles') == ['baselines']
         command = services[service]['command']
@@ -39,7 +39,7 @@ def test_every_cpu_baseline_has_a_service_running_its_command(baselines, service
 
 
 def test_every_gpu_baseline_has_a_service(baselines, services):
-    for env, (metric, steps, flags, service, _) in baselines.GPU_BASELINES.items():
+    for env, (_metric, steps, flags, service, _) in baselines.GPU_BASELINES.items():
         assert services[service]['command'] == baselines.command(env, steps, flags, SEED, log_interval='5')
 
 

@@ -71,7 +71,7 @@ def test_observation_round_trip(space, seed):
     obs, _ = env.reset(seed=seed)
     assert obs.shape == (1, *env.single_observation_space.shape)
     assert env.single_observation_space.contains(obs[0])
-    for step in range(3):
+    for _ in range(3):
         sent = env.env.emitted[-1]
         if isinstance(space, spaces.Box):
             np.testing.assert_array_equal(obs[0], sent)
@@ -210,8 +210,9 @@ def test_old_gym_api_is_converted():
 @pytest.mark.parametrize('make', [
     lambda: GymnasiumPufferEnv(env=gymnasium.make('CartPole-v1')),
     lambda: GymnasiumPufferEnv(env=SampleEnv(NETHACK_LIKE)),
-    lambda: GymnasiumPufferEnv(env=SampleEnv(spaces.Tuple([spaces.Discrete(3), spaces.Box(0, 1, (2,))]),
-                                             spaces.Dict({'a': spaces.Discrete(3), 'b': spaces.MultiDiscrete([2, 3])}))),
+    lambda: GymnasiumPufferEnv(env=SampleEnv(
+        spaces.Tuple([spaces.Discrete(3), spaces.Box(0, 1, (2,))]),
+        spaces.Dict({'a': spaces.Discrete(3), 'b': spaces.MultiDiscrete([2, 3])}))),
 ])
 def test_gymnasium_check_env_passes(make):
     check_env(GymnasiumAdapter(make()), skip_render_check=True)

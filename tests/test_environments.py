@@ -6,7 +6,6 @@ Pokémon runs on a tiny Game Boy ROM built here (a valid header and a loop), nev
 """
 import importlib
 import importlib.util
-import os
 import subprocess
 import sys
 import tomllib
@@ -17,7 +16,7 @@ import pytest
 
 import pufferlib
 import pufferlib.vector
-from pufferlib import environments
+from pufferlib import environments, registry
 from pufferlib.pufferenv import APIUsageError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,13 +151,13 @@ def test_binding_full(name, backend, test_rom):
 def test_every_family_lists_names_without_its_packages(monkeypatch):
     for package in ('ale_py', 'cv2', 'procgen', 'gym3', 'nle', 'minihack', 'pyboy', 'minigrid', 'crafter'):
         monkeypatch.setitem(sys.modules, package, None)  # makes `import package` raise ImportError
-    names = environments.env_names()
+    names = [n for family in environments.FAMILIES for n in registry.names(family)]
     assert len(names) == len(set(names))
     for family in environments.FAMILIES:
-        family_names = environments._module(family).env_names()
+        family_names = environments.module(family).env_names()
         assert family_names, family
         for name in family_names:
-            assert environments.family_of(name) == family
+            assert registry.family_of(name) == family and registry.lookup(name).family == family
             assert name in pufferlib.env_names()
     assert {'atari_breakout', 'atari_pong', 'procgen_bigfish', 'nethack', 'minihack_room', 'pokemon_red',
             'classic_cartpole', 'pettingzoo_kaz', 'minigrid_empty', 'crafter'} <= set(names)
@@ -327,7 +326,7 @@ def test_pokemon_policy_unpacks_on_its_side(test_rom):
 
 def test_bindings_import_without_torch():
     code = ('import sys; import pufferlib.environments as e\n'
-            'for family in e.FAMILIES: e._module(family)\n'
+            'for family in e.FAMILIES: e.module(family)\n'
             'assert "torch" not in sys.modules, "a binding imported torch"')
     subprocess.run([sys.executable, '-c', code], check=True, cwd=ROOT)
 

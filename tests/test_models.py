@@ -1,7 +1,6 @@
 """Models: shapes for every head kind, nativization inside the model, sampling, LSTM state handling."""
 from types import SimpleNamespace
 
-import gymnasium
 import numpy as np
 import pytest
 import torch
@@ -32,7 +31,7 @@ def check_logits(logits, space, lead):
     if isinstance(space, spaces.Discrete):
         assert logits.shape == (*lead, space.n)
     elif isinstance(space, spaces.MultiDiscrete):
-        assert [tuple(l.shape) for l in logits] == [(*lead, int(n)) for n in space.nvec]
+        assert [tuple(part.shape) for part in logits] == [(*lead, int(n)) for n in space.nvec]
     else:
         assert logits.batch_shape == lead and logits.event_shape == space.shape
 
@@ -90,7 +89,7 @@ def test_structured_observation_is_nativized_inside_the_model():
         natives.append(env.env.emitted[-1])
         obs = env.step(np.array([[1, 2]]))[0]
     logits, value = model(torch.from_numpy(np.stack(rows)))
-    assert value.shape == (3,) and [l.shape for l in logits] == [(3, 2), (3, 3)]
+    assert value.shape == (3,) and [part.shape for part in logits] == [(3, 2), (3, 3)]
     for i, ob in enumerate(natives):
         expected = []
         for key in env.env.observation_space.spaces:  # the Dict's (sorted) layout order
@@ -124,7 +123,7 @@ def test_sample_logits_matches_torch_distributions():
 
     multi = (torch.randn(20, 3), torch.randn(20, 5))
     action, logprob, entropy = sample_logits(multi)
-    dists = [torch.distributions.Categorical(logits=l) for l in multi]
+    dists = [torch.distributions.Categorical(logits=part) for part in multi]
     torch.testing.assert_close(logprob, sum(d.log_prob(action[:, i]) for i, d in enumerate(dists)))
     torch.testing.assert_close(entropy, sum(d.entropy() for d in dists))
 
@@ -207,9 +206,9 @@ def test_lstm_training_forward_equals_stepwise_inference(kind, with_dones):
         for t in range(horizon):
             # Inference marks the row whose observation starts an episode: the done of step t-1.
             state['dones'] = dones[:, t - 1] if t > 0 else torch.zeros(segments, dtype=torch.bool)
-            l, v = policy.forward_eval(obs[:, t], state)
-            step_logits.append(l)
-            step_values.append(v)
+            step_logit, step_value = policy.forward_eval(obs[:, t], state)
+            step_logits.append(step_logit)
+            step_values.append(step_value)
     expected_values = torch.stack(step_values, dim=1).reshape(-1)  # row-major: s * H + t
     torch.testing.assert_close(value, expected_values, rtol=1e-5, atol=1e-5)
     if kind == 'discrete':
@@ -217,10 +216,10 @@ def test_lstm_training_forward_equals_stepwise_inference(kind, with_dones):
                                    rtol=1e-5, atol=1e-5)
     elif kind == 'multidiscrete':
         for i, sub in enumerate(logits):
-            expected = torch.stack([l[i] for l in step_logits], 1).reshape(segments * horizon, -1)
+            expected = torch.stack([step[i] for step in step_logits], 1).reshape(segments * horizon, -1)
             torch.testing.assert_close(sub, expected, rtol=1e-5, atol=1e-5)
     else:
-        expected = torch.stack([l.mean for l in step_logits], 1).reshape(segments * horizon, -1)
+        expected = torch.stack([step.mean for step in step_logits], 1).reshape(segments * horizon, -1)
         torch.testing.assert_close(logits.mean, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -276,8 +275,8 @@ def test_lstm_rejects_bad_sizes_and_state():
         policy(torch.randn(2, 4, 7), {**policy.initial_state(2), 'dones': torch.zeros(2, 3)})
 
 
-def image_env(shape, action_space=spaces.Discrete(4)):
-    return fake_env(action_space, obs_shape=shape, obs_dtype=np.uint8)
+def image_env(shape, action_space=None):
+    return fake_env(action_space or spaces.Discrete(4), obs_shape=shape, obs_dtype=np.uint8)
 
 
 @pytest.mark.parametrize('model_cls,shape,hidden', [(NatureCNN, (84, 84, 4), 512), (IMPALA, (64, 64, 3), 256)])

@@ -153,7 +153,7 @@ def test_python_and_generated_c_evaluate_expressions_identically(tmp_path):
              'static long long ocean_spec_div(long long a, long long b) { return b ? a / b : 0; }',
              'static long long ocean_spec_mod(long long a, long long b) { return b ? a % b : 0; }',
              'int main(void) {']
-    for i, values in enumerate(VALUES):
+    for values in VALUES:
         fields = ', '.join(f'.{k} = {v!r}' for k, v in values.items())
         lines.append(f'    {{ V v = {{{fields}}}; const V *c = &v;')
         for e in exprs:
@@ -278,3 +278,63 @@ def test_docs_tables_are_generated_from_the_specs():
     result = subprocess.run([sys.executable, os.path.join(REPO, 'scripts', 'ocean_docs.py'), '--check'],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+KINDS_SPEC = '''
+summary = "every option kind"
+group = "game"
+agents = "1 + 2 * teams"
+[constants]
+LIMIT = 40
+[options]
+teams = {default = 2, min = 1, max = "LIMIT / 4", help = "teams"}
+speed = {default = 1.5, min = 0.0, max = 8.0, help = "speed"}
+wrap = {default = false, help = "wrap around the edges"}
+size = {default = 8, min = "teams + 1", max = "LIMIT", help = "side"}
+[[checks]]
+require = "not wrap or size % 2 == 0"
+message = "a wrapping board has an even size"
+[[checks]]
+require = "speed * size <= 60"
+message = "too fast for the board"
+[observation]
+dtype = "int8"
+shape = ["size", "size + teams"]
+low = -1
+high = 1
+[action]
+nvec = [3, "teams"]
+mask = true
+'''
+
+
+@needs_cc
+def test_generated_c_checks_every_option_kind_like_python(tmp_path):
+    """Ints, floats and bools, bounds that are expressions, checks with % and `not`: the generated
+    ocean_spec_check reports exactly Python's message (or none) for each set of values."""
+    spec = ocean_spec.load(write_spec(tmp_path, KINDS_SPEC))
+    assert spec.num_agents(spec.defaults()) == 5 and spec.obs_shape_of(spec.defaults()) == (8, 10)
+    assert spec.action_dims(spec.defaults()) == [3, 2] and spec.num_actions(spec.defaults()) == 5
+    cases = [{}, {'teams': 0}, {'teams': 11}, {'size': 2}, {'speed': -0.5}, {'speed': 8.5}, {'wrap': True, 'size': 9},
+             {'wrap': True}, {'speed': 7.9, 'size': 8}, {'speed': 7.5, 'size': 9}, {'teams': 10, 'size': 10}]
+    values = [{**spec.defaults(), **case} for case in cases]
+    (tmp_path / 'spec.h').write_text(spec.c_header())
+    config = f'{spec.c_struct}Config'
+    main = ['#include <stdio.h>', '#include <string.h>', '#include "spec.h"', 'int main(void) {',
+            f'    {config} c; unsigned char raw[sizeof c]; char msg[512];',
+            '    while (fread(raw, 1, sizeof raw, stdin) == sizeof raw) {',
+            '        memcpy(&c, raw, sizeof c); msg[0] = 0;',
+            '        printf("%d|%s|%lld|%lld|%lld\\n", ocean_spec_check(&c, msg, sizeof msg), msg,',
+            '               ocean_spec_num_agents(&c), ocean_spec_obs_size(&c), ocean_spec_num_actions(&c));',
+            '    }', '    return 0;', '}']
+    (tmp_path / 'main.c').write_text('\n'.join(main))
+    compile_c(tmp_path / 'main.c', tmp_path / 'check', [tmp_path])
+    packed = b''.join(spec.pack(v) for v in values)
+    out = subprocess.run([str(tmp_path / 'check')], input=packed, capture_output=True, check=True).stdout
+    for case, v, line in zip(cases, values, out.decode().splitlines()):
+        status, message, agents, obs, actions = line.split('|')
+        problem = spec.problem(v)
+        assert (int(status), message) == ((-1, problem) if problem else (0, '')), case
+        if not problem:
+            assert (int(agents), int(obs), int(actions)) == (
+                spec.num_agents(v), int(np.prod(spec.obs_shape_of(v))), spec.num_actions(v))

@@ -48,7 +48,8 @@ def run_train(env, *flags, steps=4096):
     (['--trian.gamma', '0.9'], r'unknown section \[trian\]'),
     (['--train.optimizer', 'sgd'], 'train.optimizer must be muon or adam'),
     (['train.gamma'], 'unexpected argument'),
-    (['--vec.backend', 'Serial', '--vec.local-worker', 'true'], 'vec.local_worker=true needs vec.backend=Multiprocessing'),
+    (['--vec.backend', 'Serial', '--vec.local-worker', 'true'],
+     'vec.local_worker=true needs vec.backend=Multiprocessing'),
 ])
 def test_bad_flags_name_the_key(flags, match):
     with pytest.raises(configuration.ConfigError, match=match):
@@ -107,7 +108,7 @@ def test_every_transition_trains_and_bootstraps_from_the_next_observation():
     try:
         policy = training.make_policy(vecenv, config)
         trainer = training.Trainer(config, vecenv, policy)
-        trainer.evaluate()
+        trainer.rollout()
         assert trainer.global_step == vecenv.num_agents * trainer.horizon
         assert len(trainer.held) == 2  # both blocks wait with their next observation
         for obs, ids, _ in trainer.held:
@@ -115,8 +116,8 @@ def test_every_transition_trains_and_bootstraps_from_the_next_observation():
                 _, value = policy(obs)
             rows = slice(int(ids[0]), int(ids[-1]) + 1)
             torch.testing.assert_close(trainer.last_values[rows], value.flatten())
-        trainer.train()
-        trainer.evaluate()  # the held batches start the next segments
+        trainer.update()
+        trainer.rollout()  # the held batches start the next segments
         assert trainer.global_step == 2 * vecenv.num_agents * trainer.horizon
     finally:
         vecenv.close()

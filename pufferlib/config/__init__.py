@@ -9,6 +9,7 @@ import difflib
 import importlib
 import os
 import tomllib
+from collections.abc import Sequence
 
 from pufferlib.pufferenv import APIUsageError, option_kind, typed_option
 
@@ -20,7 +21,7 @@ class ConfigError(APIUsageError):
     """A config file or flag is wrong: an unknown key, a wrong type, an impossible combination."""
 
 
-def read(path):
+def read(path: str) -> dict:
     try:
         with open(path, 'rb') as f:
             return tomllib.load(f)
@@ -30,35 +31,11 @@ def read(path):
         raise ConfigError(f'config file {path} is not valid TOML: {e}') from None
 
 
-def defaults():
+def defaults() -> dict:
     return read(os.path.join(HERE, 'default.toml'))
 
 
-def family_of(env_name):
-    if env_name.startswith('puffer_'):
-        return 'ocean'
-    from pufferlib import environments
-    return environments.family_of(env_name) or 'gymnasium'
-
-
-def env_defaults(env_name):
-    """The env's own keyword arguments and their defaults, where the env can tell (Ocean envs)."""
-    if env_name.startswith('puffer_'):
-        try:
-            from pufferlib import ocean
-            return ocean.spec_of(env_name).defaults()
-        except (ImportError, APIUsageError):
-            return {}
-    return {}
-
-
-def layers(env_name):
-    """The config files that apply to an env, lowest priority first."""
-    paths = [os.path.join(HERE, f'{family_of(env_name)}.toml'), os.path.join(HERE, f'{env_name}.toml')]
-    return [p for i, p in enumerate(paths) if os.path.exists(p) and p not in paths[:i]]  # nethack: family = env
-
-
-def merge(base, override, source):
+def merge(base: dict, override: dict, source: str) -> dict:
     """Merge `override` into a copy of `base`, checking keys and types against `base`."""
     out = {section: dict(values) for section, values in base.items()}
     for section, values in override.items():
@@ -72,7 +49,7 @@ def merge(base, override, source):
     return out
 
 
-def check(section, key, value, current, source):
+def check(section: str, key: str, value, current: dict, source: str):
     if section in FREE_SECTIONS and key not in current:
         return value
     if key not in current:
@@ -95,7 +72,7 @@ def _suggest(key, options):
     return f' (did you mean {", ".join(close)}?)' if close else ''
 
 
-def parse_value(text, like):
+def parse_value(text: str, like):
     """A flag's text as the type of `like` (the current value), or as TOML would read it."""
     if isinstance(like, bool):
         lowered = text.lower()
@@ -122,7 +99,7 @@ def parse_value(text, like):
         return text
 
 
-def parse_flags(args, config):
+def parse_flags(args: list[str], config: dict) -> dict:
     """Apply `--section.key value` / `--section.key=value` flags; return the new config."""
     override, i = {}, 0
     while i < len(args):
@@ -142,11 +119,17 @@ def parse_flags(args, config):
     return merge(config, override, 'flags')
 
 
-def load(env_name, flags=(), config_file=None):
-    """The resolved config of an experiment on `env_name`."""
+def load(env_name: str | None, flags: Sequence[str] = (), config_file: str | None = None) -> dict:
+    """The resolved config of an experiment on `env_name`: defaults, the env's declared options, its
+    family's and its own config files (pufferlib.registry), --config, then flags."""
     config = defaults()
-    config['env'] = {**env_defaults(env_name), **config['env']}
-    for path in layers(env_name):
+    layers = []
+    if env_name is not None:  # None: a custom env creator, with no declared options or config files
+        from pufferlib import registry
+        entry = registry.lookup(env_name)
+        config['env'] = {**entry.option_defaults(), **config['env']}
+        layers = entry.config_layers()
+    for path in layers:
         config = merge(config, read(path), os.path.relpath(path))
     if config_file:
         config = merge(config, read(config_file), config_file)
@@ -155,7 +138,7 @@ def load(env_name, flags=(), config_file=None):
     return config
 
 
-def validate(config):
+def validate(config: dict) -> None:
     """Checks that need more than one key; each error names the keys involved."""
     vec, train = config['vec'], config['train']
     for key in ('num_envs', 'num_workers', 'batch_size'):
@@ -188,7 +171,7 @@ def validate(config):
             raise ConfigError(f'{section}.class must look like "package.module:ClassName", got {path!r}')
 
 
-def import_class(path, key):
+def import_class(path: str, key: str) -> type:
     module_name, _, name = path.partition(':')
     try:
         return getattr(importlib.import_module(module_name), name)
@@ -196,7 +179,7 @@ def import_class(path, key):
         raise ConfigError(f'{key}={path!r} cannot be imported: {e}') from None
 
 
-def to_toml(config):
+def to_toml(config: dict) -> str:
     """A config as TOML text (flat sections of plain values), for the run directory."""
     lines = []
     for section, values in config.items():
@@ -219,7 +202,7 @@ def _toml_value(value):
     raise ConfigError(f'cannot write {value!r} to TOML')
 
 
-def flag_help(config, env_options=None):
+def flag_help(config: dict, env_options: dict | None = None) -> str:
     """Every flag with its current value, for --help; `env_options` (name -> (type and range, help),
     from an Ocean spec) adds what the env declares about its own keys."""
     env_options = env_options or {}

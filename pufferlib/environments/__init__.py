@@ -1,14 +1,18 @@
 """Third-party environment bindings, one module per family.
 
-Each family module exposes `env_names()` and `make(name, buf=None, seed=None, **kwargs)`; the
-registry below maps names to families so `pufferlib.make` and the CLI resolve them. A family whose
-packages are missing still lists its names; making one raises an ImportError with the pip extra.
+Each family module exposes `env_names()` and `make(name, buf=None, seed=None, **kwargs)`. Its names
+carry the family's prefix (`atari_pong`, `nethack`), so `pufferlib.registry` resolves a name by
+importing only the one module it belongs to. A family whose packages are missing still lists its
+names; making one raises an ImportError with the pip extra.
+
+Adding a family: write `pufferlib/environments/<family>.py`, add its line below, and give it a
+default config `pufferlib/config/<family>.toml` (docs/contributing.md).
 """
 import importlib
 
-# family -> module under pufferlib.environments. Filled in as bindings are added.
+# family (module under pufferlib.environments) -> the prefix of its env names
 FAMILIES = {
-    'classic_control': 'classic_control',
+    'classic_control': 'classic',
     'pettingzoo': 'pettingzoo',
     'atari': 'atari',
     'procgen': 'procgen',
@@ -20,27 +24,6 @@ FAMILIES = {
 }
 
 
-def _module(family):
-    return importlib.import_module(f'pufferlib.environments.{FAMILIES[family]}')
-
-
-def env_names():
-    names = []
-    for family in FAMILIES:
-        names.extend(_module(family).env_names())
-    return names
-
-
-def family_of(name):
-    """The family that provides env `name`, or None when no binding does."""
-    for family in FAMILIES:
-        if name in _module(family).env_names():
-            return family
-    return None
-
-
-def make(name, buf=None, seed=None, **kwargs):
-    family = family_of(name)
-    if family is None:
-        raise KeyError(name)
-    return _module(family).make(name, buf=buf, seed=seed, **kwargs)
+def module(family: str):
+    """The family's module (imports only it)."""
+    return importlib.import_module(f'pufferlib.environments.{family}')

@@ -2,11 +2,11 @@
 import difflib
 import importlib
 
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, MissingDependencyError
 
 
 def require(module, extra, also=None):
-    """Import `module` or raise an ImportError that says which pip extra installs it.
+    """Import `module` or raise a MissingDependencyError (an ImportError) that says which pip extra installs it.
 
     `also` is a second install line for packages whose metadata pins conflict with ours
     (procgen, nle), which are installed with --no-deps; see docs/environments.md.
@@ -17,7 +17,7 @@ def require(module, extra, also=None):
         hint = f'pip install "pufferlib[{extra}]"'
         if also:
             hint = f'{hint} && {also}'
-        raise ImportError(f'the {extra} environments need the {module!r} package ({e}). Install them with: '
+        raise MissingDependencyError(f'the {extra} environments need the {module!r} package ({e}). Install them with: '
                           f'{hint}') from e
 
 

@@ -18,6 +18,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, require
+from pufferlib.pufferenv import APIUsageError
 
 # The 57 games of the standard Atari benchmark; any other ROM in ale-py works through
 # `make('atari', game=<rom id>)`.
@@ -42,7 +43,7 @@ def make(name, buf=None, seed=None, game=None, **kwargs):
     check_name(name, env_names(), 'Atari')
     if name == 'atari':
         if game is None:
-            raise ValueError("make('atari') needs game=<ALE rom id>, e.g. game='breakout'")
+            raise APIUsageError("make('atari') needs game=<ALE rom id>, e.g. game='breakout'")
     else:
         game = name[len('atari_'):]
     require('ale_py', 'atari')
@@ -60,9 +61,9 @@ class AtariEnv(gymnasium.Env):
         import ale_py
         from gymnasium import spaces
         if game not in ale_py.roms.get_all_rom_ids():
-            raise ValueError(f'ale-py has no ROM {game!r}; see ale_py.roms.get_all_rom_ids()')
+            raise APIUsageError(f'ale-py has no ROM {game!r}; see ale_py.roms.get_all_rom_ids()')
         if frameskip < 1 or frame_stack < 1:
-            raise ValueError(f'frameskip and frame_stack must be >= 1, got {frameskip}, {frame_stack}')
+            raise APIUsageError(f'frameskip and frame_stack must be >= 1, got {frameskip}, {frame_stack}')
         # ale_py's own env loads the ROM and applies sticky actions and the frame cap; we drive its ALE.
         self._ale_env = ale_py.AtariEnv(game, obs_type='grayscale', frameskip=1,
                                         repeat_action_probability=float(repeat_action_probability),

@@ -8,6 +8,7 @@ nle pins an exact gymnasium (1.3.0 wants gymnasium==1.2.0) but runs on ours, so 
 with --no-deps; see docs/environments.md.
 """
 from pufferlib.environments._support import check_name, lazy_policy, require
+from pufferlib.pufferenv import APIUsageError
 
 TASKS = {
     'nethack': 'NetHackScore-v0',
@@ -62,7 +63,7 @@ def _build_policy():
             self.nativize = Nativizer(env.obs_dtype)
             names = env.obs_dtype.names
             if 'glyphs' not in names:
-                raise ValueError(f'the NetHack policy needs a glyphs observation, got keys {names}')
+                raise APIUsageError(f'the NetHack policy needs a glyphs observation, got keys {names}')
             native = getattr(env, 'native_observation_space', None)
             num_glyphs = NUM_GLYPHS
             if native is not None and 'glyphs' in getattr(native, 'spaces', {}):

@@ -79,7 +79,8 @@ def resolve_rom(rom_path=None, check_rom=True):
         raise APIUsageError(f'{rom_path!r} is not a Game Boy ROM: {len(header)} bytes, too short for a header')
     title = rom_title(header)
     if check_rom and title != TITLE:
-        raise APIUsageError(f'{rom_path!r} is not Pokémon Red: its cartridge header says {title.decode("ascii", "replace")!r}, '
+        found = title.decode('ascii', 'replace')
+        raise APIUsageError(f'{rom_path!r} is not Pokémon Red: its cartridge header says {found!r}, '
                             f'expected {TITLE.decode()!r}. (Blue, Yellow and hacks use other RAM addresses; '
                             'check_rom=False skips this check at your own risk.)')
     return rom_path

@@ -14,6 +14,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, require
+from pufferlib.pufferenv import APIUsageError
 
 GAMES = ('bigfish', 'bossfight', 'caveflyer', 'chaser', 'climber', 'coinrun', 'dodgeball', 'fruitbot',
          'heist', 'jumper', 'leaper', 'maze', 'miner', 'ninja', 'plunder', 'starpilot')
@@ -44,9 +45,9 @@ class ProcgenEnv(gymnasium.Env):
                  render_mode=None, **options):
         from gymnasium import spaces
         if game not in GAMES:
-            raise ValueError(f'unknown procgen game {game!r}; games: {", ".join(GAMES)}')
+            raise APIUsageError(f'unknown procgen game {game!r}; games: {", ".join(GAMES)}')
         if distribution_mode not in DISTRIBUTION_MODES:
-            raise ValueError(f'distribution_mode must be one of {DISTRIBUTION_MODES}, got {distribution_mode!r}')
+            raise APIUsageError(f'distribution_mode must be one of {DISTRIBUTION_MODES}, got {distribution_mode!r}')
         self.game, self.distribution_mode = game, distribution_mode
         self.num_levels, self.start_level, self.options = int(num_levels), int(start_level), options
         self.max_episode_steps = None if max_episode_steps is None else int(max_episode_steps)
@@ -82,7 +83,7 @@ class ProcgenEnv(gymnasium.Env):
 
     def step(self, action):
         if self._pending is not None:
-            raise RuntimeError('ProcgenEnv: the episode ended; call reset()')
+            raise APIUsageError('ProcgenEnv: the episode ended; call reset()')
         self._action[0] = action
         self._env.act(self._action)
         reward, ob, first = self._env.observe()

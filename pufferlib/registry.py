@@ -1,0 +1,216 @@
+"""The one registry: every environment name `puffer` accepts -> its family, maker, config layers,
+scripted policies and option specs; and the one meaning of "latest run".
+
+Names, tried in this order:
+- Ocean: `puffer_<name>` for every folder `ocean/<name>/` with a spec.toml (found by scanning);
+- third-party families (`pufferlib/environments/<family>.py`): a name equal to the family's prefix
+  or starting with it and `_` (`nethack`, `atari_pong`); resolving it imports that family's module
+  and no other;
+- Gymnasium: every id in gymnasium's registry (`CartPole-v1`).
+
+    entry = pufferlib.registry.lookup('puffer_pong')   # unknown names raise, with close matches
+    entry.family, entry.config_layers(), entry.option_defaults(), entry.scripted_policies()
+    env = entry.make(num_envs=8, seed=0)               # what pufferlib.make(name, ...) does
+
+"latest" (`puffer train --resume latest`, `puffer eval ENV --checkpoint latest`) means, everywhere:
+the run directory under the experiments folder (`$PUFFER_EXPERIMENTS`, default `./experiments`) that
+was written to most recently (its newest checkpoint, else its config.toml), among the runs of the
+named env when an env is named. `latest_run` implements it.
+"""
+import difflib
+import os
+import re
+import tomllib
+from dataclasses import dataclass
+
+from pufferlib.pufferenv import APIUsageError, PufferEnv, PufferError
+
+CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')
+
+
+class RunNotFoundError(PufferError, FileNotFoundError):
+    """No run directory matches `latest`, a run id or a path."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One environment name and what the platform knows about it."""
+
+    name: str
+    family: str  # 'ocean', a module of pufferlib.environments, or 'gymnasium'
+
+    def make(self, buf=None, seed: int | None = None, **kwargs) -> PufferEnv:
+        """The emulated env, ready for `pufferlib.vector` (which passes `buf` and `seed`)."""
+        try:
+            return self._make(buf, seed, kwargs)
+        except TypeError as e:  # a keyword the env does not take, from --env.KEY or a caller
+            unexpected = re.search(r"unexpected keyword argument '(\w+)'", str(e))
+            if unexpected is None or isinstance(e, PufferError):
+                raise
+            raise APIUsageError(f'{self.name} takes no option {unexpected.group(1)!r} (--env.{unexpected.group(1)} '
+                                'or a keyword argument); see docs/environments.md for its options') from None
+
+    def _make(self, buf, seed, kwargs):
+        if self.family == 'ocean':
+            from pufferlib import ocean
+            return ocean.make(self.name, buf=buf, seed=seed, **kwargs)
+        if self.family == 'gymnasium':
+            import gymnasium
+
+            from pufferlib import emulation
+            name = self.name
+            return emulation.GymnasiumPufferEnv(env_creator=lambda: gymnasium.make(name, **kwargs), buf=buf, seed=seed)
+        return _family_module(self.family).make(self.name, buf=buf, seed=seed, **kwargs)
+
+    def config_layers(self) -> list[str]:
+        """The config files that apply, lowest priority first: the family's, then the env's own."""
+        paths = [os.path.join(CONFIG_DIR, f'{self.family}.toml'), os.path.join(CONFIG_DIR, f'{self.name}.toml')]
+        return [p for i, p in enumerate(paths) if os.path.exists(p) and p not in paths[:i]]  # nethack: family = env
+
+    @property
+    def spec(self):
+        """The Ocean spec (pufferlib.ocean.spec.Spec), or None for other families."""
+        if self.family != 'ocean':
+            return None
+        from pufferlib import ocean
+        return ocean.spec_of(self.name)
+
+    def option_specs(self) -> dict:
+        """The env's declared options, name -> pufferlib.ocean.spec.Option (Ocean envs; {} elsewhere)."""
+        return dict(self.spec.options) if self.spec else {}
+
+    def option_defaults(self) -> dict:
+        """The env's keyword arguments and their defaults, where it declares them (Ocean envs)."""
+        return self.spec.defaults() if self.spec else {}
+
+    def scripted_policies(self) -> dict:
+        """name -> policy(env, observations) -> actions; the first is the default. May be empty."""
+        if self.family != 'ocean':
+            return {}
+        from pufferlib import ocean
+        return ocean.scripted_policies(self.name)
+
+
+# ---------------------------------------------------------------------------------------------
+# Looking names up
+# ---------------------------------------------------------------------------------------------
+
+def _family_module(family):
+    from pufferlib import environments
+    return environments.module(family)
+
+
+def _third_party_family(name):
+    """The family whose prefix the name carries and which lists it, importing only that family."""
+    from pufferlib import environments
+    for family, prefix in environments.FAMILIES.items():
+        if (name == prefix or name.startswith(prefix + '_')) and name in _family_module(family).env_names():
+            return family
+    return None
+
+
+def family_of(name: str) -> str | None:
+    """'ocean', a third-party family, 'gymnasium', or None for an unknown name."""
+    if not isinstance(name, str):
+        return None
+    from pufferlib import ocean
+    if name.startswith(ocean.PREFIX):
+        return 'ocean' if name[len(ocean.PREFIX):] in ocean.SPECS else None
+    family = _third_party_family(name)
+    if family is not None:
+        return family
+    import gymnasium
+    return 'gymnasium' if name in gymnasium.registry else None
+
+
+def lookup(name: str) -> Entry:
+    """The entry of env `name`; an unknown name raises an APIUsageError with close matches."""
+    if not isinstance(name, str):
+        raise APIUsageError(f'env name must be a string, got {type(name).__name__}: {name!r}')
+    family = family_of(name)
+    if family is None:
+        close = difflib.get_close_matches(name, names(), n=3, cutoff=0.6)
+        hint = f' Did you mean {", ".join(close)}?' if close else ''
+        raise APIUsageError(f'unknown environment {name!r}.{hint} Run `puffer envs` to list every name.')
+    return Entry(name, family)
+
+
+def make(name: str, buf=None, seed: int | None = None, **kwargs) -> PufferEnv:
+    """Create an emulated env by name (see the module docstring for which names exist)."""
+    return lookup(name).make(buf=buf, seed=seed, **kwargs)
+
+
+def names(family: str | None = None) -> list[str]:
+    """Every name `make` accepts (Ocean, then the families, then Gymnasium ids), or one family's.
+
+    Listing imports every family module (each is cheap: packages load only when an env is made)."""
+    from pufferlib import environments
+    out = []
+    if family in (None, 'ocean'):
+        try:
+            from pufferlib import ocean
+            out.extend(ocean.env_names())
+        except ImportError:
+            pass
+    for fam in environments.FAMILIES:
+        if family in (None, fam):
+            out.extend(_family_module(fam).env_names())
+    if family in (None, 'gymnasium'):
+        import gymnasium
+        out.extend(sorted(gymnasium.registry.keys()))
+    return out
+
+
+def families() -> list[str]:
+    from pufferlib import environments
+    return ['ocean', *environments.FAMILIES, 'gymnasium']
+
+
+# ---------------------------------------------------------------------------------------------
+# Run directories: "latest"
+# ---------------------------------------------------------------------------------------------
+
+def experiments_dir() -> str:
+    return os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments'))
+
+
+def run_env(run_dir: str) -> str | None:
+    """The env a run directory trained on (from its config.toml), or None if it has no readable config."""
+    try:
+        with open(os.path.join(run_dir, 'config.toml'), 'rb') as f:
+            return tomllib.load(f).get('_meta', {}).get('env')
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+
+
+def last_written(run_dir: str) -> float:
+    """When a run last wrote something that matters: its newest checkpoint, else its config.toml."""
+    folder = os.path.join(run_dir, 'checkpoints')
+    times = [os.path.getmtime(os.path.join(run_dir, 'config.toml'))]
+    if os.path.isdir(folder):
+        times += [os.path.getmtime(os.path.join(folder, n)) for n in os.listdir(folder) if n.endswith('.pt')]
+    return max(times)
+
+
+def latest_run(env: str | None = None, root: str | None = None) -> str:
+    """The run that "latest" names (see the module docstring), or a RunNotFoundError that says what to do."""
+    root = root or experiments_dir()
+    runs = [os.path.join(root, d) for d in sorted(os.listdir(root))] if os.path.isdir(root) else []
+    runs = [r for r in runs if os.path.isfile(os.path.join(r, 'config.toml'))]
+    if env is not None:
+        runs = [r for r in runs if run_env(r) == env]
+    if not runs:
+        what = f'runs of {env}' if env else 'runs'
+        raise RunNotFoundError(f'"latest": no {what} in {root}; start one with `puffer train {env or "ENV"}`')
+    return max(runs, key=last_written)
+
+
+def find_run(run: str, env: str | None = None) -> str:
+    """A run directory from `latest`, a run id (a folder name under the experiments folder) or a path."""
+    if run == 'latest':
+        return latest_run(env)
+    for path in (run, os.path.join(experiments_dir(), run)):
+        if os.path.isfile(os.path.join(path, 'config.toml')):
+            return path
+    raise RunNotFoundError(f'{run!r} is not a run directory (no config.toml there or in {experiments_dir()}); '
+                           'pass latest, a run id from experiments/, or a run directory')
