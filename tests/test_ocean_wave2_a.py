@@ -188,6 +188,11 @@ def test_tetris_board_observation_matches_the_game(placement):
             if placement:
                 board[board >= 2] = 0  # placing, only locked blocks are observed
             np.testing.assert_array_equal(obs[0, :72].reshape(12, 6), board, err_msg=f'step {t}')
+            blocks = board == 1
+            top = np.where(blocks.any(0), blocks.argmax(0), 12)  # first block from the top, per column
+            below = np.arange(12)[:, None] > top[None, :]
+            np.testing.assert_array_equal(obs[0, -12:-6], 12 - top, err_msg=f'heights, step {t}')
+            np.testing.assert_array_equal(obs[0, -6:], (below & ~blocks).sum(0), err_msg=f'holes, step {t}')
     assert lines > 0, 'the scripted placer should clear lines on a 6-wide board'
 
 

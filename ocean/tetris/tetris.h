@@ -37,6 +37,7 @@ typedef struct Tetris {
     unsigned char left[TT_PIECES][TT_ROTS], right[TT_PIECES][TT_ROTS];  /* first and last filled box column */
     uint32_t empty_row;          /* walls only */
     int board_size;              /* n_rows * n_cols */
+    int surface_offset;          /* where the column heights and holes start in the observation */
     /* state */
     uint32_t rows[TT_MAX_ROWS + 4];
     unsigned char color[TT_MAX_ROWS * TT_MAX_COLS];  /* piece id + 1 per locked cell, for rendering */
@@ -89,6 +90,7 @@ static int c_init(Tetris *env) {
         }
     env->empty_row = ~(((1u << env->cfg.n_cols) - 1) << TT_PAD);
     env->board_size = env->cfg.n_rows * env->cfg.n_cols;
+    env->surface_offset = env->board_size + TT_PIECES * (env->cfg.preview + 2) + 2;
     return 0;  /* fixed-size state: nothing to allocate */
 }
 
@@ -193,6 +195,40 @@ static inline int tt_popcount(uint32_t x) {
     x = x - ((x >> 1) & 0x55555555u);
     x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
     return (int)((((x + (x >> 4)) & 0x0F0F0F0Fu) * 0x01010101u) >> 24);
+}
+
+/* The stack's surface, written after the side one-hots: each column's height and holes (empty cells
+ * under its top block). They are in the board too, but a small MLP learns placements much faster
+ * when the profile a piece must fit is spelled out. Returns the holes in all.
+ * Holes are counted in byte lanes of two 64-bit words (columns 0-7, 8-15): a row's gap bits are
+ * spread to bytes four at a time through TT_SPREAD and added, so a row costs a few adds whatever the
+ * number of holes in it. */
+#define TT_S(b) ((uint32_t)((b) & 1) | (uint32_t)(((b) >> 1) & 1) << 8 | (uint32_t)(((b) >> 2) & 1) << 16 | \
+                 (uint32_t)(((b) >> 3) & 1) << 24)
+static const uint32_t TT_SPREAD[16] = {TT_S(0), TT_S(1), TT_S(2), TT_S(3), TT_S(4), TT_S(5), TT_S(6), TT_S(7),
+                                       TT_S(8), TT_S(9), TT_S(10), TT_S(11), TT_S(12), TT_S(13), TT_S(14), TT_S(15)};
+
+static int tt_write_surface(Tetris *env) {
+    unsigned char *heights = env->observations + env->surface_offset, *holes = heights + env->cfg.n_cols;
+    int n_rows = env->cfg.n_rows, n_cols = env->cfg.n_cols, r = 0, total = 0;
+    uint32_t field = ~env->empty_row, covered = 0;
+    uint64_t lo = 0, hi = 0;
+    memset(heights, 0, (size_t)n_cols);
+    while (r < n_rows && !(env->rows[r] & field)) r++;  /* empty rows on top */
+    for (; r < n_rows; r++) {
+        uint32_t filled = env->rows[r] & field;
+        for (uint32_t top = (filled & ~covered) >> TT_PAD; top; top &= top - 1)
+            heights[__builtin_ctz(top)] = (unsigned char)(n_rows - r);
+        uint32_t gap = (covered & ~filled) >> TT_PAD;  /* n_cols <= 16 bits */
+        if (gap) {
+            lo += (uint64_t)TT_SPREAD[gap & 15] | (uint64_t)TT_SPREAD[(gap >> 4) & 15] << 32;
+            hi += (uint64_t)TT_SPREAD[(gap >> 8) & 15] | (uint64_t)TT_SPREAD[(gap >> 12) & 15] << 32;
+            total += tt_popcount(gap);
+        }
+        covered |= filled;
+    }
+    for (int c = 0; c < n_cols; c++) holes[c] = (unsigned char)((c < 8 ? lo >> (8 * c) : hi >> (8 * (c - 8))) & 0xFF);
+    return total;
 }
 
 /* Holes: empty cells with a filled cell somewhere above them in the same column. */
@@ -305,6 +341,7 @@ static void tt_new_episode(Tetris *env) {
     env->last_row = env->last_col = env->last_rot = -100;
     tt_spawn(env, tt_next_piece(env));  /* an empty board always fits */
     tt_write_rows(env, env->cfg.n_rows);
+    tt_write_surface(env);
     if (!env->cfg.placement) tt_paint_piece(env);
     tt_write_side(env);
 }
@@ -334,7 +371,7 @@ static float tt_lock(Tetris *env, int *over) {
     /* a clear moves every row above it; the piece may also have left cells below the lowest clear */
     if (cleared) tt_write_rows(env, env->row + 4 < env->cfg.n_rows ? env->row + 4 : env->cfg.n_rows);
     else tt_paint(env, env->piece, env->rot, env->row, env->col, TT_BLOCK);
-    int holes = tt_count_holes(env, env->rows);
+    int holes = tt_write_surface(env);
     float reward = (float)cleared + env->cfg.piece_reward - env->cfg.hole_penalty * (float)(holes - env->holes);
     env->holes = holes;
     env->lines += cleared;
@@ -351,7 +388,7 @@ static void tt_finish(Tetris *env, float reward, int over) {
         over = !tt_add_garbage(env);
         if (!over) {
             env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
-            env->holes = tt_count_holes(env, env->rows);
+            env->holes = tt_write_surface(env);
             tt_write_rows(env, env->cfg.n_rows);
         }
     }
