@@ -59,9 +59,11 @@ TASKS = {
     'puffer_bandit': ('env/perf', 0.90, 120, None),
     'CartPole-v1': ('env/episode_return', 475.0, 600, 300_000),
     'puffer_pong': ('env/perf', 0.5, 600, None),
-    'puffer_enduro': ('env/score', scripted_baseline, 1200, None),
-    'puffer_tetris': ('env/score', scripted_baseline, 1200, None),
-    'puffer_rware': ('env/score', scripted_baseline, 1200, None),
+    # the step budget only keeps the 20M-step default (and its learning-rate schedule) from ending a
+    # run long before the 20 minutes do
+    'puffer_enduro': ('env/score', scripted_baseline, 1200, 300_000_000),
+    'puffer_tetris': ('env/score', scripted_baseline, 1200, 300_000_000),
+    'puffer_rware': ('env/score', scripted_baseline, 1200, 300_000_000),
 }
 
 
