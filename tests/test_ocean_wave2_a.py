@@ -2,7 +2,7 @@
 
 tests/test_ocean.py runs the contract checks (determinism, spaces, clamping, rendering, logs,
 sanitizers) on every env with its default options; here the same checks run on the option variants
-that take other code paths (tetris placements, a larger warehouse with a wider view), then each
+that take other code paths (tetris moves, a larger warehouse with a wider view), then each
 env's rules, and the scripted baselines (autopilot=True) that the acceptance targets of docs/ocean.md
 compare against. Nothing here times anything; speed lives in scripts/bench_ocean.py.
 """
@@ -22,10 +22,10 @@ CASES = {
     'enduro': ('enduro', {}),
     'tetris': ('tetris', {}),
     'rware': ('rware', {}),
-    'tetris_placement': ('tetris', {'placement': True}),
+    'tetris_moves': ('tetris', {'placement': False}),
     'rware_wide': ('rware', {'robots': 12, 'requests': 6, 'shelf_rows': 2, 'sight': 2, 'max_steps': 300}),
 }
-VARIANTS = ['tetris_placement', 'rware_wide']
+VARIANTS = ['tetris_moves', 'rware_wide']
 
 
 def make(case, num_envs=2, seed=0, **kwargs):
@@ -137,8 +137,8 @@ def test_bad_options_name_the_key(case, change, match):
 
 @pytest.mark.parametrize('case, steps, floor', [
     ('enduro', 6001, 40.0),            # cars passed per episode (short episodes only: a low estimate)
-    ('tetris', 3000, 20.0),            # lines per episode (moves)
-    ('tetris_placement', 800, 20.0),   # lines per episode (placements)
+    ('tetris', 800, 20.0),             # lines per episode (placements)
+    ('tetris_moves', 3000, 20.0),      # lines per episode (moves)
     ('rware', 1500, 5.0),              # deliveries per robot per episode
     ('rware_wide', 900, 1.0),
 ])
@@ -232,7 +232,7 @@ def test_tetris_reward_is_lines_and_topping_out_costs_one():
 
 
 def test_tetris_hold_swaps_once_per_piece():
-    env = make('tetris', num_envs=1, seed=0)
+    env = make('tetris', num_envs=1, seed=0, placement=False)
     obs, _ = env.reset(seed=0)
     current = int(obs[0, 200:207].argmax())
     obs, *_ = env.step(np.array([6]))  # hold: the held piece is the one we had

@@ -1,9 +1,9 @@
 /* Tetris: one falling piece at a time, moved and rotated one action per step, under gravity.
  *
- * Two action sets. Moves (placement=0, the arcade game): 0 nothing, 1 left, 2 right, 3 rotate
- * clockwise, 4 soft drop (one row), 5 hard drop, 6 hold. Placements (placement=1, one piece per step,
- * as in most Tetris RL work): action r * n_cols + c drops the piece turned r times with its leftmost
- * cell in column c (clamped to the field), straight down from the top; no hold.
+ * Two action sets. Placements (placement=true, the default: one piece per step, as in most Tetris
+ * RL work): action r * n_cols + c drops the piece turned r times with its leftmost cell in column c
+ * (clamped to the field), straight down from the top; no hold. Moves (placement=false, the arcade
+ * game): 0 nothing, 1 left, 2 right, 3 rotate clockwise, 4 soft drop (one row), 5 hard drop, 6 hold.
  * Pieces come from a 7-bag (every piece once per seven, shuffled); `preview` upcoming pieces are in
  * the observation. Gravity moves the piece down one row every `ticks_per_fall` steps; a piece that
  * cannot move down locks. A full row clears. The game ends when a new piece does not fit
