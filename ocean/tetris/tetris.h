@@ -1,4 +1,4 @@
-/* Tetris: one falling piece at a time, moved and rotated one action per step, under gravity.
+/* Tetris: pieces drop into a well of n_rows x n_cols cells; a full row clears.
  *
  * Two action sets. Placements (placement=true, the default: one piece per step, as in most Tetris
  * RL work): action r * n_cols + c drops the piece turned r times with its leftmost cell in column c
@@ -17,8 +17,10 @@
  *
  * The board is a column of 32-bit row masks: bit TT_PAD + c is column c, the bits outside the field
  * are always set (walls) and the rows under the field are all ones (floor), so a collision test is
- * four AND operations and a full row is a compare with ~0. The observation is patched, not rebuilt:
- * moving a piece rewrites its four cells and its four landing ("ghost") cells.
+ * four AND operations and a full row is a compare with ~0. The observation (board, piece one-hots,
+ * then each column's height and holes) is patched, not rebuilt: moving a piece rewrites its four
+ * cells and its four landing ("ghost") cells; a lock writes four cells, or the rows down to the
+ * piece after a clear, and the surface.
  */
 #include "ocean.h"
 #include "spec.h"  /* generated from spec.toml: TetrisConfig and the constants */
