@@ -146,6 +146,38 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
 
 
+SWEEP_EPILOG = """Settings (also the [sweep] section of a config file; docs/sweeps.md):
+  --sweep.method protein|random|pareto_genetic|optuna   --sweep.max-trials N   --sweep.max-hours H
+  --sweep.parallel K   --sweep.backend local|ray   --sweep.metric KEY   --sweep.goal maximize|minimize
+  --sweep.cost seconds|steps   --sweep.trial-timeout S   --sweep.only train.learning_rate,...
+Any other flag (--train.total-timesteps 5000000, --env.KEY VALUE) sets the config every trial starts from."""
+
+
+def cmd_sweep(args, flags):
+    from pufferlib import sweep
+    if args.help:
+        args.parser.print_help()
+        return 0
+    if args.report:
+        for path in sweep.report(args.report):
+            print(f'wrote {path}')
+        return 0
+    if args.resume:
+        path = args.resume
+    elif args.env is None:
+        raise pufferlib.APIUsageError('puffer sweep needs an environment name, --resume SWEEP or --report SWEEP')
+    else:
+        pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions
+        path = sweep.create(args.env, flags, config_file=args.config)
+        print(f'sweep directory {path}')
+    summary = sweep.run(path, flags if args.resume else (), quiet=args.quiet)
+    best = summary['best']
+    print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
+          (f'; best: trial {best["trial"]}, score {best["score"]:.4g}\n  puffer train {summary["env"]} '
+           f'--config {summary["best_toml"]}' if best else '; no trial succeeded'))
+    return 0
+
+
 def build_parser():
     parser = Parser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
@@ -170,6 +202,17 @@ def build_parser():
     train.add_argument('--quiet', action='store_true', help='no dashboard or log lines')
     train.add_argument('-h', '--help', action='store_true', help='show this help and every config flag')
     train.set_defaults(func=cmd_train, takes_flags=True, parser=train)
+
+    sweep = commands.add_parser('sweep', help='search hyperparameters (Protein, random, Pareto genetic, Optuna)',
+                                add_help=False, epilog=SWEEP_EPILOG,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    sweep.add_argument('env', nargs='?', help='environment name (see `puffer envs`)')
+    sweep.add_argument('--config', help='a TOML file layered over the env\'s defaults (its [sweep] too)')
+    sweep.add_argument('--resume', metavar='SWEEP', help='continue a sweep directory (experiments/sweeps/...)')
+    sweep.add_argument('--report', metavar='SWEEP', help='print the trial table of a sweep and write its PNGs')
+    sweep.add_argument('--quiet', action='store_true', help='no progress line or per-trial lines')
+    sweep.add_argument('-h', '--help', action='store_true', help='show this help')
+    sweep.set_defaults(func=cmd_sweep, takes_flags=True, parser=sweep)
 
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)

@@ -62,7 +62,7 @@ class Dashboard:
                 usage['gpu mem GiB'] = torch.cuda.memory_allocated() / 2**30
                 try:
                     usage['gpu %'] = float(torch.cuda.utilization())
-                except Exception:  # needs pynvml; memory alone is still useful
+                except Exception:  # pynvml (nvidia-ml-py, the train extra) missing or no NVML: memory alone
                     pass
         except ImportError:
             pass
@@ -91,27 +91,78 @@ class Dashboard:
                      f'cpu {row["cpu %"]:.0f}%')
 
     def _render(self, row):
-        from rich.console import Group
+        return _View(self.env_name, self.total, row)
+
+
+# Metrics shown in the `system` panel; everything else that is not a step counter is a training stat.
+SYSTEM_KEYS = ('cpu %', 'gpu %', 'gpu mem GiB', 'rollout_s', 'train_s')
+MINIMUM = 24  # below this, tables cannot fit a key and a value: only the head line
+NARROW = 90  # below this many columns one borderless list replaces the three boxed panels
+
+
+def _table(**kwargs):
+    from rich.table import Table
+    # Columns declared up front: a table whose columns come only from rows has none while it is
+    # empty, and rich cannot share out the width of an expanded table with no columns
+    # ("Sum of ratios must be > 0"), which is what killed the dashboard before the first update.
+    table = Table(show_header=False, expand=True, **kwargs)
+    table.add_column('metric', ratio=3, overflow='fold')
+    table.add_column('value', ratio=2, justify='right', no_wrap=True)
+    return table
+
+
+class _View:
+    """One frame of the live dashboard. A rich renderable (not a prebuilt table) so that the layout is
+    chosen from the width the terminal has at each refresh: a resize between refreshes is fine."""
+
+    def __init__(self, env_name, total, row):
+        self.env_name, self.total, self.row = env_name, total, row
+
+    def _sections(self):
+        row = self.row
+        losses = [(k, v) for k, v in row.items()
+                  if not k.startswith('env/') and k not in SYSTEM_KEYS and k not in ('global_step', 'sps', 'elapsed_s')]
+        episodes = [(k[4:], v) for k, v in row.items() if k.startswith('env/')]
+        system = [(k, v) for k, v in row.items() if k in SYSTEM_KEYS]
+        return [('training', losses, 'first update pending'), ('episodes', episodes, 'no episodes yet'),
+                ('system', system, 'measuring')]
+
+    def __rich_console__(self, console, options):
+        from rich.padding import Padding
         from rich.progress_bar import ProgressBar
         from rich.table import Table
+        from rich.text import Text
+        row = self.row
         steps = row.get('global_step', 0)
         done = steps / max(self.total, 1)
         elapsed = row.get('elapsed_s', 0.0)
         eta = (elapsed / done - elapsed) if done > 0 else None
-        head = Table.grid(padding=(0, 2))
-        head.add_row(f'[bold]{self.env_name}[/]', f'steps {steps:,} / {self.total:,}',
-                     f'sps [bold]{row.get("sps", 0):,.0f}[/]', f'elapsed {_eta(elapsed)}', f'eta {_eta(eta)}')
-        losses = Table(title='training', show_header=False, expand=True)
-        episodes = Table(title='episodes', show_header=False, expand=True)
-        system = Table(title='system', show_header=False, expand=True)
-        for key, value in row.items():
-            if key.startswith('env/'):
-                episodes.add_row(key[4:], _fmt(value))
-            elif key in ('cpu %', 'gpu %', 'gpu mem GiB', 'rollout_s', 'train_s'):
-                system.add_row(key, _fmt(value))
-            elif key not in ('global_step', 'sps', 'elapsed_s'):
-                losses.add_row(key, _fmt(value))
+        # One line of text that wraps between fields on a narrow terminal (a grid would squeeze each cell).
+        yield Text.from_markup('  '.join([
+            f'[bold]{self.env_name}[/]', f'steps {steps:,} / {self.total:,}', f'sps [bold]{row.get("sps", 0):,.0f}[/]',
+            f'elapsed {_eta(elapsed)}', f'eta {_eta(eta)}']))
+        if options.max_width < MINIMUM:  # too narrow for tables: the head line (folded) is the dashboard
+            return
+        # A ProgressBar ends without a line break (it is made for table cells): give it a row of its own.
+        bar = Table.grid(expand=True)
+        bar.add_row(ProgressBar(total=max(self.total, 1), completed=min(steps, self.total)))
+        yield bar
+        if options.max_width < NARROW:
+            # Stacked boxes would not fit a 24-line terminal: one list, a bold line per section.
+            table = _table(box=None, padding=(0, 1))
+            for title, items, placeholder in self._sections():
+                table.add_row(f'[bold]{title}[/]', '')
+                for key, value in items or [(f'[dim]{placeholder}[/]', '')]:
+                    table.add_row(Padding(Text.from_markup(key, overflow='fold'), (0, 0, 0, 2)), _fmt(value))
+            yield table
+            return
         grid = Table.grid(expand=True)
-        grid.add_row(losses, episodes, system)
-        return Group(head, ProgressBar(total=max(self.total, 1), completed=steps), grid)
-
+        panels = []
+        for title, items, placeholder in self._sections():
+            panel = _table(title=title)
+            for key, value in items or [(f'[dim]{placeholder}[/]', '')]:
+                panel.add_row(key, _fmt(value))
+            grid.add_column(ratio=1)
+            panels.append(panel)
+        grid.add_row(*panels)
+        yield grid

@@ -83,7 +83,7 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
 
 
 def write_video(frames: list[np.ndarray], path: str, fps: int = 30) -> str:
-    """GIF through Pillow; MP4 through imageio (pip install imageio[ffmpeg])."""
+    """GIF through Pillow; MP4 through imageio and its bundled ffmpeg (imageio-ffmpeg)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if path.lower().endswith('.gif'):
         from PIL import Image
@@ -94,9 +94,12 @@ def write_video(frames: list[np.ndarray], path: str, fps: int = 30) -> str:
         try:
             import imageio.v3 as iio
         except ImportError:
-            raise pufferlib.APIUsageError('writing .mp4 needs imageio: pip install "imageio[ffmpeg]" '
-                                          '(or write a .gif)') from None
-        iio.imwrite(path, np.stack(frames), fps=fps)
+            raise pufferlib.APIUsageError('writing .mp4 needs imageio and imageio-ffmpeg (the `train` extra: '
+                                          'pip install -e ".[train]" in this repository), or write a .gif') from None
+        # H.264 wants sides divisible by 16: pad with black rather than let imageio resize (and warn).
+        video = np.stack(frames)
+        pad = [(0, 0), (0, -video.shape[1] % 16), (0, -video.shape[2] % 16)] + [(0, 0)] * (video.ndim - 3)
+        iio.imwrite(path, np.pad(video, pad), fps=fps)
         return path
     raise pufferlib.APIUsageError(f'video path {path!r} must end in .gif or .mp4')
 

@@ -1,22 +1,19 @@
 #!/usr/bin/env python
-"""Ocean throughput: one table, single core, random actions, agent steps per second.
+"""Ocean throughput: agent steps per second of every Ocean env on one core, ours and PufferLib 3.0's.
 
-    flock -x /tmp/puffer-cpu.lock .venv/bin/python scripts/bench_ocean.py [--seconds 1] [--repeats 3] [--no-write]
+    flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_ocean.py [--anchor DIR]
+    .venv/bin/python scripts/bench_ocean.py --quick            # one short round, no doc update
+    .venv/bin/python scripts/bench_ocean.py --only snake pong  # some envs, no doc update
 
-Each env runs as one vectorized object of about 4096 agent rows in this process (pufferlib.ocean
-.tools.bench): random actions come from a pre-drawn pool, so the figure is the env's own speed.
-The median of `repeats` runs is reported. "bar" is what the public PufferLib 3.0 build measured on
-one of our 2-core machines for the comparable env (from issue 3); "target" is our requirement:
-sanity envs >= 10M, games >= 2M, and pong/breakout/snake at least their bar.
-
-The table replaces the part of docs/benchmarks.md between <!-- ocean:start --> and <!-- ocean:end -->
-(the file and markers are created if missing; the rest of the file is left alone).
+Each env runs as one vectorized object of about 4096 agent rows in one process, stepped with random
+actions drawn ahead of time (pufferlib.ocean.tools.bench), so the figure is the env's own speed.
+PufferLib 3.0's counterpart (PEERS) runs the same loop over the same number of rows in the anchor's
+venv (scripts/bench_anchor.py), at its own defaults and, where they differ, at settings that
+match ours. Gymnasium's CartPole-v1 (Python, one env) is the third peer. Rounds are interleaved
+(ours, 3.0 defaults, 3.0 matched, ours, ...); medians, every round and the spread are printed.
 """
 import argparse
-import datetime
 import os
-import platform
-import statistics
 import sys
 import time
 
@@ -26,106 +23,140 @@ import numpy as np
 from pufferlib import ocean
 from pufferlib.ocean import tools
 
-from benchdoc import update_section
+import benchdoc as bd
 
-BARS = {'squared': 50e6, 'cartpole': 20e6, 'pong': 4.4e6, 'breakout': 2.9e6, 'snake': 2.8e6}
-# issue 16: the public suite's figure on our machine kind (bar) and our target, per env
-BARS.update(enduro=1.54e6, tetris=2.80e6, rware=12.04e6)
-WAVE2_TARGETS = {'enduro': 1.6e6, 'tetris': 3e6, 'rware': 12e6}
+# Our env -> (its PufferLib 3.0 counterpart, 3.0 settings that match ours or None where its
+# defaults already do, what still differs). One line per env; envs without one have no peer.
+PEERS = {
+    'squared': ('puffer_squared', None, ''),
+    'cartpole': ('puffer_cartpole', None, ''),
+    'pong': ('puffer_pong', {'frameskip': 4}, ''),
+    'breakout': ('puffer_breakout', None, ''),
+    'snake': ('puffer_snake', {'width': 64, 'height': 64, 'num_snakes': 16, 'num_food': 64, 'vision': 5,
+                               'max_snake_length': 64}, ''),
+    'connect4': ('puffer_connect4', None, "3.0's opponent searches 3 plies (negamax), ours looks 1 ahead"),
+}
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
+# issue 16: the second wave's targets, a little above the public suite's figure on this machine kind
+# (enduro 1.54M, tetris 2.80M, rware 12.04M agent steps/s)
+WAVE2_TARGETS = {'enduro': 1.6e6, 'tetris': 3e6, 'rware': 12e6}
 
 
 def target(name):
     if name in ocean.SANITY:
         return 'sanity', SANITY_TARGET
-    if name in ('pong', 'breakout', 'snake'):
-        return 'game', max(GAME_TARGET, BARS[name])
     if name in WAVE2_TARGETS:
         return 'game', WAVE2_TARGETS[name]
     return ('classic' if name == 'cartpole' else 'game'), GAME_TARGET
 
 
-def cpu_name():
-    try:
-        with open('/proc/cpuinfo') as f:
-            for line in f:
-                if line.startswith('model name'):
-                    return line.split(':', 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or 'unknown CPU'
-
-
-def measure(seconds, repeats, only=None):
-    rows = []
-    for name in ocean.ENVS:
-        if only and name not in only:
-            continue
-        runs = [tools.bench(name, seconds=seconds) for _ in range(repeats)]
-        kind, goal = target(name)
-        rows.append((name, kind, statistics.median(runs), BARS.get(name), goal))
-        print(f'  {name:<12} {rows[-1][2] / 1e6:8.1f} M/s', file=sys.stderr, flush=True)
-    return rows
-
-
 def gymnasium_cartpole(seconds):
-    """The peer measured in the same run: Gymnasium's Python CartPole-v1, one env on one core."""
+    """Gymnasium's Python CartPole-v1, one env on one core, the same pre-drawn actions."""
     env = gymnasium.make('CartPole-v1')
     env.reset(seed=0)
-    actions = np.random.default_rng(0).integers(0, 2, 4096).tolist()
+    actions = np.random.default_rng(0).integers(0, 2, 256).tolist()
     steps, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
-        for action in actions[:256]:
+        for action in actions:
             _, _, terminated, truncated, _ = env.step(action)
             if terminated or truncated:
                 env.reset()
-        steps += 256
+        steps += len(actions)
     return steps / (time.perf_counter() - start)
 
 
-def table(rows, seconds, repeats, peer=None):
-    m = lambda v: f'{v / 1e6:.1f}'  # noqa: E731
-    lines = ['| env | kind | ours (M steps/s) | bar: PufferLib 3.0 (M/s) | ours / bar | target (M/s) | '
-             'ours / target | meets target |',
-             '|---|---|---:|---:|---:|---:|---:|:---:|']
-    for name, kind, sps, bar, goal in rows:
-        lines.append(f'| puffer_{name} | {kind} | {m(sps)} | {m(bar) if bar else "-"} | '
-                     f'{f"{sps / bar:.2f}x" if bar else "-"} | {m(goal)} | {sps / goal:.2f}x | '
-                     f'{"yes" if sps >= goal else "**no**"} |')
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
-    header = (f'Single core, random actions, agent steps per second over one vectorized env of about '
-              f'{tools.BENCH_ROWS} agent rows; median of {repeats} runs of {seconds:g} s. '
-              f'Measured {datetime.date.today().isoformat()} on {cpu_name()} ({cores} cores visible), '
-              f'Python {platform.python_version()}, numpy {np.__version__}, -O3 build. '
-              f'Reproduce: `flock -x /tmp/puffer-cpu.lock python scripts/bench_ocean.py`. '
-              f'The bars come from issue 3; our envs are our own designs (observation sizes, frameskip and '
-              f'arena sizes differ from PufferLib\'s), so "ours / bar" compares like-for-like tasks, not '
-              f'identical code.')
-    text = header + '\n\n' + '\n'.join(lines)
-    ours = dict((name, sps) for name, _, sps, _, _ in rows).get('cartpole')
-    if peer and ours:
-        text += (f'\n\nPeer measured in the same run: Gymnasium `CartPole-v1` (Python, one env, one core) '
-                 f'{peer / 1e6:.2f} M steps/s; `puffer_cartpole` (same physics, checked step by step in '
-                 f'tests/test_ocean.py) {ours / 1e6:.1f} M steps/s: **{ours / peer:.0f}x**.')
-    return text
+def contenders(name, anchor):
+    """(label, measure(seconds)) for one env: ours first, then its peers."""
+    out = [('ours', lambda s: tools.bench(name, seconds=s))]
+    if anchor and name in PEERS:
+        peer, matched, _ = PEERS[name]
+        out.append(('3.0 defaults', lambda s: anchor.ask('ocean', env=peer, kwargs={}, rows=tools.BENCH_ROWS,
+                                                          seconds=s)['sps']))
+        if matched:
+            out.append(('3.0 matched', lambda s: anchor.ask('ocean', env=peer, kwargs=matched,
+                                                             rows=tools.BENCH_ROWS, seconds=s)['sps']))
+    if name == 'cartpole':
+        out.append(('Gymnasium CartPole-v1', gymnasium_cartpole))
+    return out
+
+
+def measure(names, args, anchor):
+    results = {}
+    for name in names:
+        table = dict(contenders(name, anchor))
+        results[name] = bd.interleaved(list(table), args.repeats, lambda label, table=table: table[label](args.seconds))
+        line = '  '.join(f'{label} {bd.si(bd.median(runs))}' for label, runs in results[name].items())
+        print(f'  {name:<12} {line}', file=sys.stderr, flush=True)
+    return results
+
+
+def render(results, args, note, about):
+    mega = lambda v: f'{v / 1e6:.1f}' if v >= 1e6 else f'{v / 1e6:.3f}'  # noqa: E731
+    m = lambda runs: mega(bd.median(runs))  # noqa: E731
+    mruns = lambda runs: bd.runs_cell(runs, mega)  # noqa: E731
+    rows = []
+    for name, runs in results.items():
+        kind, goal = target(name)
+        ours = runs['ours']
+        rows.append([f'puffer_{name}', kind, m(ours), mruns(ours), bd.spread_cell(ours), f'{goal / 1e6:g}',
+                     'yes' if bd.median(ours) >= goal else '**no**'])
+    versions = [f'PufferLib 3.0 = pufferlib {about["pufferlib"]} (anchor build), numpy {about["numpy"]} there'] \
+        if about else []
+    text = [f'Measured by `scripts/bench_ocean.py`: {bd.machine(versions)}. One env object of about '
+            f'{tools.BENCH_ROWS} agent rows in one process, random actions; median of {args.repeats} interleaved '
+            f'rounds of {args.seconds:g} s. Spread = (max - min) / median over the rounds: the run-to-run noise. '
+            'Reproduce: `flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_ocean.py '
+            '--anchor DIR`.', '',
+            bd.markdown_table(['env', 'kind', 'ours (M steps/s)', 'rounds', 'spread', 'target (M/s)', 'meets'], rows,
+                              'llrrrrl')]
+    head = []
+    for name, runs in results.items():
+        if len(runs) < 2:
+            continue
+        peer, matched, differs = PEERS.get(name, (None, None, ''))
+        for label in [k for k in runs if k != 'ours']:
+            settings = ('Gymnasium, Python, one env' if label.startswith('Gymnasium') else
+                        ', '.join(f'{k}={v}' for k, v in matched.items()) if label == '3.0 matched' else
+                        'its defaults' + (f' ({differs})' if differs else ''))
+            who = label if label.startswith('Gymnasium') else f'PufferLib 3.0 `{peer}`'
+            head.append([f'puffer_{name}', who, settings, m(runs['ours']), m(runs[label]), mruns(runs[label]),
+                         bd.spread_cell(runs[label]), bd.ratio_cell(bd.ratio(runs['ours'], runs[label]), 1.0)])
+    text += ['', 'Head to head, measured in the same rounds as the table above (ours / peer: ratio of medians). '
+             'Our envs are our own designs: where the defaults of 3.0 differ from ours in a setting both have '
+             '(frameskip, arena, counts), a second row sets 3.0 to ours. Observation sizes match (pong 8, '
+             'breakout 114 vs 118, squared and '
+             'snake 121 cells, connect4 42); rules and rendering code differ, so these compare like tasks, not '
+             'identical code.', '']
+    if head:
+        text.append(bd.markdown_table(['env', 'peer', 'peer settings', 'ours (M/s)', 'peer (M/s)', 'peer rounds',
+                                       'peer spread', 'ours / peer'], head, 'lllrrrrr'))
+    if note:
+        text += ['', f'*{note}.*']
+    return '\n'.join(text)
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
-    parser.add_argument('--seconds', type=float, default=1.0, help='length of one timed run per env')
-    parser.add_argument('--repeats', type=int, default=3, help='runs per env; the median is reported')
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    bd.common_arguments(parser, seconds=1.0, repeats=5, quick_seconds=0.3)
     parser.add_argument('--only', nargs='*', help='measure only these envs (bare names); implies --no-write')
-    parser.add_argument('--no-write', action='store_true', help='print the table without updating docs/benchmarks.md')
-    args = parser.parse_args(argv)
-    rows = measure(args.seconds, args.repeats, args.only)
-    peer = statistics.median(gymnasium_cartpole(args.seconds) for _ in range(args.repeats))
-    text = table(rows, args.seconds, args.repeats, peer)
+    args = bd.parse(parser, argv)
+    names = [n for n in ocean.ENVS if not args.only or n in args.only]
+    if args.only and len(names) != len(args.only):
+        parser.error(f'unknown env in --only {args.only}; Ocean envs: {", ".join(ocean.ENVS)}')
+    python, note = bd.find_anchor(args.anchor)
+    anchor = bd.PeerProcess(python) if python else None
+    try:
+        results = measure(names, args, anchor)
+    finally:
+        if anchor:
+            anchor.close()
+    text = render(results, args, note, anchor.about if anchor else None)
     print(text)
     if not args.no_write and not args.only:
-        path = update_section('ocean', 'Ocean environments', text)
-        print(f'\nwrote {os.path.normpath(path)}', file=sys.stderr)
+        path = bd.update_section('ocean', 'Ocean environments', text)
+        print(f'\nwrote {os.path.relpath(path, bd.ROOT)}', file=sys.stderr)
     return 0
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(bd.run_main(main))

@@ -6,6 +6,7 @@
 #   scripts/build_images.sh --only puffer            the fast layer alone (after editing source)
 #   scripts/build_images.sh --wheelhouse DIR --ca-bundle FILE     offline / behind a TLS-inspecting proxy
 #   scripts/build_images.sh -- --no-cache            anything after -- goes to every `build` call
+#   sudo scripts/build_images.sh --podman-bootstrap  a machine with neither Docker nor a registry: see below
 #
 # Options:
 #   --engine docker|podman   container engine (default: docker if its engine answers, else podman)
@@ -15,16 +16,25 @@
 #   --only LAYERS            comma-separated subset of base,envs,puffer
 #   --wheelhouse DIR         local wheels pip may use (passed as the `wheelhouse` build context)
 #   --ca-bundle FILE         extra CA certificates for pip (passed as the `ca_bundle` build secret)
+#   --podman-bootstrap       as root on Debian/Ubuntu: install podman, runc, debootstrap and podman-compose
+#                            (in /opt/pufferlib-tools, linked into /usr/local/bin), add the podman settings
+#                            this machine needs (/etc/containers/containers.conf.d/50-pufferlib.conf, only
+#                            when a probe container fails without them), make the Debian base locally with
+#                            debootstrap (localhost/debian:bookworm, no registry needed), then build the CPU
+#                            images with podman. pip settings of this machine (cert, find-links) become
+#                            --ca-bundle / --wheelhouse unless given. One line per step; details in
+#                            ~/.cache/puffer-containers/bootstrap.log. Safe to run again.
 # Environment: PUFFER_IMAGE, PUFFER_ENVS_IMAGE, PUFFER_BASE_IMAGE (tags), PUFFER_UID/PUFFER_GID
 # (default: yours, or 1000 when you are root), PUFFER_ENV_EXTRAS (default torch,train,wandb,common),
 # PIP_INDEX_URL / PIP_EXTRA_INDEX_URL / PIP_TRUSTED_HOST (forwarded as build args when set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-engine="" cpu=0 base_image="" only="base,envs,puffer" wheelhouse="" ca_bundle=""
-extra=()
+engine="" cpu=0 base_image="" only="base,envs,puffer" wheelhouse="" ca_bundle="" bootstrap=0
+extra=() all_args=("$@")
 while [ $# -gt 0 ]; do
     case "$1" in
+        --podman-bootstrap) bootstrap=1; shift ;;
         --engine) engine="$2"; shift 2 ;;
         --cpu) cpu=1; shift ;;
         --base-image) base_image="$2"; shift 2 ;;
@@ -36,6 +46,12 @@ while [ $# -gt 0 ]; do
         *) echo "build_images.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
 done
+
+if [ "$bootstrap" = 1 ]; then
+    # shellcheck source=scripts/podman_bootstrap.sh
+    source scripts/podman_bootstrap.sh
+    podman_bootstrap "${all_args[@]}"  # sets engine, cpu, base_image, and wheelhouse/ca_bundle when found
+fi
 
 if [ -z "$engine" ]; then
     if command -v docker >/dev/null && docker info >/dev/null 2>&1; then engine=docker

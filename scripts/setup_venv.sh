@@ -2,6 +2,7 @@
 # Create or refresh .venv with pufferlib (editable) and the given extras, pinned by constraints.txt.
 # Usage: source scripts/setup_venv.sh [EXTRAS]     e.g. "test" or "test,bench"
 # Re-installs only when pyproject.toml, setup.py or constraints.txt changed since the last install.
+# Prints one line per step; pip's and the C build's output go to .venv/setup.log (shown on failure).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 extras="${1:-test}"
@@ -12,10 +13,26 @@ if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null
     echo "pufferlib needs Python 3.11 or newer; set PYTHON=/path/to/python3.11" >&2
     exit 1
 fi
+log="$venv/setup.log"
+setup_step() {  # setup_step "what" COMMAND...: one line, the output to the log, the log's end on failure
+    local what="$1" start=$SECONDS
+    shift
+    printf 'setup: %s ... ' "$what"
+    echo "+ $*" >> "$log"
+    if "$@" >> "$log" 2>&1; then
+        echo "done ($((SECONDS - start)) s)"
+    else
+        echo "FAILED"
+        echo "---- last lines of $log:" >&2
+        tail -25 "$log" >&2
+        exit 1
+    fi
+}
 if [ ! -x "$venv/bin/python" ]; then
-    echo "setup: creating $venv"
-    "$python" -m venv "$venv"
-    "$venv/bin/python" -m pip install --quiet --upgrade pip
+    mkdir -p "$venv"
+    : > "$log"
+    setup_step "creating $venv" "$python" -m venv "$venv"
+    setup_step "upgrading pip" "$venv/bin/python" -m pip install --upgrade pip
 fi
 stamp="$venv/.puffer-installed-$extras"
 inputs=("$root/pyproject.toml" "$root/constraints.txt" "$root/docker/envs/requirements-nodeps.txt")
@@ -24,15 +41,16 @@ needs_install=0
 [ -f "$stamp" ] || needs_install=1
 for f in "${inputs[@]}"; do [ "$f" -nt "$stamp" ] && needs_install=1; done
 if [ "$needs_install" = 1 ]; then
-    echo "setup: installing pufferlib[$extras] into $venv (pinned by constraints.txt)"
+    pip=("$venv/bin/python" -m pip install --disable-pip-version-check --constraint "$root/constraints.txt")
     # Build dependencies come from the venv (--no-build-isolation), so they obey the same pins.
-    "$venv/bin/python" -m pip install --quiet --upgrade --constraint "$root/constraints.txt" setuptools wheel
-    "$venv/bin/python" -m pip install --quiet --constraint "$root/constraints.txt" \
-        --no-build-isolation --editable "${root}[$extras]"
+    setup_step "build tools (setuptools, wheel)" "${pip[@]}" --upgrade setuptools wheel
+    setup_step "pufferlib[$extras] and its pinned dependencies, C extensions (a few minutes the first time)" \
+        "${pip[@]}" --no-build-isolation --editable "${root}[$extras]"
     # A few env packages declare pins we do not use (numpy<2, an exact gymnasium) yet run with ours;
     # they go in without their metadata's dependencies, at the constraints.txt versions.
-    "$venv/bin/python" -m pip install --quiet --no-deps --constraint "$root/constraints.txt" \
-        --requirement "$root/docker/envs/requirements-nodeps.txt"
+    setup_step "env packages installed without their stale pins (NLE, MiniHack, Procgen)" \
+        "${pip[@]}" --no-deps --requirement "$root/docker/envs/requirements-nodeps.txt"
     touch "$stamp"
+    echo "setup: ready (details: $log)"
 fi
 export PATH="$venv/bin:$PATH"

@@ -45,7 +45,7 @@ def test_every_gpu_baseline_has_a_service(baselines, services):
 
 def test_cpu_override_covers_every_gpu_service():
     with open(os.path.join(ROOT, 'compose.yaml')) as f:
-        gpu = re.findall(r'^  ([a-z0-9-]+):\n    <<: \[\*puffer, \*gpu\]', f.read(), re.M)
+        gpu = re.findall(r'^  ([a-z0-9-]+):\n    <<: \[\*puffer, (?:\*build, )?\*gpu\]', f.read(), re.M)
     with open(os.path.join(ROOT, 'compose.cpu.yaml')) as f:
         reset = re.findall(r'^  ([a-z0-9-]+):\n    deploy: !reset \{\}', f.read(), re.M)
     assert gpu and set(gpu) == set(reset)

@@ -173,13 +173,13 @@ def test_missing_package_names_the_extra(monkeypatch, name, package, extra):
     monkeypatch.setitem(sys.modules, package, None)
     if package == 'procgen':
         monkeypatch.setitem(sys.modules, 'gym3', None)
-    with pytest.raises(ImportError, match=rf'pip install "pufferlib\[{extra}\]"'):
+    with pytest.raises(ImportError, match=rf'-e "\.\[{extra}\]" \(in your pufferlib checkout\)'):
         pufferlib.make(name)
 
 
 def test_missing_pyboy_names_the_extra(monkeypatch, test_rom):
     monkeypatch.setitem(sys.modules, 'pyboy', None)
-    with pytest.raises(ImportError, match=r'pip install "pufferlib\[pokemon\]"'):
+    with pytest.raises(ImportError, match=r'-e "\.\[pokemon\]" \(in your pufferlib checkout\)'):
         pufferlib.make('pokemon_red', rom_path=test_rom, check_rom=False)
 
 

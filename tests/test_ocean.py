@@ -18,6 +18,7 @@ from pufferlib.ocean import tools
 from pufferlib.ocean.breakout import tracker as breakout_tracker
 from pufferlib.ocean.multiagent import own_id as multiagent_own_id
 from pufferlib.ocean.pong import tracker as pong_tracker
+from pufferlib.ocean.seats import TurnBasedEnv
 from pufferlib.ocean.squared import greedy as squared_greedy
 from pufferlib.pufferenv import APIUsageError, EnvError
 
@@ -113,7 +114,9 @@ def test_c_and_python_layouts_agree(name):
     assert env.observations.shape == (env.num_agents, *env.single_observation_space.shape)
     assert env.actions.shape == (env.num_agents, *env.single_action_space.shape)
     assert env.actions.dtype == np.int32 and env.rewards.dtype == np.float32
-    assert env.masks.all()
+    # every row is a live agent, except in turn-based envs, where only the row to act is (ocean/seats.py)
+    live = 1 if isinstance(env, TurnBasedEnv) else agents
+    assert (env.masks.reshape(3, agents).sum(1) == live).all()
     env.close()
 
 
@@ -164,7 +167,7 @@ def test_deterministic_under_a_seed(name):
 
 
 @pytest.mark.parametrize('name', ['squared', 'memory', 'spaces', 'bandit', 'cartpole', 'pong', 'breakout',
-                                  'snake', 'connect4', 'maze'])
+                                  'snake', 'connect4', 'maze', 'kuhn', 'leduc'])
 def test_different_seeds_differ(name):
     a, b = make(name, num_envs=2, seed=1), make(name, num_envs=2, seed=2)
     actions = tools.random_actions(a.single_action_space, a.num_agents, 500, seed=3)
@@ -584,13 +587,19 @@ def test_unbuilt_binding_error_is_clear(monkeypatch, tmp_path):
 # Sanitizer build (scripts/sanitize_ocean.sh)
 # ---------------------------------------------------------------------------------------------
 
+# Every env with its defaults, plus options that switch on other code paths (the poker envs' built-in
+# opponent in one-row mode).
+SANITIZE_RUNS = [(name, {}) for name in ALL] + [('kuhn', {'two_player': False}), ('leduc', {'two_player': False})]
+
+
 @pytest.mark.sanitize
 @pytest.mark.skipif(not SANITIZED, reason='needs the sanitizer build: run scripts/sanitize_ocean.sh')
-@pytest.mark.parametrize('name', ALL)
-def test_sanitized_100k_random_steps(name):
+@pytest.mark.parametrize('name, options', SANITIZE_RUNS,
+                         ids=[name + ''.join(f'-{k}={v}' for k, v in o.items()) for name, o in SANITIZE_RUNS])
+def test_sanitized_100k_random_steps(name, options):
     """ASan/UBSan abort the process on the first bad access or undefined operation, so getting to the
     end is the assertion. Random actions are mixed with wild ones; render paths are exercised too."""
-    env = make(name, num_envs=4, seed=2)
+    env = make(name, num_envs=4, seed=2, **options)
     rows = env.num_agents
     steps = 100_000 // 4
     pool = tools.random_actions(env.single_action_space, rows, 256, seed=2)

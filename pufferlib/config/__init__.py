@@ -52,6 +52,8 @@ def merge(base: dict, override: dict, source: str) -> dict:
 def check(section: str, key: str, value, current: dict, source: str):
     if section in FREE_SECTIONS and key not in current:
         return value
+    if isinstance(current.get(key), dict) and isinstance(value, dict):
+        return merge_tables(current[key], value)  # [sweep.train.gamma] in a later file: key by key
     if key not in current:
         raise ConfigError(f'{source}: unknown key {section}.{key}{_suggest(key, current)}')
     default = current[key]
@@ -65,6 +67,15 @@ def check(section: str, key: str, value, current: dict, source: str):
         raise ConfigError(f'{source}: {section}.{key} must be {type(default).__name__} '
                           f'(like {default!r}), got {type(value).__name__} {value!r}')
     return value
+
+
+def merge_tables(base, override):
+    """Nested tables (the [sweep] search space) merge key by key; pufferlib.sweep checks their contents."""
+    out = dict(base)
+    for key, value in override.items():
+        out[key] = merge_tables(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) \
+            else value
+    return out
 
 
 def _suggest(key, options):
@@ -182,11 +193,17 @@ def import_class(path: str, key: str) -> type:
 def to_toml(config: dict) -> str:
     """A config as TOML text (flat sections of plain values), for the run directory."""
     lines = []
-    for section, values in config.items():
-        lines.append(f'[{section}]')
-        for key, value in values.items():
-            lines.append(f'{key} = {_toml_value(value)}')
+
+    def table(name, values):
+        lines.append(f'[{name}]')
+        lines.extend(f'{key} = {_toml_value(value)}' for key, value in values.items() if not isinstance(value, dict))
         lines.append('')
+        for key, value in values.items():
+            if isinstance(value, dict):  # nested tables ([sweep.train.learning_rate]) after the plain keys
+                table(f'{name}.{key}', value)
+
+    for section, values in config.items():
+        table(section, values)
     return '\n'.join(lines)
 
 
@@ -209,6 +226,8 @@ def flag_help(config: dict, env_options: dict | None = None) -> str:
     lines = []
     for section, values in config.items():
         for key, value in values.items():
+            if isinstance(value, dict):  # nested tables (the sweep's search space) are no flags
+                continue
             line = f'  --{section}.{key.replace("_", "-")} {value!r}'
             if section == 'env' and key in env_options:
                 kind, text = env_options[key]

@@ -14,7 +14,8 @@ def require(module, extra, also=None):
     try:
         return importlib.import_module(module)
     except ImportError as e:
-        hint = f'pip install "pufferlib[{extra}]"'
+        # From a checkout of this repository: "pufferlib" on the public index is another project.
+        hint = f'pip install -c constraints.txt -e ".[{extra}]" (in your pufferlib checkout)'
         if also:
             hint = f'{hint} && {also}'
         raise MissingDependencyError(f'the {extra} environments need the {module!r} package ({e}). Install them with: '

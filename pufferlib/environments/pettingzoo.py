@@ -1,8 +1,8 @@
 """PettingZoo parallel games through the multi-agent emulation (one row per agent).
 
-Butterfly games need pygame and pymunk: `pip install "pufferlib[pettingzoo]"`. Classic board games
-(connect four, chess, go) are turn-based AEC envs that cannot be converted to the parallel API, so
-they are not bound here; Ocean has C versions of several.
+Butterfly games need pygame and pymunk: the `pettingzoo` extra (`pip install -e ".[pettingzoo]"` in
+a checkout). Classic board games (connect four, chess, go) are turn-based AEC envs that cannot be
+converted to the parallel API, so they are not bound here; Ocean has C versions of several.
 """
 from pufferlib.environments._support import check_name, require
 

@@ -1,0 +1,39 @@
+"""The Python side of ocean/seats.h: two-player, turn-based Ocean envs (puffer_kuhn, puffer_leduc).
+
+On every step only the row whose player is to act is live. The C env says so through its action
+masks (a waiting row's mask allows action 0 alone, a live row's at least two actions), and this
+subclass turns that into `env.masks` after every reset and step: True for the row to act, False for
+the waiting row, whose action the env ignores. In one-row mode (two_player=False) every row is live.
+The binding has no slot for `masks` (ocean/binding.h hands C the action masks only), hence the one
+vectorized numpy pass here instead of a C write.
+"""
+import numpy as np
+
+from pufferlib.ocean.env import OceanEnv
+
+
+class TurnBasedEnv(OceanEnv):
+    """An OceanEnv whose `masks` mark the rows to act (see the module docstring)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._write_turns()
+
+    def _write_turns(self):
+        # A row is live iff an action other than 0 is legal: a waiting row allows 0 alone, a live row two
+        # actions or more. One strided pass per action column (a handful) is several times cheaper than a
+        # reduction along axis 1.
+        masks = self.action_masks
+        np.copyto(self.masks, masks[:, 1])
+        for column in range(2, masks.shape[1]):
+            np.logical_or(self.masks, masks[:, column], out=self.masks)
+
+    def reset(self, seed=None):
+        out = super().reset(seed)
+        self._write_turns()
+        return out
+
+    def step(self, actions):
+        out = super().step(actions)
+        self._write_turns()
+        return out

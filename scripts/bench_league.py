@@ -1,0 +1,152 @@
+#!/usr/bin/env python
+"""Exploitability against wall-clock time on Leduc (or Kuhn) poker: the reference lines for population play.
+
+    nice -n 5 flock /tmp/puffer-bench.lock .venv/bin/python scripts/bench_league.py [--game leduc] [--budget 180]
+
+Needs the league and bench extras (`pip install -e ".[league,bench]"`). Every method is an object with
+`step()` (one iteration of its own training, timed) and `exploitability()` (NashConv / 2 of what it
+would output now, by OpenSpiel's exact best response; not timed). The methods run interleaved, one
+step each in turn, so a change in machine load hits all of them alike; each has its own clock, and
+its exploitability is taken whenever that clock has grown by a factor of --eval-growth.
+
+Methods measured today (peers, all OpenSpiel):
+  cfr+        OpenSpiel's CFR+ (C++): the tabular reference line
+  psro-os     OpenSpiel's psro_v2 with its exact best-response oracle (C++ TabularBestResponse) and
+              the Nash meta-solver; the meta-game is estimated from --sims-per-entry sampled games
+Our PSRO (best responses trained by our PPO on puffer_leduc, pufferlib/league.py) joins as one more
+Method. MALib's published times to exploitability 0.5 on Leduc (32 cores) are printed for reference.
+"""
+import argparse
+import contextlib
+import io
+import sys
+import time
+
+
+from pufferlib import league
+
+# MALib's reported seconds to reach exploitability 0.5 on Leduc poker (a 32-core machine); self-play
+# never reached it. Quoted by issue 15.
+MALIB_TO_HALF = {'PSRO, alpha-rank': 1776, 'PSRO, fictitious play': 4862, 'fictitious self-play': 7562}
+THRESHOLDS = (0.5, 0.1)
+
+
+class CFRPlus:
+    """OpenSpiel's C++ CFR+: one step is one iteration over the whole game tree."""
+
+    name = 'cfr+'
+
+    def __init__(self, game, args):
+        import pyspiel
+        self.game, self.solver = game, pyspiel.CFRPlusSolver(game)
+
+    def step(self):
+        self.solver.evaluate_and_update_policy()
+
+    def exploitability(self):
+        import pyspiel
+        return pyspiel.exploitability(self.game, self.solver.average_policy())
+
+
+class OpenSpielPSRO:
+    """OpenSpiel's psro_v2 (the peer): exact best responses, a sampled meta-game, a meta-solver."""
+
+    name = 'psro-os'
+
+    def __init__(self, game, args):
+        from open_spiel.python import policy
+        from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
+        self.game, self.env_name = game, f'puffer_{args.game}'
+        start = policy.TabularPolicy(game)  # uniform random
+        oracle = best_response_oracle.BestResponseOracle(game=game, policy=start)
+        with contextlib.redirect_stdout(io.StringIO()):  # psro_v2 prints its settings
+            self.solver = psro_v2.PSROSolver(
+                game, oracle, initial_policies=[start.__copy__() for _ in range(2)],
+                training_strategy_selector=strategy_selectors.probabilistic, sims_per_entry=args.sims_per_entry,
+                meta_strategy_method=args.meta, sample_from_marginals=True, symmetric_game=False)
+
+    def step(self):
+        self.solver.iteration()
+
+    def exploitability(self):
+        from open_spiel.python.algorithms import exploitability, policy_aggregator
+        policies, weights = self.solver.get_policies(), self.solver.get_meta_strategies()
+        mixed = policy_aggregator.PolicyAggregator(self.game).aggregate([0, 1], policies, weights)
+        return exploitability.exploitability(self.game, mixed)
+
+
+METHODS = {'cfr+': CFRPlus, 'psro-os': OpenSpielPSRO}
+
+
+def run(methods, budget, eval_growth, first_eval):
+    """Step the methods in turn until each has used `budget` seconds; return {name: [(t, iterations, expl)]}."""
+    clocks = {m.name: 0.0 for m in methods}
+    steps = {m.name: 0 for m in methods}
+    next_eval = {m.name: first_eval for m in methods}
+    curves = {m.name: [(0.0, 0, m.exploitability())] for m in methods}
+    while any(clocks[m.name] < budget for m in methods):
+        for m in methods:
+            if clocks[m.name] >= budget:
+                continue
+            start = time.perf_counter()
+            m.step()
+            clocks[m.name] += time.perf_counter() - start
+            steps[m.name] += 1
+            if clocks[m.name] >= next_eval[m.name] or clocks[m.name] >= budget:
+                curves[m.name].append((clocks[m.name], steps[m.name], m.exploitability()))
+                next_eval[m.name] = clocks[m.name] * eval_growth
+    return curves
+
+
+def at(curve, t):
+    """Exploitability of the last evaluation at or before t seconds."""
+    return [e for s, _, e in curve if s <= t][-1]
+
+
+def time_to(curve, threshold):
+    hit = [s for s, _, e in curve if e <= threshold]
+    return f'{hit[0]:.1f}' if hit else '-'
+
+
+def report(curves, budget, game):
+    names = list(curves)
+    marks = [t for t in (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 180, 300, 600, 1200, 1800, 3600) if t <= budget]
+    lines = [f'Exploitability (NashConv / 2) on {game} against wall-clock seconds, one process:', '',
+             '| seconds | ' + ' | '.join(names) + ' |', '|---:|' + '---:|' * len(names)]
+    for t in marks:
+        lines.append(f'| {t:g} | ' + ' | '.join(f'{at(curves[n], t):.4f}' for n in names) + ' |')
+    lines += ['', '| method | iterations | final exploitability | ' +
+              ' | '.join(f'seconds to {x}' for x in THRESHOLDS) + ' |', '|---|---:|---:|' + '---:|' * len(THRESHOLDS)]
+    for n in names:
+        _, iterations, final = curves[n][-1]
+        reached = ' | '.join(time_to(curves[n], x) for x in THRESHOLDS)
+        lines.append(f'| {n} | {iterations} | {final:.4f} | {reached} |')
+    if game == 'leduc':
+        lines += ['', 'MALib (32 cores) seconds to 0.5: ' +
+                  ', '.join(f'{k} {v}' for k, v in MALIB_TO_HALF.items()) + '; self-play never reached it.']
+    return '\n'.join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+    parser.add_argument('--game', choices=['leduc', 'kuhn'], default='leduc')
+    parser.add_argument('--budget', type=float, default=180.0, help='seconds of compute per method (default 180)')
+    parser.add_argument('--methods', default=','.join(METHODS), help=f'comma-separated subset of {", ".join(METHODS)}')
+    parser.add_argument('--meta', default='nash', help='meta-solver of psro-os: nash, alpharank, uniform, prd')
+    parser.add_argument('--sims-per-entry', type=int, default=100, help='games per meta-game entry for psro-os')
+    parser.add_argument('--eval-growth', type=float, default=1.5, help='evaluate when a clock grew by this factor')
+    parser.add_argument('--first-eval', type=float, default=0.25, help='first evaluation after this many seconds')
+    args = parser.parse_args(argv)
+    chosen = [m.strip() for m in args.methods.split(',') if m.strip()]
+    unknown = [m for m in chosen if m not in METHODS]
+    if unknown:
+        parser.error(f'unknown method(s) {", ".join(unknown)}; choose from {", ".join(METHODS)}')
+    game = league.openspiel_game(f'puffer_{args.game}')
+    methods = [METHODS[m](game, args) for m in chosen]
+    curves = run(methods, args.budget, args.eval_growth, args.first_eval)
+    print(report(curves, args.budget, args.game))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,195 @@
+"""The benchmark scripts' own logic: rounds, medians, spread, ratios, tables, the doc writer, peers.
+
+Nothing here times anything or asserts a speed: the figures live in docs/benchmarks.md, written by
+the scripts themselves.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, 'scripts')
+sys.path.insert(0, SCRIPTS)
+
+import bench_ocean  # noqa: E402
+import bench_train  # noqa: E402
+import benchdoc as bd  # noqa: E402
+
+
+def test_interleaved_measures_every_contender_once_per_round_in_order():
+    calls = []
+    runs = bd.interleaved(['ours', 'peer'], 3, lambda name: calls.append(name) or len(calls))
+    assert calls == ['ours', 'peer'] * 3
+    assert runs == {'ours': [1, 3, 5], 'peer': [2, 4, 6]}
+
+
+def test_median_spread_and_ratio():
+    assert bd.median([3, 1, 2]) == 2
+    assert bd.spread([90, 100, 110]) == pytest.approx(0.2)
+    assert bd.spread([100]) is None and bd.spread_cell([100]) == '-'
+    assert bd.spread_cell([90, 100, 110]) == '20%'
+    assert bd.ratio([4, 6, 5], [2, 2, 3]) == pytest.approx(2.5)   # ratio of medians
+    assert bd.ratio(10.0, 4.0) == pytest.approx(2.5)
+    assert bd.ratio([1.0], []) is None and bd.ratio(None, 2.0) is None and bd.ratio(1.0, 0) is None
+    assert bd.ratio([float('inf')], [float('inf')]) is None and bd.ratio(5.0, float('inf')) is None
+
+
+def test_cells():
+    assert bd.si(92_512_345) == '92.5M' and bd.si(143_200) == '143k' and bd.si(850) == '850'
+    assert bd.si(None) == '-' and bd.si(float('nan')) == '-'
+    assert bd.runs_cell([1.5e6, 2e6]) == '1.5M / 2M' and bd.runs_cell([]) == '-'
+    assert bd.ratio_cell(1.234) == '1.23x' and bd.ratio_cell(None) == '-'
+    assert bd.ratio_cell(0.5, bold_below=1.0) == '**0.50x**' and bd.ratio_cell(1.5, bold_below=1.0) == '1.50x'
+
+
+def test_markdown_table_aligns_and_rejects_ragged_rows():
+    text = bd.markdown_table(['env', 'steps/s'], [['a', '1'], ['b', '2']], 'lr')
+    assert text.splitlines() == ['| env | steps/s |', '|---|---:|', '| a | 1 |', '| b | 2 |']
+    with pytest.raises(ValueError):
+        bd.markdown_table(['env', 'steps/s'], [['a']])
+
+
+def test_update_section_replaces_only_its_own_section(tmp_path):
+    path = str(tmp_path / 'benchmarks.md')
+    bd.update_section('ocean', 'Ocean', 'first', path)
+    bd.update_section('vector', 'Vectorization', 'vec', path)
+    bd.update_section('ocean', 'Ocean', 'second', path)
+    doc = open(path).read()
+    assert 'first' not in doc and doc.count('second') == 1 and 'vec' in doc
+    assert doc.index('<!-- ocean:start -->') < doc.index('<!-- vector:start -->')  # replaced in place
+    assert doc.count('## Ocean') == 1
+    before = doc
+    bd.update_section('ocean', 'Ocean', 'second', path)
+    assert open(path).read() == before
+
+
+def _fake_python(folder):
+    os.makedirs(folder)
+    python = os.path.join(folder, 'python')
+    with open(python, 'w') as f:
+        f.write('#!/bin/sh\n')
+    os.chmod(python, 0o755)
+    return python
+
+
+def test_find_anchor(tmp_path, monkeypatch):
+    monkeypatch.delenv('PUFFER_ANCHOR', raising=False)
+    python, note = bd.find_anchor()
+    assert python is None and 'PufferLib 3.0 not measured' in note
+    python = _fake_python(str(tmp_path / 'anchor' / 'venv' / 'bin'))
+    assert bd.find_anchor(str(tmp_path / 'anchor')) == (python, None)           # the anchor folder
+    assert bd.find_anchor(str(tmp_path / 'anchor' / 'venv')) == (python, None)  # its venv
+    monkeypatch.setenv('PUFFER_ANCHOR', python)                                  # the interpreter itself
+    assert bd.find_anchor() == (python, None)
+    with pytest.raises(bd.PeerError, match='PUFFER_ANCHOR'):
+        bd.find_anchor(str(tmp_path / 'nowhere'))
+
+
+def test_find_cleanrl(tmp_path, monkeypatch):
+    monkeypatch.delenv('CLEANRL_DIR', raising=False)
+    assert bd.find_cleanrl()[0] is None
+    checkout = tmp_path / 'cleanrl'
+    with pytest.raises(bd.PeerError, match='ppo.py'):
+        bd.find_cleanrl(str(checkout))
+    (checkout / 'cleanrl').mkdir(parents=True)
+    (checkout / 'cleanrl' / 'ppo.py').write_text('')
+    with pytest.raises(bd.PeerError, match='no Python interpreter'):
+        bd.find_cleanrl(str(checkout))
+    python = _fake_python(str(checkout / '.venv' / 'bin'))
+    monkeypatch.setenv('CLEANRL_DIR', str(checkout))
+    assert bd.find_cleanrl() == ((python, str(checkout / 'cleanrl' / 'ppo.py')), None)
+
+
+def test_peer_process_speaks_to_the_real_driver_and_reports_its_errors():
+    # Our own interpreter runs the 3.0 driver: `hello` works (it only reads versions), `ocean`
+    # fails (our package has no pufferlib.ocean.environment) and must come back as one PeerError.
+    with bd.PeerProcess(sys.executable) as peer:
+        assert set(peer.about) == {'pufferlib', 'torch', 'numpy', 'gymnasium'}
+        with pytest.raises(bd.PeerError, match="(?s)failed at 'ocean'.*ModuleNotFoundError"):
+            peer.ask('ocean', env='puffer_squared', kwargs={}, rows=16, seconds=0.01)
+        assert peer.ask('hello') == peer.about  # still answering after an error
+
+
+def test_peer_process_that_dies_is_one_clear_error(tmp_path):
+    script = tmp_path / 'dies.py'
+    script.write_text('import sys\nprint("cannot import torch", file=sys.stderr)\nsys.exit(3)\n')
+    with pytest.raises(bd.PeerError, match="(?s)exited while asked 'hello'.*cannot import torch"):
+        bd.PeerProcess(sys.executable, str(script))
+
+
+def test_a_wrong_anchor_path_is_one_line_and_exit_2(tmp_path):
+    result = subprocess.run([sys.executable, os.path.join(SCRIPTS, 'bench_ocean.py'), '--quick', '--anchor',
+                             str(tmp_path / 'missing')], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().count('\n') == 0 and 'no Python interpreter' in result.stderr
+    assert 'Traceback' not in result.stderr
+
+
+def test_ocean_render_puts_ratios_of_medians_in_the_head_to_head_table():
+    results = {'squared': {'ours': [20e6, 30e6, 25e6], '3.0 defaults': [10e6, 12e6, 8e6]},
+               'snake': {'ours': [4e6], '3.0 defaults': [8e6], '3.0 matched': [2e6]},
+               'cartpole': {'ours': [20e6], 'Gymnasium CartPole-v1': [0.2e6]},
+               'memory': {'ours': [5e6]}}
+    args = type('Args', (), {'repeats': 3, 'seconds': 1.0})
+    text = bench_ocean.render(results, args, None, {'pufferlib': 3.0, 'numpy': '2'})
+    lines = text.splitlines()
+    squared = next(line for line in lines if line.startswith('| puffer_squared | PufferLib'))
+    assert '| 25.0 | 10.0 | 10.0 / 12.0 / 8.0 | 40% | 2.50x |' in squared
+    snake = [line for line in lines if line.startswith('| puffer_snake | PufferLib')]
+    assert len(snake) == 2 and '**0.50x**' in snake[0] and 'width=64' in snake[1] and '2.00x' in snake[1]
+    gym = next(line for line in lines if line.startswith('| puffer_cartpole | Gymnasium'))
+    assert '| 20.0 | 0.200 | 0.200 | - | 100.00x |' in gym  # small rates keep their digits
+    memory = next(line for line in lines if line.startswith('| puffer_memory |'))
+    assert '| 5.0 | 5.0 | - | 10 | **no** |' in memory  # below the 10M sanity target; one round: no spread
+
+
+def test_ocean_peers_name_real_settings_of_our_envs():
+    from pufferlib import ocean
+    for name, (peer, matched, differs) in bench_ocean.PEERS.items():
+        assert name in ocean.ENVS and peer == f'puffer_{name}'
+        assert matched is None or isinstance(matched, dict)
+        assert isinstance(differs, str)
+
+
+@pytest.mark.parametrize('events, expected', [
+    ([], None),
+    ([(0.1, 400.0), (0.5, 480.0), (1.2, 480.0), (1.9, 470.0), (2.1, 500.0)], 2.0),  # [1, 2) averages 475
+    ([(0.2, 500.0)], 1.0),                # the last, still open window counts
+    ([(0.2, 500.0), (0.9, 100.0)], None),
+    ([(3.5, 475.0)], 4.0),                # empty windows are skipped
+])
+def test_time_to_target_uses_whole_windows(events, expected):
+    assert bench_train.time_to_target(events, 475.0, window=1.0) == expected
+
+
+def test_our_shape_gives_the_peer_our_rollout_and_env_sizes():
+    flags, sizes = bench_train.our_shape('puffer_snake')
+    pairs = dict(zip(flags[::2], flags[1::2]))
+    assert pairs['--train.bptt-horizon'] == '64' and pairs['--train.minibatch-size'] == '8192'
+    assert int(pairs['--vec.num-envs']) % int(pairs['--vec.num-workers']) == 0
+    assert sizes == bench_ocean.PEERS['snake'][1] and sizes['width'] == 64
+    assert bench_train.our_shape('puffer_squared')[1] == {}
+
+
+def test_the_sitting_runs_every_benchmark_script():
+    for script in bd.SCRIPTS:
+        assert os.path.exists(os.path.join(SCRIPTS, script))
+        assert 'bd.update_section(' in open(os.path.join(SCRIPTS, script)).read()
+    doc = open(bd.DOC).read()
+    assert bd.SITTING in doc, 'docs/benchmarks.md must name the one-sitting command'
+    for section in ('ocean', 'vector', 'training'):
+        assert f'<!-- {section}:start -->' in doc
+
+
+def test_solve_table_marks_unsolved_runs_and_bounds_their_ratio():
+    inf = float('inf')
+    times = {'ours (its CartPole-v1 config)': [10.0, 14.0, 12.0], 'SB3 PPO defaults': [30.0, 36.0, 24.0],
+             'CleanRL ppo.py defaults': [inf, 90.0, inf]}
+    rows = {row[1]: row for row in bench_train.solve_table(times, 120.0)}
+    assert rows['ours (its CartPole-v1 config)'][2:] == ['12.0', '10.0 / 14.0 / 12.0', '33%', '-']
+    assert rows['SB3 PPO defaults'][2:] == ['30.0', '30.0 / 36.0 / 24.0', '40%', '2.50x']
+    assert rows['CleanRL ppo.py defaults'][2:] == ['>120', '>120 / 90.0 / >120', '-', '>10.0x']
+    times['ours (its CartPole-v1 config)'] = [inf]
+    assert {row[5] for row in bench_train.solve_table(times, 120.0)} == {'-'}

@@ -1,0 +1,539 @@
+"""Sweeps: the search space, the methods, the ledger, trials that fail, resume after SIGKILL, best.toml,
+the report, parallel trials and the Ray backend. Trials are real `puffer sweep` subprocesses on
+puffer_bandit with a few thousand steps."""
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+
+import numpy as np
+import psutil
+import pytest
+
+from pufferlib import config as configuration
+from pufferlib import sweep
+from pufferlib.cli import main
+
+PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
+# A trial in a few seconds: 64 bandit rows in one process, 20k steps, a metrics row every epoch.
+TINY = ['--vec.backend', 'Serial', '--vec.num-envs', '1', '--env.num-envs', '64', '--train.bptt-horizon', '16',
+        '--train.minibatch-size', '1024', '--train.total-timesteps', '20000', '--train.log-interval', '0',
+        '--sweep.only', 'train.learning_rate,train.ent_coef']
+
+
+@pytest.fixture(autouse=True)
+def experiments(tmp_path, monkeypatch):
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path / 'experiments'))
+    monkeypatch.setenv('WANDB_MODE', 'offline')
+    return tmp_path / 'experiments'
+
+
+def run_sweep(*flags, env='puffer_bandit', timeout=600, extra_env=None):
+    """`puffer sweep` as a user runs it; returns (the completed process, the sweep directory)."""
+    out = subprocess.run([PUFFER, 'sweep', env, *TINY, *flags, '--quiet'], capture_output=True, text=True,
+                         timeout=timeout, env={**os.environ, **(extra_env or {})})
+    path = next((line.split('sweep directory ', 1)[1] for line in out.stdout.splitlines()
+                 if line.startswith('sweep directory ')), None)
+    return out, path
+
+
+def ledger(path):
+    return sweep.Ledger(os.path.join(path, 'trials.jsonl')).read()
+
+
+def ends(path):
+    return [r for r in ledger(path) if r['type'] == 'end']
+
+
+# --- the search space -------------------------------------------------------------------------
+
+@pytest.mark.parametrize('distribution, low, high, centre, values', [
+    ('log', 1e-5, 1e-1, 1e-3, [1e-5, 3e-4, 1e-3, 0.02, 1e-1]),
+    ('logit', 0.9, 0.9999, 0.99, [0.9, 0.95, 0.99, 0.999, 0.9999]),
+    ('linear', -2.0, 3.0, 0.5, [-2.0, -0.3, 0.5, 2.9, 3.0]),
+    ('int', 1, 9, 4, [1, 2, 4, 7, 9]),
+    ('pow2', 8, 1024, 64, [8, 16, 64, 512, 1024]),
+])
+def test_normalisation_round_trips(distribution, low, high, centre, values):
+    param = sweep.Param('train.key', distribution, low, high, centre, integer=isinstance(centre, int))
+    assert param.normalize(low) == pytest.approx(-1) and param.normalize(high) == pytest.approx(1)
+    for value in values:
+        z = param.normalize(value)
+        assert -1 <= z <= 1
+        assert param.value(z) == pytest.approx(value, rel=1e-9)
+        assert type(param.value(z)) is type(value)
+    zs = np.linspace(-1, 1, 41)
+    mapped = [param.value(z) for z in zs]
+    assert all(low <= v <= high for v in mapped)
+    assert mapped == sorted(mapped)  # monotonic
+    assert param.value(-5) == low and param.value(5) == high  # clipped
+    if distribution == 'log':  # equal steps in z are equal ratios
+        assert param.value(0.5) / param.value(0.0) == pytest.approx(param.value(0.0) / param.value(-0.5))
+    if distribution == 'pow2':
+        assert all(v & (v - 1) == 0 for v in mapped)
+
+
+def test_default_space_is_the_usual_ppo_keys_centred_on_the_config():
+    config = configuration.load('puffer_squared', ['--train.learning-rate', '0.003'])
+    space = sweep.parse_space(config)
+    assert {'train.learning_rate', 'train.gamma', 'train.gae_lambda', 'train.ent_coef'} <= set(space.names)
+    values = space.values(space.centre)
+    assert values['train.learning_rate'] == pytest.approx(0.003)
+    assert values['train.gamma'] == pytest.approx(config['train']['gamma'])
+
+
+def test_sweep_tables_layer_key_by_key_and_round_trip_through_toml(tmp_path):
+    extra = tmp_path / 'extra.toml'
+    extra.write_text('[sweep.train.learning_rate]\nmax = 0.05\n\n[sweep.env.num_arms]\ndistribution = "int"\n'
+                     'min = 2\nmax = 8\n')
+    config = configuration.load('puffer_bandit', config_file=str(extra))
+    assert config['sweep']['train']['learning_rate'] == {'distribution': 'log', 'min': 1e-4, 'max': 0.05}
+    assert 'gamma' in config['sweep']['train']  # the other defaults stay
+    assert sweep.parse_space(config).values(np.ones(8))['env.num_arms'] == 8
+    assert tomllib.loads(configuration.to_toml(config)) == config
+
+
+BAD_SECTIONS = [
+    ('[sweep.train.learning_rat]\ndistribution = "log"\nmin = 1e-4\nmax = 0.1',
+     'learning_rat.*did you mean learning_rate'),
+    ('[sweep.train.gamma]\ndistribution = "logit"\nmin = 0.99\nmax = 0.9',
+     r'sweep.train.gamma.*min 0.99 is greater than max 0.9'),
+    ('[sweep.train.ent_coef]\ndistribution = "log"\nmin = 0.0\nmax = 0.1',
+     r'sweep.train.ent_coef.*log distribution needs min > 0'),
+    ('[sweep.train.gamma]\ndistribution = "logit"\nmin = 0.5\nmax = 1.0', r'sweep.train.gamma.*0 < min <= max < 1'),
+    ('[sweep.train.clip_coef]\ndistribution = "normal"', r'sweep.train.clip_coef.*distribution must be one of'),
+    ('[sweep.train.clip_coef]\nmean = 0.2', r"sweep.train.clip_coef.*unknown field 'mean'"),
+    ('[sweep.train.vf_coef]\nmin = "a"', r'sweep.train.vf_coef.*min must be a finite number'),
+    ('[sweep.train.learning_rate]\nmax = 0.001', r'sweep.train.learning_rate.*0.015.*outside'),
+    ('[sweep.train.optimizer]\ndistribution = "linear"\nmin = 0\nmax = 1', r'sweep.train.optimizer.*not a number'),
+    ('[sweep.env.no_such_key]\ndistribution = "linear"\nmin = 0\nmax = 1', r'sweep.env.no_such_key.*has no key'),
+    ('[sweep.wandb.project]\ndistribution = "linear"\nmin = 0\nmax = 1', r'sweep.wandb'),
+    ('[sweep]\nmethod = "bayes"', r'sweep.method must be one of protein'),
+    ('[sweep]\nparallel = 0', r'sweep.parallel must be at least 1'),
+    ('[sweep]\nonly = "train.gama"', r'sweep.only.*train.gama'),
+]
+
+
+@pytest.mark.parametrize('text, message', BAD_SECTIONS)
+def test_bad_sweep_sections_name_the_key(tmp_path, text, message):
+    path = tmp_path / 'bad.toml'
+    path.write_text(text + '\n')
+    with pytest.raises(configuration.ConfigError, match=message):
+        sweep.resolve('puffer_bandit', config_file=str(path))
+
+
+def test_bad_sweep_section_is_one_line_from_the_cli(tmp_path, capsys):
+    path = tmp_path / 'bad.toml'
+    path.write_text('[sweep.train.ent_coef]\ndistribution = "log"\nmin = -1.0\nmax = 0.1\n')
+    assert main(['sweep', 'puffer_bandit', '--config', str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'sweep.train.ent_coef' in err[0] and 'min > 0' in err[0]
+    assert main(['sweep']) == 2
+    assert main(['sweep', '--resume', str(tmp_path / 'nothing')]) == 2
+    assert 'not a sweep directory' in capsys.readouterr().err
+
+
+# --- the methods --------------------------------------------------------------------------------
+
+def toy_space():
+    return sweep.Space([sweep.Param('train.learning_rate', 'log', 1e-5, 1e-1, 1e-3, False),
+                        sweep.Param('train.gamma', 'logit', 0.8, 0.999, 0.95, False)])
+
+
+def toy_trial(x):
+    """A quality peaked at (0.6, -0.4) in normalised space, reached along a 10-point curve."""
+    quality = math.exp(-4 * ((x[0] - 0.6) ** 2 + (x[1] + 0.4) ** 2))
+    costs = np.arange(1, 11) * (1 + 0.5 * (x[0] + 1))
+    return sweep.Observation(x, np.arange(1, 11) * 100, costs, quality * np.log1p(costs))
+
+
+@pytest.mark.parametrize('method', ['protein', 'pareto_genetic', 'random', 'optuna'])
+def test_each_method_improves_on_the_defaults_of_a_toy_problem(method):
+    if method == 'optuna':
+        pytest.importorskip('optuna')
+    space = toy_space()
+    searcher = sweep.make_method(method, space, seed=1)
+    first = toy_trial(space.centre)
+    searcher.observe(first)
+    best = first.scores[-1]
+    for _ in range(30):
+        x = searcher.suggest(pending=[space.centre])
+        assert x.shape == (2,) and np.all(np.abs(x) <= 1)
+        obs = toy_trial(space.point(space.values(x)))
+        searcher.observe(obs)
+        best = max(best, obs.scores[-1])
+    optimum = toy_trial(np.array([0.6, -0.4])).scores[-1]
+    assert best > first.scores[-1] * 1.5  # the defaults score 0.14 of the optimum
+    if method == 'protein':
+        assert best > 0.9 * optimum
+        assert set(searcher.last) == {'predicted_score', 'predicted_cost', 'cost_target'}
+
+
+def test_protein_treats_failures_and_running_trials_as_bad_points():
+    space = toy_space()
+    protein = sweep.make_method('protein', space, seed=0)
+    for x in ([0.0, 0.0], [0.3, -0.2], [-0.5, 0.5]):
+        protein.observe(toy_trial(np.array(x)))
+    protein.observe(sweep.Observation(np.array([0.6, -0.4]), failed=True))
+    suggestions = np.array([protein.suggest() for _ in range(8)])
+    assert np.all(np.abs(suggestions) <= 1)
+    # a failure at the optimum pushes the search away from it
+    assert np.min(np.linalg.norm(suggestions - [0.6, -0.4], axis=1)) > 0.02
+
+
+def test_protein_caps_its_gp_data_and_stays_fast():
+    space = toy_space()
+    protein = sweep.Protein(space, seed=0, max_points=60)
+    rng = np.random.default_rng(0)
+    for _ in range(40):
+        protein.observe(toy_trial(rng.uniform(-1, 1, 2)))
+    assert len(protein._subset(len(protein.scores))) <= 60 + 10  # the cap, plus the Pareto points
+    assert np.all(np.abs(protein.suggest()) <= 1)
+
+
+def test_pareto_front():
+    scores = np.array([1.0, 0.5, 2.0, 1.5, 3.0])
+    costs = np.array([1.0, 2.0, 3.0, 3.0, 10.0])
+    assert sweep.pareto_front(scores, costs).tolist() == [0, 2, 4]
+
+
+def test_protein_uses_the_budget_coordinate_when_total_timesteps_is_swept():
+    space = sweep.Space([sweep.Param('train.learning_rate', 'log', 1e-4, 1e-1, 1e-2, False),
+                         sweep.Param('train.total_timesteps', 'log', 1_000, 100_000, 10_000, True)])
+    obs = sweep.Observation(space.centre, [1_000, 5_000, 10_000], [1.0, 5.0, 10.0], [0.1, 0.5, 0.9])
+    points = sweep._curve_points(space, obs)
+    assert points.shape == (3, 2)  # no extra progress coordinate
+    assert [space.params[1].value(z) for z in points[:, 1]] == [1_000, 5_000, 10_000]
+    plain = toy_space()
+    points = sweep._curve_points(plain, sweep.Observation(plain.centre, [10, 100, 1000], [1, 2, 3], [0, 0, 1]))
+    assert points[:, 2].tolist() == [-1.0, 0.0, 1.0]  # progress: decades below the end
+
+
+def test_protein_reaches_for_the_longest_run_the_budget_key_allows():
+    """With train.total_timesteps swept, the top of the cost range is the longest allowed run (priced at
+    the cost per step seen), not the one trial seen so far: after a short first trial the suggestions
+    already aim at longer runs, instead of creeping up from it (their mean was -0.57 before)."""
+    space = sweep.Space([sweep.Param('train.learning_rate', 'log', 1e-4, 1e-1, 1e-2, False),
+                         sweep.Param('train.total_timesteps', 'log', 1_000, 1_000_000, 10_000, True)])
+    budgets = []
+    for seed in range(5):
+        protein = sweep.Protein(space, seed=seed)
+        steps = np.arange(1, 6) * 2_000
+        protein.observe(sweep.Observation(space.centre, steps, steps / 100, np.log10(steps)))
+        budgets += [protein.suggest()[1] for _ in range(10)]
+        assert protein.last['predicted_cost'] > 100  # longer, costlier runs than the first one
+    assert np.mean(budgets) > space.centre[1] + 0.1
+
+
+def test_thompson_draws_come_from_the_latent_score_not_a_noisy_observation():
+    space = toy_space()
+    protein = sweep.Protein(space, seed=0)
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (40, 2))
+    y = np.sin(3 * X[:, 0]) + 0.3 * rng.standard_normal(40)  # noisy: the fitted noise is well above 0
+    gp = protein._fit('score', X, y)
+    noise = gp.kernel_.k2.noise_level
+    assert noise > 0.01
+    grid = rng.uniform(-1, 1, (20, 2))
+    _, noisy = gp.predict(grid, return_cov=True)
+    mean, latent = sweep._latent(gp).predict(grid, return_cov=True)
+    assert np.allclose(np.diag(noisy) - np.diag(latent), noise)  # only the noise term is gone
+    assert np.allclose(noisy - np.diag(np.diag(noisy)), latent - np.diag(np.diag(latent)))
+    assert np.allclose(mean, gp.predict(grid))
+    assert type(gp.kernel_.k2).__name__ == 'WhiteKernel'  # the fit itself still has its noise
+
+
+# --- the synthetic benchmark's tasks ------------------------------------------------------------
+
+@pytest.fixture(scope='module')
+def bench(request):
+    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts')
+    sys.path.insert(0, scripts)  # bench_sweep imports its neighbour benchdoc
+    request.addfinalizer(lambda: sys.path.remove(scripts))
+    import importlib
+    return importlib.import_module('bench_sweep')
+
+
+def test_synthetic_tasks_score_a_factor_of_the_swept_key_times_a_function_of_cost(bench):
+    sp = bench.space()
+    assert sp.names == [bench.LR, bench.STEPS] and sp.budget_index == 1
+    lr_opt = 3e-4
+    best = {'train.learning_rate': lr_opt, 'train.total_timesteps': 10_000_000_000}
+    for task in bench.TASKS:
+        grid = [{bench.LR: lr, bench.STEPS: steps}
+                for lr in np.logspace(-5, -1, 41) for steps in np.logspace(7.7, 10, 24)]
+        scores = [bench.final_score(task, values, lr_opt) for values in grid]
+        assert max(scores) <= bench.optimum(task) + 1e-12  # the optimum is the best over the ranges...
+        assert bench.final_score(task, best, lr_opt) == pytest.approx(bench.optimum(task))  # ...and reached
+        assert bench.final_score(task, {**best, bench.LR: lr_opt * 10}, lr_opt) == pytest.approx(
+            bench.optimum(task) / math.e)  # a decade off the best learning rate: a factor exp(-1)
+    assert bench.optimum('linear') == 200 and bench.optimum('log') == pytest.approx(math.log10(200))
+    assert bench.optimum('percentile') == pytest.approx(1 / (1 + math.exp(-20)))
+    with pytest.raises(ValueError, match='unknown task'):
+        bench.cost_factor('quadratic', 1.0)
+
+
+def test_synthetic_trials_report_a_noisy_five_point_curve(bench):
+    sp = bench.space()
+    values = {bench.LR: 1e-3, bench.STEPS: 1_000_000_000}
+    rng = np.random.default_rng(0)
+    for task in bench.TASKS:
+        obs = bench.trial(task, sp, values, 1e-3, rng)
+        assert obs.steps.tolist() == [2e8, 4e8, 6e8, 8e8, 1e9] and obs.costs.tolist() == [4, 8, 12, 16, 20]
+        clean = bench.cost_factor(task, obs.costs)
+        if task == 'linear':  # no noise on the linear task
+            assert obs.scores.tolist() == clean.tolist()
+        draws = np.array([bench.trial(task, sp, values, 1e-3, rng).scores for _ in range(200)])
+        if task == 'log':  # 20% noise on the cost, both ways
+            assert (draws > clean).any() and (draws < clean).any()
+            assert np.std(draws[:, -1]) == pytest.approx(0.2 * 20 / (20 * math.log(10)), rel=0.3)
+        if task == 'percentile':  # the noise only takes cost away
+            assert (draws <= clean + 1e-12).all() and (draws < clean).any()
+    assert bench.trial('log', sp, values, 1e-3, rng).x.tolist() == pytest.approx(sp.point(values).tolist())
+
+
+def test_synthetic_search_counts_trials_and_cost_until_solved(bench, monkeypatch):
+    class Scripted:  # suggests a fixed list of points
+        def __init__(self, points):
+            self.points, self.seen = list(points), 0
+
+        def observe(self, obs):
+            self.seen += 1
+
+        def suggest(self, pending=(), max_cost=None):
+            return self.points.pop(0)
+
+    sp = bench.space()
+    lr_opt = 1e-2
+    miss = sp.point({bench.LR: 1e-4, bench.STEPS: 1e10})  # the longest run, the wrong learning rate
+    hit = sp.point({bench.LR: lr_opt, bench.STEPS: 2e9})  # cost 40: percentile within 5%, log and linear not
+    best = sp.point({bench.LR: lr_opt, bench.STEPS: 1e10})
+    scripted = Scripted([miss, hit, miss, best])
+    monkeypatch.setattr(sweep, 'make_method', lambda name, space, seed=0: scripted)
+    # trial 1 is the defaults (cost 10, a decade off lr_opt), then the scripted points
+    assert bench.search('scripted', 'percentile', lr_opt, seed=0, cap=10) == (3, 10 + 200 + 40)
+    assert scripted.seen == 2  # the solving trial is counted, not observed
+    scripted.points = [miss, hit, miss, best]
+    assert bench.search('scripted', 'log', lr_opt, seed=0, cap=10) == (5, 10 + 200 + 40 + 200 + 200)
+    scripted.points = [miss] * 3
+    assert bench.search('scripted', 'linear', lr_opt, seed=0, cap=4) == (None, 10 + 3 * 200)
+
+
+def test_synthetic_summary_ranks_unsolved_repeats_last(bench):
+    assert bench.spread([3, 5, 7, 9]) == (6.0, 4.5, 7.5)
+    median, q1, q3 = bench.spread([3, 5, None, None])
+    assert math.isinf(median) and q1 == 4.5 and math.isinf(q3)
+    assert bench.cell(*bench.spread([3, 5, 7, None]), 'g', '>100') == '6 [4.5, >100]'
+    assert bench.cell(*bench.spread([None, None, 7]), 'g', '>100') == '>100'
+
+
+@pytest.mark.slow
+def test_protein_solves_every_synthetic_task_in_a_few_repeats(bench):
+    for task in bench.TASKS:
+        for repeat, lr_opt in enumerate(bench.optima(4)):
+            trials, cost = bench.search('protein', task, lr_opt, seed=repeat, cap=40)
+            assert trials is not None, (task, repeat)
+
+
+# --- the ledger and the curve ---------------------------------------------------------------------
+
+def test_ledger_drops_a_torn_last_record_and_rejects_a_damaged_one(tmp_path):
+    book = sweep.Ledger(str(tmp_path / 'trials.jsonl'))
+    book.append({'type': 'start', 'trial': 0, 'values': {}})
+    book.append({'type': 'end', 'trial': 0, 'status': 'ok'})
+    with open(book.path, 'a') as f:
+        f.write('{"type": "start", "tri')  # SIGKILL in the middle of a write
+    assert [r['type'] for r in book.read()] == ['start', 'end']
+    book.repair()
+    book.append({'type': 'start', 'trial': 1, 'values': {}})
+    assert [r.get('trial') for r in book.read()] == [0, 0, 1]
+    trials = sweep.trials_of(book.read())
+    assert trials[0]['end']['status'] == 'ok' and trials[1]['end'] is None
+    lines = open(book.path).read().splitlines()
+    lines[1] = 'garbage'
+    open(book.path, 'w').write('\n'.join(lines) + '\n')
+    with pytest.raises(sweep.SweepError, match='line 2'):
+        book.read()
+
+
+def test_downsample_keeps_about_ten_points_of_the_curve():
+    rows = [{'global_step': 100 * i, 'elapsed_s': float(i), 'env/score': float(i)} for i in range(1, 101)]
+    rows.insert(5, {'global_step': 550, 'elapsed_s': 5.5})  # a row without episodes
+    curve = sweep.downsample(rows, 'env/score', 'seconds')
+    assert len(curve) == 10
+    assert curve[-1][0] == 10_000 and curve[-1][1] == 100.0
+    assert curve[-1][2] == pytest.approx(np.mean(range(91, 101)))  # the last tenth's mean
+    assert sweep.downsample(rows, 'env/score', 'steps')[-1][1] == 10_000
+    assert sweep.pick_metric(rows) == 'env/score' and sweep.pick_metric([{'env/perf': 1}]) == 'env/perf'
+
+
+def test_resume_keeps_the_trials_config_and_counts_time_over_sessions(experiments):
+    path = sweep.create('puffer_bandit', TINY)
+    assert os.path.basename(path).startswith('puffer_bandit-') and os.path.dirname(path) == sweep.sweeps_dir()
+    with pytest.raises(configuration.ConfigError, match='only --sweep'):
+        sweep.Sweep(path, ['--train.learning-rate', '0.1'])
+    resumed = sweep.Sweep(path, ['--sweep.max-trials', '7', '--sweep.parallel', '2'])
+    assert resumed.settings['max_trials'] == 7 and resumed.env == 'puffer_bandit'
+    assert resumed.trial_config({'train.learning_rate': 0.002})['train']['learning_rate'] == 0.002
+    assert 'sweep' not in resumed.trial_config({})
+    records = [{'type': 'session', 'time': 100.0}, {'type': 'start', 'time': 110.0}, {'type': 'end', 'time': 130.0},
+               {'type': 'session', 'time': 1000.0}, {'type': 'start', 'time': 1005.0}]
+    assert resumed.time_used(records) == 35.0  # the gap between sessions (a reboot) is not counted
+    assert sweep.create('puffer_bandit', TINY) != path  # two sweeps in one second get two directories
+
+
+def test_a_running_sweep_cannot_be_resumed_twice(experiments):
+    import fcntl
+    path = sweep.create('puffer_bandit', TINY)
+    with open(os.path.join(path, 'sweep.lock'), 'a+') as held:  # as a running driver holds it
+        held.write('pid 12345 on box')
+        held.flush()
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        with pytest.raises(sweep.SweepError, match='already running.*pid 12345'):
+            sweep.run(path, quiet=True)
+    assert ledger(path) == []  # refused before writing anything
+
+
+# --- whole sweeps ---------------------------------------------------------------------------------
+
+def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, capsys):
+    out, path = run_sweep('--sweep.max-trials', '2')
+    assert out.returncode == 0, out.stderr
+    records = ledger(path)
+    assert [r['type'] for r in records] == ['session', 'start', 'end', 'start', 'end']
+    first = records[1]
+    assert first['values'] == {'train.learning_rate': pytest.approx(0.015), 'train.ent_coef': pytest.approx(0.001)}
+    for end in ends(path):
+        assert end['status'] == 'ok', end['error']
+        assert end['metric'] == 'env/score' and 1 <= len(end['curve']) <= sweep.DOWNSAMPLE
+        run_dir = os.path.join(path, 'trials', f'trial-{end["trial"]:04d}')
+        assert os.path.exists(os.path.join(run_dir, 'metrics.jsonl'))
+        assert os.path.exists(os.path.join(run_dir, 'config.toml'))  # an ordinary run directory
+    saved = tomllib.load(open(os.path.join(path, 'sweep.toml'), 'rb'))
+    assert saved['_meta']['env'] == 'puffer_bandit' and saved['sweep']['only'] == 'train.learning_rate,train.ent_coef'
+
+    best = max(ends(path), key=lambda r: r['score'])
+    best_values = next(r for r in records if r['type'] == 'start' and r['trial'] == best['trial'])['values']
+    best_toml = os.path.join(path, 'best.toml')
+    text = tomllib.load(open(best_toml, 'rb'))
+    assert text['train']['learning_rate'] == best_values['train.learning_rate']
+    assert text['train']['total_timesteps'] == 20000 and text['env']['num_envs'] == 64
+    # the round trip: best.toml is a --config file for puffer train
+    train = subprocess.run([PUFFER, 'train', 'puffer_bandit', '--config', best_toml, '--quiet'],
+                           capture_output=True, text=True, timeout=300)
+    assert train.returncode == 0, train.stderr
+    runs = [d for d in experiments.iterdir() if d.name.startswith('puffer_bandit-')]
+    trained = tomllib.load(open(runs[0] / 'config.toml', 'rb'))
+    assert trained['train']['learning_rate'] == best_values['train.learning_rate']
+    assert trained['train']['ent_coef'] == best_values['train.ent_coef']
+
+    capsys.readouterr()
+    assert main(['sweep', '--report', path]) == 0
+    report = capsys.readouterr().out
+    assert 'learning_rate' in report and ' ok ' in report and 'pareto.png' in report
+    for name in ('pareto.png', 'params.png'):
+        with open(os.path.join(path, name), 'rb') as f:
+            assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+
+
+def test_trials_that_raise_are_failed_trials_and_the_sweep_goes_on(experiments):
+    # best_prob = 2 is rejected by the env when the trial builds it: every trial raises
+    out, path = run_sweep('--sweep.max-trials', '2', '--env.best-prob', '2.0')
+    assert out.returncode == 0, out.stderr
+    assert 'no trial succeeded' in out.stdout
+    failed = ends(path)
+    assert [r['trial'] for r in failed] == [0, 1]
+    for record in failed:
+        assert record['status'] == 'failed' and record['score'] is None
+        assert 'best_prob' in record['error']
+    assert not os.path.exists(os.path.join(path, 'best.toml'))
+
+
+def test_a_trial_whose_loss_diverges_is_a_failed_trial(experiments):
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.only', 'train.ent_coef', '--train.learning-rate', '1e30')
+    assert out.returncode == 0, out.stderr
+    [record] = ends(path)
+    assert record['status'] == 'failed'
+    assert record['error'].startswith('diverged')
+    assert re.search(r'nan|inf|finite', record['error'], re.IGNORECASE)
+
+
+@pytest.mark.slow
+def test_a_trial_past_its_time_budget_is_stopped_and_failed(experiments):
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.trial-timeout', '0.5',
+                          '--train.total-timesteps', '2000000')
+    assert out.returncode == 0, out.stderr
+    [record] = ends(path)
+    assert record['status'] == 'failed' and 'exceeded its time budget of 0.5 s' in record['error']
+    assert 0 < record['steps'] < 2_000_000
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
+    args = [PUFFER, 'sweep', 'puffer_bandit', *TINY, '--sweep.max-trials', '4', '--quiet']
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    path = None
+    while time.monotonic() < deadline:
+        roots = list((experiments / 'sweeps').glob('puffer_bandit-*')) if (experiments / 'sweeps').exists() else []
+        if roots:
+            path = str(roots[0])
+            records = ledger(path)
+            started = {r['trial'] for r in records if r['type'] == 'start'}
+            finished = {r['trial'] for r in records if r['type'] == 'end'}
+            if finished and started - finished:  # one trial done, the next one running
+                break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    running = [p for p in psutil.Process(proc.pid).children(recursive=True)]
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    before = ledger(path)
+    finished_before = [r for r in before if r['type'] == 'end']
+    cut_off = sorted({r['trial'] for r in before if r['type'] == 'start'} - {r['trial'] for r in finished_before})
+    # the running trial dies with the sweep (its parent-death signal), leaving no orphan behind
+    gone, alive = psutil.wait_procs(running, timeout=60)
+    assert not alive, [p.cmdline() for p in alive]
+
+    out = subprocess.run([PUFFER, 'sweep', '--resume', path, '--quiet'], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    after = ledger(path)
+    assert after[:len(before)] == before  # append-only: nothing rewritten
+    finished = [r for r in after if r['type'] == 'end']
+    assert sorted(r['trial'] for r in finished) == [0, 1, 2, 3]  # none lost, none twice
+    assert finished[:len(finished_before)] == finished_before
+    for trial in cut_off:  # rerun with the same values, in a run directory of its own
+        starts = [r for r in after if r['type'] == 'start' and r['trial'] == trial]
+        assert len(starts) == 2 and starts[0]['values'] == starts[1]['values']
+        assert starts[1]['attempt'] == 2 and starts[1]['run_dir'] != starts[0]['run_dir']
+    assert sum(r['type'] == 'session' for r in after) == 2
+
+
+@pytest.mark.slow
+def test_parallel_trials_each_get_their_own_cores(experiments):
+    cores = sorted(os.sched_getaffinity(0))
+    if len(cores) < 2:
+        pytest.skip('needs 2 cores')
+    out, path = run_sweep('--sweep.max-trials', '4', '--sweep.parallel', '2')
+    assert out.returncode == 0, out.stderr
+    records = ends(path)
+    assert sorted(r['trial'] for r in records) == [0, 1, 2, 3]
+    assert all(r['status'] == 'ok' for r in records), [r['error'] for r in records]
+    shares = {tuple(r['cpus']) for r in records}
+    half = len(cores) // 2
+    assert shares <= {tuple(cores[:half]), tuple(cores[half:])}  # each trial on one slot's half
+
+
+@pytest.mark.slow
+def test_ray_backend_runs_trials_as_ray_tasks(experiments):
+    pytest.importorskip('ray')
+    out, path = run_sweep('--sweep.max-trials', '2', '--sweep.backend', 'ray',
+                          extra_env={'RAY_ADDRESS': '', 'RAY_DISABLE_USAGE_STATS': '1'})
+    assert out.returncode == 0, out.stderr
+    records = ends(path)
+    assert [r['status'] for r in records] == ['ok', 'ok'], [r['error'] for r in records]
+    assert os.path.exists(os.path.join(path, 'best.toml'))
