@@ -122,8 +122,14 @@ def test_render_frame_and_text(case):
     ('tetris', {'preview': 7}, r'preview=7 is outside'),
     ('enduro', {'traffic': 0.0}, r'traffic=0 is outside'),
     ('enduro', {'max_cars': 17}, r'max_cars=17 is outside'),
-    ('rware', {'robots': 200}, 'robots must fit on the highway cells'),
-    ('rware', {'requests': 45}, 'must be below the number of shelves'),
+    ('rware', {'robots': 200}, 'robots must fit on the highway cells.*use fewer robots or a larger warehouse'),
+    ('rware', {'robots': 0}, r'robots=0 is outside \[1, 1024\]'),
+    ('rware', {'robots': 1025}, r'robots=1025 is outside \[1, 1024\]'),
+    ('rware', {'robots': 2.5}, 'option robots must be int, got float'),
+    ('rware', {'robots': True}, 'option robots must be int, got bool'),
+    ('rware', {'robot': 4}, "unknown option 'robot'. Did you mean robots"),
+    ('rware', {'requests': 45}, 'must be below the number of shelves.*lower requests or robots'),
+    ('rware', {'robots': 40, 'requests': 8}, 'must be below the number of shelves'),
 ])
 def test_bad_options_name_the_key(case, change, match):
     with pytest.raises(APIUsageError, match=match):
