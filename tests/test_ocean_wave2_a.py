@@ -202,6 +202,32 @@ def test_tetris_board_observation_matches_the_game(placement):
     assert lines > 0, 'the scripted placer should clear lines on a 6-wide board'
 
 
+def test_tetris_shapes_are_the_seven_tetrominoes_turned_clockwise():
+    """The C shape table, seen through the board: each piece placed alone on an empty board in each
+    rotation; rotation 0 is the standard spawn shape and each next rotation is the last one turned
+    clockwise."""
+    spawn = {0: ['XXXX'], 1: ['XX', 'XX'], 2: ['.X.', 'XXX'], 3: ['.XX', 'XX.'], 4: ['XX.', '.XX'],
+             5: ['X..', 'XXX'], 6: ['..X', 'XXX']}  # I O T S Z J L
+    env = make('tetris', num_envs=1, placement=True)
+    seen = {}
+    for seed in range(200):
+        for rot in range(4):
+            obs, _ = env.reset(seed=seed)
+            piece = int(obs[0, 200:207].argmax())
+            obs, *_ = env.step(np.array([rot * 10 + 3]))
+            board = obs[0, :200].reshape(20, 10) == 1
+            rows, cols = np.nonzero(board)
+            seen[piece, rot] = board[rows.min():rows.max() + 1, cols.min():cols.max() + 1]
+        if len(seen) == 28:
+            break
+    assert len(seen) == 28, 'every piece should come first in some episode'
+    for piece, rows in spawn.items():
+        np.testing.assert_array_equal(seen[piece, 0], np.array([[ch == 'X' for ch in row] for row in rows]))
+        for rot in range(3):
+            np.testing.assert_array_equal(seen[piece, rot + 1], np.rot90(seen[piece, rot], -1),
+                                          err_msg=f'piece {piece} rotation {rot + 1}')
+
+
 def test_tetris_pieces_come_in_bags_and_the_preview_is_right():
     env = make('tetris', num_envs=1, seed=0, placement=True, preview=3, max_ticks=70)
     obs, _ = env.reset(seed=0)

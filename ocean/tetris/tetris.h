@@ -34,9 +34,7 @@ enum { TT_EMPTY = 0, TT_BLOCK = 1, TT_PIECE = 2, TT_GHOST = 3 };  /* board value
 typedef struct Tetris {
     OCEAN_SLOTS(unsigned char);
     TetrisConfig cfg;          /* the options of spec.toml, validated */
-    /* derived at init: shapes as row masks per piece and rotation, box width of each piece */
-    uint32_t shape[TT_PIECES][TT_ROTS][4];
-    unsigned char left[TT_PIECES][TT_ROTS], right[TT_PIECES][TT_ROTS];  /* first and last filled box column */
+    /* derived at init */
     uint32_t empty_row;          /* walls only */
     int board_size;              /* n_rows * n_cols */
     int surface_offset;          /* where the column heights and holes start in the observation */
@@ -49,55 +47,46 @@ typedef struct Tetris {
     int hold, can_hold;
     int tick, fall_tick, garbage_tick;
     int lines, pieces, holes;
+    unsigned char height[TT_MAX_COLS], col_holes[TT_MAX_COLS];  /* the surface, as observed */
     float episode_return;
     int plan_rot, plan_col, plan_ready, last_row, last_col, last_rot;  /* autopilot */
 } Tetris;
 
-/* Rotation 0 of each piece in its box (I and O: 4 wide, the rest: 3 wide), top row first. */
-static const char *const TT_BASE[TT_PIECES][4] = {
-    {"....", "XXXX", "....", "...."},  /* I */
-    {".XX.", ".XX.", "....", "...."},  /* O */
-    {".X.", "XXX", "...", ""},         /* T */
-    {".XX", "XX.", "...", ""},         /* S */
-    {"XX.", ".XX", "...", ""},         /* Z */
-    {"X..", "XXX", "...", ""},         /* J */
-    {"..X", "XXX", "...", ""},         /* L */
+/* Each piece in its 4x4 box as four row masks (bit c = box column c), top row first, for rotations
+ * 0-3: rotation k + 1 is rotation k turned clockwise within the piece's box (4 wide for I and O, 3 for
+ * the rest; O does not turn). One table shared by every env (read-only): a copy per env would cost
+ * each step a cache miss. tests/test_ocean_wave2_a.py checks it against the turning rule. */
+static const uint32_t TT_SHAPES[TT_PIECES][TT_ROTS][4] = {
+    {{0x0, 0xf, 0x0, 0x0}, {0x4, 0x4, 0x4, 0x4}, {0x0, 0x0, 0xf, 0x0}, {0x2, 0x2, 0x2, 0x2}},  /* I */
+    {{0x6, 0x6, 0x0, 0x0}, {0x6, 0x6, 0x0, 0x0}, {0x6, 0x6, 0x0, 0x0}, {0x6, 0x6, 0x0, 0x0}},  /* O */
+    {{0x2, 0x7, 0x0, 0x0}, {0x2, 0x6, 0x2, 0x0}, {0x0, 0x7, 0x2, 0x0}, {0x2, 0x3, 0x2, 0x0}},  /* T */
+    {{0x6, 0x3, 0x0, 0x0}, {0x2, 0x6, 0x4, 0x0}, {0x0, 0x6, 0x3, 0x0}, {0x1, 0x3, 0x2, 0x0}},  /* S */
+    {{0x3, 0x6, 0x0, 0x0}, {0x4, 0x6, 0x2, 0x0}, {0x0, 0x3, 0x6, 0x0}, {0x2, 0x3, 0x1, 0x0}},  /* Z */
+    {{0x1, 0x7, 0x0, 0x0}, {0x6, 0x2, 0x2, 0x0}, {0x0, 0x7, 0x4, 0x0}, {0x2, 0x2, 0x3, 0x0}},  /* J */
+    {{0x4, 0x7, 0x0, 0x0}, {0x2, 0x2, 0x6, 0x0}, {0x0, 0x7, 0x1, 0x0}, {0x3, 0x2, 0x2, 0x0}},  /* L */
 };
 static const char TT_NAMES[] = "IOTSZJL";
 
 static int c_init(Tetris *env) {
-    for (int p = 0; p < TT_PIECES; p++) {
-        int n = p < 2 ? 4 : 3;
-        unsigned char box[4][4] = {{0}};
-        for (int r = 0; r < n; r++)
-            for (int c = 0; c < n; c++) box[r][c] = TT_BASE[p][r][c] == 'X';
-        for (int k = 0; k < TT_ROTS; k++) {
-            for (int r = 0; r < 4; r++) {
-                uint32_t m = 0;
-                for (int c = 0; c < 4; c++) m |= (uint32_t)box[r][c] << c;
-                env->shape[p][k][r] = m;
-            }
-            if (p == 1) continue;  /* O does not turn */
-            unsigned char next[4][4] = {{0}};
-            for (int r = 0; r < n; r++)
-                for (int c = 0; c < n; c++) next[r][c] = box[n - 1 - c][r];  /* clockwise */
-            memcpy(box, next, sizeof(box));
-        }
-    }
-    for (int p = 0; p < TT_PIECES; p++)
-        for (int k = 0; k < TT_ROTS; k++) {
-            uint32_t cols = env->shape[p][k][0] | env->shape[p][k][1] | env->shape[p][k][2] | env->shape[p][k][3];
-            env->left[p][k] = (unsigned char)__builtin_ctz(cols);
-            env->right[p][k] = (unsigned char)(31 - __builtin_clz(cols));
-        }
     env->empty_row = ~(((1u << env->cfg.n_cols) - 1) << TT_PAD);
     env->board_size = env->cfg.n_rows * env->cfg.n_cols;
     env->surface_offset = env->board_size + TT_PIECES * (env->cfg.preview + 2) + 2;
     return 0;  /* fixed-size state: nothing to allocate */
 }
 
+/* First and last filled box column of a piece in a rotation. */
+static inline int tt_left(int piece, int rot) {
+    const uint32_t *s = TT_SHAPES[piece][rot];
+    return __builtin_ctz(s[0] | s[1] | s[2] | s[3]);
+}
+
+static inline int tt_right(int piece, int rot) {
+    const uint32_t *s = TT_SHAPES[piece][rot];
+    return 31 - __builtin_clz(s[0] | s[1] | s[2] | s[3]);
+}
+
 static inline int tt_fits(const Tetris *env, const uint32_t *rows, int piece, int rot, int row, int col) {
-    const uint32_t *s = env->shape[piece][rot];
+    const uint32_t *s = TT_SHAPES[piece][rot];
     int shift = col + TT_PAD;
     return !(((s[0] << shift) & rows[row]) | ((s[1] << shift) & rows[row + 1]) |
              ((s[2] << shift) & rows[row + 2]) | ((s[3] << shift) & rows[row + 3]));
@@ -112,7 +101,7 @@ static inline int tt_landing(const Tetris *env, const uint32_t *rows, int piece,
 
 /* Set the cells of a piece placed at (row, col) to `value` in the board part of the observation. */
 static inline void tt_paint(Tetris *env, int piece, int rot, int row, int col, unsigned char value) {
-    const uint32_t *s = env->shape[piece][rot];
+    const uint32_t *s = TT_SHAPES[piece][rot];
     for (int r = 0; r < 4; r++) {
         uint32_t m = s[r];
         int base = (row + r) * env->cfg.n_cols + col;  /* col may be negative: index, never a pointer, before 0 */
@@ -211,7 +200,7 @@ static const uint32_t TT_SPREAD[16] = {TT_S(0), TT_S(1), TT_S(2), TT_S(3), TT_S(
                                        TT_S(8), TT_S(9), TT_S(10), TT_S(11), TT_S(12), TT_S(13), TT_S(14), TT_S(15)};
 
 static int tt_write_surface(Tetris *env) {
-    unsigned char *heights = env->observations + env->surface_offset, *holes = heights + env->cfg.n_cols;
+    unsigned char *heights = env->height, *holes = env->col_holes;
     int n_rows = env->cfg.n_rows, n_cols = env->cfg.n_cols, r = 0, total = 0;
     uint32_t field = ~env->empty_row, covered = 0;
     uint64_t lo = 0, hi = 0;
@@ -230,6 +219,59 @@ static int tt_write_surface(Tetris *env) {
         covered |= filled;
     }
     for (int c = 0; c < n_cols; c++) holes[c] = (unsigned char)((c < 8 ? lo >> (8 * c) : hi >> (8 * (c - 8))) & 0xFF);
+    unsigned char *o = env->observations + env->surface_offset;
+    memcpy(o, heights, (size_t)n_cols);
+    memcpy(o + n_cols, holes, (size_t)n_cols);
+    return total;
+}
+
+/* The top and bottom box row of each box column of a piece (-1: the column is empty). Every
+ * tetromino's cells in one column are contiguous, whatever the rotation. */
+static inline void tt_profile(int piece, int rot, int top[4], int bottom[4]) {
+    const uint32_t *s = TT_SHAPES[piece][rot];
+    for (int c = 0; c < 4; c++) top[c] = bottom[c] = -1;
+    for (int r = 0; r < 4; r++)
+        for (uint32_t m = s[r]; m; m &= m - 1) {
+            int c = __builtin_ctz(m);
+            if (top[c] < 0) top[c] = r;
+            bottom[c] = r;
+        }
+}
+
+/* Where a piece dropped straight down from `row` comes to rest: from the column heights when every
+ * one of its columns is still above that column's top block (always so for placements on a board
+ * with no piece inside it), else by walking down. Both give the row tt_landing gives. */
+static inline int tt_drop(const Tetris *env, int piece, int rot, int row, int col) {
+    int top[4], bottom[4], land = 1 << 30;
+    tt_profile(piece, rot, top, bottom);
+    for (int c = 0; c < 4; c++) {
+        if (top[c] < 0) continue;
+        int t = env->cfg.n_rows - env->height[col + c];  /* row of the column's top block (n_rows: none) */
+        if (row + bottom[c] >= t) return tt_landing(env, env->rows, piece, rot, row, col);
+        if (t - 1 - bottom[c] < land) land = t - 1 - bottom[c];
+    }
+    return land;
+}
+
+/* The surface after locking a piece that cleared nothing: when it rests on top of every column it
+ * covers, each such column's height becomes the piece's top there and the cells between the piece and
+ * the old top become holes (the common case, O(4)); else (a piece slid under an overhang) recount
+ * the board. Returns the holes in all. */
+static int tt_surface_after_lock(Tetris *env, int piece, int rot, int row, int col) {
+    int top[4], bottom[4], n_rows = env->cfg.n_rows, n_cols = env->cfg.n_cols, total = env->holes;
+    tt_profile(piece, rot, top, bottom);
+    for (int c = 0; c < 4; c++)
+        if (top[c] >= 0 && row + bottom[c] >= n_rows - env->height[col + c]) return tt_write_surface(env);
+    unsigned char *o = env->observations + env->surface_offset;
+    for (int c = 0; c < 4; c++) {
+        if (top[c] < 0) continue;
+        int x = col + c, gap = n_rows - env->height[x] - 1 - (row + bottom[c]);
+        env->height[x] = (unsigned char)(n_rows - row - top[c]);
+        env->col_holes[x] = (unsigned char)(env->col_holes[x] + gap);
+        total += gap;
+        o[x] = env->height[x];
+        o[n_cols + x] = env->col_holes[x];
+    }
     return total;
 }
 
@@ -248,7 +290,7 @@ static int tt_count_holes(const Tetris *env, const uint32_t *rows) {
 
 /* Write the piece into `rows` and clear full rows; returns the number cleared. `color` may be NULL. */
 static int tt_lock_into(const Tetris *env, uint32_t *rows, unsigned char *color, int piece, int rot, int row, int col) {
-    const uint32_t *s = env->shape[piece][rot];
+    const uint32_t *s = TT_SHAPES[piece][rot];
     int cleared = 0;
     for (int r = 0; r < 4; r++) {
         if (!s[r]) continue;
@@ -313,7 +355,7 @@ static void tt_plan(Tetris *env) {
 static int tt_scripted_action(Tetris *env) {
     if (env->cfg.placement) {
         tt_plan(env);
-        return env->plan_rot * env->cfg.n_cols + env->plan_col + env->left[env->piece][env->plan_rot];
+        return env->plan_rot * env->cfg.n_cols + env->plan_col + tt_left(env->piece, env->plan_rot);
     }
     if (!env->plan_ready) tt_plan(env);
     else if (env->row == env->last_row && env->col == env->last_col && env->rot == env->last_rot)
@@ -373,7 +415,7 @@ static float tt_lock(Tetris *env, int *over) {
     /* a clear moves every row above it; the piece may also have left cells below the lowest clear */
     if (cleared) tt_write_rows(env, env->row + 4 < env->cfg.n_rows ? env->row + 4 : env->cfg.n_rows);
     else tt_paint(env, env->piece, env->rot, env->row, env->col, TT_BLOCK);
-    int holes = tt_write_surface(env);
+    int holes = cleared ? tt_write_surface(env) : tt_surface_after_lock(env, env->piece, env->rot, env->row, env->col);
     float reward = (float)cleared + env->cfg.piece_reward - env->cfg.hole_penalty * (float)(holes - env->holes);
     env->holes = holes;
     env->lines += cleared;
@@ -426,12 +468,12 @@ static void tt_step_placement(Tetris *env) {
     int over = 0;
     env->tick++;
     int rot = a / env->cfg.n_cols, p = env->piece;
-    int col = a % env->cfg.n_cols - env->left[p][rot], last = env->cfg.n_cols - 1 - env->right[p][rot];
+    int col = a % env->cfg.n_cols - tt_left(p, rot), last = env->cfg.n_cols - 1 - tt_right(p, rot);
     if (col > last) col = last;
     if (tt_fits(env, env->rows, p, rot, 0, col)) {
         env->rot = rot;
         env->col = col;
-        env->row = tt_landing(env, env->rows, p, rot, 0, col);
+        env->row = tt_drop(env, p, rot, 0, col);
         reward = tt_lock(env, &over);
     } else {
         over = 1;  /* no room at the top: topped out */
@@ -512,7 +554,7 @@ static void tt_render_piece(unsigned char *frame, int h, int w, const Tetris *en
                             const unsigned char rgb[3]) {
     for (int r = 0; r < 4; r++)
         for (int c = 0; c < 4; c++)
-            if ((env->shape[piece][rot][r] >> c) & 1)
+            if ((TT_SHAPES[piece][rot][r] >> c) & 1)
                 ocean_fill_rect(frame, h, w, (col + c) * TT_SCALE + 1, (row + r) * TT_SCALE + 1, TT_SCALE - 2,
                                 TT_SCALE - 2, rgb);
 }
@@ -552,8 +594,8 @@ static int c_render_text(Tetris *env, char *out, int cap) {
         for (int c = 0; c < env->cfg.n_cols; c++) {
             int pr = r - env->row, pc = c - env->col, gr = r - env->ghost_row;
             char ch = env->color[r * env->cfg.n_cols + c] ? '#' : '.';
-            if (pc >= 0 && pc < 4 && gr >= 0 && gr < 4 && ((env->shape[env->piece][env->rot][gr] >> pc) & 1)) ch = '+';
-            if (pc >= 0 && pc < 4 && pr >= 0 && pr < 4 && ((env->shape[env->piece][env->rot][pr] >> pc) & 1)) ch = '@';
+            if (pc >= 0 && pc < 4 && gr >= 0 && gr < 4 && ((TT_SHAPES[env->piece][env->rot][gr] >> pc) & 1)) ch = '+';
+            if (pc >= 0 && pc < 4 && pr >= 0 && pr < 4 && ((TT_SHAPES[env->piece][env->rot][pr] >> pc) & 1)) ch = '@';
             ocean_putc(&t, ch);
         }
         ocean_puts(&t, "|\n");
