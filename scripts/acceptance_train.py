@@ -3,6 +3,7 @@
 
     scripts/acceptance_train.py                  # everything (about 15 minutes on 2 cores)
     scripts/acceptance_train.py --only squared   # some envs (sanity names, cartpole, pong); no doc update
+    scripts/acceptance_train.py --only tetris --seconds 240   # a probe: the same run, cut short
 
 - Every Ocean sanity env is trained with the defaults (per-env files only set architecture, e.g. an
   LSTM for memory) until its `perf` reaches the target, within 2 minutes of wall time.
@@ -111,20 +112,25 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('--only', nargs='*', help='env names (or suffixes like squared, cartpole, pong)')
     parser.add_argument('--seed', type=int, default=0)
+    parser.add_argument('--seconds', type=float, default=None,
+                        help='a probe: stop every run after this many seconds (the step budget and schedule stay '
+                             "the task's); no doc update")
     args = parser.parse_args()
     tasks = TASKS
     if args.only:
         tasks = {k: v for k, v in TASKS.items() if any(k.lower().endswith(o.lower()) or k == o for o in args.only)}
     results = []
     for env, (metric, target, budget_s, budget_steps) in tasks.items():
+        if args.seconds:
+            budget_s = min(budget_s, args.seconds)
         result = run(env, metric, target, budget_s, budget_steps, args.seed)
         results.append(result)
         steps, seconds = result.get('step', result['steps_run']), result.get('seconds', result['seconds_run'])
         print(f'{env:<20} {"solved" if result["solved"] else "MISSED":<7} best {result["best"]:.3f} '
-              f'steps {steps:,} in {seconds:.0f} s', flush=True)
+              f'steps {steps:,} in {seconds:.0f} s; curve in {result["run_dir"]}/metrics.jsonl', flush=True)
     text = table(results, args.seed)
     print('\n' + text)
-    if not args.only:
+    if not args.only and not args.seconds:
         update_section('acceptance', 'Acceptance: default hyperparameters', text,
                        path=__file__.rsplit('/', 2)[0] + '/docs/training.md')
     return 0 if all(r['solved'] for r in results) else 1

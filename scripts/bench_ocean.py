@@ -35,6 +35,10 @@ PEERS = {
     'snake': ('puffer_snake', {'width': 64, 'height': 64, 'num_snakes': 16, 'num_food': 64, 'vision': 5,
                                'max_snake_length': 64}, ''),
     'connect4': ('puffer_connect4', None, "3.0's opponent searches 3 plies (negamax), ours looks 1 ahead"),
+    'enduro': ('puffer_enduro', None, "3.0 observes a list of up to 10 cars, ours per-lane summaries"),
+    'tetris': ('puffer_tetris', {'deck_size': 2}, "3.0 plays one move per step, ours one placement (a whole "
+               "piece) per step"),
+    'rware': ('puffer_rware', None, "both the paper's tiny warehouse with 4 robots and 4 requests"),
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 # issue 16: the second wave's targets, a little above the public suite's figure on this machine kind
