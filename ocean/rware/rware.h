@@ -20,9 +20,11 @@
  * (cells forward and to the right, clipped to +-8): the nearest free requested shelf when empty, the
  * nearest goal with a requested shelf, the nearest empty shelf cell with any other shelf.
  *
- * Speed: every cell keeps its 8 observation flags as one 64-bit word, updated only when something on
- * that cell changes; the grid has a wall border `sight` cells wide, so a view is (2*sight+1) row
- * copies. Moves are resolved in O(agents) with per-cell claim stamps.
+ * Speed: every cell keeps its 8 observation flags in one byte, updated only when something on that
+ * cell changes and written out as 8 bytes through a table; the grid has a wall border `sight` cells
+ * wide, so a view needs no bounds checks. Moves are resolved in O(agents) with per-cell claim stamps.
+ * A thousand warehouses share a core, so a step mostly waits on cache misses: the per-cell state is
+ * small (7 bytes a cell) and coordinates and fixed flags are computed, not stored.
  */
 #include <stdlib.h>
 #include "ocean.h"
@@ -69,27 +71,30 @@ typedef struct Rware {
     /* derived layout, built in c_init */
     int width, height, stride, cells;  /* the field, the padded row length, padded cell count */
     int num_shelves, num_goals;
-    void *block;             /* one allocation holding every array below, for locality */
+    unsigned inv_stride;     /* ceil(2^20 / stride): cell / stride as a multiply (exact below 2^20 / stride) */
+    /* One allocation holds every array below, the ones each step touches first: a step is mostly cache
+     * misses (a thousand warehouses per core), so the per-cell state is kept to 7 bytes a cell and
+     * nothing per cell is derivable (coordinates, the fixed flags) is stored. */
+    void *block;
+    unsigned char *code;     /* [cells] all observation flags of each cell (bit k = flag k) */
     unsigned char *kind;     /* [cells] RW_WALL / RW_HIGHWAY / RW_SLOT / RW_GOAL */
-    unsigned char *cx, *cy;  /* [cells] coordinates, so distances need no division */
-    unsigned char *layout;   /* [cells] the fixed observation flags of each cell (bit k = flag k) */
-    unsigned char *code;     /* [cells] all observation flags of each cell */
+    unsigned char *claim;    /* [cells] stamp of the step that last claimed the cell as a target */
     int goals[2];
     int delta[4];            /* cell offset of one step along each heading */
     /* state */
     unsigned short *agent_at;  /* [cells] agent index + 1, or 0 */
     unsigned short *shelf_at;  /* [cells] shelf index + 1, or 0 */
-    unsigned short *claim;     /* [cells] stamp of the step that last claimed the cell as a target */
     RwareAgent *agents;      /* [num_agents] */
     RwareShelf *shelves;     /* [num_shelves] */
     int *requested;          /* [requests] shelf index of each open request */
+    int *request_cell;       /* [requests] cell of each requested shelf, -1 while a robot carries it */
     int *empty_slots, n_empty;  /* slots without a shelf: at most one per carried shelf */
     int *free_requests, n_free_requests;  /* [requests] cells of requested shelves nobody carries */
     int *target, *moving;    /* [num_agents] per-step scratch */
-    short *dist;             /* [cells] autopilot: path lengths to a robot's job */
-    int *queue;              /* [cells] autopilot: the breadth-first search's queue */
+    short *dist;             /* [cells] path lengths to a robot's job (allocated with autopilot only) */
+    int *queue;              /* [cells] the breadth-first search's queue (allocated with autopilot only) */
     float *returns;          /* [num_agents] */
-    unsigned short stamp;
+    unsigned char stamp;
     int tick, deliveries;
 } Rware;
 
@@ -106,10 +111,11 @@ static int c_init(Rware *env) {
     size_t cells = (size_t)env->cells, agents = (size_t)env->num_agents;
     size_t shelves = (size_t)(2 * env->cfg.shelf_cols * env->cfg.column_height * env->cfg.shelf_rows);
     /* sizes of the arrays in `block`, each rounded up to 8 bytes */
-    size_t sizes[] = {cells, cells, cells, cells, cells, 2 * cells, 2 * cells, 2 * cells,
-                      agents * sizeof(RwareAgent), shelves * sizeof(RwareShelf), (size_t)env->cfg.requests * sizeof(int),
-                      (size_t)env->cfg.requests * sizeof(int), (agents + 1) * sizeof(int), agents * sizeof(int),
-                      agents * sizeof(int), agents * sizeof(float), 2 * cells, cells * sizeof(int)};
+    size_t requests = (size_t)env->cfg.requests, autopilot = env->cfg.autopilot != 0;  /* path search arrays */
+    size_t sizes[] = {cells, cells, cells, 2 * cells, 2 * cells, agents * sizeof(RwareAgent),
+                      requests * sizeof(int), requests * sizeof(int), requests * sizeof(int), (agents + 1) * sizeof(int),
+                      agents * sizeof(int), agents * sizeof(int), agents * sizeof(float), shelves * sizeof(RwareShelf),
+                      autopilot * 2 * cells, autopilot * cells * sizeof(int)};
     enum { N_ARRAYS = sizeof(sizes) / sizeof(sizes[0]) };
     size_t total = 0;
     for (int k = 0; k < N_ARRAYS; k++) total += (sizes[k] + 7) & ~(size_t)7;
@@ -118,11 +124,11 @@ static int c_init(Rware *env) {
     env->block = p;
     void *arrays[N_ARRAYS];
     for (int k = 0; k < N_ARRAYS; k++) { arrays[k] = p; p += (sizes[k] + 7) & ~(size_t)7; }
-    env->kind = arrays[0]; env->cx = arrays[1]; env->cy = arrays[2]; env->layout = arrays[3]; env->code = arrays[4];
-    env->agent_at = arrays[5]; env->shelf_at = arrays[6]; env->claim = arrays[7];
-    env->agents = arrays[8]; env->shelves = arrays[9]; env->requested = arrays[10]; env->free_requests = arrays[11];
-    env->empty_slots = arrays[12]; env->target = arrays[13]; env->moving = arrays[14]; env->returns = arrays[15];
-    env->dist = arrays[16]; env->queue = arrays[17];
+    env->code = arrays[0]; env->kind = arrays[1]; env->claim = arrays[2]; env->agent_at = arrays[3];
+    env->shelf_at = arrays[4]; env->agents = arrays[5]; env->requested = arrays[6]; env->request_cell = arrays[7];
+    env->free_requests = arrays[8]; env->empty_slots = arrays[9]; env->target = arrays[10]; env->moving = arrays[11];
+    env->returns = arrays[12]; env->shelves = arrays[13]; env->dist = arrays[14]; env->queue = arrays[15];
+    env->inv_stride = ((1u << 20) + (unsigned)env->stride - 1) / (unsigned)env->stride;
     int slots = 0;
     for (int y = 0; y < env->height; y++)
         for (int x = 0; x < env->width; x++) {
@@ -135,13 +141,6 @@ static int c_init(Rware *env) {
     env->goals[1] = rw_cell(env, env->width / 2, env->height - 1);
     for (int g = 0; g < env->num_goals; g++) env->kind[env->goals[g]] = RW_GOAL;
     env->num_shelves = slots;
-    for (int cell = 0; cell < env->cells; cell++) {
-        env->cx[cell] = (unsigned char)(cell % env->stride);
-        env->cy[cell] = (unsigned char)(cell / env->stride);
-        int kind = env->kind[cell];
-        env->layout[cell] = (unsigned char)((kind == RW_WALL) << RW_F_WALL | (kind == RW_HIGHWAY) << RW_F_HIGHWAY |
-                                            (kind == RW_GOAL) << RW_F_GOAL);
-    }
     env->delta[RW_UP] = -env->stride;
     env->delta[RW_RIGHTWARD] = 1;
     env->delta[RW_DOWN] = env->stride;
@@ -149,9 +148,18 @@ static int c_init(Rware *env) {
     return 0;
 }
 
+/* The fixed observation flags of each cell kind (bit k = flag k). */
+static const unsigned char RW_KIND_FLAGS[4] = {1u << RW_F_WALL, 1u << RW_F_HIGHWAY, 0, 1u << RW_F_GOAL};
+
+/* Column and row of a padded cell: cells < 2^20 / stride always (stride <= 55, cells < 8000). */
+static inline void rw_xy(const Rware *env, int cell, int *x, int *y) {
+    *y = (int)(((uint64_t)(unsigned)cell * env->inv_stride) >> 20);
+    *x = cell - *y * env->stride;
+}
+
 /* Recompute the observation flags of one cell from the state. */
 static inline void rw_update_code(Rware *env, int cell) {
-    unsigned code = env->layout[cell];
+    unsigned code = RW_KIND_FLAGS[env->kind[cell]];
     int shelf = env->shelf_at[cell] - 1, agent = env->agent_at[cell] - 1;
     if (shelf >= 0) code |= 1u << RW_F_SHELF | (unsigned)env->shelves[shelf].requested << RW_F_REQUESTED;
     else if (env->kind[cell] == RW_SLOT) code |= 1u << RW_F_FREE_SLOT;
@@ -159,22 +167,22 @@ static inline void rw_update_code(Rware *env, int cell) {
     env->code[cell] = (unsigned char)code;
 }
 
-/* ---- jobs: where each robot should head next ---- */
-
-static inline int rw_manhattan(const Rware *env, int a, int b) {
-    int dx = env->cx[a] - env->cx[b], dy = env->cy[a] - env->cy[b];
-    return (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
+/* Only the robot on a cell changed (a move): the shelf flags stay as they are. */
+static inline void rw_update_robot_code(Rware *env, int cell) {
+    int agent = env->agent_at[cell] - 1;
+    unsigned bits = agent >= 0 ? 1u << RW_F_AGENT | (unsigned)(env->agents[agent].shelf >= 0) << RW_F_LOADED : 0;
+    env->code[cell] = (unsigned char)((env->code[cell] & ~(1u << RW_F_AGENT | 1u << RW_F_LOADED)) | bits);
 }
+
+/* ---- jobs: where each robot should head next ---- */
 
 
 /* Cells a robot in each load state may head for: free requested shelves (not being carried), goals,
  * empty shelf cells. Gathered once per step, then every robot takes the nearest of its list. */
 static void rw_gather_jobs(Rware *env) {
     int n = 0;
-    for (int k = 0; k < env->cfg.requests; k++) {
-        const RwareShelf *s = &env->shelves[env->requested[k]];
-        if (!s->carried) env->free_requests[n++] = s->cell;
-    }
+    for (int k = 0; k < env->cfg.requests; k++)
+        if (env->request_cell[k] >= 0) env->free_requests[n++] = env->request_cell[k];
     env->n_free_requests = n;
 }
 
@@ -184,9 +192,12 @@ static inline int rw_job(const Rware *env, const RwareAgent *ag) {
     const int counts[3] = {env->n_free_requests, env->num_goals, env->n_empty};
     const int *cells = lists[ag->load];
     int count = counts[ag->load];
-    int best = -1, best_d = 1 << 30, x = env->cx[ag->cell], y = env->cy[ag->cell];
+    int best = -1, best_d = 1 << 30, x, y;
+    rw_xy(env, ag->cell, &x, &y);
     for (int k = 0; k < count; k++) {
-        int dx = env->cx[cells[k]] - x, dy = env->cy[cells[k]] - y;
+        int cx, cy;
+        rw_xy(env, cells[k], &cx, &cy);
+        int dx = cx - x, dy = cy - y;
         int d = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
         if (d < best_d) { best_d = d; best = cells[k]; }
     }
@@ -211,7 +222,10 @@ static void rw_write_obs(Rware *env) {
         o[8] = 0;
         int job = rw_job(env, ag);
         if (job >= 0) {
-            int dx = env->cx[job] - env->cx[ag->cell], dy = env->cy[job] - env->cy[ag->cell];
+            int jx, jy, x, y;
+            rw_xy(env, job, &jx, &jy);
+            rw_xy(env, ag->cell, &x, &y);
+            int dx = jx - x, dy = jy - y;
             int d = ag->dir, r = (d + 1) & 3;
             o[7] = (signed char)rw_clip(dx * fx[d] + dy * fy[d]);
             o[8] = (signed char)rw_clip(dx * fx[r] + dy * fy[r]);
@@ -236,6 +250,7 @@ static void rw_request(Rware *env, int slot) {
         }
     }
     env->requested[slot] = pick;
+    env->request_cell[slot] = env->shelves[pick].cell;
     env->shelves[pick].requested = 1;
     env->shelves[pick].pickup_paid = 0;
     rw_update_code(env, env->shelves[pick].cell);
@@ -333,6 +348,12 @@ static void rw_empty_slots_remove(Rware *env, int cell) {
         if (env->empty_slots[k] == cell) { env->empty_slots[k] = env->empty_slots[--env->n_empty]; return; }
 }
 
+/* A requested shelf was lifted (cell -1) or put down again before its delivery (its cell). */
+static void rw_request_moved(Rware *env, int shelf, int cell) {
+    for (int k = 0; k < env->cfg.requests; k++)
+        if (env->requested[k] == shelf) { env->request_cell[k] = cell; return; }
+}
+
 static float rw_toggle(Rware *env, int i) {
     RwareAgent *ag = &env->agents[i];
     int cell = ag->cell;
@@ -343,6 +364,7 @@ static float rw_toggle(Rware *env, int i) {
         ag->shelf = shelf;
         ag->load = s->requested ? RW_CARRY_REQUESTED : RW_CARRY_OTHER;
         s->carried = 1;
+        if (s->requested) rw_request_moved(env, shelf, -1);
         env->shelf_at[cell] = 0;  /* the shelf now rides on the robot: the cell is an empty slot */
         env->empty_slots[env->n_empty++] = cell;
         rw_update_code(env, cell);
@@ -355,6 +377,7 @@ static float rw_toggle(Rware *env, int i) {
     s->delivered = 0;
     s->carried = 0;
     s->cell = cell;
+    if (s->requested) rw_request_moved(env, ag->shelf, cell);
     env->shelf_at[cell] = (unsigned short)(ag->shelf + 1);
     ag->shelf = -1;
     ag->load = RW_EMPTY_HANDED;
@@ -366,9 +389,9 @@ static float rw_toggle(Rware *env, int i) {
 static void c_step(Rware *env) {
     int n = env->num_agents;
     float *rewards = env->rewards;
-    unsigned short stamp = ++env->stamp;
+    unsigned char stamp = ++env->stamp;
     if (stamp == 0) {  /* wrapped: clear old stamps so none collides with a new one */
-        memset(env->claim, 0, sizeof(unsigned short) * (size_t)env->cells);
+        memset(env->claim, 0, (size_t)env->cells);
         stamp = env->stamp = 1;
     }
     /* turns, lifts, and the cell each forward-moving robot wants */
@@ -410,14 +433,14 @@ static void c_step(Rware *env) {
         if (env->moving[i]) {
             int from = env->agents[i].cell;
             if (env->agent_at[from] == i + 1) env->agent_at[from] = 0;
-            rw_update_code(env, from);
+            rw_update_robot_code(env, from);
         }
     for (int i = 0; i < n; i++) {
         RwareAgent *ag = &env->agents[i];
         if (env->moving[i]) {
             ag->cell = env->target[i];
             env->agent_at[ag->cell] = (unsigned short)(i + 1);
-            rw_update_code(env, ag->cell);
+            rw_update_robot_code(env, ag->cell);
             ag->stuck = 0;
         }
         /* delivery: a requested shelf on a goal */
