@@ -76,8 +76,8 @@ typedef struct Rware {
      * misses (a thousand warehouses per core), so the per-cell state is kept to 7 bytes a cell and
      * nothing per cell is derivable (coordinates, the fixed flags) is stored. */
     void *block;
-    unsigned char *code;     /* [cells] all observation flags of each cell (bit k = flag k) */
-    unsigned char *kind;     /* [cells] RW_WALL / RW_HIGHWAY / RW_SLOT / RW_GOAL */
+    unsigned char *code;     /* [cells] all observation flags of each cell (bit k = flag k); the fixed
+                              * ones (wall, highway, goal) tell the cell's kind: rw_kind */
     unsigned char *claim;    /* [cells] stamp of the step that last claimed the cell as a target */
     int goals[2];
     int delta[4];            /* cell offset of one step along each heading */
@@ -102,6 +102,14 @@ typedef struct Rware {
 
 static inline int rw_cell(const Rware *env, int x, int y) { return (y + env->cfg.sight) * env->stride + x + env->cfg.sight; }
 
+/* The fixed observation flags of each cell kind (bit k = flag k). */
+static const unsigned char RW_KIND_FLAGS[4] = {1u << RW_F_WALL, 1u << RW_F_HIGHWAY, 0, 1u << RW_F_GOAL};
+#define RW_FIXED (1u << RW_F_WALL | 1u << RW_F_HIGHWAY | 1u << RW_F_GOAL)
+/* A cell's kind from its fixed flags (other combinations do not occur). */
+static const unsigned char RW_KIND_OF[8] = {RW_SLOT, RW_WALL, RW_HIGHWAY, RW_WALL, RW_GOAL, RW_WALL, RW_WALL, RW_WALL};
+
+static inline int rw_kind(const Rware *env, int cell) { return RW_KIND_OF[env->code[cell] & RW_FIXED]; }
+
 static int c_init(Rware *env) {
     int s = env->cfg.sight;
     env->width = 3 * env->cfg.shelf_cols + 1;
@@ -112,7 +120,7 @@ static int c_init(Rware *env) {
     size_t shelves = (size_t)(2 * env->cfg.shelf_cols * env->cfg.column_height * env->cfg.shelf_rows);
     /* sizes of the arrays in `block`, each rounded up to 8 bytes */
     size_t requests = (size_t)env->cfg.requests, autopilot = env->cfg.autopilot != 0;  /* path search arrays */
-    size_t sizes[] = {cells, cells, cells, 2 * cells, 2 * cells, agents * sizeof(RwareAgent),
+    size_t sizes[] = {cells, cells, 2 * cells, 2 * cells, agents * sizeof(RwareAgent),
                       requests * sizeof(int), requests * sizeof(int), requests * sizeof(int), (agents + 1) * sizeof(int),
                       agents * sizeof(int), agents * sizeof(int), agents * sizeof(float), shelves * sizeof(RwareShelf),
                       autopilot * 2 * cells, autopilot * cells * sizeof(int)};
@@ -124,22 +132,23 @@ static int c_init(Rware *env) {
     env->block = p;
     void *arrays[N_ARRAYS];
     for (int k = 0; k < N_ARRAYS; k++) { arrays[k] = p; p += (sizes[k] + 7) & ~(size_t)7; }
-    env->code = arrays[0]; env->kind = arrays[1]; env->claim = arrays[2]; env->agent_at = arrays[3];
-    env->shelf_at = arrays[4]; env->agents = arrays[5]; env->requested = arrays[6]; env->request_cell = arrays[7];
-    env->free_requests = arrays[8]; env->empty_slots = arrays[9]; env->target = arrays[10]; env->moving = arrays[11];
-    env->returns = arrays[12]; env->shelves = arrays[13]; env->dist = arrays[14]; env->queue = arrays[15];
+    env->code = arrays[0]; env->claim = arrays[1]; env->agent_at = arrays[2]; env->shelf_at = arrays[3];
+    env->agents = arrays[4]; env->requested = arrays[5]; env->request_cell = arrays[6]; env->free_requests = arrays[7];
+    env->empty_slots = arrays[8]; env->target = arrays[9]; env->moving = arrays[10]; env->returns = arrays[11];
+    env->shelves = arrays[12]; env->dist = arrays[13]; env->queue = arrays[14];
     env->inv_stride = ((1u << 20) + (unsigned)env->stride - 1) / (unsigned)env->stride;
     int slots = 0;
+    memset(env->code, RW_KIND_FLAGS[RW_WALL], cells);  /* the border; the field is written next */
     for (int y = 0; y < env->height; y++)
         for (int x = 0; x < env->width; x++) {
             int highway = x % 3 == 0 || y % (env->cfg.column_height + 1) == 0 || y >= env->height - 2;
-            env->kind[rw_cell(env, x, y)] = highway ? RW_HIGHWAY : RW_SLOT;
+            env->code[rw_cell(env, x, y)] = RW_KIND_FLAGS[highway ? RW_HIGHWAY : RW_SLOT];
             slots += !highway;
         }
     env->num_goals = 2;
     env->goals[0] = rw_cell(env, env->width / 2 - 1, env->height - 1);
     env->goals[1] = rw_cell(env, env->width / 2, env->height - 1);
-    for (int g = 0; g < env->num_goals; g++) env->kind[env->goals[g]] = RW_GOAL;
+    for (int g = 0; g < env->num_goals; g++) env->code[env->goals[g]] = RW_KIND_FLAGS[RW_GOAL];
     env->num_shelves = slots;
     env->delta[RW_UP] = -env->stride;
     env->delta[RW_RIGHTWARD] = 1;
@@ -148,8 +157,6 @@ static int c_init(Rware *env) {
     return 0;
 }
 
-/* The fixed observation flags of each cell kind (bit k = flag k). */
-static const unsigned char RW_KIND_FLAGS[4] = {1u << RW_F_WALL, 1u << RW_F_HIGHWAY, 0, 1u << RW_F_GOAL};
 
 /* Column and row of a padded cell: cells < 2^20 / stride always (stride <= 55, cells < 8000). */
 static inline void rw_xy(const Rware *env, int cell, int *x, int *y) {
@@ -159,10 +166,10 @@ static inline void rw_xy(const Rware *env, int cell, int *x, int *y) {
 
 /* Recompute the observation flags of one cell from the state. */
 static inline void rw_update_code(Rware *env, int cell) {
-    unsigned code = RW_KIND_FLAGS[env->kind[cell]];
+    unsigned code = env->code[cell] & RW_FIXED;
     int shelf = env->shelf_at[cell] - 1, agent = env->agent_at[cell] - 1;
     if (shelf >= 0) code |= 1u << RW_F_SHELF | (unsigned)env->shelves[shelf].requested << RW_F_REQUESTED;
-    else if (env->kind[cell] == RW_SLOT) code |= 1u << RW_F_FREE_SLOT;
+    else if (code == 0) code |= 1u << RW_F_FREE_SLOT;  /* a shelf cell (no fixed flag) */
     if (agent >= 0) code |= 1u << RW_F_AGENT | (unsigned)(env->agents[agent].shelf >= 0) << RW_F_LOADED;
     env->code[cell] = (unsigned char)code;
 }
@@ -263,7 +270,7 @@ static void rw_new_episode(Rware *env) {
     memset(env->shelf_at, 0, sizeof(unsigned short) * (size_t)env->cells);
     int k = 0;
     for (int cell = 0; cell < env->cells; cell++) {
-        if (env->kind[cell] != RW_SLOT) continue;
+        if (rw_kind(env, cell) != RW_SLOT) continue;
         env->shelves[k] = (RwareShelf){cell, 0, 0, 0, 0};
         env->shelf_at[cell] = (unsigned short)(k + 1);
         k++;
@@ -274,7 +281,7 @@ static void rw_new_episode(Rware *env) {
         int cell;
         do {
             cell = rw_cell(env, ocean_randint(&env->rng, env->width), ocean_randint(&env->rng, env->height));
-        } while (env->kind[cell] != RW_HIGHWAY || env->agent_at[cell]);
+        } while (rw_kind(env, cell) != RW_HIGHWAY || env->agent_at[cell]);
         env->agents[i] = (RwareAgent){cell, ocean_randint(&env->rng, 4), -1, RW_EMPTY_HANDED, 0};
         env->agent_at[cell] = (unsigned short)(i + 1);
         env->returns[i] = 0;
@@ -306,7 +313,7 @@ static void rw_distances(Rware *env, int job, int loaded, int self) {
         int c = queue[head++];
         for (int d = 0; d < 4; d++) {
             int n = c + env->delta[d];
-            if (dist[n] >= 0 || env->kind[n] == RW_WALL || (loaded && env->shelf_at[n])) continue;
+            if (dist[n] >= 0 || rw_kind(env, n) == RW_WALL || (loaded && env->shelf_at[n])) continue;
             if (env->agent_at[n] && n != self) continue;
             dist[n] = (short)(dist[c] + 1);
             queue[tail++] = n;
@@ -319,13 +326,13 @@ static int rw_scripted_action(Rware *env, int i) {
     int load = ag->load, here = ag->cell;
     int shelf = env->shelf_at[here] - 1;
     if (load == RW_EMPTY_HANDED && shelf >= 0 && env->shelves[shelf].requested) return RW_TOGGLE;
-    if (load == RW_CARRY_OTHER && env->kind[here] == RW_SLOT && shelf < 0) return RW_TOGGLE;
+    if (load == RW_CARRY_OTHER && rw_kind(env, here) == RW_SLOT && shelf < 0) return RW_TOGGLE;
     rw_gather_jobs(env);  /* robots earlier in this step may have lifted a request */
     int job = rw_job(env, ag);
     if (job < 0) return RW_NOOP;
     if (ag->stuck >= 4) {  /* give way: turn at random until a free cell is ahead, then step into it */
         int ahead = here + env->delta[ag->dir];
-        if (env->kind[ahead] != RW_WALL && !env->agent_at[ahead] && !(ag->shelf >= 0 && env->shelf_at[ahead]))
+        if (rw_kind(env, ahead) != RW_WALL && !env->agent_at[ahead] && !(ag->shelf >= 0 && env->shelf_at[ahead]))
             return RW_FORWARD;
         return ocean_randint(&env->rng, 2) ? RW_LEFT : RW_RIGHT;
     }
@@ -371,7 +378,7 @@ static float rw_toggle(Rware *env, int i) {
         if (s->requested && !s->pickup_paid) { s->pickup_paid = 1; return 0.5f; }
         return 0;
     }
-    if (env->kind[cell] != RW_SLOT || env->shelf_at[cell]) return 0;
+    if (rw_kind(env, cell) != RW_SLOT || env->shelf_at[cell]) return 0;
     RwareShelf *s = &env->shelves[ag->shelf];
     float reward = s->delivered ? 0.5f : 0.0f;
     s->delivered = 0;
@@ -407,7 +414,7 @@ static void c_step(Rware *env) {
         if (a == RW_TOGGLE) rewards[i] = rw_toggle(env, i);
         else if (a == RW_FORWARD) {
             int t = ag->cell + env->delta[ag->dir];
-            int blocked = env->kind[t] == RW_WALL || (ag->shelf >= 0 && env->shelf_at[t]);
+            int blocked = rw_kind(env, t) == RW_WALL || (ag->shelf >= 0 && env->shelf_at[t]);
             if (!blocked && env->claim[t] != stamp) {
                 env->claim[t] = stamp;
                 env->target[i] = t;
@@ -444,7 +451,7 @@ static void c_step(Rware *env) {
             ag->stuck = 0;
         }
         /* delivery: a requested shelf on a goal */
-        if (ag->shelf >= 0 && env->kind[ag->cell] == RW_GOAL && env->shelves[ag->shelf].requested) {
+        if (ag->shelf >= 0 && rw_kind(env, ag->cell) == RW_GOAL && env->shelves[ag->shelf].requested) {
             RwareShelf *s = &env->shelves[ag->shelf];
             s->requested = 0;
             s->delivered = 1;
@@ -487,7 +494,7 @@ static void c_render_rgb(Rware *env, unsigned char *frame) {
     int h = env->height * RW_SCALE, w = env->width * RW_SCALE;
     for (int y = 0; y < env->height; y++)
         for (int x = 0; x < env->width; x++) {
-            int cell = rw_cell(env, x, y), kind = env->kind[cell];
+            int cell = rw_cell(env, x, y), kind = rw_kind(env, cell);
             const unsigned char *rgb = kind == RW_GOAL ? goal_rgb : (kind == RW_HIGHWAY ? highway_rgb : floor_rgb);
             ocean_fill_rect(frame, h, w, x * RW_SCALE, y * RW_SCALE, RW_SCALE - 1, RW_SCALE - 1, rgb);
             int shelf = env->shelf_at[cell] - 1;
@@ -520,7 +527,7 @@ static int c_render_text(Rware *env, char *out, int cap) {
     ocean_putc(&t, '\n');
     for (int y = 0; y < env->height; y++) {
         for (int x = 0; x < env->width; x++) {
-            int cell = rw_cell(env, x, y), kind = env->kind[cell];
+            int cell = rw_cell(env, x, y), kind = rw_kind(env, cell);
             char ch = kind == RW_GOAL ? 'G' : (kind == RW_HIGHWAY ? ':' : '.');
             int shelf = env->shelf_at[cell] - 1;
             if (shelf >= 0) ch = env->shelves[shelf].requested ? 'R' : '#';
