@@ -58,7 +58,9 @@ typedef struct RwareAgent {
     int shelf;          /* carried shelf, or -1 */
     int load;           /* RW_EMPTY_HANDED / RW_CARRY_REQUESTED / RW_CARRY_OTHER, kept with `shelf` */
     int stuck;          /* autopilot: steps without progress */
-} RwareAgent;
+    int target, moving; /* per-step scratch: the cell a forward move wants, whether it goes ahead */
+    float ret;          /* the episode's return so far */
+} RwareAgent;  /* 32 bytes: what a step reads and writes per robot is together */
 
 typedef struct RwareShelf {
     int cell;
@@ -90,10 +92,8 @@ typedef struct Rware {
     int *request_cell;       /* [requests] cell of each requested shelf, -1 while a robot carries it */
     int *empty_slots, n_empty;  /* slots without a shelf: at most one per carried shelf */
     int *free_requests, n_free_requests;  /* [requests] cells of requested shelves nobody carries */
-    int *target, *moving;    /* [num_agents] per-step scratch */
     short *dist;             /* [cells] path lengths to a robot's job (allocated with autopilot only) */
     int *queue;              /* [cells] the breadth-first search's queue (allocated with autopilot only) */
-    float *returns;          /* [num_agents] */
     unsigned char stamp;
     int tick, deliveries;
 } Rware;
@@ -122,7 +122,7 @@ static int c_init(Rware *env) {
     size_t requests = (size_t)env->cfg.requests, autopilot = env->cfg.autopilot != 0;  /* path search arrays */
     size_t sizes[] = {cells, cells, 2 * cells, 2 * cells, agents * sizeof(RwareAgent),
                       requests * sizeof(int), requests * sizeof(int), requests * sizeof(int), (agents + 1) * sizeof(int),
-                      agents * sizeof(int), agents * sizeof(int), agents * sizeof(float), shelves * sizeof(RwareShelf),
+                      shelves * sizeof(RwareShelf),
                       autopilot * 2 * cells, autopilot * cells * sizeof(int)};
     enum { N_ARRAYS = sizeof(sizes) / sizeof(sizes[0]) };
     size_t total = 0;
@@ -134,8 +134,7 @@ static int c_init(Rware *env) {
     for (int k = 0; k < N_ARRAYS; k++) { arrays[k] = p; p += (sizes[k] + 7) & ~(size_t)7; }
     env->code = arrays[0]; env->claim = arrays[1]; env->agent_at = arrays[2]; env->shelf_at = arrays[3];
     env->agents = arrays[4]; env->requested = arrays[5]; env->request_cell = arrays[6]; env->free_requests = arrays[7];
-    env->empty_slots = arrays[8]; env->target = arrays[9]; env->moving = arrays[10]; env->returns = arrays[11];
-    env->shelves = arrays[12]; env->dist = arrays[13]; env->queue = arrays[14];
+    env->empty_slots = arrays[8]; env->shelves = arrays[9]; env->dist = arrays[10]; env->queue = arrays[11];
     env->inv_stride = ((1u << 20) + (unsigned)env->stride - 1) / (unsigned)env->stride;
     int slots = 0;
     memset(env->code, RW_KIND_FLAGS[RW_WALL], cells);  /* the border; the field is written next */
@@ -284,7 +283,6 @@ static void rw_new_episode(Rware *env) {
         } while (rw_kind(env, cell) != RW_HIGHWAY || env->agent_at[cell]);
         env->agents[i] = (RwareAgent){cell, ocean_randint(&env->rng, 4), -1, RW_EMPTY_HANDED, 0};
         env->agent_at[cell] = (unsigned short)(i + 1);
-        env->returns[i] = 0;
     }
     for (int cell = 0; cell < env->cells; cell++) rw_update_code(env, cell);
     for (int r = 0; r < env->cfg.requests; r++) rw_request(env, r);
@@ -408,7 +406,7 @@ static void c_step(Rware *env) {
         RwareAgent *ag = &env->agents[i];
         int a = env->cfg.autopilot ? rw_scripted_action(env, i) : ocean_clamp(env->actions[i], RW_ACTIONS);
         rewards[i] = 0;
-        env->moving[i] = 0;
+        ag->moving = 0;
         static const int turn[RW_ACTIONS] = {0, 0, 3, 1, 0};
         ag->dir = (ag->dir + turn[a]) & 3;
         if (a == RW_TOGGLE) rewards[i] = rw_toggle(env, i);
@@ -417,8 +415,8 @@ static void c_step(Rware *env) {
             int blocked = rw_kind(env, t) == RW_WALL || (ag->shelf >= 0 && env->shelf_at[t]);
             if (!blocked && env->claim[t] != stamp) {
                 env->claim[t] = stamp;
-                env->target[i] = t;
-                env->moving[i] = 1;
+                ag->target = t;
+                ag->moving = 1;
             }
         }
     }
@@ -427,25 +425,25 @@ static void c_step(Rware *env) {
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < n; i++) {
-            if (!env->moving[i]) continue;
-            int j = env->agent_at[env->target[i]] - 1;
+            if (!env->agents[i].moving) continue;
+            int j = env->agent_at[env->agents[i].target] - 1;
             if (j < 0) continue;
-            if (!env->moving[j] || env->target[j] == env->agents[i].cell) {
-                env->moving[i] = 0;
+            if (!env->agents[j].moving || env->agents[j].target == env->agents[i].cell) {
+                env->agents[i].moving = 0;
                 changed = 1;
             }
         }
     }
     for (int i = 0; i < n; i++)
-        if (env->moving[i]) {
+        if (env->agents[i].moving) {
             int from = env->agents[i].cell;
             if (env->agent_at[from] == i + 1) env->agent_at[from] = 0;
             rw_update_robot_code(env, from);
         }
     for (int i = 0; i < n; i++) {
         RwareAgent *ag = &env->agents[i];
-        if (env->moving[i]) {
-            ag->cell = env->target[i];
+        if (ag->moving) {
+            ag->cell = ag->target;
             env->agent_at[ag->cell] = (unsigned short)(i + 1);
             rw_update_robot_code(env, ag->cell);
             ag->stuck = 0;
@@ -461,7 +459,7 @@ static void c_step(Rware *env) {
             for (int r = 0; r < env->cfg.requests; r++)
                 if (env->requested[r] == ag->shelf) { rw_request(env, r); break; }
         }
-        env->returns[i] += rewards[i];
+        ag->ret += rewards[i];
     }
     env->tick++;
     int timeout = env->tick >= env->cfg.max_steps;
@@ -471,7 +469,7 @@ static void c_step(Rware *env) {
     }
     if (timeout) {
         float total = 0;
-        for (int i = 0; i < n; i++) total += env->returns[i];
+        for (int i = 0; i < n; i++) total += env->agents[i].ret;
         float per_agent = (float)env->deliveries / (float)n;
         float perf = per_agent * 25.0f / (float)env->cfg.max_steps;  /* one delivery per 25 robot-steps = 1 */
         ocean_log_episode(&env->log, total / (float)n, (float)env->tick, per_agent, perf > 1 ? 1 : perf);
