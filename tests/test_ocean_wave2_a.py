@@ -14,6 +14,7 @@ import pytest
 import pufferlib
 from pufferlib.ocean import tools
 from pufferlib.pufferenv import APIUsageError
+from test_ocean import test_sanitized_100k_random_steps as sanitized_run  # one body for both files
 
 SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
@@ -414,15 +415,7 @@ def test_rware_scripted_delivers_and_rewards_add_up():
 @pytest.mark.parametrize('case', list(CASES))
 @pytest.mark.parametrize('autopilot', [False, True])
 def test_sanitized_100k_random_steps(case, autopilot):
-    env = make(case, num_envs=4, seed=2, autopilot=autopilot)
-    pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=2)
-    wild = np.random.default_rng(2).integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max,
-                                             size=pool.shape, dtype=np.int64).astype(np.int32)
-    for t in range(100_000 // env.num_agents):
-        env.step(wild[t % 256] if t % 7 == 0 else pool[t % 256])
-        if t % 5000 == 0:
-            env.render(index=t % 4)
-            env.render_text(index=t % 4)
-    env.reset(seed=3)
-    env.log()
-    env.close()
+    """The run of tests/test_ocean.py (wild and random actions, rendering), on the variants and the
+    scripted policies, whose code paths the default options do not take."""
+    name, config = CASES[case]
+    sanitized_run(name, {**config, 'autopilot': autopilot})
