@@ -65,6 +65,16 @@ static inline void seats_write_masks(const OceanSeats *s, unsigned char *action_
     }
 }
 
+/* Zero every row's reward and flags before a step adds its rewards to them (for games that pay more
+ * than the final result, unlike seats_finish_step). */
+static inline void seats_clear_step(const OceanSeats *s, float *rewards, unsigned char *terminals,
+                                    unsigned char *truncations) {
+    int rows = s->two_player ? 2 : 1;
+    memset(rewards, 0, sizeof(float) * (size_t)rows);
+    memset(terminals, 0, (size_t)rows);
+    memset(truncations, 0, (size_t)rows);
+}
+
 /* Write every row's reward and flags for a step; when the game is `done`, pay each row its player's
  * share of the zero-sum `payoff0` (player 0's payoff) and log one episode per row. */
 static inline void seats_finish_step(const OceanSeats *s, float *rewards, unsigned char *terminals,

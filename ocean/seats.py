@@ -1,11 +1,13 @@
-"""The Python side of ocean/seats.h: two-player, turn-based Ocean envs (puffer_kuhn, puffer_leduc).
+"""The Python side of ocean/seats.h: two-player, turn-based Ocean envs (kuhn, leduc, go, tripletriad).
 
 On every step only the row whose player is to act is live. The C env says so through its action
 masks (a waiting row's mask allows action 0 alone, a live row's at least two actions), and this
 subclass turns that into `env.masks` after every reset and step: True for the row to act, False for
 the waiting row, whose action the env ignores. In one-row mode (two_player=False) every row is live.
 The binding has no slot for `masks` (ocean/binding.h hands C the action masks only), hence the one
-vectorized numpy pass here instead of a C write.
+vectorized numpy pass here instead of a C write. A game whose live row can have the single legal
+action 0 (Triple Triad's forced last placement) cannot be read that way; it names the observation
+column that says whose turn it is instead (`turn_column`).
 """
 import numpy as np
 
@@ -19,7 +21,16 @@ class TurnBasedEnv(OceanEnv):
         super().__init__(*args, **kwargs)
         self._write_turns()
 
+    def turn_column(self):
+        """The observation column that is 1 for the row to act and 0 for the waiting row, or None to
+        derive the turn from the action masks."""
+        return None
+
     def _write_turns(self):
+        column = self.turn_column()
+        if column is not None:
+            np.greater(self.observations[:, column], 0.5, out=self.masks)
+            return
         # A row is live iff an action other than 0 is legal: a waiting row allows 0 alone, a live row two
         # actions or more. One strided pass per action column (a handful) is several times cheaper than a
         # reduction along axis 1.

@@ -56,6 +56,8 @@ def cmd_train(args, flags):
     if args.env is None and not args.resume:
         raise pufferlib.APIUsageError('puffer train needs an environment name (or --resume latest|RUN); '
                                       'see `puffer envs`')
+    if args.profile:
+        flags = [*flags, '--train.profile', 'true']
     config = None
     if args.resume:
         registry.find_run(args.resume, args.env)  # a missing run fails here, before torch loads
@@ -200,6 +202,9 @@ def build_parser():
     train.add_argument('--config', help='a TOML file layered over the env\'s defaults')
     train.add_argument('--resume', help='continue a run: latest, a run id, or a run directory')
     train.add_argument('--quiet', action='store_true', help='no dashboard or log lines')
+    train.add_argument('--profile', action='store_true',
+                       help='time each phase of an epoch (env, copy, forward, backward, ...): a table at the end '
+                            'and profile.json in the run directory; same as --train.profile true')
     train.add_argument('-h', '--help', action='store_true', help='show this help and every config flag')
     train.set_defaults(func=cmd_train, takes_flags=True, parser=train)
 

@@ -37,6 +37,7 @@ from pufferlib import config as configuration
 from pufferlib import registry
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import sample_logits
+from pufferlib.profile import Profile
 from pufferlib.pufferenv import EnvError, PufferError
 
 
@@ -55,6 +56,23 @@ def resolve_device(name: str) -> torch.device:
     if device.type == 'cuda' and not torch.cuda.is_available():
         raise configuration.ConfigError(f'train.device={name!r} but no CUDA device is available; use cpu or auto')
     return device
+
+
+def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
+    """train.torch_threads, where 0 means the cores that the env worker processes leave free (at least 1).
+
+    torch's own default is one thread per core, but here the trainer shares the cores with the env
+    workers: while one half of the envs steps, the policy acts on the other, and each of torch's
+    parallel regions then waits for a thread whose core a worker holds. On 2 shared cores with 2
+    workers, breakout trained 3-30x faster with one thread than with two, in every round, and the
+    gap grew with the machine's load (docs/benchmarks.md, "Where the time goes";
+    scripts/bench_profile.py). Serial envs step in this process, between the policy's calls, so
+    they leave every core to torch."""
+    if setting > 0:
+        return setting
+    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else \
+        vecenv.num_workers - (1 if getattr(vecenv, 'local_worker', False) else 0)
+    return max(1, pufferlib.vector.cpu_count() - workers)
 
 
 def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
@@ -254,6 +272,7 @@ class Trainer:
         self.episode_infos = []
         self.started = False
         self.losses = {}
+        self.profile = Profile(train.get('profile', False), self.device)  # see pufferlib/profile.py
 
     # --- rollout ------------------------------------------------------------------------------
 
@@ -269,6 +288,7 @@ class Trainer:
         blocks = vecenv.num_agents // vecenv.agents_per_batch
         while len(self.held) < blocks:
             obs, rewards, terminals, truncations, infos, ids, masks = vecenv.recv()
+            self.profile.lap('env')
             if infos:
                 self.episode_infos.extend(infos)
             rows = slice(int(ids[0]), int(ids[-1]) + 1)
@@ -282,8 +302,10 @@ class Trainer:
                     for tensor in self.state.values():
                         tensor[rows] *= keep  # a new episode starts with a blank memory
             obs = torch.from_numpy(obs)
+            self.profile.lap('copy')
             if t == self.horizon:
                 self.last_values[rows] = self._value(obs, rows)
+                self.profile.lap('rollout_forward')
                 self.held.append((obs, ids, masks))
                 self.step_of_row[rows] = 0  # its next action starts the next segment
                 continue
@@ -291,6 +313,7 @@ class Trainer:
 
     def _policy_step(self, obs, state):
         obs = obs.to(self.device, non_blocking=True)
+        self.profile.lap('copy')
         with torch.no_grad(), self.autocast:
             if self.recurrent:
                 logits, value = self.policy.forward_eval(obs, state)
@@ -315,6 +338,7 @@ class Trainer:
             state = None
         obs, logits, value = self._policy_step(obs, state)
         action, logprob, _ = sample_logits(logits)
+        self.profile.lap('rollout_forward')
         if self.recurrent:
             for key, tensor in state.items():
                 self.state[key][rows] = tensor
@@ -326,7 +350,10 @@ class Trainer:
             self.masks[rows, t] = torch.from_numpy(np.asarray(masks)).to(self.device, torch.float32)
         self.step_of_row[rows] = t + 1
         self.global_step += len(ids)
-        self.vecenv.send(action.cpu().numpy().astype(self.vecenv.action_dtype, copy=False), ids)
+        action = action.cpu().numpy().astype(self.vecenv.action_dtype, copy=False)
+        self.profile.lap('copy')
+        self.vecenv.send(action, ids)
+        self.profile.lap('env')
 
     # --- update -------------------------------------------------------------------------------
 
@@ -353,6 +380,7 @@ class Trainer:
             idx = torch.multinomial(probs, self.minibatch_segments, replacement=True)
             weights = (self.segments * probs[idx]).pow(-beta)
             weights = (weights / weights.max()).unsqueeze(1)
+            self.profile.lap('advantage')
 
             mb_adv = advantages[idx]
             returns = mb_adv + self.values[idx]
@@ -388,13 +416,16 @@ class Trainer:
             v_loss = (v_loss * mask).sum() / count
             entropy_mean = (entropy * mask).sum() / count
             loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
+            self.profile.lap('update_forward')
 
             for optimizer in self.optimizers:
                 optimizer.zero_grad(set_to_none=True)
             loss.backward()
+            self.profile.lap('backward')
             torch.nn.utils.clip_grad_norm_(params, c['max_grad_norm'])
             for optimizer in self.optimizers:
                 optimizer.step()
+            self.profile.lap('optimizer')
 
             with torch.no_grad():
                 stats = {'policy_loss': pg_loss.item(), 'value_loss': v_loss.item(), 'entropy': entropy_mean.item(),
@@ -402,8 +433,10 @@ class Trainer:
                          'clipfrac': ((ratio - 1).abs() > c['clip_coef']).float().mean().item()}
             for key, value in stats.items():
                 totals[key] = totals.get(key, 0.0) + value
+            self.profile.lap('stats')
         for scheduler in self.schedulers:
             scheduler.step()
+        self.profile.lap('optimizer')
         self.epoch += 1
         n = max(1, minibatches)
         self.losses = {key: value / n for key, value in totals.items()}
@@ -543,6 +576,7 @@ def set_up(env, config, flags, resume, run_dir, dist):
     np.random.seed(train_config['seed'] + dist.rank)
     device = dist.device(resolve_device(train_config['device']))
     vecenv = make_vecenv(env, config, seed_offset=1000 * dist.rank)
+    torch.set_num_threads(torch_threads(train_config['torch_threads'], vecenv))
     try:
         policy = make_policy(vecenv, config)
         trainer = Trainer(config, vecenv, policy, device=device, distributed=dist.enabled, env_name=env_name)
@@ -574,6 +608,7 @@ def loop(job, printer=None, quiet=False, on_log=None):
     dashboard = Dashboard(job.env_name, trainer, job.run_dir, printer=printer, quiet=quiet or not leader)
     metrics = Metrics(job.run_dir, job.config, job.resumed) if leader else None
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
+    trainer.profile.start(trainer.global_step)
 
     def stop(signum, frame):
         job.interrupted = signal.Signals(signum).name
@@ -589,9 +624,11 @@ def loop(job, printer=None, quiet=False, on_log=None):
                 is_last = trainer.epoch >= trainer.total_epochs
                 if leader and (trainer.epoch % train_config['checkpoint_interval'] == 0 or is_last):
                     job.summary['checkpoint'] = trainer.save(job.run_dir)
+                trainer.profile.lap('checkpoint')
                 if leader and (done - last_log >= train_config['log_interval'] or is_last):
                     last_log = done
                     episodes = {f'env/{k}': v for k, v in trainer.episode_stats().items()}
+                    trainer.profile.lap('stats')
                     if episodes:
                         job.summary['episodes'] = episodes  # the latest; some log rows have none
                     row = {'global_step': trainer.global_step, 'epoch': trainer.epoch,
@@ -603,6 +640,10 @@ def loop(job, printer=None, quiet=False, on_log=None):
                     job.summary['last'] = row
                     if on_log is not None and on_log(row):
                         job.interrupted = 'on_log'
+                trainer.profile.lap('logging')
+                trainer.profile.end_epoch(trainer.global_step)
+        if leader and trainer.profile.enabled:
+            job.summary['profile'] = trainer.profile.report(job.run_dir, time.time() - start, job.env_name, quiet)
     except EnvError as e:
         if leader:
             path = trainer.save(job.run_dir)

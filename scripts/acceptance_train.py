@@ -12,6 +12,9 @@
 - Ocean enduro, tetris and rware must beat their scripted baselines within 20 minutes: more cars
   passed, more lines cleared, more deliveries per robot per episode (`env/score`). The baseline is
   the env's own scripted policy (`autopilot=True`), scored here on the same config before training.
+- Second-wave games (issue 16): go 7x7 wins >= 90% of games against the capture-greedy player within
+  20 minutes, tripletriad >= 80% against the flip-greedy player within 10 minutes (perf = fraction of
+  games won, seats alternating), trash_pickup puts >= 90% of the trash in bins within 10 minutes.
 The table lists steps and seconds to the target, or the best value reached when it was missed.
 """
 import argparse
@@ -65,6 +68,9 @@ TASKS = {
     'puffer_enduro': ('env/score', scripted_baseline, 1200, 300_000_000),
     'puffer_tetris': ('env/score', scripted_baseline, 1200, 300_000_000),
     'puffer_rware': ('env/score', scripted_baseline, 1200, 300_000_000),
+    'puffer_go': ('env/perf', 0.90, 1200, None),
+    'puffer_tripletriad': ('env/perf', 0.80, 600, None),
+    'puffer_trash_pickup': ('env/perf', 0.90, 600, None),
 }
 
 

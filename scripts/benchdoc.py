@@ -5,9 +5,9 @@
     .venv/bin/python scripts/benchdoc.py --quick                                  # a short check, no doc update
     .venv/bin/python scripts/benchdoc.py --short                                  # one round of short runs, written
 
-A sitting with both peers takes about 45 minutes on 2 quiet cores (ocean ~3, vector ~10, training
-~30, of which up to 13 are the CartPole runs to 475, each stopped at 120 s); the time it took is
-written at the top of docs/benchmarks.md.
+A sitting with both peers takes about 55 minutes on 2 quiet cores (ocean ~3, vector ~10, training
+~30, of which up to 13 are the CartPole runs to 475, each stopped at 120 s, profile ~10); the time
+it took is written at the top of docs/benchmarks.md.
 
 Every script measures its peers in the same run, interleaved: round 1 runs ours, then each peer,
 round 2 again, and so on, so a slow stretch of this shared machine hits every side alike. It prints
@@ -287,12 +287,13 @@ def run_main(main):
 # One sitting: every script, one after the other
 # ---------------------------------------------------------------------------------------------
 
-SCRIPTS = ('bench_ocean.py', 'bench_vector.py', 'bench_train.py')
+SCRIPTS = ('bench_ocean.py', 'bench_vector.py', 'bench_train.py', 'bench_profile.py')
 # --short: one round of short runs per script, written to the doc (each section states its rounds
 # and seconds): a check of the whole path, not figures to quote.
 SHORT = {'bench_ocean.py': ['--repeats', '1', '--seconds', '0.3'],
          'bench_vector.py': ['--repeats', '1', '--seconds', '0.3'],
-         'bench_train.py': ['--repeats', '1', '--seconds', '5', '--solve-seconds', '30']}
+         'bench_train.py': ['--repeats', '1', '--seconds', '5', '--solve-seconds', '30'],
+         'bench_profile.py': ['--repeats', '1', '--epochs', '5']}
 
 
 def sitting(args):

@@ -5,7 +5,7 @@
 # access, leak-free use-after-free or UB aborts the test process. (tests/test_ocean_spec.py builds its
 # own probe envs, which the sanitized tree does not hold.)
 #
-#   scripts/sanitize_ocean.sh              # from the repository root; extra args go to pytest
+#   scripts/sanitize_ocean.sh              # from the repository root; extra args are passed to pytest
 #
 # The sanitized build goes to build/sanitize, so the optimised in-place build stays untouched;
 # PUFFER_OCEAN_LIB tells pufferlib.ocean to load the bindings from there.

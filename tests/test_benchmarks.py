@@ -14,6 +14,7 @@ SCRIPTS = os.path.join(ROOT, 'scripts')
 sys.path.insert(0, SCRIPTS)
 
 import bench_ocean  # noqa: E402
+import bench_profile  # noqa: E402
 import bench_train  # noqa: E402
 import benchdoc as bd  # noqa: E402
 
@@ -179,7 +180,7 @@ def test_the_sitting_runs_every_benchmark_script():
         assert 'bd.update_section(' in open(os.path.join(SCRIPTS, script)).read()
     doc = open(bd.DOC).read()
     assert bd.SITTING in doc, 'docs/benchmarks.md must name the one-sitting command'
-    for section in ('ocean', 'vector', 'training'):
+    for section in ('ocean', 'vector', 'training', 'profile'):
         assert f'<!-- {section}:start -->' in doc
 
 
@@ -193,3 +194,34 @@ def test_solve_table_marks_unsolved_runs_and_bounds_their_ratio():
     assert rows['CleanRL ppo.py defaults'][2:] == ['>120', '>120 / 90.0 / >120', '-', '>10.0x']
     times['ours (its CartPole-v1 config)'] = [inf]
     assert {row[5] for row in bench_train.solve_table(times, 120.0)} == {'-'}
+
+
+def _profile_report(steps_per_s, env_ms):
+    """A profile.json as the trainer writes it: 10 epochs, env_ms of each 100 ms epoch in env."""
+    from pufferlib.profile import PHASES
+    phases = {name: {'seconds': 0.0, 'percent': 0.0, 'per_epoch_ms': 0.0, 'steps_per_s': None} for name in PHASES}
+    steps = steps_per_s * 1.0
+    for name, ms in (('env', env_ms), ('backward', 100 - env_ms)):
+        phases[name] = {'seconds': ms / 100, 'percent': float(ms), 'per_epoch_ms': float(ms),
+                        'steps_per_s': steps / (ms / 100)}
+    return {'epochs': 10, 'steps': steps, 'total_s': 1.0, 'steps_per_s': steps_per_s, 'phases': phases,
+            'load_after': 3.0}
+
+
+def test_profile_render_reports_medians_ratios_and_shares():
+    reports = {1: [_profile_report(20_000, 60), _profile_report(22_000, 70), _profile_report(18_000, 50)],
+               2: [_profile_report(10_000, 30), _profile_report(11_000, 30), _profile_report(12_000, 30)]}
+    args = type('Args', (), {'repeats': 3})()
+    text = bench_profile.render(reports, args, 30 * bench_profile.epoch_steps(), "2026-11-23; a test")
+    # first cell (up to a note in brackets) -> the row
+    rows = {line.split(' | ')[0].lstrip('| ').split(' (')[0]: line for line in text.splitlines()
+            if line.startswith('| ')}
+    assert '| 20,000 | 20k / 22k / 18k | 20% | 1.82x |' in rows['1']     # median 20k vs median 11k
+    assert rows['2'].endswith('| 1.00x |')
+    assert '| 60.0 | 60.0 | 33,333 | 30.0 | 30.0 |' in rows['env']      # medians of ms, % and steps/s alone
+    assert rows['other'].endswith('| 0.0 | 0.0 | - | 0.0 | 0.0 | - |')   # under 0.5%: no steps/s alone
+    assert 'With 1 thread the rollout (env wait, copies, inference) takes 60%' in text
+    assert 'puffer train puffer_breakout --profile --quiet --train.device cpu --train.torch-threads T' in text
+    assert '1 / 2 threads within each round: 2.00x (load 3-3), 2.00x (load 3-3), 1.50x (load 3-3); median 2.00x.' \
+        in text
+    assert 'waits for the envs' in text and 'grows most' in text

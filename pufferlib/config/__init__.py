@@ -164,6 +164,8 @@ def validate(config: dict) -> None:
     for key in positive:
         if train[key] <= 0:
             raise ConfigError(f'train.{key} must be positive, got {train[key]}')
+    if train['torch_threads'] < 0:
+        raise ConfigError(f'train.torch_threads must be >= 0 (0 = automatic), got {train["torch_threads"]}')
     if train['learning_rate'] <= 0:
         raise ConfigError(f'train.learning_rate must be positive, got {train["learning_rate"]}')
     if train['minibatch_size'] % train['bptt_horizon']:
