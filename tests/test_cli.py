@@ -20,6 +20,7 @@ BAD_INPUTS = [
     (['train', 'puffer_pong', '--env.max-score', '0'], r'max_score=0 is outside \[1, 1000\]'),
     (['train', 'puffer_pong', '--env.max-score', '2.5'], 'max_score must be int'),
     (['train', 'puffer_pong', '--env.max-scor', '3'], "unknown option 'max_scor'"),
+    (['train', 'puffer_rware', '--env.robots', '200'], 'robots must fit on the highway cells.*use fewer robots'),
     (['train', 'CartPole-v1', '--env.foo', '3', '--vec.backend', 'Serial'], "takes no option 'foo'"),
     (['train', 'puffer_pong', '--vec.num-envs', '3', '--vec.num-workers', '2'], 'must be divisible'),
     (['train', 'puffer_pong', '--config', '/nonexistent/x.toml'], 'does not exist'),
