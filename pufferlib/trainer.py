@@ -39,7 +39,7 @@ from pufferlib import registry, rundir
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import sample_logits
 from pufferlib.profile import Profile
-from pufferlib.pufferenv import EnvError, PufferError
+from pufferlib.pufferenv import EnvError, PufferError, nonfinite_rows
 from pufferlib.rundir import RunDirError, atomic_write, write_failure
 
 
@@ -312,9 +312,7 @@ class Trainer:
         while len(self.held) < blocks:
             obs, rewards, terminals, truncations, infos, ids, masks = vecenv.recv()
             self.profile.lap('env')
-            self._check_finite(rewards, 'rewards', ids)  # in the profile's copy phase: trainer-side work
-            if obs.dtype.kind == 'f':
-                self._check_finite(obs, 'observations', ids)
+            self._check_finite(obs, rewards, ids)  # in the profile's copy phase: trainer-side work
             if infos:
                 self.episode_infos.extend(infos)
             rows = slice(int(ids[0]), int(ids[-1]) + 1)
@@ -340,13 +338,17 @@ class Trainer:
                 continue
             self._act(obs, ids, masks, legal)
 
-    def _check_finite(self, array, what, ids):
-        """One reduction per batch; the rows are only looked for when something is wrong."""
-        if np.isfinite(array).all():
+    def _check_finite(self, obs, rewards, ids):
+        """One sum per array when all is finite (pufferlib.nonfinite_rows, which also reads the float
+        fields of structured observations); the rows are only looked for when something is wrong."""
+        bad = nonfinite_rows(obs, rewards, getattr(self.vecenv, 'obs_dtype', None))
+        if not len(bad):
             return
-        bad = ~np.isfinite(array.reshape(len(array), -1)).all(axis=1)
-        rows = (int(ids[0]) + np.flatnonzero(bad)).tolist()
-        values = sorted({str(v) for v in array[bad].ravel() if not np.isfinite(v)})
+        rows = (int(ids[0]) + bad).tolist()
+        in_rewards = not np.isfinite(rewards[bad]).all()
+        what, array = ('rewards', rewards) if in_rewards else ('observations', obs)
+        values = sorted({str(v) for v in array[bad].ravel() if not np.isfinite(v)}) if array.dtype.kind == 'f' \
+            else ['in a float field of the structured observation']
         per_env = getattr(self.vecenv, 'agents_per_env', 1)
         envs = sorted({row // per_env for row in rows})
         raise NonFiniteError(f'non-finite {what} ({", ".join(values)}) from env rows {_listing(rows)} (envs '

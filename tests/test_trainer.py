@@ -20,7 +20,7 @@ from pufferlib import config as configuration
 from pufferlib import trainer as training
 from pufferlib.cli import main
 
-from envs import FaultyEnv, NonFiniteRowEnv
+from envs import FaultyEnv, NonFiniteEnv, NonFiniteRowEnv
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 # A small, quick experiment: 2 x 32 rows of squared, 16-step segments.
@@ -319,6 +319,14 @@ def test_non_finite_env_output_stops_with_its_rows_and_step_and_a_checkpoint(exp
     state = training.load_checkpoint(path)
     assert state['epoch'] == 2 and state['global_step'] == 2 * 4 * 8  # the two good epochs, nothing after
     assert all(torch.isfinite(t).all() for t in state['policy'].values())
+
+
+def test_non_finite_float_field_of_a_structured_observation_stops_the_run(experiments):
+    """A Dict observation travels as bytes; its float field going inf is still caught (the uint8 field
+    is all 0xFF bytes, which would read as NaN if the bytes were taken for floats)."""
+    env = functools.partial(NonFiniteEnv, 'obs', 20, True)
+    with pytest.raises(training.NonFiniteError, match=r'non-finite observations \(in a float field'):
+        training.train(env, config=nonfinite_config(), quiet=True)
 
 
 def test_a_loss_that_becomes_non_finite_stops_before_the_weights_step():
