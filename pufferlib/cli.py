@@ -6,6 +6,20 @@ import pufferlib
 from pufferlib import registry
 
 
+def _add_experiment_parser(commands, name, func, epilog, *, help, env_help, folder, where, report, quiet):
+    """`puffer sweep` and `puffer league` take the same arguments: both make, resume and report an
+    experiment directory of many runs."""
+    parser = commands.add_parser(name, help=help, add_help=False, epilog=epilog,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument('env', nargs='?', help=env_help)
+    parser.add_argument('--config', help=f'a TOML file layered over the env\'s defaults (its [{name}] too)')
+    parser.add_argument('--resume', metavar=folder, help=f'continue {where}')
+    parser.add_argument('--report', metavar=folder, help=report)
+    parser.add_argument('--quiet', action='store_true', help=quiet)
+    parser.add_argument('-h', '--help', action='store_true', help='show this help')
+    parser.set_defaults(func=func, takes_flags=True, parser=parser)
+
+
 def _add_env_argument(parser):
     parser.add_argument('env', help='environment name: puffer_<name> (Ocean) or a Gymnasium id; '
                                     'see `puffer envs`')
@@ -244,27 +258,18 @@ def build_parser():
     train.add_argument('-h', '--help', action='store_true', help='show this help and every config flag')
     train.set_defaults(func=cmd_train, takes_flags=True, parser=train)
 
-    sweep = commands.add_parser('sweep', help='search hyperparameters (Protein, random, Pareto genetic, Optuna)',
-                                add_help=False, epilog=SWEEP_EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    sweep.add_argument('env', nargs='?', help='environment name (see `puffer envs`)')
-    sweep.add_argument('--config', help='a TOML file layered over the env\'s defaults (its [sweep] too)')
-    sweep.add_argument('--resume', metavar='SWEEP', help='continue a sweep directory (experiments/sweeps/...)')
-    sweep.add_argument('--report', metavar='SWEEP', help='print the trial table of a sweep and write its PNGs')
-    sweep.add_argument('--quiet', action='store_true', help='no progress line or per-trial lines')
-    sweep.add_argument('-h', '--help', action='store_true', help='show this help')
-    sweep.set_defaults(func=cmd_sweep, takes_flags=True, parser=sweep)
-
-    league = commands.add_parser('league', help='population play: self-play, fictitious self-play or PSRO',
-                                 add_help=False, epilog=LEAGUE_EPILOG,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    league.add_argument('env', nargs='?', help='a two-seat environment (puffer_kuhn, puffer_leduc, puffer_connect4)')
-    league.add_argument('--config', help='a TOML file layered over the env\'s defaults (its [league] too)')
-    league.add_argument('--resume', metavar='LEAGUE', help='continue a league directory (experiments/leagues/...)')
-    league.add_argument('--report', metavar='LEAGUE', help='print the leaderboard of a league and write its PNGs')
-    league.add_argument('--quiet', action='store_true', help='no per-iteration lines')
-    league.add_argument('-h', '--help', action='store_true', help='show this help')
-    league.set_defaults(func=cmd_league, takes_flags=True, parser=league)
+    _add_experiment_parser(commands, 'sweep', cmd_sweep, SWEEP_EPILOG,
+                           help='search hyperparameters (Protein, random, Pareto genetic, Optuna)',
+                           env_help='environment name (see `puffer envs`)',
+                           folder='SWEEP', where='a sweep directory (experiments/sweeps/...)',
+                           report='print the trial table of a sweep and write its PNGs',
+                           quiet='no progress line or per-trial lines')
+    _add_experiment_parser(commands, 'league', cmd_league, LEAGUE_EPILOG,
+                           help='population play: self-play, fictitious self-play or PSRO',
+                           env_help='a two-seat environment (puffer_kuhn, puffer_leduc, puffer_connect4)',
+                           folder='LEAGUE', where='a league directory (experiments/leagues/...)',
+                           report='print the leaderboard of a league and write its PNGs',
+                           quiet='no per-iteration lines')
 
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)

@@ -14,7 +14,7 @@ import pytest
 import pufferlib
 from pufferlib.ocean import tools
 from pufferlib.pufferenv import APIUsageError
-from test_ocean import rollout_raw, test_sanitized_100k_random_steps as sanitized_run  # one body for both files
+from test_ocean import rollout, rollout_raw, test_sanitized_100k_random_steps as sanitized_run  # one body each
 
 SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
@@ -32,14 +32,6 @@ VARIANTS = ['tetris_moves', 'rware_wide']
 def make(case, num_envs=2, seed=0, **kwargs):
     name, config = CASES.get(case, (case, {}))
     return pufferlib.make(f'puffer_{name}', num_envs=num_envs, seed=seed, **{**config, **kwargs})
-
-
-def rollout(env, actions):
-    obs, rew, term, trunc = [env.observations.copy()], [], [], []
-    for a in actions:
-        o, r, t, tr, _ = env.step(a)
-        obs.append(o.copy()), rew.append(r.copy()), term.append(t.copy()), trunc.append(tr.copy())
-    return np.array(obs), np.array(rew), np.array(term), np.array(trunc)
 
 
 def episode_means(env, steps, actions=None, seed=1):
