@@ -737,7 +737,11 @@ def test_sanitized_100k_random_steps(name, options):
     wild = np.random.default_rng(2).integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max,
                                              size=pool.shape, dtype=np.int64).astype(np.int32)
     for t in range(steps):
-        env.step(wild[t % 256] if t % 7 == 0 else pool[t % 256])
+        if t % 7 == 0:  # wild actions go straight into the buffer (step() refuses them; the C env must cope)
+            env.actions[...] = wild[t % 256]
+            env.step(env.actions)
+        else:
+            env.step(pool[t % 256])
         if t % 5000 == 0:
             env.render(index=t % 4)
             env.render_text(index=t % 4)
