@@ -826,7 +826,13 @@ class League:
     def open(self) -> None:
         """Load the last finished iteration's state and every pool policy (a corrupt one fails here,
         before anything is written), and open the arena."""
+        import torch
         records, self.names, self.payoffs, self.ratings = self.state()
+        # The arena steps its games in this process, between the policies' calls, and the networks are
+        # small: extra intra-op threads only wait on each other (two 200k-step Kuhn responses took 44-77 s
+        # with torch's default of one per core, 7-9 s with one, on the shared 2-core box).
+        # train.torch_threads > 0 overrides.
+        torch.set_num_threads(self.config['train']['torch_threads'] or 1)
         self.arena = self.open_env(self.env, self.config, self.settings['num_envs'])
         try:
             self.networks = [self.load_policy(name, self.arena) for name in self.names]

@@ -56,6 +56,23 @@ def test_each_method_fills_a_league_directory(tmp_path, method):
     assert 'p002' in open(os.path.join(path, 'leaderboard.txt')).read()
 
 
+@pytest.mark.parametrize('threads', [0, 3])
+def test_a_league_sets_torch_threads_like_the_trainer(tmp_path, threads):
+    """train.torch_threads > 0 is obeyed; 0 means one thread: the arena steps in-process and the
+    networks are small (torch's default of one thread per core ran a Kuhn league ~7x slower here)."""
+    import torch
+    before = torch.get_num_threads()
+    path = league.create('puffer_kuhn', ['--train.torch-threads', str(threads), *TINY], root=str(tmp_path))
+    opened = league.League(path)
+    try:
+        torch.set_num_threads(2)
+        opened.open()
+        assert torch.get_num_threads() == (threads or 1)
+        opened.close()
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_poker_payoffs_are_exact_expected_values():
     """GameTree's matrix products agree with OpenSpiel's own expected game value."""
     from open_spiel.python.algorithms import expected_game_score
