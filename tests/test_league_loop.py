@@ -73,6 +73,21 @@ def test_a_league_sets_torch_threads_like_the_trainer(tmp_path, threads):
         torch.set_num_threads(before)
 
 
+def test_a_psro_response_that_does_not_beat_the_meta_strategy_keeps_training(tmp_path):
+    """Tiny responses rarely beat the meta-strategy at once: each gets up to league.response_rounds rounds,
+    stopping early only once its exact gain against the meta-strategy is positive."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '4', '--league.response-rounds', '3', *TINY],
+                         root=str(tmp_path))
+    league.League(path).run(printer=None)
+    rows = iterations(path)[1:]
+    for row in rows:
+        assert 1 <= row['response_rounds'] <= 3
+        assert row['steps'] >= 2048 * row['response_rounds']
+        if row['response_rounds'] < 3:
+            assert row['response_gain'] > 1e-3
+    assert any(row['response_rounds'] > 1 for row in rows) or all(row['response_gain'] > 1e-3 for row in rows)
+
+
 def test_poker_payoffs_are_exact_expected_values():
     """GameTree's matrix products agree with OpenSpiel's own expected game value."""
     from open_spiel.python.algorithms import expected_game_score
