@@ -216,6 +216,7 @@ LEAGUE_EPILOG = """Settings (also the [league] section of a config file; docs/le
   --league.method self_play|fsp|psro   --league.iterations N   --league.steps-per-iteration STEPS
   --league.meta-solver nash|fictitious_play|alpharank|uniform   --league.fsp-sampling uniform|prioritized
   --league.num-envs GAMES   --league.eval-games N   --league.learner-seat -1|0|1   --league.seed S
+  --league.response-rounds N (psro on poker: rounds while a response does not beat the meta-strategy)
 Any other flag (--train.learning-rate 0.01, --env.KEY VALUE) sets the config every response trains with."""
 
 

@@ -310,6 +310,26 @@ def test_mixture_exploitability():
         league.mixture_exploitability('puffer_kuhn', [nash], [0.5, 0.5])
 
 
+def test_mixture_exploitability_is_the_best_pure_reply_to_the_mixture():
+    """Brute force: Kuhn has 2**12 pure policies; the best of them against the meta-strategy (each game
+    draws one member and plays it throughout) must gain exactly what the referee's aggregated policy
+    gives away. Averaging the members' action probabilities per information state, without weighting
+    by each member's reach, would give a different (wrong) number for these two members."""
+    import itertools
+    tree = league.GameTree('puffer_kuhn')
+    rng = np.random.default_rng(3)
+    members = rng.dirichlet([0.3, 0.3], size=(2, tree.states)) * tree.legal
+    weights = np.array([0.3, 0.7])
+    pure = np.array([np.eye(2)[list(bits)] for bits in itertools.product((0, 1), repeat=tree.states)])
+    best_seat0 = (tree.seat_payoffs(pure, members) @ weights).max()
+    best_seat1 = (-tree.seat_payoffs(members, pure).T @ weights).max()
+    brute = 0.5 * (best_seat0 + best_seat1)  # the members' own payoffs cancel: the game is zero-sum
+    tables = [tree.to_openspiel(m) for m in members]
+    assert league.mixture_exploitability('puffer_kuhn', tables, weights) == pytest.approx(brute, abs=1e-9)
+    averaged = tree.to_openspiel((weights @ members.reshape(2, -1)).reshape(tree.states, tree.actions))
+    assert league.exploitability('puffer_kuhn', averaged) != pytest.approx(brute, abs=1e-3)
+
+
 def test_referee_bad_input():
     with pytest.raises(APIUsageError, match="no OpenSpiel referee for 'puffer_pong'"):
         league.exploitability('puffer_pong', league.uniform_policy)

@@ -56,6 +56,38 @@ def test_each_method_fills_a_league_directory(tmp_path, method):
     assert 'p002' in open(os.path.join(path, 'leaderboard.txt')).read()
 
 
+@pytest.mark.parametrize('threads', [0, 3])
+def test_a_league_sets_torch_threads_like_the_trainer(tmp_path, threads):
+    """train.torch_threads > 0 is obeyed; 0 means one thread: the arena steps in-process and the
+    networks are small (torch's default of one thread per core ran a Kuhn league ~7x slower here)."""
+    import torch
+    before = torch.get_num_threads()
+    path = league.create('puffer_kuhn', ['--train.torch-threads', str(threads), *TINY], root=str(tmp_path))
+    opened = league.League(path)
+    try:
+        torch.set_num_threads(2)
+        opened.open()
+        assert torch.get_num_threads() == (threads or 1)
+        opened.close()
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_a_psro_response_that_does_not_beat_the_meta_strategy_keeps_training(tmp_path):
+    """Tiny responses rarely beat the meta-strategy at once: each gets up to league.response_rounds rounds,
+    stopping early only once its exact gain against the meta-strategy is positive."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '4', '--league.response-rounds', '3', *TINY],
+                         root=str(tmp_path))
+    league.League(path).run(printer=None)
+    rows = iterations(path)[1:]
+    for row in rows:
+        assert 1 <= row['response_rounds'] <= 3
+        assert row['steps'] >= 2048 * row['response_rounds']
+        if row['response_rounds'] < 3:
+            assert row['response_gain'] > 1e-3
+    assert any(row['response_rounds'] > 1 for row in rows) or all(row['response_gain'] > 1e-3 for row in rows)
+
+
 def test_poker_payoffs_are_exact_expected_values():
     """GameTree's matrix products agree with OpenSpiel's own expected game value."""
     from open_spiel.python.algorithms import expected_game_score
