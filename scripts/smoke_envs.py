@@ -58,7 +58,9 @@ def smoke(name):
         env = pufferlib.make(name)
     except ImportError as exc:
         extra = re.search(r'pufferlib\[(\w+)\]', str(exc))
-        return 'absent', (extra.group(1) if extra else ''), str(exc).split('. Install')[0]
+        if not extra:  # not a missing extra (those name theirs) but a broken import: a failure
+            return 'FAILED', '', f'import: {type(exc).__name__}: {exc}'
+        return 'absent', extra.group(1), str(exc).split('. Install')[0]
     except pufferlib.PufferError as exc:
         if NEEDS_FILE.search(str(exc)):
             return 'needs file', '', str(exc)
