@@ -57,7 +57,11 @@ class OpenSpielPSRO:
 
     def __init__(self, game, args):
         from open_spiel.python import policy
-        from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
+        try:  # psro_v2's meta-solvers import cvxpy, which only the bench extra installs
+            from open_spiel.python.algorithms.psro_v2 import best_response_oracle, psro_v2, strategy_selectors
+        except ImportError as e:
+            raise SystemExit(f'bench_league.py: the psro-os peer needs {e.name or e}: pip install -e ".[bench]" '
+                             '(or leave psro-os out of --methods)') from None
         self.game, self.env_name = game, f'puffer_{args.game}'
         start = policy.TabularPolicy(game)  # uniform random
         oracle = best_response_oracle.BestResponseOracle(game=game, policy=start)
