@@ -99,10 +99,9 @@ class OceanEnv(PufferEnv):
         self.single_action_space = act_space
         self.agents_per_env = self.spec.num_agents(self.config)
         self.num_agents = self.num_envs * self.agents_per_env
-        check_buffer_size(obs_space, act_space, self.num_agents, who)  # before the masks and the C env allocate
-        self.action_masks = None
-        if self.spec.action_mask:
-            self.action_masks = np.ones((self.num_agents, self.spec.num_actions(self.config)), dtype=bool)
+        if self.spec.action_mask:  # PufferEnv binds action_masks: the vector's shared rows when it passes buf
+            self.action_mask_width = self.spec.num_actions(self.config)
+        check_buffer_size(obs_space, act_space, self.num_agents, who, self.action_mask_width)  # before C allocates
         self._binding = load_binding(self.name)
         super().__init__(buf)
         self.masks[...] = True  # Ocean envs never pad; turn-based ones (ocean/seats.h) rewrite it from C

@@ -10,7 +10,7 @@ import pufferlib
 from pufferlib import config as configuration
 from pufferlib import registry
 from pufferlib import trainer as training
-from pufferlib.models import sample_logits
+from pufferlib.models import mask_logits, sample_logits
 
 
 def _resolve_checkpoint(env_name, checkpoint):
@@ -69,6 +69,9 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
         with torch.no_grad():
             tensor = torch.from_numpy(np.asarray(obs))
             logits, _ = policy.forward_eval(tensor, state) if recurrent else policy(tensor)
+            legal = getattr(env, 'action_masks', None)
+            if legal is not None:  # as in training: illegal actions are never played
+                logits = mask_logits(logits, torch.from_numpy(legal.copy()))
             if deterministic and isinstance(logits, torch.Tensor) and env.actions.dtype.kind == 'i':
                 action = logits.argmax(-1)
             else:

@@ -656,7 +656,12 @@ class League:
     def open_env(env_name: str, config: dict, games: int):
         from pufferlib import registry
         from pufferlib.arena import Arena
-        env = registry.make(env_name, **{**config['env'], 'num_envs': games})
+        if registry.lookup(env_name).family == 'ocean':  # one env object runs every game in C
+            env = registry.make(env_name, **{**config['env'], 'num_envs': games})
+        else:  # one Python env per game (PettingZoo's turn-based games), their rows and masks in one Serial vector
+            import pufferlib.vector
+            env = pufferlib.vector.make(env_name, backend='Serial', num_envs=games, env_kwargs=dict(config['env']),
+                                        seed=config['league']['seed'])
         try:
             return Arena(env, learner_seat=None if config['league']['learner_seat'] < 0
                          else config['league']['learner_seat'], seed=config['league']['seed'])

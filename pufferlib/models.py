@@ -23,7 +23,7 @@ from gymnasium import spaces
 from torch import nn
 
 from pufferlib.emulation import Nativizer
-from pufferlib.pufferenv import APITypeError, APIUsageError, SpaceError
+from pufferlib.pufferenv import ActionMaskError, APITypeError, APIUsageError, SpaceError
 
 __all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits', 'mask_logits']
 
@@ -400,16 +400,16 @@ def mask_logits(logits, mask: torch.Tensor):
     """Logits with the illegal actions (mask False) pushed to the lowest finite value, so they get
     probability 0 (exp underflows) without the NaNs that -inf brings into 0 * log 0."""
     if isinstance(logits, torch.distributions.Distribution):
-        raise APIUsageError('action masks apply to Discrete and MultiDiscrete actions, not to Box actions')
+        raise ActionMaskError('action masks apply to Discrete and MultiDiscrete actions, not to Box actions')
     if isinstance(logits, (tuple, list)):
         sizes = [sub.shape[-1] for sub in logits]
         if mask.shape[-1] != sum(sizes):
-            raise APIUsageError(f'the action mask has {mask.shape[-1]} columns; this MultiDiscrete space needs '
-                                f'{sum(sizes)} (the sum of its sizes {sizes})')
+            raise ActionMaskError(f'the action mask has {mask.shape[-1]} columns; this MultiDiscrete space needs '
+                                  f'{sum(sizes)} (the sum of its sizes {sizes})')
         return tuple(mask_logits(sub, part) for sub, part in zip(logits, mask.split(sizes, dim=-1)))
     if tuple(mask.shape) != tuple(logits.shape):
-        raise APIUsageError(f'the action mask has shape {list(mask.shape)}; the logits have {list(logits.shape)} '
-                            '(one row per agent, one column per action)')
+        raise ActionMaskError(f'the action mask has shape {list(mask.shape)}; the logits have {list(logits.shape)} '
+                              '(one row per agent, one column per action)')
     return logits.masked_fill(~mask.to(device=logits.device, dtype=torch.bool), torch.finfo(logits.dtype).min)
 
 

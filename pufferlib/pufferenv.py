@@ -9,6 +9,15 @@ A PufferEnv owns `num_agents` rows in six preallocated arrays:
     truncations   [num_agents]                                    bool
     masks         [num_agents]                                    bool (False: padding, no agent there)
 
+and, when the env publishes legal actions (`action_mask_width` set before `PufferEnv.__init__`), a
+seventh:
+
+    action_masks  [num_agents, action_mask_width]                  bool (True: the action is legal)
+
+where the width is n for Discrete actions and the sum of nvec for MultiDiscrete ones (the sub-masks
+side by side). A row that is not to act on a step (a waiting seat of a turn-based game, padding)
+allows action 0 alone (of each sub-action), so a masked sampler is defined on every row.
+
 `reset(seed)` fills observations and returns `(observations, infos)`; `step(actions)` copies the actions
 in, steps, fills every array and returns `(observations, rewards, terminals, truncations, infos)`.
 `infos` is a list of dicts that is empty on almost every step.
@@ -52,6 +61,15 @@ class SpaceError(PufferError, TypeError):
 
 class EnvError(PufferError, RuntimeError):
     """An environment, or the worker process running it, failed."""
+
+
+class ActionMaskError(APIUsageError):
+    """An action mask has the wrong shape or dtype, allows no action on a row that must act, or
+    vanished in the middle of an episode."""
+
+
+class IllegalActionError(ActionMaskError):
+    """An action that the env's action mask forbids was submitted to step()."""
 
 
 def option_kind(value) -> str | None:
@@ -227,18 +245,40 @@ def _float_fields(dtype):
     return tuple((name, *path) for name in dtype.names for path in _float_fields(dtype.fields[name][0]))
 
 
-def buffer_bytes(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int) -> int:
-    """The memory the six arrays of `make_buffers` take."""
+def action_mask_width(space: spaces.Space) -> int:
+    """Columns of one action-mask row for a flat action space: n (Discrete), the sum of nvec
+    (MultiDiscrete); Box actions cannot be masked."""
+    if isinstance(space, spaces.Discrete):
+        return int(space.n)
+    if isinstance(space, spaces.MultiDiscrete):
+        return int(np.asarray(space.nvec).sum())
+    raise ActionMaskError(f'action masks apply to Discrete and MultiDiscrete actions, not to {space}')
+
+
+def idle_action_mask(space: spaces.Space) -> np.ndarray:
+    """The mask of a row that is not to act: action 0 alone (of every sub-action) is legal."""
+    mask = np.zeros(action_mask_width(space), dtype=bool)
+    if isinstance(space, spaces.MultiDiscrete):
+        mask[np.concatenate([[0], np.cumsum(np.asarray(space.nvec).ravel())[:-1]])] = True
+    else:
+        mask[0] = True
+    return mask
+
+
+def buffer_bytes(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
+                 mask_width: int | None = None) -> int:
+    """The memory the arrays of `make_buffers` take."""
     row = (int(np.prod(observation_space.shape)) * np.dtype(observation_space.dtype).itemsize
-           + int(np.prod(action_space.shape)) * np.dtype(action_dtype(action_space)).itemsize + 4 + 3)
+           + int(np.prod(action_space.shape)) * np.dtype(action_dtype(action_space)).itemsize + 4 + 3
+           + (mask_width or 0))
     return int(num_agents) * row
 
 
 def check_buffer_size(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
-                      who: str = 'this env') -> None:
+                      who: str = 'this env', mask_width: int | None = None) -> None:
     """Refuse buffers larger than this machine's memory before allocating them: numpy would raise a
     MemoryError from deep inside, or (allocating lazily) the system would kill the process later."""
-    need = buffer_bytes(observation_space, action_space, num_agents)
+    need = buffer_bytes(observation_space, action_space, num_agents, mask_width)
     try:
         have = os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES')
     except (ValueError, OSError, AttributeError):  # no sysconf (Windows): let numpy decide
@@ -250,10 +290,12 @@ def check_buffer_size(observation_space: spaces.Space, action_space: spaces.Spac
 
 
 def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
-                 who: str = 'this env') -> SimpleNamespace:
-    """Allocate the six arrays of one env (or of a whole vector, with num_agents summed)."""
-    check_buffer_size(observation_space, action_space, num_agents, who)
-    return SimpleNamespace(
+                 who: str = 'this env', mask_width: int | None = None) -> SimpleNamespace:
+    """Allocate the six arrays of one env (or of a whole vector, with num_agents summed), and the
+    seventh, `action_masks` [num_agents, mask_width] (every action legal until the env writes it),
+    when `mask_width` is given."""
+    check_buffer_size(observation_space, action_space, num_agents, who, mask_width)
+    buf = SimpleNamespace(
         observations=np.zeros((num_agents, *observation_space.shape), dtype=observation_space.dtype),
         actions=np.zeros((num_agents, *action_space.shape), dtype=action_dtype(action_space)),
         rewards=np.zeros(num_agents, dtype=np.float32),
@@ -261,9 +303,13 @@ def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, nu
         truncations=np.zeros(num_agents, dtype=bool),
         masks=np.ones(num_agents, dtype=bool),
     )
+    if mask_width is not None:
+        buf.action_masks = np.ones((num_agents, int(mask_width)), dtype=bool)
+    return buf
 
 
 BUFFER_NAMES = ('observations', 'actions', 'rewards', 'terminals', 'truncations', 'masks')
+MASK_BUFFER = 'action_masks'  # the optional seventh array
 
 
 class PufferEnv:
@@ -280,6 +326,10 @@ class PufferEnv:
     obs_dtype = None
     # And this to the original action space, for models that want the structure.
     native_action_space = None
+    # Envs that publish legal actions set this (see the module docstring) before __init__, which then
+    # binds `action_masks`; the env rewrites that array in place on every reset and step.
+    action_mask_width = None
+    action_masks = None
 
     def __init__(self, buf: SimpleNamespace | None = None):
         for name in ('single_observation_space', 'single_action_space'):
@@ -289,14 +339,23 @@ class PufferEnv:
             raise SpaceError(f'{type(self).__name__}.single_observation_space must be a Box '
                              f'(wrap structured spaces with pufferlib.emulation), got {self.single_observation_space}')
         action_dtype(self.single_action_space)  # validates the kind
+        width = self.action_mask_width
+        if width is not None and int(width) != action_mask_width(self.single_action_space):
+            raise ActionMaskError(f'{type(self).__name__}: action_mask_width={width}, but the action space '
+                                  f'{self.single_action_space} needs {action_mask_width(self.single_action_space)} '
+                                  'columns (n, or the sum of nvec)')
         if buf is None:
             who = self.describe() if hasattr(self, 'describe') else type(self).__name__
-            buf = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents, who)
+            buf = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents, who, width)
         else:
             check_buffers(buf, self.single_observation_space, self.single_action_space, self.num_agents,
-                          owner=type(self).__name__)
+                          owner=type(self).__name__, mask_width=width)
         for name in BUFFER_NAMES:
             setattr(self, name, getattr(buf, name))
+        if width is not None:
+            masks = getattr(buf, MASK_BUFFER, None)
+            # A caller's buffers without the seventh array (written before masks existed): a private one.
+            self.action_masks = masks if masks is not None else np.ones((self.num_agents, int(width)), dtype=bool)
         self._check_actions = ActionCheck(self.single_action_space, self.actions.shape, lambda: (
             f'{self.describe()} (num_agents={self.num_agents}, action space {self.single_action_space})'))
 
@@ -339,7 +398,7 @@ class PufferEnv:
 
 
 def check_buffers(buf, observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
-                  owner: str = 'env') -> None:
+                  owner: str = 'env', mask_width: int | None = None) -> None:
     shapes = {
         'observations': ((num_agents, *observation_space.shape), observation_space.dtype),
         'actions': ((num_agents, *action_space.shape), action_dtype(action_space)),
@@ -355,6 +414,15 @@ def check_buffers(buf, observation_space: spaces.Space, action_space: spaces.Spa
         if arr.shape != shape or arr.dtype != dtype:
             raise APIUsageError(f'{owner}: buffer {name!r} must be {dtype}{list(shape)}, '
                                 f'got {arr.dtype}{list(arr.shape)}')
+    masks = getattr(buf, MASK_BUFFER, None)
+    if mask_width is not None and masks is not None:
+        shape = (num_agents, int(mask_width))
+        if masks.shape != shape or masks.dtype != np.dtype(bool):
+            raise ActionMaskError(f'{owner}: buffer {MASK_BUFFER!r} must be bool{list(shape)} (one row per agent, '
+                                  f'one column per action), got {masks.dtype}{list(masks.shape)}')
+        if not masks.flags.c_contiguous:
+            raise ActionMaskError(f'{owner}: buffer {MASK_BUFFER!r} must be C-contiguous (a block of rows of one '
+                                  'array)')
 
 
 def batched_space(space: spaces.Space, n: int) -> spaces.Space:

@@ -6,6 +6,7 @@
 
     vecenv.async_reset(seed=0)
     obs, rewards, terminals, truncations, infos, env_ids, masks = vecenv.recv()
+    legal = vecenv.action_masks[env_ids]   # when the envs publish action masks (else None)
     vecenv.send(actions)            # actions for exactly the rows recv() returned
 
 Terms: an *env* is one PufferEnv object with `num_agents` rows; a *worker* holds `num_envs //
@@ -19,6 +20,11 @@ the row indices of what recv returned.
 Autoreset happens inside the envs, in the same step (see pufferlib.pufferenv), so every backend
 behaves identically: the episode-ending step carries the final reward and terminal/truncation
 flag together with the first observation of the next episode. Env k is seeded `seed + k`.
+
+Action masks: when the envs publish legal actions (`env.action_mask_width`, see pufferlib.pufferenv)
+every backend owns a seventh array, `vecenv.action_masks` (bool [num_agents, width], indexed by row
+like `env_ids`), which the envs write in place: shared memory under Multiprocessing, copied back
+with the other arrays under Ray. Rows of a batch recv() returned are not written until send().
 """
 import atexit
 import ctypes
@@ -38,8 +44,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from pufferlib import registry
-from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, ActionCheck, EnvError, MissingDependencyError,
-                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows)
+from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, MASK_BUFFER, ActionCheck, ActionMaskError,
+                                 EnvError, MissingDependencyError, PufferEnv, action_dtype, batched_space, check_seed,
+                                 make_buffers, nonfinite_rows)
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
@@ -155,7 +162,8 @@ def _name(fn):
 
 
 def _slice_buffers(buf, start, stop):
-    return SimpleNamespace(**{name: getattr(buf, name)[start:stop] for name in BUFFER_NAMES})
+    names = BUFFER_NAMES + ((MASK_BUFFER,) if getattr(buf, MASK_BUFFER, None) is not None else ())
+    return SimpleNamespace(**{name: getattr(buf, name)[start:stop] for name in names})
 
 
 # ---------------------------------------------------------------------------------------------
@@ -182,6 +190,7 @@ class VecEnv:
         self.native_observation_space = getattr(probe, 'native_observation_space', self.single_observation_space)
         self.native_action_space = getattr(probe, 'native_action_space', self.single_action_space)
         self.agents_per_env = int(probe.num_agents)
+        self.action_mask_width = _mask_width(probe)
         probe.close()
 
         self.num_agents = self.num_envs * self.agents_per_env
@@ -312,6 +321,12 @@ class VecEnv:
         obs, rewards, terminals, truncations, infos, _, _ = self.recv()
         return obs, rewards, terminals, truncations, infos
 
+    @property
+    def action_masks(self) -> np.ndarray | None:
+        """Legal actions of every row (bool [num_agents, width]; index it with recv()'s env_ids), or None
+        when the envs publish none. The envs rewrite it in place on every step."""
+        return getattr(self.buffers, MASK_BUFFER, None)
+
     def nonfinite_rows(self, observations: np.ndarray, rewards: np.ndarray) -> np.ndarray:
         """Positions (into the batch arrays, so `env_ids[positions]` are the rows) whose reward or any
         floating-point observation value is NaN or +-inf; empty when all is finite, which costs one sum
@@ -403,10 +418,31 @@ class VecEnv:
         return None if seed is None else seed + env_index
 
 
-def _check_agents(env, expected, where):
+def _check_agents(env, expected, where, buf=None):
     if int(env.num_agents) != expected:
         raise APIUsageError(f'{where}: env has num_agents={env.num_agents} but the first env had {expected}; '
                             'every env in a vector must have the same number of agents')
+    shared = getattr(buf, MASK_BUFFER, None)
+    if buf is not None and (shared is None) != (getattr(env, 'action_masks', None) is None):
+        raise ActionMaskError(f'{where}: this env {"publishes" if shared is None else "does not publish"} action masks '
+                              f'but the first env {"does not" if shared is None else "does"}; every env in a vector '
+                              'must publish them alike')
+    if shared is not None and not np.shares_memory(env.action_masks, shared):
+        raise ActionMaskError(f'{where}: {type(env).__name__}.action_masks is not the array the vector gave it: set '
+                              '`action_mask_width` before PufferEnv.__init__ (which binds `action_masks` to the '
+                              'buffers) and write into that array in place instead of replacing it')
+
+
+def _mask_width(probe):
+    """Columns of the envs' action masks (from the probe env), or None when they publish none."""
+    if getattr(probe, 'action_masks', None) is None:
+        return None
+    width = getattr(probe, 'action_mask_width', None)
+    if width is None:
+        raise ActionMaskError(f'{type(probe).__name__} has action_masks but no action_mask_width: set '
+                              '`action_mask_width` before PufferEnv.__init__, which then binds `action_masks` '
+                              'so that a vector env can place it in shared memory')
+    return int(width)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -419,13 +455,14 @@ class Serial(VecEnv):
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
                  batch_size=None, zero_copy=True, seed=None):
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_envs, batch_size, zero_copy, seed)
-        self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents)
+        self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents,
+                                    mask_width=self.action_mask_width)
         a = self.agents_per_env
         self.envs = []
         for k in range(self.num_envs):
-            env = create_env(env_creators[k], self.env_args, self.env_kwargs,
-                             buf=_slice_buffers(self.buffers, k * a, (k + 1) * a), seed=self._env_seed(seed, k))
-            _check_agents(env, a, f'env {k}')
+            buf = _slice_buffers(self.buffers, k * a, (k + 1) * a)
+            env = create_env(env_creators[k], self.env_args, self.env_kwargs, buf=buf, seed=self._env_seed(seed, k))
+            _check_agents(env, a, f'env {k}', buf)
             self.envs.append(env)
         self._closed = False
 
@@ -526,9 +563,9 @@ def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agent
     envs = []
     for k in range(envs_per_worker):
         e = w * envs_per_worker + k
-        env = create_env(creators[e], env_args, env_kwargs, buf=_slice_buffers(shared, e * a, (e + 1) * a),
-                         seed=None)
-        _check_agents(env, a, f'env {e}')
+        buf = _slice_buffers(shared, e * a, (e + 1) * a)
+        env = create_env(creators[e], env_args, env_kwargs, buf=buf, seed=None)
+        _check_agents(env, a, f'env {e}', buf)
         envs.append(env)
     return envs
 
@@ -613,13 +650,16 @@ class Multiprocessing(VecEnv):
         self.spin_s = spin_us * 1e-6
         obs, act = self.single_observation_space, self.single_action_space
         n, W = self.num_agents, self.num_workers
+        legal = [(MASK_BUFFER, (n, self.action_mask_width), bool)] if self.action_mask_width is not None else []
         self._region, arrays = _allocate_shared([
             ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *act.shape), self.action_dtype),
             ('rewards', (n,), np.float32), ('terminals', (n,), bool), ('truncations', (n,), bool),
-            ('masks', (n,), bool), ('status', (W,), np.int32), ('commands', (W,), np.int32),
+            ('masks', (n,), bool), *legal, ('status', (W,), np.int32), ('commands', (W,), np.int32),
             ('has_info', (W,), np.int32), ('seeds', (W,), np.int64)])
+        if legal:
+            arrays[MASK_BUFFER][...] = True  # every action legal until the envs write their masks
         self.shared = SimpleNamespace(**arrays)
-        self.buffers = SimpleNamespace(**{name: arrays[name] for name in BUFFER_NAMES})
+        self.buffers = SimpleNamespace(**{name: arrays[name] for name in BUFFER_NAMES + tuple(x[0] for x in legal)})
 
         ctx = multiprocessing.get_context('fork')
         self._done = ctx.Semaphore(0)
@@ -828,14 +868,15 @@ class Multiprocessing(VecEnv):
 class _RayEnvWorker:
     """One Ray actor: a block of envs with its own local buffers."""
 
-    def __init__(self, creators, env_args, env_kwargs, first_env, agents_per_env, obs_space, act_space):
+    def __init__(self, creators, env_args, env_kwargs, first_env, agents_per_env, obs_space, act_space,
+                 mask_width=None):
         rows = len(creators) * agents_per_env
-        self.buf = make_buffers(obs_space, act_space, rows)
+        self.buf = make_buffers(obs_space, act_space, rows, mask_width=mask_width)
         self.envs = []
         for k, creator in enumerate(creators):
-            env = create_env(creator, env_args, env_kwargs,
-                             buf=_slice_buffers(self.buf, k * agents_per_env, (k + 1) * agents_per_env))
-            _check_agents(env, agents_per_env, f'env {first_env + k}')
+            buf = _slice_buffers(self.buf, k * agents_per_env, (k + 1) * agents_per_env)
+            env = create_env(creator, env_args, env_kwargs, buf=buf)
+            _check_agents(env, agents_per_env, f'env {first_env + k}', buf)
             self.envs.append(env)
 
     def ready(self):
@@ -843,7 +884,7 @@ class _RayEnvWorker:
 
     def _result(self, infos):
         b = self.buf
-        return b.observations, b.rewards, b.terminals, b.truncations, b.masks, infos
+        return b.observations, b.rewards, b.terminals, b.truncations, b.masks, getattr(b, MASK_BUFFER, None), infos
 
     def reset(self, seed):
         infos = []
@@ -883,13 +924,15 @@ class Ray(VecEnv):
         if not ray.is_initialized():
             ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      configure_logging=False)
-        self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents)
+        self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents,
+                                    mask_width=self.action_mask_width)
         cpus = ray.cluster_resources().get('CPU', 1)
         actor = ray.remote(num_cpus=min(1.0, cpus / self.num_workers), max_restarts=0)(_RayEnvWorker)
         e = self.envs_per_worker
         self.actors = [actor.remote(env_creators[w * e:(w + 1) * e], self.env_args, self.env_kwargs, w * e,
                                     self.agents_per_env, self.single_observation_space,
-                                    self.single_action_space) for w in range(self.num_workers)]
+                                    self.single_action_space, self.action_mask_width)
+                       for w in range(self.num_workers)]
         self._pending = {}
         self._closed = False
         # Wait for every actor to build its envs: a creation error surfaces here, and no batch is
@@ -938,7 +981,7 @@ class Ray(VecEnv):
             self._ready.append(w)
             if result is True:  # the start-up handshake
                 continue
-            obs, rewards, terminals, truncations, masks, infos = result
+            obs, rewards, terminals, truncations, masks, legal, infos = result
             rows = slice(w * r, (w + 1) * r)
             b = self.buffers
             b.observations[rows] = obs
@@ -946,6 +989,8 @@ class Ray(VecEnv):
             b.terminals[rows] = terminals
             b.truncations[rows] = truncations
             b.masks[rows] = masks
+            if legal is not None:
+                b.action_masks[rows] = legal
             if infos:
                 self._ready_infos[w] = infos
 

@@ -191,3 +191,68 @@ class NonFiniteRowEnv(gymnasium.Env):
         if broken and self.what == 'observation':
             obs[1] = self.value
         return obs, reward, self.t % 10 == 0, False, {}
+
+
+class MaskedParallelEnv(ParallelEnv):
+    """Two agents, Discrete(4) actions, a fresh seeded set of legal actions for each agent on every step,
+    published as observation['action_mask'] (`where='obs'`) or info['action_mask'] (`where='info'`).
+    Raises on an illegal action, like an env that trusts its masks. `vanish_at`: from that step on the
+    mask is no longer published. `mask_space`/`mask_dtype` make a badly declared mask."""
+
+    metadata = {'name': 'masked_parallel_v0'}
+
+    def __init__(self, where='obs', length=6, vanish_at=None, mask_space=None):
+        self.possible_agents = ['a', 'b']
+        self.where, self.length, self.vanish_at = where, length, vanish_at
+        self._act = spaces.Discrete(4)
+        entries = {'observation': spaces.Box(0, 1, (4,), np.float32)}
+        if where == 'obs':
+            entries['action_mask'] = mask_space or spaces.Box(0, 1, (4,), np.int8)
+        self._obs = spaces.Dict(entries)
+        self.taken = []
+
+    def observation_space(self, agent):
+        return self._obs
+
+    def action_space(self, agent):
+        return self._act
+
+    def _publish(self):
+        self.legal = {}
+        obs, infos = {}, {}
+        for agent in self.agents:
+            mask = (self.rng.random(4) < 0.5).astype(np.int8)
+            mask[self.rng.integers(4)] = 1
+            self.legal[agent] = mask
+            vanished = self.vanish_at is not None and self.t >= self.vanish_at
+            ob = {'observation': mask.astype(np.float32)}
+            info = {}
+            if not vanished:
+                if self.where == 'obs':
+                    ob['action_mask'] = mask
+                else:
+                    info['action_mask'] = mask
+            obs[agent], infos[agent] = ob, info
+        return obs, infos
+
+    def reset(self, seed=None, options=None):
+        self.rng = np.random.default_rng(seed)
+        self.agents = list(self.possible_agents)
+        self.t = 0
+        return self._publish()
+
+    def step(self, actions):
+        for agent, action in actions.items():
+            if not self.legal[agent][action]:
+                raise AssertionError(f'illegal action {action} for {agent}')
+            self.taken.append((agent, action))
+        self.t += 1
+        done = self.t >= self.length
+        rewards = {agent: 1.0 for agent in self.agents}
+        terminations = {agent: done for agent in self.agents}
+        truncations = {agent: False for agent in self.agents}
+        if done:
+            self.agents = []
+            return {}, rewards, terminations, truncations, {}
+        obs, infos = self._publish()
+        return obs, rewards, terminations, truncations, infos

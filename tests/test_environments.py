@@ -212,7 +212,7 @@ def test_every_family_lists_names_without_its_packages(monkeypatch):
     ('atari_breakout', 'ale_py', 'atari'), ('procgen_bigfish', 'procgen', 'procgen'),
     ('nethack', 'nle', 'nethack'), ('minihack_room', 'minihack', 'minihack'),
     ('minigrid_empty', 'minigrid', 'minigrid'), ('crafter', 'crafter', 'crafter'),
-    ('pettingzoo_kaz', 'pymunk', 'pettingzoo')])
+    ('pettingzoo_kaz', 'pymunk', 'pettingzoo'), ('pettingzoo_leduc_holdem', 'rlcard', 'pettingzoo')])
 def test_missing_package_names_the_extra(monkeypatch, name, package, extra):
     monkeypatch.setitem(sys.modules, package, None)
     if package == 'procgen':

@@ -581,6 +581,25 @@ def test_ray_matches_serial(ray_cluster):
         assert_same_trajectories(expected, rollout(vecenv, 60))
 
 
+def test_ray_carries_action_masks_like_serial(ray_cluster):
+    """A turn-based PettingZoo game: the masks come back from the actors with the other arrays."""
+    pytest.importorskip('pygame', reason='pip install -c constraints.txt -e ".[pettingzoo]"')
+    runs = []
+    for backend in ('Serial', 'Ray'):
+        with pv.make('pettingzoo_tictactoe', backend=backend, num_envs=4, num_workers=2, seed=0) as vecenv:
+            rng = np.random.default_rng(0)
+            vecenv.reset(seed=0)
+            seen = [vecenv.action_masks.copy()]
+            for _ in range(30):
+                noise = np.where(vecenv.action_masks, rng.random(vecenv.action_masks.shape), -1.0)
+                obs, rewards, *_ = vecenv.step(noise.argmax(1).astype(np.int32))  # a legal move per row
+                seen += [vecenv.action_masks.copy(), obs.copy(), rewards.copy()]
+            runs.append(seen)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+    assert not runs[0][0].all()
+
+
 def test_ray_worker_error_is_reported(ray_cluster):
     with pv.make(functools.partial(FaultyEnv, 'raise', 2), backend='Ray', num_envs=2, num_workers=2) as vecenv:
         vecenv.reset(0)
