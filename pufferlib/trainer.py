@@ -553,7 +553,12 @@ class Trainer:
         return path
 
     def episode_stats(self) -> dict:
-        """Means of the numeric episode statistics since the last call."""
+        """Means of the numeric episode statistics since the last call, and `episodes`: how many ended.
+
+        The count lets a reader weigh a row's means (a mean of 2 episodes is not one of 200) and pool
+        rows into "the last N episodes". Each info is one episode (emulation) or, where it carries
+        `n`, the summary of n episodes (Ocean's logs).
+        """
         infos, self.episode_infos = self.episode_infos, []
         sums, counts = {}, {}
         for info in infos:
@@ -561,7 +566,10 @@ class Trainer:
                 if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
                     sums[key] = sums.get(key, 0.0) + float(value)
                     counts[key] = counts.get(key, 0) + 1
-        return {key: sums[key] / counts[key] for key in sums}
+        stats = {key: sums[key] / counts[key] for key in sums}
+        if infos:
+            stats['episodes'] = int(round(sum(float(info.get('n', 1)) for info in infos)))
+        return stats
 
     def close(self):
         self.vecenv.close()

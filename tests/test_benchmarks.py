@@ -161,8 +161,25 @@ def test_ocean_peers_name_real_settings_of_our_envs():
     ([(0.2, 500.0), (0.9, 100.0)], None),
     ([(3.5, 475.0)], 4.0),                # empty windows are skipped
 ])
-def test_time_to_target_uses_whole_windows(events, expected):
-    assert bench_train.time_to_target(events, 475.0, window=1.0) == expected
+def test_time_to_target_with_one_episode_pools_whole_windows(events, expected):
+    assert bench_train.time_to_target(events, 475.0, window=1.0, episodes=1) == expected
+
+
+def test_time_to_target_waits_for_enough_episodes():
+    # One lucky 500 in the first second is not a solve: 20 episodes must average 475.
+    lucky = [(0.5, 500.0)] + [(1.0 + 0.1 * k, 300.0) for k in range(10)]
+    assert bench_train.time_to_target(lucky, 475.0) is None
+    # 10 per second at 480 from t=5: the latest windows reach 20 episodes at the end of [6, 7).
+    steady = lucky + [(5.0 + 0.1 * k, 480.0) for k in range(30)]
+    assert bench_train.time_to_target(steady, 475.0) == 7.0
+    # The pooled windows go back as far as needed, older bad episodes included: 10 x 480 + 10 x 300 fail.
+    assert bench_train.time_to_target(lucky + [(5.0 + 0.1 * k, 480.0) for k in range(10)], 475.0) is None
+
+
+def test_solved_at_weighs_each_window_by_its_episodes():
+    # A window of 1 episode at 500 after a window of 19 at 474: 20 episodes averaging 475.25, solved.
+    assert bench_train.solved_at([(1.0, 474.0 * 19, 19), (2.0, 500.0, 1)], 475.0) == 2.0
+    assert bench_train.solved_at([(1.0, 470.0 * 19, 19), (2.0, 500.0, 1)], 475.0) is None
 
 
 def test_our_shape_gives_the_peer_our_rollout_and_env_sizes():

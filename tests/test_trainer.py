@@ -598,3 +598,13 @@ def test_a_read_only_run_directory_is_one_error(experiments):
     out = in_mount_namespace(script, experiments)
     assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
     assert f'cannot write the lock file {summary["run_dir"]}/lock: Read-only file system' in out.stderr
+
+
+def test_episode_stats_count_the_episodes_behind_their_means():
+    """A log row says how many episodes its means pool (Ocean's infos summarize `n` episodes each)."""
+    import types
+    holder = types.SimpleNamespace(episode_infos=[{'episode_return': 1.0}, {'episode_return': 3.0},
+                                                  {'episode_return': 2.0, 'score': 2.0, 'n': 5.0}])
+    stats = training.Trainer.episode_stats(holder)
+    assert stats['episodes'] == 7 and stats['episode_return'] == 2.0 and stats['score'] == 2.0
+    assert holder.episode_infos == [] and training.Trainer.episode_stats(holder) == {}
