@@ -244,9 +244,14 @@ class Arena:
     # ---- the vector-env API ----
 
     def async_reset(self, seed: int | None = None) -> None:
+        """Reset every game; a seed also restarts the draws of seats and opponents, so what follows
+        depends on the seed alone, not on what this arena played before (a league's matches and
+        responses give the same results in a fresh arena on a Ray worker as in one kept open here)."""
         if not self.players:
             raise APIUsageError('the arena has no opponents: call set_opponents first')
         self.env.reset(seed)
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
         self._draw(np.arange(self.games))
         self._rewards[:] = 0
         self._terminals[:] = False
@@ -370,11 +375,16 @@ class Arena:
 def play_games(arena: Arena, player: Player, games: int, seed: int | None = None) -> dict:
     """Let `player` take the learner's rows of `arena` (against its pool, seats drawn as the arena draws
     them) until at least `games` games have ended; returns the results per pool player: arrays of
-    games, summed score (the player's return), wins and draws."""
+    games, summed score (the player's return), wins and draws. With a seed the results depend on the
+    seed and the players alone: the env, the draws and the networks' sampling (torch's generator,
+    restored afterwards) all start from it."""
     arena._reset_stats()
-    arena.async_reset(seed)
     needed = int(games)
-    while arena.results['games'].sum() < needed:
-        obs, _, _, _, _, _, _ = arena.recv()
-        arena.send(player.act(obs, arena.action_masks))
+    with torch.random.fork_rng(devices=[]):
+        if seed is not None:
+            torch.manual_seed(seed)
+        arena.async_reset(seed)
+        while arena.results['games'].sum() < needed:
+            obs, _, _, _, _, _, _ = arena.recv()
+            arena.send(player.act(obs, arena.action_masks))
     return {k: v.copy() for k, v in arena.results.items()}

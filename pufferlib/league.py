@@ -1,7 +1,7 @@
 """Population play: meta-game solvers, a payoff table, ratings, and OpenSpiel as the referee.
 
 Sections 1-5 are the game-theory toolkit, each standing alone and tested with known answers in
-tests/test_league.py; section 6 is the league loop built on it and on pufferlib/arena.py:
+tests/test_league.py; sections 6 and 7 are the league loop built on it and on pufferlib/arena.py:
 
 1. Meta-game solvers for a matrix game `payoffs[i, j]` (the row player's payoff when it plays i and the
    column player plays j): `nash` (exact, two-player zero-sum, by linear programming with scipy),
@@ -15,19 +15,25 @@ tests/test_league.py; section 6 is the league loop built on it and on pufferlib/
 5. `GameTree`: exact expected payoffs between tabular poker policies, by matrix products.
 6. The league (`puffer league`): a directory with a ledger; self-play, fictitious self-play or PSRO,
    each iteration a PPO response (pufferlib/arena.py) then evaluation matches and ratings; `report`.
+7. Where the work runs: an iteration's response and matches are tasks of plain data, run in this
+   process (`--league.backend local`) or as Ray tasks on a cluster (`ray`); the ledger, payoff table,
+   ratings and policies stay with the driver, this process.
 
 scipy, openskill and open_spiel come with the `league` extra (`pip install "pufferlib[league]"`); they
 are imported when first used, so `import pufferlib.league` works without them.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
+import functools
 import importlib
 import json
 import math
 import os
 import time
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -578,6 +584,9 @@ class GameTree:
 
 METHODS = ('self_play', 'fsp', 'psro')
 FSP_SAMPLING = ('uniform', 'prioritized')
+BACKENDS = ('local', 'ray')
+# What a resumed league may change: how far it goes and where its tasks run, nothing that changes results.
+RESUME_FLAGS = ('--league.iterations', '--league.backend', '--league.ray-address', '--league.ray-cpus')
 
 
 def leagues_dir() -> str:
@@ -594,13 +603,16 @@ def check_settings(settings: dict) -> None:
                           f'{settings["meta_solver"]!r}')
     if settings['fsp_sampling'] not in FSP_SAMPLING:
         raise LeagueError(f'league.fsp_sampling must be uniform or prioritized, got {settings["fsp_sampling"]!r}')
-    if settings['backend'] != 'local':
-        raise LeagueError(f'league.backend {settings["backend"]!r} is not available yet; use local')
+    if settings['backend'] not in BACKENDS:
+        raise LeagueError(f'league.backend must be local (this machine) or ray (Ray tasks; docs/league.md, "Ray"), '
+                          f'got {settings["backend"]!r}')
     for key in ('iterations', 'steps_per_iteration', 'num_envs', 'eval_games', 'response_rounds'):
         if settings[key] <= 0:
             raise LeagueError(f'league.{key} must be positive, got {settings[key]}')
     if settings['scripted_games'] < 0:
         raise LeagueError(f'league.scripted_games must be >= 0 (0: off), got {settings["scripted_games"]}')
+    if settings['ray_cpus'] < 0:
+        raise LeagueError(f'league.ray_cpus must be >= 0 (0: every core, for a local Ray), got {settings["ray_cpus"]}')
 
 
 def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = None, root: str | None = None) -> str:
@@ -619,6 +631,9 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
             f'(league.num_envs {config["league"]["num_envs"]} x train.bptt_horizon {config["train"]["bptt_horizon"]}'
             f' = {rollout}); lower it or raise league.num_envs')
     League.open_env(env_name, config, games=1).close()  # an env without two seats fails here, before any file
+    if config['league']['backend'] == 'ray':  # an unreachable cluster too
+        from pufferlib import cluster
+        cluster.check(config['league']['ray_address'] or None, config['league']['ray_cpus'] or None, RAY_WHO)
     from pufferlib import registry
     path = registry.new_directory(root or leagues_dir(), f'{env_name}-{config["league"]["method"]}')
     os.makedirs(os.path.join(path, 'policies'))
@@ -632,7 +647,11 @@ class League:
     iteration: the population, payoff table, ratings, meta-strategy, exploitability, seconds), policies/
     (every policy's weights, written before the ledger line that names it), payoffs.json and
     leaderboard.txt (views of the last line). The last ledger line is the league's state: a SIGKILL
-    at any moment loses at most the iteration in progress, which is redone on resume."""
+    at any moment loses at most the iteration in progress, which is redone on resume.
+
+    This object is the driver: it alone reads and writes the directory. The work of an iteration (the
+    response's training, the evaluation matches) is a list of tasks (section 7) that a backend runs,
+    here or as Ray tasks; policies go to them as state dicts and come back as state dicts."""
 
     def __init__(self, path: str, flags: Sequence[str] = ()):
         from pufferlib import config as configuration
@@ -644,9 +663,12 @@ class League:
         self.path = path
         config = configuration.read(toml_path)
         self.env = config.pop('_meta', {}).get('env')
-        bad = [f for f in flags if f.startswith('--') and not f.replace('_', '-').startswith('--league.iterations')]
+        # a league made before a setting existed runs with its default (e.g. the Ray settings)
+        config['league'] = {**configuration.defaults()['league'], **config.get('league', {})}
+        bad = [f for f in flags if f.startswith('--') and not f.replace('_', '-').startswith(RESUME_FLAGS)]
         if bad:
-            raise LeagueError(f'{bad[0]}: a resumed league keeps its config; only --league.iterations may change')
+            raise LeagueError(f'{bad[0]}: a resumed league keeps its config; only --league.iterations and where '
+                              'its tasks run (--league.backend, --league.ray-address, --league.ray-cpus) may change')
         self.config = configuration.parse_flags(list(flags), config) if flags else config
         self.settings = self.config['league']
         check_settings(self.settings)
@@ -715,113 +737,80 @@ class League:
                           for name in names])
         return doubt / doubt.sum()
 
-    def train_response(self, arena, network, opponents, weights, iteration: int) -> dict:
-        """PPO for steps_per_iteration steps of the learner's rows against the weighted pool."""
-        from pufferlib.arena import NetworkPlayer
-        from pufferlib.trainer import Trainer
+    def respond(self, name: str, weights: np.ndarray) -> tuple[object, dict]:
+        """The iteration's response, trained by one task against the pool members with weight: from a
+        fresh network (PSRO: a copy of the latest, nearly deterministic policy would barely explore and
+        return a response close to itself, so the population would stop growing) or from the latest
+        policy (self-play and FSP keep training one learner). Returns (network, stats)."""
         import torch
-        config = {section: dict(values) for section, values in self.config.items()}
-        config['train']['total_timesteps'] = self.settings['steps_per_iteration']
-        config['train']['seed'] = self.settings['seed'] + iteration
-        torch.manual_seed(config['train']['seed'])
+        iteration = len(self.names)
+        if self.settings['method'] == 'psro':
+            torch.manual_seed(self.settings['seed'] + iteration)
+            start = policy_state(self.new_network(self.arena))
+        else:
+            start = self.backend.share(self.names[-1], self.networks[-1])
         keep = np.flatnonzero(weights > 0)
-        arena.set_opponents([NetworkPlayer(opponents[k], name=str(k)) for k in keep], weights[keep])
-        network.train()
-        for p in network.parameters():  # a copy of a frozen pool member
-            p.requires_grad_(True)
-        trainer = Trainer(config, arena, network, env_name=self.env)
-        while trainer.epoch < trainer.total_epochs:
-            trainer.rollout()
-            trainer.update()
-        return {'steps': trainer.global_step, **{k: float(v) for k, v in trainer.losses.items()}}
+        pool = [self.backend.share(self.names[k], self.networks[k]) for k in keep]
+        task = Task(f'response {name}', response_task,
+                    (self.env, self.config, iteration, weights[keep].tolist(), start, *pool), self.settings['num_envs'])
+        [(state, stats)] = self.backend.run(iteration, [task])
+        network = self.new_network(self.arena)
+        network.load_state_dict(state)
+        return network, stats
 
-    def gain(self, network, networks, weights) -> float | None:
-        """Exact payoff of `network` against the meta-strategy `weights` (poker envs; None elsewhere)."""
-        if self.env not in OPENSPIEL_GAMES:
-            return None
+    def evaluate(self, new_name: str, payoffs: PayoffTable, ratings: Ratings) -> None:
+        """One match (league.eval_games games, seats drawn per game) of the new policy against every
+        policy, itself included, each its own task with its own seed, so a pair's result is the same on
+        every backend: they fill the payoff table's new row and rate the games. The poker envs' payoffs
+        are exact (GameTree) instead of sampled, so the meta-solver sees no noise."""
         from pufferlib.arena import NetworkPlayer
-        tree = self._tree()
-        tables = np.stack([tree.tabulate(NetworkPlayer(n).probabilities) for n in networks])
-        mine = tree.tabulate(NetworkPlayer(copy.deepcopy(network)).probabilities)
-        return float(tree.payoffs(mine[None], tables)[0] @ weights)
-
-    def finish_response(self, network, networks, weights, iteration: int, stats: dict) -> dict:
-        """Keep training a PSRO response that does not yet beat the meta-strategy (its payoff against it is
-        at most the meta-game's value, 0), up to league.response_rounds rounds in all. A response that
-        fails adds nothing: the meta-strategy stays, and a fresh response against it fails the same way
-        (Kuhn stalled at 0.072); continuing the same one, with a fresh optimizer and learning-rate
-        schedule each round, got from -0.004 to 0.057 of a possible 0.072 in three more rounds
-        (scripts/psro_oracle_gap.py, docs/league.md)."""
-        gain = self.gain(network, networks, weights)
-        rounds = 1
-        while gain is not None and gain <= 1e-3 and rounds < self.settings['response_rounds']:
-            network.train()
-            more = self.train_response(self.arena, network, networks, weights, iteration + 1000 * rounds)
-            stats = {**more, 'steps': stats['steps'] + more['steps']}
-            gain, rounds = self.gain(network, networks, weights), rounds + 1
-        return {**stats, 'response_rounds': rounds, 'response_gain': gain}
-
-    def evaluate(self, arena, new_name, new_network, names, networks, payoffs: PayoffTable, ratings: Ratings):
-        """Matches of the new policy against every policy (itself included), both seats drawn per game:
-        they fill the payoff table's new row and rate the games. The poker envs' payoffs are exact
-        (GameTree) instead of sampled, so the meta-solver sees no noise."""
-        from pufferlib.arena import NetworkPlayer, play_games
-        arena.set_opponents([NetworkPlayer(n, name=k) for k, n in zip(names, networks)])
-        games = self.settings['eval_games'] * len(names)
-        results = play_games(arena, NetworkPlayer(copy.deepcopy(new_network), name=new_name), games,
-                             seed=self.settings['seed'] + len(names))
+        names, networks, iteration = self.names, self.networks, len(self.names) - 1
+        me = self.backend.share(new_name, networks[-1])
+        tasks = [Task(f'match {new_name} vs {name}', match_task,
+                      (self.env, self.config, match_seed(self.settings['seed'], iteration, k), me,
+                       self.backend.share(name, network)), eval_envs(self.settings))
+                 for k, (name, network) in enumerate(zip(names, networks))]
+        matches = self.backend.run(iteration, tasks)
         exact = None
         if self.env in OPENSPIEL_GAMES:
-            tree = self._tree()
+            tree = game_tree(self.env)
             tables = np.stack([tree.tabulate(NetworkPlayer(n).probabilities) for n in networks])
             exact = tree.payoffs(tables[-1:], tables)[0]
         rng = np.random.default_rng(self.settings['seed'] + len(names))
-        for k, name in enumerate(names):
-            played = results['games'][k]
+        for k, (name, result) in enumerate(zip(names, matches)):
+            played = int(result['games'][0])
             if played == 0:
                 continue
-            mean = results['score'][k] / played if exact is None else float(exact[k])
-            payoffs.record(new_name, name, mean, games=int(played))
+            mean = float(result['score'][0]) / played if exact is None else float(exact[k])
+            payoffs.record(new_name, name, mean, games=played)
             if name == new_name:
                 continue
             # rate a bounded, shuffled sample of the match's outcomes (win +1, draw 0, loss -1)
-            wins, draws = int(results['wins'][k]), int(results['draws'][k])
-            outcomes = np.array([1.0] * wins + [0.0] * draws + [-1.0] * (int(played) - wins - draws))
+            wins, draws = int(result['wins'][0]), int(result['draws'][0])
+            outcomes = np.array([1.0] * wins + [0.0] * draws + [-1.0] * (played - wins - draws))
             ratings.record_results(new_name, name, rng.permutation(outcomes)[:64])
 
     def versus_scripted(self, name, network, ratings: Ratings) -> dict | None:
         """Win rate from each seat against the env's built-in scripted opponent (its one-row mode,
-        `two_player=False`), when league.scripted_games > 0 and the env has one; the games are rated
-        against the baseline `scripted`."""
-        games = self.settings['scripted_games']
-        if games <= 0 or 'two_player' not in self.config['env'] or 'seat' not in self.config['env']:
+        `two_player=False`), when league.scripted_games > 0 and the env has one; the games (one task)
+        are rated against the baseline `scripted`."""
+        if self.settings['scripted_games'] <= 0 or 'two_player' not in self.config['env'] \
+                or 'seat' not in self.config['env']:
             return None
-        from pufferlib import registry
-        from pufferlib.arena import NetworkPlayer
-        player, rates = NetworkPlayer(copy.deepcopy(network), name=name), {}
+        task = Task(f'scripted games of {name}', scripted_task,
+                    (self.env, self.config, self.settings['seed'], self.backend.share(name, network)), 1)
+        [outcomes] = self.backend.run(len(self.names) - 1, [task])
         if 'scripted' not in ratings:
             ratings.add('scripted', baseline=True)
-        for seat in (0, 1):
-            options = {**self.config['env'], 'two_player': False, 'seat': seat, 'num_envs': min(games, 1024)}
-            env = registry.make(self.env, **options)
-            try:
-                env.reset(self.settings['seed'])
-                outcomes = []
-                while len(outcomes) < games:
-                    env.step(player.act(env.observations, env.action_masks))
-                    ended = env.terminals | env.truncations
-                    outcomes.extend(np.sign(env.rewards[ended]).tolist())
-            finally:
-                env.close()
-            outcomes = np.array(outcomes[:games])
-            rates[f'seat{seat}'] = float((outcomes > 0).mean())
-            ratings.record_results(name, 'scripted', outcomes[:32])
+        rates = {}
+        for seat, results in outcomes.items():
+            results = np.asarray(results, dtype=np.float64)
+            rates[seat] = float((results > 0).mean())
+            ratings.record_results(name, 'scripted', results[:32])
         return rates
 
     def _tree(self):
-        if getattr(self, '_game_tree', None) is None:
-            self._game_tree = GameTree(self.env)
-        return self._game_tree
+        return game_tree(self.env)
 
     def exploitability(self, names, networks, weights) -> float | None:
         """Of the league's output (the meta-strategy over the population), by the OpenSpiel referee."""
@@ -856,22 +845,25 @@ class League:
 
     def open(self) -> None:
         """Load the last finished iteration's state and every pool policy (a corrupt one fails here,
-        before anything is written), and open the arena."""
+        before anything is written), and connect the backend that runs the tasks."""
         import torch
         records, self.names, self.payoffs, self.ratings = self.state()
         # The arena steps its games in this process, between the policies' calls, and the networks are
         # small: extra intra-op threads only wait on each other (two 200k-step Kuhn responses took 44-77 s
-        # with torch's default of one per core, 7-9 s with one, on the shared 2-core box).
-        # train.torch_threads > 0 overrides.
+        # with torch's default of one per core, 7-9 s with one, on the shared 2-core box). Tasks set the
+        # same in their Ray workers. train.torch_threads > 0 overrides.
         torch.set_num_threads(self.config['train']['torch_threads'] or 1)
-        self.arena = self.open_env(self.env, self.config, self.settings['num_envs'])
+        self.arena = self.open_env(self.env, self.config, 1)  # the spaces the networks are made for
         try:
             self.networks = [self.load_policy(name, self.arena) for name in self.names]
+            self.backend = (RayBackend(self.path, self.settings) if self.settings['backend'] == 'ray'
+                            else LocalBackend(self.env, self.config))
         except BaseException:
             self.arena.close()
             raise
         self.seconds = records[-1]['seconds'] if records else 0.0
-        self.ledger.append({'type': 'session', 'time': time.time(), 'pid': os.getpid()})
+        self.ledger.append({'type': 'session', 'time': time.time(), 'pid': os.getpid(),
+                            'backend': self.settings['backend']})
 
     def iterate(self, referee: bool = True) -> dict:
         """One iteration: a response trained against the method's opponents (none for the first,
@@ -884,24 +876,14 @@ class League:
             torch.manual_seed(self.settings['seed'])
             network, stats = self.new_network(self.arena), {'steps': 0}
         else:
-            weights = self.opponent_weights(names, self.payoffs, self.ratings)
-            if self.settings['method'] == 'psro':
-                # a fresh network: a copy of the latest, nearly deterministic policy would barely explore
-                # and return a response close to itself, so the population would stop growing
-                torch.manual_seed(self.settings['seed'] + iteration)
-                network = self.new_network(self.arena)
-            else:  # self-play and FSP keep training one learner
-                network = copy.deepcopy(networks[-1])
-            stats = self.train_response(self.arena, network, networks, weights, iteration)
-            if self.settings['method'] == 'psro':
-                stats = self.finish_response(network, networks, weights, iteration, stats)
+            network, stats = self.respond(name, self.opponent_weights(names, self.payoffs, self.ratings))
         network.eval()
         self.save_policy(name, network)
         names.append(name)
         networks.append(network)
         self.payoffs.add(name)
         self.ratings.add(name)
-        self.evaluate(self.arena, name, network, names, networks, self.payoffs, self.ratings)
+        self.evaluate(name, self.payoffs, self.ratings)
         scripted = self.versus_scripted(name, network, self.ratings)
         self.output = self.output_weights(names, self.payoffs)
         self.seconds += time.time() - start  # training and evaluation; the referee is not timed
@@ -916,11 +898,14 @@ class League:
 
     def close(self) -> None:
         self.arena.close()
+        self.backend.close()
 
     def run(self, printer: Callable[[str], None] | None = print) -> dict:
         """Iterate until the population has league.iterations policies."""
         self.open()
         try:
+            if printer is not None and self.settings['backend'] == 'ray':
+                printer(f'tasks run on Ray: {self.backend.describe()}')
             while len(self.names) < self.settings['iterations']:
                 record = self.iterate()
                 if printer is not None:
@@ -941,6 +926,252 @@ class League:
         atomic_write(os.path.join(self.path, 'payoffs.json'), lambda f: f.write(text.encode()))
         board = ratings.format_leaderboard() + '\n'
         atomic_write(os.path.join(self.path, 'leaderboard.txt'), lambda f: f.write(board.encode()))
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. Where the work runs: tasks, and the local and Ray backends
+# ---------------------------------------------------------------------------------------------
+# A task is a module-level function of plain data (the env's name, the config, seeds, policies as
+# state dicts), so a Ray worker anywhere can import and run it; it opens its own arena unless the
+# local backend lends it one kept open between iterations. With a seed a task's result depends on
+# its arguments alone (Arena.async_reset and play_games reseed everything they draw from), so the
+# two backends give the same matches.
+
+RAY_WHO = 'league.backend = "ray"'
+
+
+class Task(NamedTuple):
+    label: str          # names the task in errors: 'response p003', 'match p003 vs p001'
+    fn: Callable
+    args: tuple
+    games: int | None   # the size of the arena it plays in (the local backend lends one of that size)
+
+
+def policy_state(network) -> dict:
+    """A network's weights as plain CPU tensors: what travels to and from tasks."""
+    return {k: v.detach().cpu().clone() for k, v in network.state_dict().items()}
+
+
+def eval_envs(settings: dict) -> int:
+    """Games in an evaluation arena: enough for one match in one wave of games."""
+    return min(settings['num_envs'], settings['eval_games'])
+
+
+def match_seed(seed: int, iteration: int, opponent: int) -> int:
+    """The seed of the match of iteration's policy against population member `opponent`."""
+    return int(np.random.SeedSequence([seed % 2**64, iteration, opponent]).generate_state(1)[0])
+
+
+@functools.lru_cache(maxsize=2)
+def game_tree(env_name: str) -> GameTree:
+    """The poker env's GameTree, built once per process (a Ray worker keeps it between tasks)."""
+    return GameTree(env_name)
+
+
+@contextlib.contextmanager
+def _task_arena(env_name: str, config: dict, games: int, arena=None):
+    if arena is not None:
+        yield arena
+        return
+    import torch
+    torch.set_num_threads(config['train']['torch_threads'] or 1)  # as the driver does (League.open)
+    arena = League.open_env(env_name, config, games)
+    try:
+        yield arena
+    finally:
+        arena.close()
+
+
+def _network(config: dict, arena, state: dict):
+    from pufferlib.trainer import make_policy
+    network = make_policy(arena, config)
+    network.load_state_dict(state)
+    return network
+
+
+def train_response(env_name: str, config: dict, arena, network, opponents, weights, iteration: int) -> dict:
+    """PPO for league.steps_per_iteration steps of the learner's rows against the weighted pool."""
+    from pufferlib.arena import NetworkPlayer
+    from pufferlib.trainer import Trainer
+    import torch
+    config = {section: dict(values) for section, values in config.items()}
+    config['train']['total_timesteps'] = config['league']['steps_per_iteration']
+    config['train']['seed'] = config['league']['seed'] + iteration
+    torch.manual_seed(config['train']['seed'])
+    keep = np.flatnonzero(weights > 0)
+    arena.set_opponents([NetworkPlayer(opponents[k], name=str(k)) for k in keep], weights[keep])
+    network.train()
+    for p in network.parameters():  # a copy of a frozen pool member
+        p.requires_grad_(True)
+    trainer = Trainer(config, arena, network, env_name=env_name)
+    while trainer.epoch < trainer.total_epochs:
+        trainer.rollout()
+        trainer.update()
+    return {'steps': trainer.global_step, **{k: float(v) for k, v in trainer.losses.items()}}
+
+
+def response_gain(env_name: str, network, networks, weights) -> float | None:
+    """Exact payoff of `network` against the meta-strategy `weights` (poker envs; None elsewhere)."""
+    if env_name not in OPENSPIEL_GAMES:
+        return None
+    from pufferlib.arena import NetworkPlayer
+    tree = game_tree(env_name)
+    tables = np.stack([tree.tabulate(NetworkPlayer(n).probabilities) for n in networks])
+    mine = tree.tabulate(NetworkPlayer(copy.deepcopy(network)).probabilities)
+    return float(tree.payoffs(mine[None], tables)[0] @ weights)
+
+
+def finish_response(env_name: str, config: dict, arena, network, networks, weights, iteration: int,
+                    stats: dict) -> dict:
+    """Keep training a PSRO response that does not yet beat the meta-strategy (its payoff against it is
+    at most the meta-game's value, 0), up to league.response_rounds rounds in all. A response that
+    fails adds nothing: the meta-strategy stays, and a fresh response against it fails the same way
+    (Kuhn stalled at 0.072); continuing the same one, with a fresh optimizer and learning-rate
+    schedule each round, got from -0.004 to 0.057 of a possible 0.072 in three more rounds
+    (scripts/psro_oracle_gap.py, docs/league.md)."""
+    gain = response_gain(env_name, network, networks, weights)
+    rounds = 1
+    while gain is not None and gain <= 1e-3 and rounds < config['league']['response_rounds']:
+        network.train()
+        more = train_response(env_name, config, arena, network, networks, weights, iteration + 1000 * rounds)
+        stats = {**more, 'steps': stats['steps'] + more['steps']}
+        gain, rounds = response_gain(env_name, network, networks, weights), rounds + 1
+    return {**stats, 'response_rounds': rounds, 'response_gain': gain}
+
+
+def response_task(env_name: str, config: dict, iteration: int, weights: list, start: dict, *pool: dict,
+                  arena=None) -> tuple[dict, dict]:
+    """The response of `iteration`: the network `start` trained against the pool (state dicts, one
+    weight each), on until it beats them for PSRO on poker. Returns (its state dict, stats)."""
+    weights = np.asarray(weights, dtype=np.float64)
+    with _task_arena(env_name, config, config['league']['num_envs'], arena) as arena:
+        network = _network(config, arena, start)
+        opponents = [_network(config, arena, state) for state in pool]
+        stats = train_response(env_name, config, arena, network, opponents, weights, iteration)
+        if config['league']['method'] == 'psro':
+            stats = finish_response(env_name, config, arena, network, opponents, weights, iteration, stats)
+        return policy_state(network), stats
+
+
+def match_task(env_name: str, config: dict, seed: int, player: dict, opponent: dict, arena=None) -> dict:
+    """league.eval_games games of the policy `player` against `opponent` (state dicts), seats drawn per
+    game; the results (arrays of one entry: games, score, wins, draws) depend on the seed alone."""
+    from pufferlib.arena import NetworkPlayer, play_games
+    with _task_arena(env_name, config, eval_envs(config['league']), arena) as arena:
+        arena.set_opponents([NetworkPlayer(_network(config, arena, opponent), name='opponent')])
+        return play_games(arena, NetworkPlayer(_network(config, arena, player), name='player'),
+                          config['league']['eval_games'], seed=seed)
+
+
+def scripted_task(env_name: str, config: dict, seed: int, player: dict, arena=None) -> dict:
+    """league.scripted_games games of the policy `player` from each seat against the env's scripted
+    opponent (its one-row mode): the outcomes, +1 win, 0 draw, -1 loss, by seat."""
+    import torch
+
+    from pufferlib import registry
+    from pufferlib.arena import NetworkPlayer
+    games, outcomes = config['league']['scripted_games'], {}
+    with _task_arena(env_name, config, 1, arena) as arena, torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        network = NetworkPlayer(_network(config, arena, player))
+        for seat in (0, 1):
+            options = {**config['env'], 'two_player': False, 'seat': seat, 'num_envs': min(games, 1024)}
+            env = registry.make(env_name, **options)
+            try:
+                env.reset(seed)
+                ended_games = []
+                while len(ended_games) < games:
+                    env.step(network.act(env.observations, env.action_masks))
+                    ended = env.terminals | env.truncations
+                    ended_games.extend(np.sign(env.rewards[ended]).tolist())
+            finally:
+                env.close()
+            outcomes[f'seat{seat}'] = ended_games[:games]
+    return outcomes
+
+
+class LocalBackend:
+    """Tasks run here, one after another, in arenas kept open between iterations."""
+
+    def __init__(self, env_name: str, config: dict):
+        self.env, self.config = env_name, config
+        self.arenas: dict[int, object] = {}
+        self.states: dict[str, dict] = {}
+
+    def share(self, name: str, network) -> dict:
+        if name not in self.states:
+            self.states[name] = policy_state(network)
+        return self.states[name]
+
+    def run(self, iteration: int, tasks: list[Task]) -> list:
+        results = []
+        for task in tasks:
+            if task.games not in self.arenas:
+                self.arenas[task.games] = League.open_env(self.env, self.config, task.games)
+            results.append(task.fn(*task.args, arena=self.arenas[task.games]))
+        return results
+
+    def close(self) -> None:
+        for arena in self.arenas.values():
+            arena.close()
+        self.arenas.clear()
+
+
+class RayBackend:
+    """Tasks as Ray tasks (one CPU each, no retries) on the cluster at league.ray_address, RAY_ADDRESS
+    or a local Ray (pufferlib/cluster.py); policies go into Ray's object store once each. A task that
+    fails or whose worker dies is one LeagueError naming it and the iteration: the iteration is not
+    written, so nothing finished is lost and --resume redoes it."""
+
+    def __init__(self, path: str, settings: dict):
+        from pufferlib import cluster
+        self.path = path
+        self.ray, self.started = cluster.connect(settings['ray_address'] or None, settings['ray_cpus'] or None,
+                                                 RAY_WHO)
+        self.remote: dict[Callable, object] = {}
+        self.refs: dict[str, object] = {}
+
+    def describe(self) -> str:
+        resources = self.ray.cluster_resources()
+        nodes = sum(1 for node in self.ray.nodes() if node.get('Alive'))
+        return f'{nodes} node(s), {resources.get("CPU", 0):g} CPUs'
+
+    def share(self, name: str, network):
+        if name not in self.refs:
+            self.refs[name] = self.ray.put(policy_state(network))
+        return self.refs[name]
+
+    def run(self, iteration: int, tasks: list[Task]) -> list:
+        from pufferlib.arena import LeagueError
+        ray = self.ray
+        refs = []
+        for task in tasks:
+            if task.fn not in self.remote:
+                self.remote[task.fn] = ray.remote(num_cpus=1, max_retries=0)(task.fn)
+            refs.append(self.remote[task.fn].remote(*task.args))
+        results = []
+        try:
+            for task, ref in zip(tasks, refs):
+                try:
+                    results.append(ray.get(ref))
+                except ray.exceptions.RayError as e:
+                    cause = getattr(e, 'cause', None) or e
+                    reason = f'{type(cause).__name__}: {(str(cause).strip().splitlines() or [""])[-1][:300]}'
+                    raise LeagueError(
+                        f'league iteration {iteration}: the Ray task {task.label!r} failed ({reason}). Nothing in '
+                        f'{self.path} was lost: the ledger keeps the {iteration} finished iteration(s) and their '
+                        f'policies. Fix the cause and continue with `puffer league --resume {self.path}`') from None
+        except BaseException:
+            for ref in refs:  # the iteration is abandoned: stop its other tasks
+                with contextlib.suppress(Exception):
+                    ray.cancel(ref, force=True)
+            raise
+        return results
+
+    def close(self) -> None:
+        self.refs.clear()
+        if self.started:
+            self.ray.shutdown()
 
 
 def report(path: str, printer: Callable[[str], None] | None = print) -> list[str]:

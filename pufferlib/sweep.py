@@ -885,14 +885,9 @@ class RayBackend:
     """Trials as Ray tasks on the cluster at RAY_ADDRESS (or a local Ray); results come back here."""
 
     def __init__(self, parallel):
-        try:
-            import ray
-        except ImportError:
-            raise ConfigError('sweep.backend = "ray" needs Ray: pip install "pufferlib[ray]"') from None
-        self.ray = ray
-        if not ray.is_initialized():
-            ray.init(address=os.environ.get('RAY_ADDRESS') or None, log_to_driver=False,
-                     include_dashboard=False if not os.environ.get('RAY_ADDRESS') else None)
+        from pufferlib import cluster
+        self.ray, _ = cluster.connect(who='sweep.backend = "ray"')  # RAY_ADDRESS, else a local Ray
+        ray = self.ray
         gpus = ray.cluster_resources().get('GPU', 0)
         self.task = ray.remote(num_cpus=1, num_gpus=1 if gpus >= 1 else 0, max_retries=0)(run_trial)
         self.refs = {}

@@ -45,7 +45,7 @@ import numpy as np
 
 from pufferlib import registry
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, MASK_BUFFER, ActionCheck, ActionMaskError,
-                                 EnvError, MissingDependencyError, PufferEnv, action_dtype, batched_space, check_seed,
+                                 EnvError, PufferEnv, action_dtype, batched_space, check_seed,
                                  make_buffers, nonfinite_rows)
 
 # Worker commands and states, kept in shared int32 arrays.
@@ -907,23 +907,16 @@ class _RayEnvWorker:
 class Ray(VecEnv):
     """Workers as Ray actors, waited on with `ray.wait`; the envs may run on any machine of the cluster.
 
-    Uses the running Ray instance, else `ray.init(address)`: `address=None` starts a local one (or
-    joins the cluster named by RAY_ADDRESS), `address='auto'` joins the cluster this node belongs to.
+    Connects by pufferlib.cluster.connect: the running Ray instance, else the cluster at `address`, else
+    at RAY_ADDRESS, else a new local one; `address='auto'` joins the cluster this node belongs to.
     """
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
                  batch_size=None, zero_copy=True, seed=None, address=None, step_timeout=DEFAULT_STEP_TIMEOUT_S):
-        try:
-            import ray
-        except ImportError:
-            raise MissingDependencyError('the Ray backend needs ray: pip install -c constraints.txt -e ".[ray]" '
-                                         '(in your pufferlib checkout)') from None
-        self._ray = ray
+        from pufferlib import cluster
         self.step_timeout = _check_step_timeout(step_timeout)
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
-        if not ray.is_initialized():
-            ray.init(address=address, include_dashboard=False, log_to_driver=False,
-                     configure_logging=False)
+        self._ray = ray = cluster.connect(address, who='the Ray vector backend')[0]
         self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents,
                                     mask_width=self.action_mask_width)
         cpus = ray.cluster_resources().get('CPU', 1)

@@ -14,3 +14,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if 'slow' in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(scope='module')
+def ray_cluster():
+    """A real local Ray of 2 CPUs, shared by the tests of one module (the Ray vector backend in
+    test_vector.py, the league's Ray tasks in test_league_ray.py) and shut down after them."""
+    ray = pytest.importorskip('ray', reason='pip install -c constraints.txt -e ".[ray]"')
+    # Ray's worker processes import the test envs by module name, so they need this folder on their path.
+    path = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), os.environ.get('PYTHONPATH', '')])
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={'env_vars': {'PYTHONPATH': path}})
+    yield ray
+    ray.shutdown()

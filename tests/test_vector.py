@@ -19,8 +19,6 @@ import pufferlib.vector as pv
 
 from envs import DyingAgentsEnv, FaultyEnv, NonFiniteEnv
 
-HERE = os.path.dirname(__file__)
-
 
 def rollout(vecenv, steps, seed=0):
     """Per agent row, the list of (obs, reward, terminal) it saw; actions depend only on row and time."""
@@ -560,16 +558,7 @@ def test_autotune_cli_prints_a_best_setting(capsys):
     assert main(['autotune', 'NoSuchEnv-v0']) == 2
 
 
-# --- Ray: a real local instance ---------------------------------------------------------------
-
-@pytest.fixture(scope='module')
-def ray_cluster():
-    ray = pytest.importorskip('ray', reason='pip install -c constraints.txt -e ".[ray]"')
-    # Ray's worker processes import the test envs by module name, so they need this folder on their path.
-    path = os.pathsep.join([HERE, os.environ.get('PYTHONPATH', '')])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={'env_vars': {'PYTHONPATH': path}})
-    yield ray
-    ray.shutdown()
+# --- Ray: a real local instance (the ray_cluster fixture, tests/conftest.py) ---------------------
 
 
 def test_ray_matches_serial(ray_cluster):

@@ -1,0 +1,180 @@
+"""`puffer league --league.backend ray`: responses and evaluation matches as tasks on a real local Ray
+(the ray_cluster fixture, tests/conftest.py), the league directory written by the driver as with the
+local backend, the same match results on both backends, and one clear error for a task that raises,
+a worker that dies and an address where no cluster answers, with nothing in the league lost."""
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import psutil
+import pytest
+
+import pufferlib
+from pufferlib import cli, cluster, league
+from pufferlib.arena import LeagueError
+
+pytest.importorskip('ray')
+pytest.importorskip('scipy')
+pytest.importorskip('openskill')
+pytest.importorskip('pyspiel')
+
+# A league small enough for a unit test (as in test_league_loop.py).
+TINY = ['--league.steps-per-iteration', '2048', '--league.num-envs', '64', '--league.eval-games', '20',
+        '--train.bptt-horizon', '16', '--train.minibatch-size', '512', '--policy.hidden-size', '16']
+RAY = ['--league.backend', 'ray']
+
+
+def iterations(path):
+    with open(os.path.join(path, 'ledger.jsonl')) as f:
+        return [r for r in map(json.loads, f) if r['type'] == 'iteration']
+
+
+def files(path):
+    return sorted(os.path.relpath(os.path.join(root, name), path)
+                  for root, _, names in os.walk(path) for name in names)
+
+
+# First in this file: the address is only checked while no Ray runs in this process (the fixture's
+# instance would be used as it is).
+def test_an_unreachable_ray_address_is_one_clear_error(tmp_path, monkeypatch, capsys):
+    import ray
+    if ray.is_initialized():
+        pytest.skip('a Ray instance is already running in this process')
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    started = time.monotonic()
+    assert cli.main(['league', 'puffer_kuhn', *RAY, '--league.ray-address', '127.0.0.1:1', *TINY]) == 2
+    err = capsys.readouterr().err
+    assert 'no Ray cluster answers at 127.0.0.1:1' in err and 'Traceback' not in err
+    monkeypatch.setenv('RAY_ADDRESS', '127.0.0.1:1')
+    assert cli.main(['league', 'puffer_kuhn', *RAY, *TINY]) == 2
+    assert 'league.backend = "ray": no Ray cluster answers at 127.0.0.1:1' in capsys.readouterr().err
+    assert time.monotonic() - started < 60  # not Ray's own minute of retries per attempt
+    assert not os.path.exists(os.path.join(tmp_path, 'leagues')) or not os.listdir(os.path.join(tmp_path, 'leagues'))
+    with pytest.raises(cluster.ClusterError, match='not a Ray address'):
+        cluster.check('head:port')
+    with pytest.raises(pufferlib.APIUsageError, match='local Ray only'):
+        cluster.check('127.0.0.1:1', num_cpus=2)
+    assert not ray.is_initialized()
+
+
+def test_a_psro_league_on_ray_writes_what_the_local_one_writes(ray_cluster, tmp_path):
+    """Two PSRO iterations on Kuhn through Ray tasks: the same files, ledger fields and payoff table as
+    the local backend with the same seed, to the last bit (every task reseeds what it draws from)."""
+    flags = ['--league.iterations', '2', *TINY]
+    local = league.create('puffer_kuhn', flags, root=str(tmp_path / 'local'))
+    league.League(local).run(printer=None)
+    remote = league.create('puffer_kuhn', [*flags, *RAY], root=str(tmp_path / 'ray'))
+    league.League(remote).run(printer=None)
+    assert files(remote) == files(local) == sorted(['league.toml', 'ledger.jsonl', 'payoffs.json', 'leaderboard.txt',
+                                                    'policies/p000.pt', 'policies/p001.pt'])
+    ours, theirs = iterations(remote), iterations(local)
+    assert [r['iteration'] for r in ours] == [0, 1]
+    assert [sorted(r) for r in ours] == [sorted(r) for r in theirs]
+    table = league.PayoffTable.from_dict(json.load(open(os.path.join(remote, 'payoffs.json'))))
+    assert table.names == ['p000', 'p001'] and table.matrix().shape == (2, 2) and np.isfinite(table.matrix()).all()
+    assert (table.games() >= 20).all()
+    reference = league.PayoffTable.from_dict(json.load(open(os.path.join(local, 'payoffs.json'))))
+    np.testing.assert_array_equal(table.games(), reference.games())
+    np.testing.assert_array_equal(table.matrix(), reference.matrix())
+    assert ours[1]['steps'] == theirs[1]['steps'] and ours[1]['meta'] == theirs[1]['meta']
+    assert ours[1]['ratings'] == theirs[1]['ratings']
+
+
+@pytest.mark.slow  # the test above checks the same on Kuhn's league; this one adds sampled payoffs (Connect4)
+@pytest.mark.parametrize('env', ['puffer_kuhn', 'puffer_connect4'])
+def test_a_match_between_two_fixed_policies_gives_the_same_results_on_both_backends(ray_cluster, tmp_path, env):
+    """Sampled match results (connect4 has no exact payoffs) of the same pair and seed: the local backend's
+    arena, already used by another match, and a Ray worker's fresh arena agree game for game."""
+    import torch
+    path = league.create(env, ['--league.iterations', '2', *TINY], root=str(tmp_path))
+    driver = league.League(path)
+    arena = driver.open_env(env, driver.config, 1)
+    networks = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        networks.append(driver.new_network(arena))
+    arena.close()
+
+    def matches(backend):
+        a, b = backend.share('a', networks[0]), backend.share('b', networks[1])
+        tasks = [league.Task(f'match {x} vs {y}', league.match_task, (env, driver.config, seed, p, q),
+                             league.eval_envs(driver.settings))
+                 for seed, (x, p, y, q) in [(7, ('b', b, 'a', a)), (5, ('a', a, 'b', b)), (6, ('a', a, 'a', a))]]
+        return backend.run(1, tasks)
+
+    local = league.LocalBackend(env, driver.config)
+    try:
+        here = matches(local)
+    finally:
+        local.close()
+    remote = league.RayBackend(path, driver.settings)
+    there = matches(remote)
+    remote.close()
+    assert ray_cluster.is_initialized()  # the fixture's Ray is used, not shut down
+    for ours, theirs in zip(here, there):
+        assert set(ours) == {'games', 'score', 'wins', 'draws'}
+        for key in ours:
+            np.testing.assert_array_equal(ours[key], theirs[key])
+    assert all(result['games'][0] >= 20 for result in here)
+
+
+def test_a_ray_task_that_raises_is_one_clear_error_and_loses_nothing(ray_cluster, tmp_path, capsys):
+    """A response whose training diverges (a learning rate of 1e30) raises in its Ray worker: the driver
+    reports the task and the iteration; the first iteration and its policy stay as they were."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '3', '--train.learning-rate', '1e30', *TINY, *RAY],
+                         root=str(tmp_path))
+    with pytest.raises(LeagueError, match=r"league iteration 1: the Ray task 'response p001' failed "
+                                          r"\(NonFiniteError: .*Nothing in .* was lost.*--resume"):
+        league.League(path).run(printer=None)
+    assert [r['iteration'] for r in iterations(path)] == [0]
+    ledger = open(os.path.join(path, 'ledger.jsonl'), 'rb').read()
+    assert os.listdir(os.path.join(path, 'policies')) == ['p000.pt']
+    assert cli.main(['league', '--resume', path, '--quiet']) == 2
+    err = capsys.readouterr().err
+    assert "the Ray task 'response p001' failed" in err and 'Traceback' not in err
+    assert open(os.path.join(path, 'ledger.jsonl'), 'rb').read().startswith(ledger)
+    assert [r['iteration'] for r in iterations(path)] == [0]
+    # where the tasks run may change on resume; what they compute may not
+    assert league.League(path, ['--league.backend', 'local']).settings['backend'] == 'local'
+    with pytest.raises(LeagueError, match='keeps its config'):
+        league.League(path, ['--train.learning-rate', '0.01'])
+
+
+@pytest.mark.slow
+def test_a_killed_ray_worker_is_one_clear_error_and_resume_continues(ray_cluster, tmp_path):
+    """SIGKILL the Ray worker while it trains a response: the driver names the task and iteration, keeps
+    the finished iterations, and `--resume` (on Ray again) completes the league."""
+    flags = ['--league.iterations', '3', '--league.steps-per-iteration', '30000', '--league.response-rounds', '1',
+             *TINY[2:], *RAY]
+    path = league.create('puffer_kuhn', flags, root=str(tmp_path))
+    errors = []
+
+    def drive():
+        try:
+            league.League(path).run(printer=None)
+        except Exception as e:  # the error is checked below, in the test's thread
+            errors.append(e)
+
+    driver = threading.Thread(target=drive)
+    driver.start()
+    killed, deadline = None, time.monotonic() + 300
+    while killed is None and driver.is_alive() and time.monotonic() < deadline:
+        for proc in psutil.process_iter(['cmdline']):
+            if (proc.info['cmdline'] or [''])[0].startswith('ray::response_task'):
+                proc.send_signal(signal.SIGKILL)
+                killed = proc.pid
+                break
+        time.sleep(0.05)
+    driver.join(300)
+    assert killed is not None and not driver.is_alive()
+    assert len(errors) == 1 and isinstance(errors[0], LeagueError), errors
+    assert "the Ray task 'response p001' failed" in str(errors[0]) and 'league iteration 1' in str(errors[0])
+    assert [r['iteration'] for r in iterations(path)] == [0]
+    summary = league.League(path).run(printer=None)
+    assert summary['iterations'] == 3
+    rows = iterations(path)
+    assert [r['iteration'] for r in rows] == [0, 1, 2] and rows[-1]['population'] == ['p000', 'p001', 'p002']
+    assert league.PayoffTable.from_dict(rows[-1]['payoffs']).matrix().shape == (3, 3)
