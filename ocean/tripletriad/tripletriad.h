@@ -115,16 +115,18 @@ static inline int tt_adjacent(int m) {
     return (((m << 1) & ~0x49) | ((m >> 1) & ~0x124) | (m << 3) | (m >> 3)) & TT_ALL_CELLS;
 }
 
-/* Cell j now holds a card owned by `owner` (placed or turned): patch its neighbours' words (a side
- * off the board patches the dummy cell). */
-static inline void tt_patch_neighbours(Tripletriad *env, int j, int owner) {
+/* Cell j holds a card owned by `owner`: patch its neighbours' words (a side off the board patches
+ * the dummy cell). `turned`: it was the other player's until now, so the other player's words held
+ * its ranks; otherwise it was placed on an empty cell, which both players' words held as 0x7F and
+ * open[] as open. */
+static inline void tt_patch_neighbours(Tripletriad *env, int j, int owner, int turned) {
     uint32_t face = (env->board[j] >> 16 | env->board[j] << 16) + 0x01010101u;  /* byte d: rank on (d + 2) & 3, + 1 */
     for (int e = 0; e < 4; e++) {
         int c = TT_NEIGHBOR[j][e];
         uint32_t byte = 0xFFu << (8 * ((e + 2) & 3));  /* the side of c that faces j */
         env->need[owner][c] = (env->need[owner][c] & ~byte) | (face & byte);
-        env->need[!owner][c] = (env->need[!owner][c] & ~byte) | (0x7F7F7F7Fu & byte);
-        env->open[c] &= ~byte;
+        if (turned) env->need[!owner][c] |= 0x7F7F7F7Fu & byte;  /* ranks are below 0x7F: OR sets the byte */
+        else env->open[c] &= ~byte;
     }
 }
 
@@ -189,17 +191,16 @@ static inline tt_u4 tt_load4(const uint32_t *p) {
     return v;
 }
 
-/* Per lane: the sides where card | 0x80808080 (`cards80`) reaches the threshold, counted; the count
- * is in the low 3 bits of each lane (higher bits hold partial sums: mask them off). */
-static inline tt_u4 tt_count4(tt_u4 cards80, tt_u4 thresholds) {
-    tt_u4 y = ((cards80 - thresholds) & 0x80808080u) >> 7;
-    y += y >> 8;
-    return y + (y >> 16);
+/* Per lane: the bytes where a - b keeps bit 7 (a's byte, with bit 7 set, is at least b's), counted. */
+static inline tt_u4 tt_count4(tt_u4 a, tt_u4 b) {
+    tt_u4 y = ((a - b) >> 7) & 0x01010101u;
+    y += y >> 16;
+    return (y + (y >> 8)) & 7u;
 }
 
 static inline tt_f4 tt_quarters(tt_u4 counts) { return __builtin_convertvector((tt_i4)counts, tt_f4) * 0.25f; }
 
-/* Lane i all ones where bit i of a 4-bit mask is set: the keep masks of tt_write_hints. */
+/* Lane i all ones where bit i of a 4-bit mask is set. */
 static const tt_u4 TT_LANES[16] = {
 #define TT_L(m) {(m) & 1 ? ~0u : 0u, (m) & 2 ? ~0u : 0u, (m) & 4 ? ~0u : 0u, (m) & 8 ? ~0u : 0u}
     TT_L(0), TT_L(1), TT_L(2), TT_L(3), TT_L(4), TT_L(5), TT_L(6), TT_L(7),
@@ -212,8 +213,10 @@ static const tt_u4 TT_LANES[16] = {
  * placed card that face an empty cell some card still in the opponent's hand would beat there (its
  * best rank per side, which may come from different cards). Both / 4. An MLP would otherwise have to
  * learn every rank comparison of the rules from rank values alone.
- * Lanes: slots 0-3 of one cell per vector, and slot 4 of four cells per vector; a played slot or an
- * occupied cell is zeroed through its lane's keep mask (7 or 0: counts are 0..4). */
+ * Both are counts of bytes where one word reaches another (tt_count4), four lanes at a time: slots
+ * 0-3 of one cell per vector, and slot 4 of four cells per vector. Illegal pairs need no masking
+ * afterwards: an occupied cell is given thresholds no card reaches and no open side, and a played
+ * slot a card that turns nothing and is beaten nowhere. */
 static void tt_write_hints(Tripletriad *env) {
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
@@ -229,25 +232,32 @@ static void tt_write_hints(Tripletriad *env) {
                                      in_hand[4]);
         /* the same ranks seen from the other side: byte d holds the best rank on side (d + 2) & 3 */
         uint32_t facing = (best >> 16) | (best << 16);
-        const uint32_t *turn = env->need[!me], *open = env->open;
-        int held = env->held[me], empty = env->empty;
+        /* each slot's card as the two comparisons take it: gain counts card | 0x80 - threshold >= 0x80
+         * (a played slot: ranks 0, below every threshold), risk counts facing | 0x80 - (card + 1)
+         * >= 0x80 (a played slot: 0x7F, above every rank) */
+        uint32_t turns[TT_HAND], beaten[TT_HAND];
+        for (int k = 0; k < TT_HAND; k++) {  /* masks, not ?: (GCC branches on those, and held is random) */
+            uint32_t in = 0u - (uint32_t)(env->held[me] >> k & 1);
+            turns[k] = (env->hand[me][k] & in) | 0x80808080u;
+            beaten[k] = ((env->hand[me][k] + 0x01010101u) & in) | (0x7F7F7F7Fu & ~in);
+        }
+        const uint32_t *need = env->need[!me], *open = env->open;
+        int empty = env->empty;
         /* slot 4 on cells 0-3, 4-7, 8 (lanes past cell 8 are computed and dropped) */
         float gain4[TT_PAD], risk4[TT_PAD];
-        tt_u4 cards4 = (tt_u4){} + (env->hand[me][4] | 0x80808080u);
-        tt_u4 held4 = (tt_u4){} + (uint32_t)(held >> 4 & 1 ? 7 : 0);
+        tt_u4 turns4 = (tt_u4){} + turns[4], beaten4 = (tt_u4){} + beaten[4];
         for (int c = 0; c < TT_PAD; c += 4) {
-            tt_u4 keep = held4 & TT_LANES[empty >> c & 15];
-            tt_f4 g = tt_quarters(tt_count4(cards4, tt_load4(turn + c)) & keep);
-            tt_f4 r = tt_quarters((4 - tt_count4(cards4, tt_load4(open + c) & facing)) & keep);
+            tt_u4 free = TT_LANES[empty >> c & 15];
+            tt_f4 g = tt_quarters(tt_count4(turns4, tt_load4(need + c) | (~free & 0x7F7F7F7Fu)));
+            tt_f4 r = tt_quarters(tt_count4((tt_load4(open + c) & free & facing) | 0x80808080u, beaten4));
             memcpy(gain4 + c, &g, sizeof g);
             memcpy(risk4 + c, &r, sizeof r);
         }
-        tt_u4 cards = tt_load4(env->hand[me]) | 0x80808080u;
-        tt_u4 held03 = TT_LANES[held & 15] & 7;
-        for (int c = 0; c < TT_CELLS; c++, gain += TT_HAND, risk += TT_HAND) {
-            tt_u4 keep = held03 & (0u - (uint32_t)(empty >> c & 1));
-            tt_f4 g = tt_quarters(tt_count4(cards, (tt_u4){} + turn[c]) & keep);
-            tt_f4 r = tt_quarters((4 - tt_count4(cards, (tt_u4){} + (open[c] & facing))) & keep);
+        tt_u4 turns03 = tt_load4(turns), beaten03 = tt_load4(beaten);
+        for (int c = 0; c < TT_CELLS; c++, gain += TT_HAND, risk += TT_HAND, empty >>= 1) {
+            uint32_t taken = (uint32_t)(empty & 1) - 1u;  /* all ones when the cell is occupied */
+            tt_f4 g = tt_quarters(tt_count4(turns03, (tt_u4){} + (need[c] | (taken & 0x7F7F7F7Fu))));
+            tt_f4 r = tt_quarters(tt_count4((tt_u4){} + ((open[c] & facing & ~taken) | 0x80808080u), beaten03));
             memcpy(gain, &g, sizeof g);
             memcpy(risk, &r, sizeof r);
             gain[4] = gain4[c];
@@ -327,8 +337,12 @@ static void tt_place(Tripletriad *env, int player, int action) {
     env->own[!player] &= ~flips;
     env->held[player] &= ~(1 << slot);
     env->empty &= ~(1 << cell);
-    tt_patch_neighbours(env, cell, player);
-    for (int f = flips; f; f &= f - 1) tt_patch_neighbours(env, tt_lowest(f), player);
+    tt_patch_neighbours(env, cell, player, 0);
+    tt_write_owner(env, cell);
+    for (int f = flips; f; f &= f - 1) {  /* one loop for both: its varying length costs a mispredicted exit */
+        tt_patch_neighbours(env, tt_lowest(f), player, 1);
+        tt_write_owner(env, tt_lowest(f));
+    }
     env->plies++;
     env->to_move = !player;
     /* observations: the new card, the turned cards, the emptied hand slot */
@@ -340,11 +354,6 @@ static void tt_place(Tripletriad *env, int player, int action) {
         float *held = obs + TT_HANDS_AT + ((player == me ? 0 : TT_HAND) + slot) * TT_CARD_OBS;
         memset(held, 0, sizeof(float) * TT_CARD_OBS);
     }
-    tt_write_owner(env, cell);
-    while (flips) {
-        tt_write_owner(env, tt_lowest(flips));
-        flips &= flips - 1;
-    }
 }
 
 /* Greedy on immediate flips, ties broken uniformly at random. Only cells next to the victim's
@@ -353,15 +362,18 @@ static int tt_scripted_move(Tripletriad *env, int player) {
     int held = env->held[player];
     int targets = env->empty & tt_adjacent(env->own[!player]);
     /* Ties are collected without branching on the counts (they follow random cards): every move is
-     * written at the end of the list and kept by advancing the end only when it ties the best. */
+     * written at the end of the list and kept by advancing the end only when it ties the best.
+     * A played slot is scored as a card of ranks 0, which turns nothing, so the inner loop always
+     * runs over all five slots (a loop of varying length costs a mispredicted exit). */
     int best = 1, n_ties = 0;  /* moves that turn nothing never tie */
     unsigned char ties[TT_ACTIONS];
+    uint32_t cards[TT_HAND];
+    for (int slot = 0; slot < TT_HAND; slot++) cards[slot] = env->hand[player][slot] & (0u - (uint32_t)(held >> slot & 1));
     for (; targets; targets &= targets - 1) {
         int cell = tt_lowest(targets);
         uint32_t thresholds = env->need[!player][cell];
-        for (int slots = held; slots; slots &= slots - 1) {
-            int slot = tt_lowest(slots);
-            int n = tt_count_sides(tt_beats(env->hand[player][slot], thresholds));
+        for (int slot = 0; slot < TT_HAND; slot++) {
+            int n = tt_count_sides(tt_beats(cards[slot], thresholds));
             n_ties = n > best ? 0 : n_ties;
             best = n > best ? n : best;
             ties[n_ties] = (unsigned char)(slot * TT_CELLS + cell);
