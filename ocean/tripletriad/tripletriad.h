@@ -161,11 +161,26 @@ static inline int tt_viewers(const Tripletriad *env) { return env->cfg.two_playe
 
 static inline int tt_viewer(const Tripletriad *env, int row) { return seats_player(&env->seats, row); }
 
+/* Observations are written four floats at a time where that saves instructions (the hints are the
+ * hot part of a step: 90 values for the row to move), in GCC/Clang vector types, which compile to
+ * SSE2 on x86-64 and NEON on arm64. */
+typedef uint32_t tt_u4 __attribute__((vector_size(16)));
+typedef int32_t tt_i4 __attribute__((vector_size(16)));
+typedef float tt_f4 __attribute__((vector_size(16)));
+
+static inline tt_u4 tt_load4(const uint32_t *p) {
+    tt_u4 v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+/* A card's four ranks * scale: lane d keeps byte d in place, and the lane's power of two brings it
+ * down in the same multiply (exactly: the powers of two only shift the exponent). */
 static inline void tt_write_ranks(float *out, uint32_t card, float scale) {
-    out[0] = (float)(card & 0xFF) * scale;
-    out[1] = (float)((card >> 8) & 0xFF) * scale;
-    out[2] = (float)((card >> 16) & 0xFF) * scale;
-    out[3] = (float)(card >> 24) * scale;
+    static const tt_u4 bytes = {0xFFu, 0xFF00u, 0xFF0000u, 0xFF000000u};
+    static const tt_f4 down = {1.0f, 1.0f / 256, 1.0f / 65536, 1.0f / 16777216};
+    tt_f4 ranks = __builtin_convertvector((tt_i4)(((tt_u4){} + card) & bytes), tt_f4) * (down * scale);
+    memcpy(out, &ranks, sizeof ranks);
 }
 
 static void tt_write_scalars(Tripletriad *env) {
@@ -177,18 +192,6 @@ static void tt_write_scalars(Tripletriad *env) {
         s[2] = (float)(2 * tt_cards(env, me) - 2 * TT_HAND) * 0.1f;  /* the two players hold 10 cards */
         s[3] = (float)env->plies * (1.0f / TT_CELLS);
     }
-}
-
-/* The hints are the hot part of a step (90 values for the row to move), so they are computed four
- * at a time in GCC/Clang vector types, which compile to SSE2 on x86-64 and NEON on arm64. */
-typedef uint32_t tt_u4 __attribute__((vector_size(16)));
-typedef int32_t tt_i4 __attribute__((vector_size(16)));
-typedef float tt_f4 __attribute__((vector_size(16)));
-
-static inline tt_u4 tt_load4(const uint32_t *p) {
-    tt_u4 v;
-    memcpy(&v, p, sizeof v);
-    return v;
 }
 
 /* Per lane: the bytes where a - b keeps bit 7 (a's byte, with bit 7 set, is at least b's), counted. */
@@ -291,8 +294,8 @@ static inline void tt_write_owner(Tripletriad *env, int c) {
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
         float *cell = env->observations + (size_t)row * TT_OBS + c * TT_CELL_OBS;
-        cell[0] = (float)(env->own[me] >> c & 1);
-        cell[1] = (float)(env->own[!me] >> c & 1);
+        static const float flags[4][2] = {{0.0f, 0.0f}, {1.0f, 0.0f}, {0.0f, 1.0f}, {1.0f, 1.0f}};
+        memcpy(cell, flags[(env->own[me] >> c & 1) | (env->own[!me] >> c & 1) << 1], sizeof flags[0]);
     }
 }
 
