@@ -218,8 +218,9 @@ static const tt_u4 TT_LANES[16] = {
  * learn every rank comparison of the rules from rank values alone.
  * Both are counts of bytes where one word reaches another (tt_count4), four lanes at a time: slots
  * 0-3 of one cell per vector, and slot 4 of four cells per vector. Illegal pairs need no masking
- * afterwards: an occupied cell is given thresholds no card reaches and no open side, and a played
- * slot a card that turns nothing and is beaten nowhere. */
+ * afterwards: a played slot is given a card that turns nothing and is beaten nowhere, and an
+ * occupied cell (in the slot-4 vectors) thresholds no card reaches and no open side; otherwise an
+ * occupied cell is only written zeros (half the board is full on average). */
 static void tt_write_hints(Tripletriad *env) {
     for (int row = 0; row < tt_viewers(env); row++) {
         int me = tt_viewer(env, row);
@@ -257,14 +258,21 @@ static void tt_write_hints(Tripletriad *env) {
             memcpy(risk4 + c, &r, sizeof r);
         }
         tt_u4 turns03 = tt_load4(turns), beaten03 = tt_load4(beaten);
-        for (int c = 0; c < TT_CELLS; c++, gain += TT_HAND, risk += TT_HAND, empty >>= 1) {
-            uint32_t taken = (uint32_t)(empty & 1) - 1u;  /* all ones when the cell is occupied */
-            tt_f4 g = tt_quarters(tt_count4(turns03, (tt_u4){} + (need[c] | (taken & 0x7F7F7F7Fu))));
-            tt_f4 r = tt_quarters(tt_count4((tt_u4){} + ((open[c] & facing & ~taken) | 0x80808080u), beaten03));
-            memcpy(gain, &g, sizeof g);
-            memcpy(risk, &r, sizeof r);
-            gain[4] = gain4[c];
-            risk[4] = risk4[c];
+        const tt_f4 zero = {0};
+        for (int cells = ~empty & TT_ALL_CELLS; cells; cells &= cells - 1) {
+            int c = tt_lowest(cells);
+            memcpy(gain + c * TT_HAND, &zero, sizeof zero);
+            memcpy(risk + c * TT_HAND, &zero, sizeof zero);
+            gain[c * TT_HAND + 4] = risk[c * TT_HAND + 4] = 0.0f;
+        }
+        for (int cells = empty; cells; cells &= cells - 1) {
+            int c = tt_lowest(cells);
+            tt_f4 g = tt_quarters(tt_count4(turns03, (tt_u4){} + need[c]));
+            tt_f4 r = tt_quarters(tt_count4((tt_u4){} + ((open[c] & facing) | 0x80808080u), beaten03));
+            memcpy(gain + c * TT_HAND, &g, sizeof g);
+            memcpy(risk + c * TT_HAND, &r, sizeof r);
+            gain[c * TT_HAND + 4] = gain4[c];
+            risk[c * TT_HAND + 4] = risk4[c];
         }
     }
 }
