@@ -232,8 +232,8 @@ static void tt_write_hints(Tripletriad *env) {
         /* per side, the opponent's best rank over its cards in hand (a played card counts as 0) */
         uint32_t in_hand[TT_HAND];
         for (int k = 0; k < TT_HAND; k++) in_hand[k] = env->hand[!me][k] & (0u - (uint32_t)(env->held[!me] >> k & 1));
-        uint32_t best = tt_max_bytes(tt_max_bytes(tt_max_bytes(in_hand[0], in_hand[1]), tt_max_bytes(in_hand[2], in_hand[3])),
-                                     in_hand[4]);
+        uint32_t best = tt_max_bytes(tt_max_bytes(in_hand[0], in_hand[1]), tt_max_bytes(in_hand[2], in_hand[3]));
+        best = tt_max_bytes(best, in_hand[4]);
         /* the same ranks seen from the other side: byte d holds the best rank on side (d + 2) & 3 */
         uint32_t facing = (best >> 16) | (best << 16);
         /* each slot's card as the two comparisons take it: gain counts card | 0x80 - threshold >= 0x80
@@ -379,7 +379,8 @@ static int tt_scripted_move(Tripletriad *env, int player) {
     int best = 1, n_ties = 0;  /* moves that turn nothing never tie */
     unsigned char ties[TT_ACTIONS];
     uint32_t cards[TT_HAND];
-    for (int slot = 0; slot < TT_HAND; slot++) cards[slot] = env->hand[player][slot] & (0u - (uint32_t)(held >> slot & 1));
+    for (int slot = 0; slot < TT_HAND; slot++)
+        cards[slot] = env->hand[player][slot] & (0u - (uint32_t)(held >> slot & 1));
     for (; targets; targets &= targets - 1) {
         int cell = tt_lowest(targets);
         uint32_t thresholds = env->need[!player][cell];
