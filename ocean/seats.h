@@ -71,10 +71,10 @@ static inline void seats_write_turn(const OceanSeats *s, unsigned char *masks, u
  * than the final result, unlike seats_finish_step). */
 static inline void seats_clear_step(const OceanSeats *s, float *rewards, unsigned char *terminals,
                                     unsigned char *truncations) {
-    int rows = s->two_player ? 2 : 1;
-    memset(rewards, 0, sizeof(float) * (size_t)rows);
-    memset(terminals, 0, (size_t)rows);
-    memset(truncations, 0, (size_t)rows);
+    for (int r = 0; r < (s->two_player ? 2 : 1); r++) {  /* one or two rows: stores, not memset calls */
+        rewards[r] = 0.0f;
+        terminals[r] = truncations[r] = 0;
+    }
 }
 
 /* Write every row's reward and flags for a step; when the game is `done`, pay each row its player's

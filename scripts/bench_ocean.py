@@ -40,8 +40,9 @@ PEERS = {
                "piece) per step"),
     'rware': ('puffer_rware', None, "both the paper's tiny warehouse with 4 robots and 4 requests"),
     'go': ('puffer_go', None, 'both 7x7 against a built-in player; rules, observations and opponents differ'),
-    'tripletriad': ('puffer_tripletriad', None, "3.0 picks a card, then a cell (14 actions); ours a pair (45) "
-                    "and writes one-ply hints"),
+    'tripletriad': ('puffer_tripletriad', None, "both one agent row per env, 4096 envs, agent steps counted; "
+                    "3.0 picks a card, then a cell (14 actions, half a move per step); ours a pair (45), the "
+                    "scripted reply in the same step, and one-ply hints"),
     'trash_pickup': ('puffer_trash_pickup', None, ''),
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6

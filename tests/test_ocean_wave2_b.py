@@ -445,15 +445,17 @@ def test_tripletriad_matches_a_python_model_of_the_rules():
     assert games > 200 and flips_seen > 100
 
 
-def test_tripletriad_hints_match_the_rules():
-    """gain = cards an action turns now; risk = exposed sides some card in the opponent's hand beats."""
+@pytest.mark.parametrize('options', [{'two_player': True}, {}], ids=['two_player', 'one_row'])
+def test_tripletriad_hints_match_the_rules(options):
+    """gain = cards an action turns now; risk = exposed sides some card in the opponent's hand beats.
+    (The C env computes them four lanes at a time; this recomputes every one from the board.)"""
     from pufferlib.ocean.tripletriad import NEIGHBORS
-    env = make('tripletriad', num_envs=1, two_player=True)
+    env = make('tripletriad', num_envs=1, **options)
     env.reset(seed=2)
     rng = np.random.default_rng(2)
     checked = 0
     for _ in range(300):
-        for row in range(2):
+        for row in range(env.num_agents):
             obs = env.observations[row]
             gain = obs[TT_TO_MOVE + 4:TT_TO_MOVE + 49].reshape(9, 5)  # cell-major
             risk = obs[TT_TO_MOVE + 49:].reshape(9, 5)
@@ -639,8 +641,9 @@ def test_masked_actions_are_never_penalised(name, options):
     assert ends > 0
 
 
-def test_tripletriad_mask_is_held_cards_times_empty_cells():
-    env = make('tripletriad', num_envs=4, seed=1, two_player=True)
+@pytest.mark.parametrize('options', [{'two_player': True}, {}], ids=['two_player', 'one_row'])
+def test_tripletriad_mask_is_held_cards_times_empty_cells(options):
+    env = make('tripletriad', num_envs=4, seed=1, **options)
     rng = np.random.default_rng(1)
     for _ in range(200):
         for row in range(env.num_agents):
