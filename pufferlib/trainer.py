@@ -82,8 +82,9 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
     they leave every core to torch."""
     if setting > 0:
         return setting
-    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else \
-        vecenv.num_workers - (1 if getattr(vecenv, 'local_worker', False) else 0)
+    # Multiprocessing's num_processes leaves out a local worker, which steps in this process.
+    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else getattr(vecenv, 'num_processes',
+                                                                               vecenv.num_workers)
     return max(1, pufferlib.vector.cpu_count() - workers)
 
 

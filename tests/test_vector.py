@@ -10,6 +10,7 @@ import time
 from collections import defaultdict
 from multiprocessing import shared_memory
 
+import gymnasium
 import numpy as np
 import psutil
 import pytest
@@ -113,6 +114,9 @@ def no_leaks(monkeypatch):
     dict(backend='Multiprocessing', num_workers=2, local_worker=True),
     dict(backend='Multiprocessing', num_workers=2, batch_size=4, local_worker=True),
     dict(backend='Multiprocessing', num_workers=4, batch_size=4, zero_copy=False, local_worker=True),
+    dict(backend='Multiprocessing', num_workers=4, batch_size=4, num_processes=2),
+    dict(backend='Multiprocessing', num_workers=4, batch_size=2, zero_copy=False, num_processes=2),
+    dict(backend='Multiprocessing', num_workers=4, num_processes=2),
 ])
 def test_backends_match_serial(options, no_leaks):
     with pv.make('CartPole-v1', num_envs=8, **options) as vecenv:
@@ -340,6 +344,55 @@ class FailsInWorker(FaultyEnv):
         super().__init__('raise', 10**9)
 
 
+class ProcessId(gymnasium.Env):
+    """Observes the id of the process that steps it."""
+    observation_space = gymnasium.spaces.Box(0, 2**62, (1,), np.int64)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        return np.array([os.getpid()]), {}
+
+    def step(self, action):
+        return np.array([os.getpid()]), 0.0, False, False, {}
+
+
+def test_num_processes_interleaves_workers_over_processes(no_leaks):
+    """Worker w runs in process w % num_processes, so each batch of a pool has a worker in each process."""
+    with pv.make(ProcessId, backend='Multiprocessing', num_envs=8, num_workers=4, num_processes=2,
+                 batch_size=4) as vecenv:
+        assert vecenv.num_processes == len(vecenv.processes) == 2
+        first, second = [p.pid for p in vecenv.processes]
+        vecenv.async_reset(0)
+        for _ in range(20):
+            obs, *_, ids, _ = vecenv.recv()
+            owner = dict(zip(ids.tolist(), obs[:, 0].tolist()))
+            assert all(owner[row] == (first if row // 2 % 2 == 0 else second) for row in owner)
+            vecenv.send(np.zeros(4, np.int32))
+
+
+def test_a_process_of_several_workers_fails_as_one(no_leaks):
+    creators = [functools.partial(FaultyEnv, 'raise', 5 if k == 6 else 10**9) for k in range(8)]
+    vecenv = pv.make(creators, backend='Multiprocessing', num_envs=8, num_workers=4, num_processes=2, batch_size=4)
+    pids = worker_pids(vecenv)
+    vecenv.reset(0)
+    with pytest.raises(pufferlib.EnvError, match=r'(?s)worker 3 \(envs 6-7\) raised.*boom'):
+        for _ in range(20):
+            vecenv.step(np.zeros(4, np.int32))
+    assert gone(pids)
+    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=8, num_workers=4, num_processes=2,
+                     batch_size=4)
+    pids = worker_pids(vecenv)
+    vecenv.reset(0)
+    os.kill(pids[1], signal.SIGKILL)
+    start = time.monotonic()
+    with pytest.raises(pufferlib.EnvError, match=r'process of workers 1, 3 \(envs 2-3, 6-7\) was killed by '
+                                                 'signal SIGKILL'):
+        while time.monotonic() - start < 10:
+            vecenv.step(np.zeros(4, np.int32))
+    assert time.monotonic() - start < 2.0
+    assert gone(pids)
+
+
 def test_env_creation_error_in_worker(no_leaks):
     with pytest.raises(pufferlib.EnvError, match='(?s)ValueError: cannot open the display'):
         pv.make(FailsInWorker, backend='Multiprocessing', num_envs=2, num_workers=2)
@@ -421,6 +474,9 @@ def test_public_parent_death_signal_ends_a_child_with_its_parent():
     (dict(num_envs=2, backend='Threads'), 'unknown backend'),
     (dict(num_envs=2, spin_us=-1), 'spin_us must be a number >= 0'),
     (dict(num_envs=2, local_worker='yes'), 'local_worker must be True or False'),
+    (dict(num_envs=8, num_workers=4, num_processes=3), 'num_processes=3 must divide num_workers=4'),
+    (dict(num_envs=8, num_workers=4, num_processes=0), 'num_processes must be a positive integer'),
+    (dict(num_envs=8, num_workers=4, num_processes=2, local_worker=True), 'cannot be combined'),
     (dict(num_envs=2, step_timeout=-1), r'step_timeout must be a number of seconds >= 0'),
     (dict(num_envs=2, step_timeout='10'), r'step_timeout must be a number of seconds >= 0'),
     (dict(num_envs=2, backend='Serial', step_timeout=10), 'Serial has no option step_timeout'),
