@@ -467,11 +467,20 @@ class Serial(VecEnv):
         self._closed = False
 
     def _dispatch(self, workers, command, seed=None):
+        envs, ready, ready_infos = self.envs, self._ready, self._ready_infos
+        if command == STEP:  # each worker is one env: step it directly (this loop is per env step)
+            for w in workers:
+                env = envs[w]
+                infos = env.step(env.actions)[4]
+                if infos:
+                    ready_infos[w] = infos
+                ready.append(w)
+            return
         for w in workers:
-            infos = _run_command(self.envs[w:w + 1], command, -1 if seed is None else seed + w)
+            infos = _run_command(envs[w:w + 1], command, -1 if seed is None else seed + w)
             if infos:
-                self._ready_infos[w] = infos
-            self._ready.append(w)
+                ready_infos[w] = infos
+            ready.append(w)
 
     def _collect(self):
         raise AssertionError('Serial never has work in flight')
