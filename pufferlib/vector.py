@@ -567,6 +567,11 @@ def _run_command(envs, command, seed):
     return infos
 
 
+# Bytes of pickled infos a worker writes before posting done: under a page (a pipe holds at least
+# one, even when the user's pipe-buffer allowance is used up), less the 4-byte length header.
+SMALL_PAYLOAD = 4096 - 4
+
+
 def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared):
     a = agents_per_env
     envs = []
@@ -640,10 +645,18 @@ def _mp_worker(workers, creators, env_args, env_kwargs, envs_per_worker, agents_
         except BaseException:
             fail()
             return
+        # Infos that fit any pipe's buffer go before the done post, so the parent finds them there
+        # at once (posting first, a parent woken straight away waits for this process to be
+        # scheduled again to write them: 1 ms per info measured on 2 busy cores). Larger ones go
+        # after: written first they could fill the pipe and block this process before it posts
+        # done, while the parent waits for that post before it reads.
+        sent = payload is not None and len(payload) <= SMALL_PAYLOAD
+        if sent:
+            conns[w].send_bytes(payload)
         has_info[w] = payload is not None
         status[w] = DONE
         done.release()
-        if payload is not None:
+        if payload is not None and not sent:
             conns[w].send_bytes(payload)
 
 

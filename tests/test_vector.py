@@ -157,6 +157,42 @@ def test_step_api_and_infos_cross_processes(no_leaks):
         assert all(info['episode_return'] == info['episode_length'] > 0 for info in episodes)
 
 
+class InfoSizes(pufferlib.PufferEnv):
+    """Every step returns one info: a large one (more than a pipe page) every third step, else a small one."""
+    single_observation_space = gymnasium.spaces.Box(0, 1, (1,), np.float32)
+    single_action_space = gymnasium.spaces.Discrete(2)
+    num_agents = 1
+
+    def __init__(self, buf=None, seed=None):
+        super().__init__(buf)
+        self.t = 0
+
+    def reset(self, seed=None):
+        self.t = 0
+        return self.observations, []
+
+    def step(self, actions):
+        self.t += 1
+        blob = 'x' * (100_000 if self.t % 3 == 0 else 10)
+        return self.observations, self.rewards, self.terminals, self.truncations, [{'t': self.t, 'blob': blob}]
+
+
+@pytest.mark.parametrize('options', [dict(num_workers=2), dict(num_workers=4, num_processes=2, batch_size=2)])
+def test_small_and_large_infos_cross_processes_intact(options, no_leaks):
+    """Small infos are written before the worker posts done, large ones after; both arrive whole."""
+    with pv.make(InfoSizes, backend='Multiprocessing', num_envs=4, **options) as vecenv:
+        vecenv.async_reset(0)
+        sent = np.zeros(4, np.int64)  # steps sent to each row; a batch's infos are from the last
+        for _ in range(16):
+            *_, infos, ids, _ = vecenv.recv()
+            expected = sorted(sent[ids].tolist()) if sent[ids].min() > 0 else []  # none from a reset
+            assert sorted(info['t'] for info in infos) == expected
+            assert all(len(info['blob']) == (100_000 if info['t'] % 3 == 0 else 10) for info in infos)
+            vecenv.send(np.zeros(vecenv.agents_per_batch, np.int32))
+            sent[ids] += 1
+        assert sent.min() >= 3
+
+
 def test_batches_return_first_ready_workers_and_cover_all_envs(no_leaks):
     with pv.make('CartPole-v1', backend='Multiprocessing', num_envs=8, num_workers=4, batch_size=2,
                  zero_copy=False) as vecenv:
