@@ -18,7 +18,7 @@ import pytest
 import pufferlib
 import pufferlib.vector as pv
 
-from envs import DyingAgentsEnv, FaultyEnv, NonFiniteEnv
+from envs import DyingAgentsEnv, FaultyEnv, MaskedParallelEnv, NonFiniteEnv
 
 
 def rollout(vecenv, steps, seed=0):
@@ -429,6 +429,41 @@ def test_a_process_of_several_workers_fails_as_one(no_leaks):
     assert gone(pids)
 
 
+def masked_rollout(vecenv, steps, seed=0):
+    """Per row, the (observation, legal actions) it saw; each row plays a legal action from its own rng."""
+    vecenv.async_reset(seed)
+    seen = defaultdict(list)
+    rngs = [np.random.default_rng(row) for row in range(vecenv.num_agents)]
+    for _ in range(steps):
+        obs, *_, ids, _ = vecenv.recv()
+        legal = vecenv.action_masks[ids]
+        for j, row in enumerate(ids):
+            seen[int(row)].append((obs[j].copy(), legal[j].copy()))
+        vecenv.send(np.array([rngs[row].choice(np.flatnonzero(m)) for row, m in zip(ids, legal)], np.int32))
+    return seen
+
+
+@pytest.mark.parametrize('zero_copy', [True, False])
+def test_double_buffered_pool_forwards_action_masks(no_leaks, zero_copy):
+    """Two workers per process: each batch's masks are the ones its envs wrote, row for row as in Serial.
+    MaskedParallelEnv draws new legal actions every step and raises on an illegal one."""
+    creator = functools.partial(MaskedParallelEnv, length=10**9)  # no autoreset: its reset draws unseeded
+    with pv.make(creator, backend='Serial', num_envs=4, seed=3) as serial:
+        expected = masked_rollout(serial, 40)
+    with pv.make(creator, backend='Multiprocessing', num_envs=4, num_workers=4, num_processes=2, batch_size=2,
+                 zero_copy=zero_copy, seed=3) as vecenv:
+        assert vecenv.action_masks.shape == (8, 4)
+        got = masked_rollout(vecenv, 40)
+    compared = 0
+    for row, transitions in got.items():
+        for (obs_a, legal_a), (obs_b, legal_b) in zip(expected[row], transitions):
+            np.testing.assert_array_equal(obs_a, obs_b)
+            np.testing.assert_array_equal(legal_a, legal_b)
+            compared += 1
+    assert compared == sum(len(t) for t in got.values()) > 0 and set(got) == set(range(8))
+    assert not np.stack([legal for t in got.values() for _, legal in t]).all()
+
+
 def test_env_creation_error_in_worker(no_leaks):
     with pytest.raises(pufferlib.EnvError, match='(?s)ValueError: cannot open the display'):
         pv.make(FailsInWorker, backend='Multiprocessing', num_envs=2, num_workers=2)
@@ -512,6 +547,7 @@ def test_public_parent_death_signal_ends_a_child_with_its_parent():
     (dict(num_envs=2, local_worker='yes'), 'local_worker must be True or False'),
     (dict(num_envs=8, num_workers=4, num_processes=3), 'num_processes=3 must divide num_workers=4'),
     (dict(num_envs=8, num_workers=4, num_processes=0), 'num_processes must be a positive integer'),
+    (dict(num_envs=8, num_workers=4, num_processes=True), 'num_processes must be a positive integer'),
     (dict(num_envs=8, num_workers=4, num_processes=2, local_worker=True), 'cannot be combined'),
     (dict(num_envs=2, step_timeout=-1), r'step_timeout must be a number of seconds >= 0'),
     (dict(num_envs=2, step_timeout='10'), r'step_timeout must be a number of seconds >= 0'),
