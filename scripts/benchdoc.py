@@ -326,9 +326,10 @@ def sitting(args):
             failed.append(script)
     total = time.time() - started
     rows = [[f'`scripts/{s}`', f'{t / 60:.1f} min', 'ok' if rc == 0 else f'exit {rc}'] for s, t, rc in times]
-    how = ' --short' if args.short else ''
+    how = (' --short' if args.short else '') + (f' --only {" ".join(args.only)}' if args.only else '')
+    what = 'its section' if len(scripts) == 1 else 'their sections' if args.only else 'every section of this page'
     text = (f'One sitting on {where}: `{SITTING}{how}` ran the scripts below one after the other and wrote '
-            f'every section of this page; it took **{total / 60:.0f} minutes**. Each script runs alone too '
+            f'{what}; it took **{total / 60:.0f} minutes**. Each script runs alone too '
             '(its command is in its section).'
             + (' This was a short check (one round of short runs): the figures below are not for quoting.'
                if args.short else '') + '\n\n'

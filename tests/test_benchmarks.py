@@ -217,7 +217,8 @@ def test_only_runs_the_named_scripts_and_leaves_the_sitting_section(tmp_path, mo
     args = dict(quick=False, short=True, anchor=None, cleanrl=None)
     assert bd.sitting(argparse.Namespace(only=['vector'], **args)) == 0
     assert ran.read_text().splitlines() == ['bench_vector.py ' + ' '.join(bd.SHORT['bench_vector.py'])]
-    assert written == [] and 'sitting section' in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert written == [] and 'sitting section' in out and '--only vector` ran' in out
     ran.unlink()
     assert bd.sitting(argparse.Namespace(only=None, **args)) == 0
     assert [line.split()[0] for line in ran.read_text().splitlines()] == list(bd.SCRIPTS)
