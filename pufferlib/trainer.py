@@ -97,6 +97,8 @@ def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> puff
     if vec['backend'].lower() == 'serial':
         num_workers = None
     options = {'local_worker': True} if vec['local_worker'] else {}
+    if vec['num_processes']:
+        options['num_processes'] = vec['num_processes']
     if vec['backend'].lower() != 'serial':  # Serial has no workers to time out
         options['step_timeout'] = vec['step_timeout']
     return pufferlib.vector.make(env, backend=vec['backend'], num_envs=num_envs, num_workers=num_workers,
