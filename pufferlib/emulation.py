@@ -534,6 +534,14 @@ class _Emulated(PufferEnv):
         self._row_shape = self.observations.shape[1:]
         if self._write is not None:
             self._row_views = _field_views(self.observations, self.obs_dtype, self._field_paths)
+        # Agent 0's native action, built once: a Discrete one is read straight from the buffer as a
+        # Python int, without a numpy scalar in between (the single-agent step is hot in slow-env workers).
+        if isinstance(self.native_action_space, spaces.Discrete):
+            item, start = self.actions.item, int(self.native_action_space.start)
+            self._first_action = lambda: item(0) + start
+        else:
+            unflatten, actions = self._unflatten, self.actions
+            self._first_action = lambda: unflatten(actions[0])
 
     def _write_row(self, row, ob):
         """Write one native observation into its row; ValueError if a shape differs from the space's."""
@@ -622,8 +630,9 @@ class GymnasiumPufferEnv(_Emulated):
                 raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
             raise APIUsageError(f'{self.describe()}: the episode ended and autoreset is off; call reset() before '
                                 'step()')
-        self._take_actions(actions)
-        ob, reward, terminated, truncated, info = self.env.step(self._unflatten(self.actions[0]))
+        if actions is not self.actions or not self._checked_first_action:
+            self._take_actions(actions)  # a vector env passes its own checked buffer: nothing to copy or check
+        ob, reward, terminated, truncated, info = self.env.step(self._first_action())
         self.episode_return += reward
         self.episode_length += 1
         self.rewards[0] = reward
@@ -640,7 +649,10 @@ class GymnasiumPufferEnv(_Emulated):
                 self.episode_return, self.episode_length = 0.0, 0
             else:
                 self._steppable = False
-        self._write_checked(ob)
+        if self._write is None and ob.__class__ is np.ndarray and ob.shape == self._row_shape:
+            self.observations[0] = ob  # a Box observation of the right shape: what _write_row does, inline
+        else:
+            self._write_checked(ob)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
     def render(self):

@@ -82,8 +82,9 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
     they leave every core to torch."""
     if setting > 0:
         return setting
-    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else \
-        vecenv.num_workers - (1 if getattr(vecenv, 'local_worker', False) else 0)
+    # Multiprocessing's num_processes leaves out a local worker, which steps in this process.
+    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else getattr(vecenv, 'num_processes',
+                                                                               vecenv.num_workers)
     return max(1, pufferlib.vector.cpu_count() - workers)
 
 
@@ -96,6 +97,8 @@ def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> puff
     if vec['backend'].lower() == 'serial':
         num_workers = None
     options = {'local_worker': True} if vec['local_worker'] else {}
+    if vec['num_processes']:
+        options['num_processes'] = vec['num_processes']
     if vec['backend'].lower() != 'serial':  # Serial has no workers to time out
         options['step_timeout'] = vec['step_timeout']
     return pufferlib.vector.make(env, backend=vec['backend'], num_envs=num_envs, num_workers=num_workers,

@@ -467,11 +467,20 @@ class Serial(VecEnv):
         self._closed = False
 
     def _dispatch(self, workers, command, seed=None):
+        envs, ready, ready_infos = self.envs, self._ready, self._ready_infos
+        if command == STEP:  # each worker is one env: step it directly (this loop is per env step)
+            for w in workers:
+                env = envs[w]
+                infos = env.step(env.actions)[4]
+                if infos:
+                    ready_infos[w] = infos
+                ready.append(w)
+            return
         for w in workers:
-            infos = _run_command(self.envs[w:w + 1], command, -1 if seed is None else seed + w)
+            infos = _run_command(envs[w:w + 1], command, -1 if seed is None else seed + w)
             if infos:
-                self._ready_infos[w] = infos
-            self._ready.append(w)
+                ready_infos[w] = infos
+            ready.append(w)
 
     def _collect(self):
         raise AssertionError('Serial never has work in flight')
@@ -558,6 +567,11 @@ def _run_command(envs, command, seed):
     return infos
 
 
+# Bytes of pickled infos a worker writes before posting done: under a page (a pipe holds at least
+# one, even when the user's pipe-buffer allowance is used up), less the 4-byte length header.
+SMALL_PAYLOAD = 4096 - 4
+
+
 def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared):
     a = agents_per_env
     envs = []
@@ -570,51 +584,80 @@ def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agent
     return envs
 
 
-def _mp_worker(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, done, conn,
-               parent_pid, spin_s):
+def _mp_worker(workers, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, wake, done,
+               conns, parent_pid, spin_s):
+    """One process running the envs of `workers` (worker indices; usually one).
+
+    `go[w]` is posted once per command for worker w. A process with several workers is also posted
+    `wake` once per command, so it can block on one semaphore; it then runs the oldest posted
+    command first (by the parent's ticket), taking that worker's `go` post.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
     set_parent_death_signal()
-    status, commands, has_info, seeds = shared.status, shared.commands, shared.has_info, shared.seeds
+    status, commands, has_info, seeds, tickets = (shared.status, shared.commands, shared.has_info, shared.seeds,
+                                                  shared.tickets)
+    w = workers[0]
 
     def fail():
         status[w] = ERROR
         done.release()
         try:
-            conn.send_bytes(pickle.dumps(traceback.format_exc()))
+            conns[w].send_bytes(pickle.dumps(traceback.format_exc()))
         except Exception:
             pass
 
+    envs = {}
     try:
-        envs = _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared)
+        for w in workers:
+            envs[w] = _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared)
     except BaseException:
         fail()
         return
-    status[w] = DONE
-    done.release()
+    for w in workers:
+        status[w] = DONE
+        done.release()
 
-    waiter = Waiter(go, spin_s)
+    single = len(workers) == 1
+    waiter = Waiter(go[w] if single else wake, spin_s)
     parent_alive = lambda: os.getppid() == parent_pid  # noqa: E731
     while True:
         if not waiter.wait(parent_alive):
             return
-        command = commands[w]
         try:
+            if not single:
+                # Every go post comes before its wake post, so one of them is there to take.
+                for w in sorted(workers, key=tickets.__getitem__):
+                    if go[w].acquire(False):
+                        break
+                else:
+                    raise AssertionError('woken without a command posted')
+            command = commands[w]
             if command == CLOSE:
-                for env in envs:
-                    env.close()
-                status[w] = CLOSED
+                for worker_envs in envs.values():
+                    for env in worker_envs:
+                        env.close()
+                for x in workers:
+                    status[x] = CLOSED
                 done.release()
                 return
-            infos = _run_command(envs, command, int(seeds[w]))
+            infos = _run_command(envs[w], command, int(seeds[w]))
             payload = pickle.dumps(infos) if infos else None
         except BaseException:
             fail()
             return
+        # Infos that fit any pipe's buffer go before the done post, so the parent finds them there
+        # at once (posting first, a parent woken straight away waits for this process to be
+        # scheduled again to write them: 1 ms per info measured on 2 busy cores). Larger ones go
+        # after: written first they could fill the pipe and block this process before it posts
+        # done, while the parent waits for that post before it reads.
+        sent = payload is not None and len(payload) <= SMALL_PAYLOAD
+        if sent:
+            conns[w].send_bytes(payload)
         has_info[w] = payload is not None
         status[w] = DONE
         done.release()
-        if payload is not None:
-            conn.send_bytes(payload)
+        if payload is not None and not sent:
+            conns[w].send_bytes(payload)
 
 
 class Multiprocessing(VecEnv):
@@ -629,22 +672,30 @@ class Multiprocessing(VecEnv):
     2 cores are 2 processes, not 3). The price is isolation: a crash in those envs is a crash here.
     In a pool (batch_size < num_envs) recv() steps worker 0 when it has to wait, so the policy no
     longer overlaps with those envs; it pays off mainly in synchronous mode.
+
+    `num_processes` (default: one per worker) runs the workers in fewer processes: process p runs
+    workers p, p + num_processes, ..., oldest command first. In a pool this is double buffering:
+    with num_workers=4, num_processes=2, batch_size=num_envs/2, each batch has one worker in each
+    process, and while the caller acts on one batch each process steps its worker of the other, so
+    no core waits for the caller's round trip (with one worker per process it waits every batch).
+    A worker stays a block of consecutive envs; a process holds several such blocks.
     """
 
     def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
                  batch_size=None, zero_copy=True, seed=None, spin_us=200, local_worker=False,
-                 step_timeout=DEFAULT_STEP_TIMEOUT_S):
+                 step_timeout=DEFAULT_STEP_TIMEOUT_S, num_processes=None):
         self.step_timeout = _check_step_timeout(step_timeout)
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
-        cores = cpu_count()
-        if self.num_workers > cores:
-            warnings.warn(f'num_workers={self.num_workers} is more than the {cores} cores this process may use; '
-                          'workers will share cores, which works but is usually slower', RuntimeWarning,
-                          stacklevel=3)
         if not isinstance(spin_us, (int, float)) or isinstance(spin_us, bool) or spin_us < 0:
             raise APIUsageError(f'spin_us must be a number >= 0, got {spin_us!r}')
         if not isinstance(local_worker, bool):
             raise APIUsageError(f'local_worker must be True or False, got {local_worker!r}')
+        groups = self._process_groups(num_processes, local_worker)
+        self.num_processes = len(groups)
+        cores, stepping = cpu_count(), self.num_processes + local_worker  # a local worker steps in this process
+        if stepping > cores:
+            warnings.warn(f'workers in {stepping} processes are more than the {cores} cores this process may use; '
+                          'they will share cores, which works but is usually slower', RuntimeWarning, stacklevel=3)
         self.local_worker = local_worker
         self._local_envs, self._local_command = [], None
         self.spin_s = spin_us * 1e-6
@@ -655,7 +706,7 @@ class Multiprocessing(VecEnv):
             ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *act.shape), self.action_dtype),
             ('rewards', (n,), np.float32), ('terminals', (n,), bool), ('truncations', (n,), bool),
             ('masks', (n,), bool), *legal, ('status', (W,), np.int32), ('commands', (W,), np.int32),
-            ('has_info', (W,), np.int32), ('seeds', (W,), np.int64)])
+            ('has_info', (W,), np.int32), ('seeds', (W,), np.int64), ('tickets', (W,), np.int64)])
         if legal:
             arrays[MASK_BUFFER][...] = True  # every action legal until the envs write their masks
         self.shared = SimpleNamespace(**arrays)
@@ -665,23 +716,30 @@ class Multiprocessing(VecEnv):
         self._done = ctx.Semaphore(0)
         self._waiter = Waiter(self._done, self.spin_s)
         self._go = [ctx.Semaphore(0) for _ in range(W)]
-        # Child processes, their worker indices and result pipes (worker 0 has none when local).
+        # Per worker, the wake semaphore of its process when that process runs several workers.
+        self._wake = [None] * W
+        self._ticket = 0  # orders the commands of a process with several workers
+        # Child processes, the workers each runs, and the workers' result pipes (none for a local worker).
         self.processes, self._proc_workers, self._conns = [], [], {}
         # Semaphore posts acquired minus finished workers consumed; never negative, so a positive
         # value guarantees a finished worker is there to be found.
         self._credits = 0
         self.shared.status[:] = BUSY
         remote = range(1 if local_worker else 0, W)
-        for w in remote:
-            parent_conn, child_conn = ctx.Pipe(duplex=False)
-            proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{w}', daemon=True, args=(
-                w, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
-                self.shared, self._go[w], self._done, child_conn, os.getpid(), self.spin_s))
+        for group in groups:
+            wake = ctx.Semaphore(0) if len(group) > 1 else None
+            pipes = {w: ctx.Pipe(duplex=False) for w in group}
+            proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{group[0]}', daemon=True, args=(
+                group, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
+                self.shared, {w: self._go[w] for w in group}, wake, self._done,
+                {w: child for w, (_, child) in pipes.items()}, os.getpid(), self.spin_s))
             proc.start()
-            child_conn.close()
-            self._conns[w] = parent_conn
+            for w, (parent_conn, child_conn) in pipes.items():
+                child_conn.close()
+                self._conns[w] = parent_conn
+                self._wake[w] = wake
             self.processes.append(proc)
-            self._proc_workers.append(w)
+            self._proc_workers.append(group)
         self._closed = False
         _OPEN.add(self)
         self._next_check = 0.0
@@ -698,6 +756,21 @@ class Multiprocessing(VecEnv):
         self._ready.clear()
         self._ready_infos.clear()
 
+    def _process_groups(self, num_processes, local_worker):
+        """The workers each child process runs: one each by default, else worker w in process w % P."""
+        W = self.num_workers
+        if num_processes is None:
+            return [[w] for w in range(1 if local_worker else 0, W)]
+        if isinstance(num_processes, bool) or not isinstance(num_processes, (int, np.integer)) or num_processes < 1:
+            raise APIUsageError(f'num_processes must be a positive integer, got {num_processes!r}')
+        if local_worker:
+            raise APIUsageError('num_processes and local_worker=True cannot be combined: the local worker runs '
+                                'worker 0 in this process; leave num_processes out or set local_worker=False')
+        if W % num_processes:
+            raise APIUsageError(f'num_processes={num_processes} must divide num_workers={W} (each process runs '
+                                'the same number of workers)')
+        return [list(range(p, W, int(num_processes))) for p in range(int(num_processes))]
+
     def _dispatch(self, workers, command, seed=None):
         shared = self.shared
         deadline = time.monotonic() + self.step_timeout if self.step_timeout else NO_DEADLINE
@@ -709,9 +782,16 @@ class Multiprocessing(VecEnv):
             if w == 0 and self.local_worker:
                 self._inflight[w] = NO_DEADLINE  # it runs in this process, when _collect gets to it
                 self._local_command = command
-            else:
-                self._inflight[w] = deadline
+                continue
+            self._inflight[w] = deadline
+            wake = self._wake[w]
+            if wake is None:
                 self._go[w].release()
+            else:
+                shared.tickets[w] = self._ticket
+                self._ticket += 1
+                self._go[w].release()
+                wake.release()
 
     def _run_local(self):
         command, self._local_command = self._local_command, None
@@ -784,19 +864,20 @@ class Multiprocessing(VecEnv):
     def _check_health(self):
         """Raise if a worker died or overran its step timeout; True otherwise (the Waiter's check)."""
         status = self.shared.status
-        for w, proc in zip(self._proc_workers, self.processes):
-            if proc.exitcode is not None and status[w] != CLOSED:
-                if status[w] == ERROR:
-                    self._raise_worker_error(w)
+        for group, proc in zip(self._proc_workers, self.processes):
+            if proc.exitcode is not None and any(status[w] != CLOSED for w in group):
+                for w in group:
+                    if status[w] == ERROR:
+                        self._raise_worker_error(w)
                 code = proc.exitcode
                 how = (f'was killed by signal {signal.Signals(-code).name}' if code < 0
                        else f'exited with code {code}')
                 if code == -signal.SIGKILL:
                     how += (' (SIGKILL usually comes from outside the env: the kernel\'s out-of-memory killer, '
                             'see `dmesg`, or a job scheduler)')
-                envs = self._env_range(w)
+                who = self._describe_process(group)
                 self.close()
-                raise EnvError(f'Multiprocessing worker {w} (envs {envs}) {how}. The vector env is closed and '
+                raise EnvError(f'Multiprocessing {who} {how}. The vector env is closed and '
                                'its other workers stopped. If this was a crash in the env, run it with '
                                'backend="Serial" to debug it in this process.')
         now = time.monotonic()
@@ -808,7 +889,8 @@ class Multiprocessing(VecEnv):
     def _raise_timeout(self, w):
         what = 'reset' if self.shared.commands[w] == RESET else 'step'
         envs = self._env_range(w)
-        self.processes[self._proc_workers.index(w)].kill()  # it would not answer close()
+        process = next(i for i, group in enumerate(self._proc_workers) if w in group)
+        self.processes[process].kill()  # it would not answer close()
         self.close()
         raise EnvError(f'Multiprocessing worker {w} (envs {envs}) spent more than step_timeout={self.step_timeout:g} s '
                        f'in one {what}, so it was stopped and the vector env is closed. An env that blocks (on a '
@@ -818,6 +900,12 @@ class Multiprocessing(VecEnv):
 
     def _env_range(self, w):
         return f'{w * self.envs_per_worker}-{(w + 1) * self.envs_per_worker - 1}'
+
+    def _describe_process(self, group):
+        if len(group) == 1:
+            return f'worker {group[0]} (envs {self._env_range(group[0])})'
+        return (f'process of workers {", ".join(map(str, group))} '
+                f'(envs {", ".join(self._env_range(w) for w in group)})')
 
     def _raise_worker_error(self, w):
         conn = self._conns[w]
@@ -843,10 +931,13 @@ class Multiprocessing(VecEnv):
                 env.close()
             except Exception:
                 pass
-        for w, proc in zip(self._proc_workers, self.processes):
+        for group, proc in zip(self._proc_workers, self.processes):
             if proc.is_alive():
-                self.shared.commands[w] = CLOSE
+                self.shared.commands[group] = CLOSE  # whichever posted command it takes next
+                w = group[0]
                 self._go[w].release()
+                if self._wake[w] is not None:
+                    self._wake[w].release()
         deadline = time.monotonic() + 1.0
         for proc in self.processes:
             proc.join(max(0.0, deadline - time.monotonic()))
@@ -1023,11 +1114,13 @@ def make(env_creator: str | Callable | Sequence[Callable], backend: str | type =
         accepts `buf=`/`seed=`, or a plain Gymnasium / gym / PettingZoo env, wrapped for you), or a
         list of `num_envs` such callables.
     backend: Serial, Multiprocessing or Ray (class or name).
-    num_workers: processes/actors (Multiprocessing default: as many as this machine's cores that
-        divide num_envs; Serial ignores it).
+    num_workers: blocks of num_envs / num_workers envs, each a process (Multiprocessing, unless
+        num_processes says fewer) or an actor (Ray). Multiprocessing default: as many as this
+        machine's cores that divide num_envs; Serial ignores it.
     batch_size: envs per recv (default num_envs: synchronous).
-    backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 200) and
-        `local_worker=` (run worker 0's envs in this process; see Multiprocessing); Ray `address=`;
+    backend_options: Multiprocessing `spin_us=` (longest spin before blocking, default 200),
+        `local_worker=` (run worker 0's envs in this process) and `num_processes=` (run the workers in
+        fewer processes: double buffering for pools; see Multiprocessing); Ray `address=`;
         both `step_timeout=` (seconds a worker may spend in one step or reset before the vector env
         raises EnvError naming it; default 120, 0 or None for no limit; Serial has none).
     """
@@ -1098,14 +1191,20 @@ def autotune(env_creator: str | Callable, max_envs: int | None = None, seconds: 
             if (num_envs // 2) % (num_envs // workers) == 0 and workers > 1:
                 candidates.append(dict(backend='Multiprocessing', num_envs=num_envs, num_workers=workers,
                                        batch_size=num_envs // 2))
+            if num_envs % (2 * workers) == 0 and workers > 1:  # the same pool, double-buffered
+                candidates.append(dict(backend='Multiprocessing', num_envs=num_envs, num_workers=2 * workers,
+                                       num_processes=workers, batch_size=num_envs // 2))
         num_envs *= 2
     results = []
-    printer(f'{"backend":<16} {"num_envs":>8} {"workers":>7} {"batch":>6} {"local":>5} {"steps/s":>12}')
+    printer(f'{"backend":<16} {"num_envs":>8} {"workers":>7} {"procs":>5} {"batch":>6} {"local":>5} {"steps/s":>12}')
     for config in candidates:
         with make(env_creator, env_kwargs=env_kwargs, **config) as vecenv:
             sps = measure(vecenv, seconds)
         results.append((sps, config))
-        printer(f'{config["backend"]:<16} {config["num_envs"]:>8} {config.get("num_workers", 1):>7} '
+        workers = config.get('num_workers', 1)
+        procs = 0 if config['backend'] == 'Serial' else config.get('num_processes',
+                                                                   workers - bool(config.get('local_worker')))
+        printer(f'{config["backend"]:<16} {config["num_envs"]:>8} {workers:>7} {procs:>5} '
                 f'{config.get("batch_size", config["num_envs"]):>6} {"yes" if config.get("local_worker") else "":>5} '
                 f'{sps:>12,.0f}')
     best_sps, best = max(results, key=lambda item: item[0])

@@ -4,6 +4,7 @@
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/benchdoc.py   # one sitting: every script
     .venv/bin/python scripts/benchdoc.py --quick                                  # a short check, no doc update
     .venv/bin/python scripts/benchdoc.py --short                                  # one round of short runs, written
+    .venv/bin/python scripts/benchdoc.py --only vector --quick                    # some scripts only
 
 A sitting with both peers takes about 55 minutes on 2 quiet cores (ocean ~3, vector ~10, training
 ~30, of which up to 13 are the CartPole runs to 475, each stopped at 120 s, profile ~10); the time
@@ -288,6 +289,13 @@ def run_main(main):
 # ---------------------------------------------------------------------------------------------
 
 SCRIPTS = ('bench_ocean.py', 'bench_vector.py', 'bench_train.py', 'bench_profile.py')
+
+
+def _part(script):
+    return script[len('bench_'):-len('.py')]
+
+
+PARTS = tuple(_part(script) for script in SCRIPTS)  # what --only takes: scripts/bench_PART.py
 # --short: one round of short runs per script, written to the doc (each section states its rounds
 # and seconds): a check of the whole path, not figures to quote.
 SHORT = {'bench_ocean.py': ['--repeats', '1', '--seconds', '0.3'],
@@ -306,7 +314,8 @@ def sitting(args):
     for _found, note in (find_anchor(), find_cleanrl()):
         if note:
             print(f'note: {note}', flush=True)
-    for script in SCRIPTS:
+    scripts = [s for s in SCRIPTS if not args.only or _part(s) in args.only]
+    for script in scripts:
         extra = ['--quick'] if args.quick else SHORT[script] if args.short else []
         command = [sys.executable, os.path.join(ROOT, 'scripts', script), *extra]
         print(f'== {script}', flush=True)
@@ -317,15 +326,18 @@ def sitting(args):
             failed.append(script)
     total = time.time() - started
     rows = [[f'`scripts/{s}`', f'{t / 60:.1f} min', 'ok' if rc == 0 else f'exit {rc}'] for s, t, rc in times]
-    how = ' --short' if args.short else ''
+    how = (' --short' if args.short else '') + (f' --only {" ".join(args.only)}' if args.only else '')
+    what = 'its section' if len(scripts) == 1 else 'their sections' if args.only else 'every section of this page'
     text = (f'One sitting on {where}: `{SITTING}{how}` ran the scripts below one after the other and wrote '
-            f'every section of this page; it took **{total / 60:.0f} minutes**. Each script runs alone too '
+            f'{what}; it took **{total / 60:.0f} minutes**. Each script runs alone too '
             '(its command is in its section).'
             + (' This was a short check (one round of short runs): the figures below are not for quoting.'
                if args.short else '') + '\n\n'
             + markdown_table(['script', 'wall time', 'result'], rows, 'lrl'))
     print('\n' + text)
-    if not args.quick and not failed:
+    if args.only:  # each script wrote its own section; the sitting's section describes a whole sitting
+        print('(--only: the sitting section of docs/benchmarks.md is left as it was)')
+    elif not args.quick and not failed:
         update_section('sitting', 'How these figures were made', text)
     return 1 if failed else 0
 
@@ -336,6 +348,9 @@ def main():
     parser.add_argument('--short', action='store_true', help='one round of short runs, written to the doc')
     parser.add_argument('--anchor', help='PufferLib 3.0 anchor folder (default: $PUFFER_ANCHOR)')
     parser.add_argument('--cleanrl', help='CleanRL checkout with its venv (default: $CLEANRL_DIR)')
+    parser.add_argument('--only', nargs='+', choices=PARTS, metavar='PART',
+                        help=f'run only these scripts ({", ".join(PARTS)}: scripts/bench_PART.py); each writes '
+                             'its own section, the sitting section is left alone')
     return sitting(parser.parse_args())
 
 

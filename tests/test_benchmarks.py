@@ -3,6 +3,7 @@
 Nothing here times anything or asserts a speed: the figures live in docs/benchmarks.md, written by
 the scripts themselves.
 """
+import argparse
 import os
 import subprocess
 import sys
@@ -199,6 +200,29 @@ def test_the_sitting_runs_every_benchmark_script():
     assert bd.SITTING in doc, 'docs/benchmarks.md must name the one-sitting command'
     for section in ('ocean', 'vector', 'training', 'profile'):
         assert f'<!-- {section}:start -->' in doc
+
+
+def test_only_runs_the_named_scripts_and_leaves_the_sitting_section(tmp_path, monkeypatch, capsys):
+    """Stand-in scripts (real processes) record that they ran and with which options."""
+    (tmp_path / 'scripts').mkdir()
+    ran = tmp_path / 'ran.txt'
+    for script in bd.SCRIPTS:
+        (tmp_path / 'scripts' / script).write_text(
+            f'import sys\nopen({str(ran)!r}, "a").write({script!r} + " " + " ".join(sys.argv[1:]) + "\\n")\n')
+    monkeypatch.setattr(bd, 'ROOT', str(tmp_path))
+    monkeypatch.delenv('PUFFER_ANCHOR', raising=False)
+    monkeypatch.delenv('CLEANRL_DIR', raising=False)
+    written = []
+    monkeypatch.setattr(bd, 'update_section', lambda *a, **k: written.append(a))
+    args = dict(quick=False, short=True, anchor=None, cleanrl=None)
+    assert bd.sitting(argparse.Namespace(only=['vector'], **args)) == 0
+    assert ran.read_text().splitlines() == ['bench_vector.py ' + ' '.join(bd.SHORT['bench_vector.py'])]
+    out = capsys.readouterr().out
+    assert written == [] and 'sitting section' in out and '--only vector` ran' in out
+    ran.unlink()
+    assert bd.sitting(argparse.Namespace(only=None, **args)) == 0
+    assert [line.split()[0] for line in ran.read_text().splitlines()] == list(bd.SCRIPTS)
+    assert [name for name, *_ in written] == ['sitting']
 
 
 def test_solve_table_marks_unsolved_runs_and_bounds_their_ratio():

@@ -159,6 +159,38 @@ def test_actions_reach_the_env_unflattened():
     assert env.env.last_action['move'] == 1 + 1  # flat 1 -> Discrete(4, start=1) value 2
 
 
+class ListObservations(gymnasium.ObservationWrapper):
+    """Observations as lists: no .shape, so they take the checked writer instead of the one-copy path."""
+
+    def observation(self, observation):
+        return observation.tolist()
+
+
+@pytest.mark.parametrize('start', [0, -2])
+def test_fast_step_path_matches_the_general_one(start):
+    """What a vector worker does (step with the env's own action buffer, a Box observation array) and
+    the general path (a caller's actions array, checked and copied; an observation without a shape)
+    fill the same buffers and infos, step after step, across episode ends and autoresets."""
+    def make(wrap):
+        env = gymnasium.make('CartPole-v1')
+        if start:  # the same dynamics behind a Discrete(2, start=-2) action
+            env = gymnasium.wrappers.TransformAction(env, lambda a: a - start, spaces.Discrete(2, start=start))
+        return GymnasiumPufferEnv(env=wrap(env), seed=3)
+    fast, general = make(lambda env: env), make(ListObservations)
+    np.testing.assert_array_equal(fast.reset()[0], general.reset()[0])
+    rng = np.random.default_rng(0)
+    episodes = 0
+    for _ in range(800):
+        action = rng.integers(0, 2)
+        fast.actions[0] = action
+        got, expected = fast.step(fast.actions), general.step(np.array([action], np.int64))
+        for a, b in zip(got[:4], expected[:4]):
+            np.testing.assert_array_equal(a, b)
+        assert got[4] == expected[4]
+        episodes += len(got[4])
+    assert episodes >= 20
+
+
 def test_box_actions_pass_through():
     env = GymnasiumPufferEnv(env=gymnasium.make('Pendulum-v1'))
     env.reset(seed=0)

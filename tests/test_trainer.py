@@ -53,6 +53,8 @@ def run_train(env, *flags, steps=4096):
     (['train.gamma'], 'unexpected argument'),
     (['--vec.backend', 'Serial', '--vec.local-worker', 'true'],
      'vec.local_worker=true needs vec.backend=Multiprocessing'),
+    (['--vec.backend', 'Serial', '--vec.num-processes', '1'], 'vec.num_processes=1 needs vec.backend=Multiprocessing'),
+    (['--vec.num-processes', '-1'], r'vec.num_processes must be >= 0'),
 ])
 def test_bad_flags_name_the_key(flags, match):
     with pytest.raises(configuration.ConfigError, match=match):
@@ -240,6 +242,20 @@ def test_compiled_policy_trains_and_checkpoints_the_plain_weights(experiments):
 
 def test_trainer_runs_with_a_local_worker():
     summary = run_train('puffer_squared', '--vec.batch-size', '2', '--vec.local-worker', 'true', steps=2048)
+    assert summary['global_step'] == 2048
+
+
+def test_trainer_runs_double_buffered():
+    """vec.num_processes reaches the vector env: 4 workers in 2 processes, a batch from each."""
+    config = configuration.load('puffer_squared', [*SMALL, '--vec.num-envs', '4', '--vec.num-workers', '4',
+                                                   '--vec.batch-size', '2', '--vec.num-processes', '2'])
+    vecenv = training.make_vecenv('puffer_squared', config)
+    try:
+        assert vecenv.num_processes == len(vecenv.processes) == 2 and vecenv.num_workers == 4
+    finally:
+        vecenv.close()
+    summary = run_train('puffer_squared', '--vec.num-envs', '4', '--vec.num-workers', '4', '--vec.batch-size', '2',
+                        '--vec.num-processes', '2', steps=2048)
     assert summary['global_step'] == 2048
 
 

@@ -10,6 +10,7 @@ import time
 from collections import defaultdict
 from multiprocessing import shared_memory
 
+import gymnasium
 import numpy as np
 import psutil
 import pytest
@@ -17,7 +18,7 @@ import pytest
 import pufferlib
 import pufferlib.vector as pv
 
-from envs import DyingAgentsEnv, FaultyEnv, NonFiniteEnv
+from envs import DyingAgentsEnv, FaultyEnv, MaskedParallelEnv, NonFiniteEnv
 
 
 def rollout(vecenv, steps, seed=0):
@@ -113,6 +114,9 @@ def no_leaks(monkeypatch):
     dict(backend='Multiprocessing', num_workers=2, local_worker=True),
     dict(backend='Multiprocessing', num_workers=2, batch_size=4, local_worker=True),
     dict(backend='Multiprocessing', num_workers=4, batch_size=4, zero_copy=False, local_worker=True),
+    dict(backend='Multiprocessing', num_workers=4, batch_size=4, num_processes=2),
+    dict(backend='Multiprocessing', num_workers=4, batch_size=2, zero_copy=False, num_processes=2),
+    dict(backend='Multiprocessing', num_workers=4, num_processes=2),
 ])
 def test_backends_match_serial(options, no_leaks):
     with pv.make('CartPole-v1', num_envs=8, **options) as vecenv:
@@ -151,6 +155,42 @@ def test_step_api_and_infos_cross_processes(no_leaks):
             episodes.extend(infos)
         assert finished > 0 and len(episodes) == finished
         assert all(info['episode_return'] == info['episode_length'] > 0 for info in episodes)
+
+
+class InfoSizes(pufferlib.PufferEnv):
+    """Every step returns one info: a large one (more than a pipe page) every third step, else a small one."""
+    single_observation_space = gymnasium.spaces.Box(0, 1, (1,), np.float32)
+    single_action_space = gymnasium.spaces.Discrete(2)
+    num_agents = 1
+
+    def __init__(self, buf=None, seed=None):
+        super().__init__(buf)
+        self.t = 0
+
+    def reset(self, seed=None):
+        self.t = 0
+        return self.observations, []
+
+    def step(self, actions):
+        self.t += 1
+        blob = 'x' * (100_000 if self.t % 3 == 0 else 10)
+        return self.observations, self.rewards, self.terminals, self.truncations, [{'t': self.t, 'blob': blob}]
+
+
+@pytest.mark.parametrize('options', [dict(num_workers=2), dict(num_workers=4, num_processes=2, batch_size=2)])
+def test_small_and_large_infos_cross_processes_intact(options, no_leaks):
+    """Small infos are written before the worker posts done, large ones after; both arrive whole."""
+    with pv.make(InfoSizes, backend='Multiprocessing', num_envs=4, **options) as vecenv:
+        vecenv.async_reset(0)
+        sent = np.zeros(4, np.int64)  # steps sent to each row; a batch's infos are from the last
+        for _ in range(16):
+            *_, infos, ids, _ = vecenv.recv()
+            expected = sorted(sent[ids].tolist()) if sent[ids].min() > 0 else []  # none from a reset
+            assert sorted(info['t'] for info in infos) == expected
+            assert all(len(info['blob']) == (100_000 if info['t'] % 3 == 0 else 10) for info in infos)
+            vecenv.send(np.zeros(vecenv.agents_per_batch, np.int32))
+            sent[ids] += 1
+        assert sent.min() >= 3
 
 
 def test_batches_return_first_ready_workers_and_cover_all_envs(no_leaks):
@@ -340,6 +380,90 @@ class FailsInWorker(FaultyEnv):
         super().__init__('raise', 10**9)
 
 
+class ProcessId(gymnasium.Env):
+    """Observes the id of the process that steps it."""
+    observation_space = gymnasium.spaces.Box(0, 2**62, (1,), np.int64)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        return np.array([os.getpid()]), {}
+
+    def step(self, action):
+        return np.array([os.getpid()]), 0.0, False, False, {}
+
+
+def test_num_processes_interleaves_workers_over_processes(no_leaks):
+    """Worker w runs in process w % num_processes, so each batch of a pool has a worker in each process."""
+    with pv.make(ProcessId, backend='Multiprocessing', num_envs=8, num_workers=4, num_processes=2,
+                 batch_size=4) as vecenv:
+        assert vecenv.num_processes == len(vecenv.processes) == 2
+        first, second = [p.pid for p in vecenv.processes]
+        vecenv.async_reset(0)
+        for _ in range(20):
+            obs, *_, ids, _ = vecenv.recv()
+            owner = dict(zip(ids.tolist(), obs[:, 0].tolist()))
+            assert all(owner[row] == (first if row // 2 % 2 == 0 else second) for row in owner)
+            vecenv.send(np.zeros(4, np.int32))
+
+
+def test_a_process_of_several_workers_fails_as_one(no_leaks):
+    creators = [functools.partial(FaultyEnv, 'raise', 5 if k == 6 else 10**9) for k in range(8)]
+    vecenv = pv.make(creators, backend='Multiprocessing', num_envs=8, num_workers=4, num_processes=2, batch_size=4)
+    pids = worker_pids(vecenv)
+    vecenv.reset(0)
+    with pytest.raises(pufferlib.EnvError, match=r'(?s)worker 3 \(envs 6-7\) raised.*boom'):
+        for _ in range(20):
+            vecenv.step(np.zeros(4, np.int32))
+    assert gone(pids)
+    vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=8, num_workers=4, num_processes=2,
+                     batch_size=4)
+    pids = worker_pids(vecenv)
+    vecenv.reset(0)
+    os.kill(pids[1], signal.SIGKILL)
+    start = time.monotonic()
+    with pytest.raises(pufferlib.EnvError, match=r'process of workers 1, 3 \(envs 2-3, 6-7\) was killed by '
+                                                 'signal SIGKILL'):
+        while time.monotonic() - start < 10:
+            vecenv.step(np.zeros(4, np.int32))
+    assert time.monotonic() - start < 2.0
+    assert gone(pids)
+
+
+def masked_rollout(vecenv, steps, seed=0):
+    """Per row, the (observation, legal actions) it saw; each row plays a legal action from its own rng."""
+    vecenv.async_reset(seed)
+    seen = defaultdict(list)
+    rngs = [np.random.default_rng(row) for row in range(vecenv.num_agents)]
+    for _ in range(steps):
+        obs, *_, ids, _ = vecenv.recv()
+        legal = vecenv.action_masks[ids]
+        for j, row in enumerate(ids):
+            seen[int(row)].append((obs[j].copy(), legal[j].copy()))
+        vecenv.send(np.array([rngs[row].choice(np.flatnonzero(m)) for row, m in zip(ids, legal)], np.int32))
+    return seen
+
+
+@pytest.mark.parametrize('zero_copy', [True, False])
+def test_double_buffered_pool_forwards_action_masks(no_leaks, zero_copy):
+    """Two workers per process: each batch's masks are the ones its envs wrote, row for row as in Serial.
+    MaskedParallelEnv draws new legal actions every step and raises on an illegal one."""
+    creator = functools.partial(MaskedParallelEnv, length=10**9)  # no autoreset: its reset draws unseeded
+    with pv.make(creator, backend='Serial', num_envs=4, seed=3) as serial:
+        expected = masked_rollout(serial, 40)
+    with pv.make(creator, backend='Multiprocessing', num_envs=4, num_workers=4, num_processes=2, batch_size=2,
+                 zero_copy=zero_copy, seed=3) as vecenv:
+        assert vecenv.action_masks.shape == (8, 4)
+        got = masked_rollout(vecenv, 40)
+    compared = 0
+    for row, transitions in got.items():
+        for (obs_a, legal_a), (obs_b, legal_b) in zip(expected[row], transitions):
+            np.testing.assert_array_equal(obs_a, obs_b)
+            np.testing.assert_array_equal(legal_a, legal_b)
+            compared += 1
+    assert compared == sum(len(t) for t in got.values()) > 0 and set(got) == set(range(8))
+    assert not np.stack([legal for t in got.values() for _, legal in t]).all()
+
+
 def test_env_creation_error_in_worker(no_leaks):
     with pytest.raises(pufferlib.EnvError, match='(?s)ValueError: cannot open the display'):
         pv.make(FailsInWorker, backend='Multiprocessing', num_envs=2, num_workers=2)
@@ -421,6 +545,10 @@ def test_public_parent_death_signal_ends_a_child_with_its_parent():
     (dict(num_envs=2, backend='Threads'), 'unknown backend'),
     (dict(num_envs=2, spin_us=-1), 'spin_us must be a number >= 0'),
     (dict(num_envs=2, local_worker='yes'), 'local_worker must be True or False'),
+    (dict(num_envs=8, num_workers=4, num_processes=3), 'num_processes=3 must divide num_workers=4'),
+    (dict(num_envs=8, num_workers=4, num_processes=0), 'num_processes must be a positive integer'),
+    (dict(num_envs=8, num_workers=4, num_processes=True), 'num_processes must be a positive integer'),
+    (dict(num_envs=8, num_workers=4, num_processes=2, local_worker=True), 'cannot be combined'),
     (dict(num_envs=2, step_timeout=-1), r'step_timeout must be a number of seconds >= 0'),
     (dict(num_envs=2, step_timeout='10'), r'step_timeout must be a number of seconds >= 0'),
     (dict(num_envs=2, backend='Serial', step_timeout=10), 'Serial has no option step_timeout'),

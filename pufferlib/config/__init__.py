@@ -153,13 +153,16 @@ def load(env_name: str | None, flags: Sequence[str] = (), config_file: str | Non
 def validate(config: dict) -> None:
     """Checks that need more than one key; each error names the keys involved."""
     vec, train = config['vec'], config['train']
-    for key in ('num_envs', 'num_workers', 'batch_size'):
+    for key in ('num_envs', 'num_workers', 'batch_size', 'num_processes'):
         if vec[key] < 0:
             raise ConfigError(f'vec.{key} must be >= 0 (0 = automatic), got {vec[key]}')
     if vec['backend'].lower() not in ('serial', 'multiprocessing', 'ray'):
         raise ConfigError(f'vec.backend must be Serial, Multiprocessing or Ray, got {vec["backend"]!r}')
     if vec['local_worker'] and vec['backend'].lower() != 'multiprocessing':
         raise ConfigError(f'vec.local_worker=true needs vec.backend=Multiprocessing, got {vec["backend"]!r}')
+    if vec['num_processes'] and vec['backend'].lower() != 'multiprocessing':
+        raise ConfigError(f'vec.num_processes={vec["num_processes"]} needs vec.backend=Multiprocessing, got '
+                          f'{vec["backend"]!r}; leave it at 0 for other backends')
     _check_numbers(config)
     positive = ('total_timesteps', 'bptt_horizon', 'minibatch_size', 'update_epochs', 'checkpoint_interval',
                 'keep_checkpoints', 'learning_rate', 'max_grad_norm', 'vtrace_rho_clip', 'vtrace_c_clip')
