@@ -23,6 +23,9 @@ def ray_cluster():
     ray = pytest.importorskip('ray', reason='pip install -c constraints.txt -e ".[ray]"')
     # Ray's worker processes import the test envs by module name, so they need this folder on their path.
     path = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), os.environ.get('PYTHONPATH', '')])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={'env_vars': {'PYTHONPATH': path}})
+    # address='local': a Ray of this test run's own, never the cluster another program's `ray start` left
+    # recorded in /tmp/ray/ray_current_cluster (Ray's default for no address).
+    ray.init(address='local', num_cpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={'env_vars': {'PYTHONPATH': path}})
     yield ray
     ray.shutdown()

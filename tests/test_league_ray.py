@@ -4,7 +4,11 @@ local backend, the same match results on both backends, and one clear error for 
 a worker that dies and an address where no cluster answers, with nothing in the league lost."""
 import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
 import threading
 import time
 
@@ -58,6 +62,27 @@ def test_an_unreachable_ray_address_is_one_clear_error(tmp_path, monkeypatch, ca
     with pytest.raises(pufferlib.APIUsageError, match='local Ray only'):
         cluster.check('127.0.0.1:1', num_cpus=2)
     assert not ray.is_initialized()
+
+
+@pytest.mark.slow
+def test_a_local_ray_is_our_own_even_where_ray_start_recorded_another_cluster():
+    """`ray start --head` anywhere on the machine records its cluster in <ray temp dir>/ray_current_cluster,
+    and Ray's ray.init() with no address joins it: another user's or another test suite's cluster,
+    stopped under us when they stop it. With no address given, cluster.connect starts a Ray of its own."""
+    short = tempfile.mkdtemp(prefix='puffer-ray-', dir='/tmp')  # Ray's socket paths must stay short
+    try:
+        os.makedirs(os.path.join(short, 'ray'))
+        with open(os.path.join(short, 'ray', 'ray_current_cluster'), 'w') as f:
+            f.write('127.0.0.1:1')  # the cluster a `ray start` left recorded, gone since
+        code = ('import ray; from pufferlib import cluster; _, started = cluster.connect(num_cpus=1); '
+                'print(started, ray.get_runtime_context().gcs_address, flush=True); ray.shutdown()')
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, 'RAY_TMPDIR': short, 'RAY_ADDRESS': ''})
+        assert out.returncode == 0, out.stderr
+        started, gcs_address = out.stdout.split()
+        assert started == 'True' and gcs_address != '127.0.0.1:1'
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def test_a_psro_league_on_ray_writes_what_the_local_one_writes(ray_cluster, tmp_path):
