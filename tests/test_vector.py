@@ -81,6 +81,20 @@ def gone(pids, timeout=EXIT_S):
     return False
 
 
+def leftover_children():
+    """Our live python descendants, but for the long-lived helpers of this process by design (Ray's, the
+    module's ray_cluster, and multiprocessing's resource tracker)."""
+    leftover = []
+    for child in psutil.Process().children(recursive=True):
+        try:
+            if (child.name().startswith('python') and child.status() != psutil.STATUS_ZOMBIE
+                    and not any(part in ' '.join(child.cmdline()) for part in ('ray', 'resource_tracker'))):
+                leftover.append(child)
+        except psutil.NoSuchProcess:  # ended while we looked (Ray's raylet starts and ends its workers)
+            pass
+    return leftover
+
+
 @pytest.fixture
 def no_leaks(monkeypatch):
     """No child process of ours outlives the test, and no shared-memory name we created stays in /dev/shm.
@@ -103,10 +117,7 @@ def no_leaks(monkeypatch):
     monkeypatch.setattr(shared_memory.SharedMemory, '__init__', record_shared_memory)
     yield created
     gc.collect()
-    # Ray's and multiprocessing's resource tracker are long-lived helpers of this process by design.
-    leftover = [c for c in psutil.Process().children(recursive=True)
-                if c.name().startswith('python') and c.status() != psutil.STATUS_ZOMBIE
-                and not any(part in ' '.join(c.cmdline()) for part in ('ray', 'resource_tracker'))]
+    leftover = leftover_children()
     assert not leftover, f'child processes left behind: {leftover}'
     assert [name for name in created if os.path.exists(os.path.join('/dev/shm', name))] == []
 
