@@ -83,12 +83,16 @@ def connect(address: str | None = None, num_cpus: int | None = None, who: str = 
     address = check(address, num_cpus, who)
     options = {'log_to_driver': False, 'configure_logging': False}
     if address is None:
+        # 'local', not Ray's default None: None joins the cluster that the last `ray start` on this
+        # machine recorded in /tmp/ray/ray_current_cluster, which may be another user's or another
+        # test suite's (and refuses num_cpus); rule 3 above promises a Ray of our own.
+        address = 'local'
         options.update(num_cpus=num_cpus or None, include_dashboard=False)
     try:
         ray.init(address=address, **options)
     except (ConnectionError, TimeoutError, RuntimeError, ValueError) as e:
         why = f'{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ""}'
-        if address is None:
+        if address == 'local':
             raise ClusterError(f'{who}: a local Ray could not start ({why}); `ray status` and /tmp/ray/session_latest'
                                '/logs tell why, or point RAY_ADDRESS at a running cluster') from None
         raise _unreachable(address, who, why) from None

@@ -1,6 +1,10 @@
 import os
 
+import psutil
 import pytest
+
+# How often the ray_cluster fixture tries to start its Ray.
+START_ATTEMPTS = 3
 
 
 def pytest_addoption(parser):
@@ -23,6 +27,23 @@ def ray_cluster():
     ray = pytest.importorskip('ray', reason='pip install -c constraints.txt -e ".[ray]"')
     # Ray's worker processes import the test envs by module name, so they need this folder on their path.
     path = os.pathsep.join([os.path.dirname(os.path.abspath(__file__)), os.environ.get('PYTHONPATH', '')])
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, runtime_env={'env_vars': {'PYTHONPATH': path}})
+    # address='local': a Ray of this test run's own, never the cluster another program's `ray start` left
+    # recorded in /tmp/ray/ray_current_cluster (Ray's default for no address).
+    for attempt in range(1, START_ATTEMPTS + 1):
+        before = {p.pid for p in psutil.Process().children(recursive=True)}
+        try:
+            ray.init(address='local', num_cpus=2, include_dashboard=False, log_to_driver=False,
+                     runtime_env={'env_vars': {'PYTHONPATH': path}})
+            break
+        except Exception as e:
+            # Ray waits a fixed 30 s for its raylet to register, which a busy machine can exceed:
+            # stop what this attempt started (our own processes only) and try again.
+            if 'timed out during startup' not in str(e) or attempt == START_ATTEMPTS:
+                raise
+            ray.shutdown()
+            started = [p for p in psutil.Process().children(recursive=True) if p.pid not in before]
+            for proc in started:
+                proc.kill()
+            psutil.wait_procs(started, timeout=60)
     yield ray
     ray.shutdown()

@@ -4,7 +4,12 @@ local backend, the same match results on both backends, and one clear error for 
 a worker that dies and an address where no cluster answers, with nothing in the league lost."""
 import json
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
 import threading
 import time
 
@@ -37,6 +42,26 @@ def files(path):
                   for root, _, names in os.walk(path) for name in names)
 
 
+def our_ray_workers(title):
+    """(raylet, process) for each Ray worker titled `title` (a task's name) of the Ray this process is
+    connected to (the fixture's): its raylet is the one started with this node's id, and the raylet
+    starts the workers. Ray workers of other programs on the machine, even of a Ray our own child
+    process started, are never listed."""
+    import ray
+    node = f'--node_id={ray.get_runtime_context().get_node_id()}'
+    found = []
+    for raylet in psutil.Process().children(recursive=True):
+        try:
+            if raylet.name() != 'raylet' or node not in raylet.cmdline():
+                continue
+            for proc in raylet.children(recursive=True):
+                if (proc.cmdline() or [''])[0].startswith(title):
+                    found.append((raylet, proc))
+        except psutil.NoSuchProcess:  # ended while we looked
+            continue
+    return found
+
+
 # First in this file: the address is only checked while no Ray runs in this process (the fixture's
 # instance would be used as it is).
 def test_an_unreachable_ray_address_is_one_clear_error(tmp_path, monkeypatch, capsys):
@@ -58,6 +83,27 @@ def test_an_unreachable_ray_address_is_one_clear_error(tmp_path, monkeypatch, ca
     with pytest.raises(pufferlib.APIUsageError, match='local Ray only'):
         cluster.check('127.0.0.1:1', num_cpus=2)
     assert not ray.is_initialized()
+
+
+@pytest.mark.slow
+def test_a_local_ray_is_our_own_even_where_ray_start_recorded_another_cluster():
+    """`ray start --head` anywhere on the machine records its cluster in <ray temp dir>/ray_current_cluster,
+    and Ray's ray.init() with no address joins it: another user's or another test suite's cluster,
+    stopped under us when they stop it. With no address given, cluster.connect starts a Ray of its own."""
+    short = tempfile.mkdtemp(prefix='puffer-ray-', dir='/tmp')  # Ray's socket paths must stay short
+    try:
+        os.makedirs(os.path.join(short, 'ray'))
+        with open(os.path.join(short, 'ray', 'ray_current_cluster'), 'w') as f:
+            f.write('127.0.0.1:1')  # the cluster a `ray start` left recorded, gone since
+        code = ('import ray; from pufferlib import cluster; _, started = cluster.connect(num_cpus=1); '
+                'print(started, ray.get_runtime_context().gcs_address, flush=True); ray.shutdown()')
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300,
+                             env={**os.environ, 'RAY_TMPDIR': short, 'RAY_ADDRESS': ''})
+        assert out.returncode == 0, out.stderr
+        started, gcs_address = out.stdout.split()
+        assert started == 'True' and gcs_address != '127.0.0.1:1'
+    finally:
+        shutil.rmtree(short, ignore_errors=True)
 
 
 def test_a_psro_league_on_ray_writes_what_the_local_one_writes(ray_cluster, tmp_path):
@@ -143,10 +189,46 @@ def test_a_ray_task_that_raises_is_one_clear_error_and_loses_nothing(ray_cluster
         league.League(path, ['--train.learning-rate', '0.01'])
 
 
+# Another program's Ray on the same machine (another test suite, another user), running a task that
+# has the same name as the league's: the killed-worker test must leave it alone.
+BYSTANDER = textwrap.dedent('''
+    import os, sys, time, ray
+    ray.init(address='local', num_cpus=1, include_dashboard=False, log_to_driver=False)
+
+    @ray.remote
+    def response_task(path):
+        with open(path + '.tmp', 'w') as f:
+            f.write(str(os.getpid()))
+        os.replace(path + '.tmp', path)
+        time.sleep(3600)
+
+    task = response_task.remote(sys.argv[1])
+    sys.stdin.read()
+    ray.shutdown()
+''')
+
+
 @pytest.mark.slow
 def test_a_killed_ray_worker_is_one_clear_error_and_resume_continues(ray_cluster, tmp_path):
     """SIGKILL the Ray worker while it trains a response: the driver names the task and iteration, keeps
-    the finished iterations, and `--resume` (on Ray again) completes the league."""
+    the finished iterations, and `--resume` (on Ray again) completes the league. A worker of the same
+    name in another program's Ray is not touched."""
+    pid_file = tmp_path / 'bystander.pid'
+    bystander = subprocess.Popen([sys.executable, '-c', BYSTANDER, str(pid_file)], stdin=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not pid_file.exists():
+            assert bystander.poll() is None and time.monotonic() < deadline, 'the bystander Ray did not start'
+            time.sleep(0.1)
+        other = psutil.Process(int(pid_file.read_text()))
+        assert other.cmdline()[0].startswith('ray::response_task')
+        kill_a_response_worker_and_resume(tmp_path)
+        assert other.is_running() and other.status() != psutil.STATUS_ZOMBIE
+    finally:
+        bystander.communicate('', timeout=120)
+
+
+def kill_a_response_worker_and_resume(tmp_path):
     flags = ['--league.iterations', '3', '--league.steps-per-iteration', '30000', '--league.response-rounds', '1',
              *TINY[2:], *RAY]
     path = league.create('puffer_kuhn', flags, root=str(tmp_path))
@@ -162,14 +244,19 @@ def test_a_killed_ray_worker_is_one_clear_error_and_resume_continues(ray_cluster
     driver.start()
     killed, deadline = None, time.monotonic() + 300
     while killed is None and driver.is_alive() and time.monotonic() < deadline:
-        for proc in psutil.process_iter(['cmdline']):
-            if (proc.info['cmdline'] or [''])[0].startswith('ray::response_task'):
+        for raylet, proc in our_ray_workers('ray::response_task'):
+            try:
+                ancestors = [p.pid for p in proc.parents()]
                 proc.send_signal(signal.SIGKILL)
-                killed = proc.pid
-                break
+            except psutil.NoSuchProcess:  # the task ended first: wait for the next one
+                continue
+            killed, owner = proc.pid, raylet
+            break
         time.sleep(0.05)
     driver.join(300)
     assert killed is not None and not driver.is_alive()
+    # the worker killed belonged to the Ray this test process started (the fixture's), nobody else's
+    assert os.getpid() in ancestors and owner.pid in ancestors
     assert len(errors) == 1 and isinstance(errors[0], LeagueError), errors
     assert "the Ray task 'response p001' failed" in str(errors[0]) and 'league iteration 1' in str(errors[0])
     assert [r['iteration'] for r in iterations(path)] == [0]

@@ -10,13 +10,14 @@ def test_core_imports_without_torch():
             'import pufferlib, pufferlib.emulation, pufferlib.vector\n'
             'env = pufferlib.vector.make("CartPole-v1", num_envs=2)\n'
             'print(env.reset(seed=0)[0].shape)')
-    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=60)
+    # the timeouts bound a hang only: on a busy machine these imports alone can take a minute
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == '(2, 4)'
 
 
 def test_console_script_is_installed():
-    out = subprocess.run([PUFFER, '--help'], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([PUFFER, '--help'], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and 'autotune' in out.stdout
-    out = subprocess.run([PUFFER, 'envs', 'CartPole'], capture_output=True, text=True, timeout=60)
+    out = subprocess.run([PUFFER, 'envs', 'CartPole'], capture_output=True, text=True, timeout=300)
     assert 'CartPole-v1' in out.stdout.split()

@@ -150,7 +150,7 @@ def test_resume_after_sigkill_reaches_the_same_step_count(experiments):
         assert proc.poll() is None, proc.stderr.read()
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    proc.wait(timeout=120)  # bounds a hang only: a killed process still needs the CPU to be torn down
     assert run_dir is not None
     before = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)['global_step']
     assert before < steps
@@ -415,7 +415,7 @@ def test_a_second_process_on_a_run_directory_is_refused(experiments):
         assert out.returncode == 2, out.stderr
         assert f'is in use by pid {holder.pid} on host' in out.stderr and 'Traceback' not in out.stderr
     finally:
-        holder.communicate('', timeout=30)
+        holder.communicate('', timeout=120)
     # The holder is gone: its lock went with it, and the run resumes.
     resumed = training.train(None, resume='latest', flags=['--train.total-timesteps', '2048'], quiet=True)
     assert resumed['global_step'] == 2048
@@ -529,7 +529,7 @@ def test_a_second_ctrl_c_stops_at_once(experiments):
     while 'stopping at the end of this epoch' not in proc.stderr.readline():
         assert proc.poll() is None
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=60)
+    out, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert 'stopped at once by a second Ctrl-C' in err and 'Traceback' not in err, err
 
@@ -547,7 +547,7 @@ def test_sigterm_to_the_process_group_stops_with_a_checkpoint_not_an_env_crash(e
     assert 'stopped by SIGTERM' in err and 'environment failed' not in err and 'Traceback' not in err, err
     state = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)
     assert state['epoch'] >= 1 and state['global_step'] == state['epoch'] * 1024
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # bounds a hang only; on a busy machine the workers exit late
     while time.monotonic() < deadline:
         try:
             os.killpg(proc.pid, 0)
