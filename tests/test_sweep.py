@@ -559,26 +559,35 @@ def test_a_trial_past_its_time_budget_is_stopped_and_failed(experiments):
     assert 0 < record['steps'] < 2_000_000
 
 
-@pytest.mark.slow
-def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
-    args = [PUFFER, 'sweep', 'puffer_bandit', *TINY, '--sweep.max-trials', '4', '--quiet']
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
+def sigkill_sweep_when(experiments, flags, ready, timeout):
+    """Start `puffer sweep`, SIGKILL it once ready(ledger records) holds; returns (its directory, the trial
+    processes it was running)."""
+    proc = subprocess.Popen([PUFFER, 'sweep', 'puffer_bandit', *TINY, *flags, '--quiet'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
     path = None
     while time.monotonic() < deadline:
         roots = list((experiments / 'sweeps').glob('puffer_bandit-*')) if (experiments / 'sweeps').exists() else []
         if roots:
             path = str(roots[0])
-            records = ledger(path)
-            started = {r['trial'] for r in records if r['type'] == 'start'}
-            finished = {r['trial'] for r in records if r['type'] == 'end'}
-            if finished and started - finished:  # one trial done, the next one running
+            if ready(ledger(path)):
                 break
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.1)
     running = [p for p in psutil.Process(proc.pid).children(recursive=True)]
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
+    return path, running
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
+    def one_done_one_running(records):
+        started = {r['trial'] for r in records if r['type'] == 'start'}
+        finished = {r['trial'] for r in records if r['type'] == 'end'}
+        return finished and started - finished
+
+    path, running = sigkill_sweep_when(experiments, ['--sweep.max-trials', '4'], one_done_one_running, 300)
     before = ledger(path)
     finished_before = [r for r in before if r['type'] == 'end']
     cut_off = sorted({r['trial'] for r in before if r['type'] == 'start'} - {r['trial'] for r in finished_before})
@@ -627,26 +636,14 @@ def test_ray_backend_runs_trials_as_ray_tasks(experiments):
 
 
 @pytest.mark.slow
-def test_resume_after_sigkill_during_confirmation_keeps_and_repeats_no_confirmation(experiments, capsys):
-    args = [PUFFER, 'sweep', 'puffer_bandit', *TINY, '--sweep.max-trials', '2', '--sweep.confirm-top', '2',
-            '--sweep.confirm-seeds', '2', '--quiet']
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 600
-    path = None
-    while time.monotonic() < deadline:
-        roots = list((experiments / 'sweeps').glob('puffer_bandit-*')) if (experiments / 'sweeps').exists() else []
-        if roots:
-            path = str(roots[0])
-            records = ledger(path)
-            started = {(r['trial'], r['repeat']) for r in records if r['type'] == 'confirm_start'}
-            finished = {(r['trial'], r['repeat']) for r in records if r['type'] == 'confirm_end'}
-            if finished and started - finished:  # one confirmation done, the next one running
-                break
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.1)
-    running = [p for p in psutil.Process(proc.pid).children(recursive=True)]
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+def test_resume_after_sigkill_during_confirmation_keeps_and_repeats_no_confirmation(experiments):
+    def one_done_one_running(records):
+        started = {(r['trial'], r['repeat']) for r in records if r['type'] == 'confirm_start'}
+        finished = {(r['trial'], r['repeat']) for r in records if r['type'] == 'confirm_end'}
+        return finished and started - finished
+
+    flags = ['--sweep.max-trials', '2', '--sweep.confirm-top', '2', '--sweep.confirm-seeds', '2']
+    path, running = sigkill_sweep_when(experiments, flags, one_done_one_running, 600)
     psutil.wait_procs(running, timeout=60)
     before = ledger(path)
     done_before = [r for r in before if r['type'] == 'confirm_end']
