@@ -173,6 +173,7 @@ SWEEP_EPILOG = """Settings (also the [sweep] section of a config file; docs/swee
   --sweep.method protein|random|pareto_genetic|optuna   --sweep.max-trials N   --sweep.max-hours H
   --sweep.parallel K   --sweep.backend local|ray   --sweep.metric KEY   --sweep.goal maximize|minimize
   --sweep.cost seconds|steps   --sweep.trial-timeout S   --sweep.only train.learning_rate,...
+  --sweep.confirm-top K   --sweep.confirm-seeds S   (rerun the K best trials on S more seeds at the end)
 Any other flag (--train.total-timesteps 5000000, --env.KEY VALUE) sets the config every trial starts from."""
 
 
@@ -207,7 +208,8 @@ def cmd_sweep(args, flags):
     summary = sweep.run(path, flags, quiet=args.quiet)
     best = summary['best']
     print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
-          (f'; best: trial {best["trial"]}, score {best["score"]:.4g}\n  puffer train {summary["env"]} '
+          (f'; best: trial {best["trial"]}, score {best["score"]:.4g}'
+           + (f' ({best["seeds"]})' if best['seeds'] else '') + f'\n  puffer train {summary["env"]} '
            f'--config {summary["best_toml"]}' if best else '; no trial succeeded'))
     return 0
 

@@ -214,6 +214,10 @@ SETTINGS = {  # [sweep] key: (type, check, what it must be)
     'backend': (str, lambda v: v in ('local', 'ray'), 'local or ray'),
     'seed': (int, lambda v: True, 'an integer'),
     'only': (str, lambda v: True, 'comma-separated swept keys'),
+    'confirm_top': (int, lambda v: v >= 0, 'a whole number >= 0: how many of the best trials to rerun on '
+                    'more seeds at the end (0 = none)'),
+    'confirm_seeds': (int, lambda v: v >= 0, 'a whole number >= 0: extra seeds for each confirmed trial '
+                      '(0 = no confirmation)'),
 }
 
 
@@ -221,7 +225,7 @@ def check_settings(sweep):
     for key, (kind, ok, what) in SETTINGS.items():
         value = sweep.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) or not ok(value):
-            raise ConfigError(f'sweep.{key} must be {what}, got {value!r}')
+            raise ConfigError(f'sweep.{key} (--sweep.{key.replace("_", "-")}) must be {what}, got {value!r}')
 
 
 def resolve(env_name, flags=(), config_file=None):
@@ -568,17 +572,41 @@ class Ledger:
 
 
 def trials_of(records):
-    """{trial: {'starts': [start records], 'end': the end record or None}} in trial order."""
+    """{trial: {'starts': [start records], 'end': the end record or None, 'confirm': {repeat: {'starts': [...],
+    'end': ...}}}} in trial order. `confirm` holds the trial's confirmation runs (its config on another seed)."""
     trials = {}
     for record in records:
-        if record.get('type') not in ('start', 'end'):
+        kind = record.get('type')
+        if kind not in ('start', 'end', 'confirm_start', 'confirm_end'):
             continue
-        entry = trials.setdefault(record['trial'], {'starts': [], 'end': None})
-        if record['type'] == 'start':
+        entry = trials.setdefault(record['trial'], {'starts': [], 'end': None, 'confirm': {}})
+        if kind.startswith('confirm_'):
+            entry = entry['confirm'].setdefault(record['repeat'], {'starts': [], 'end': None})
+        if kind.endswith('start'):
             entry['starts'].append(record)
         elif entry['end'] is None:
             entry['end'] = record
     return dict(sorted(trials.items()))
+
+
+def seed_scores(trial):
+    """A trial's scores over every seed it ran on (its own run first, then its confirmations that finished
+    ok), and how many of its confirmations failed."""
+    scores = [trial['end']['score']] if trial['end'] is not None and trial['end']['status'] == 'ok' else []
+    ends = [c['end'] for _, c in sorted(trial.get('confirm', {}).items()) if c['end'] is not None]
+    scores += [end['score'] for end in ends if end['status'] == 'ok']
+    return scores, sum(end['status'] != 'ok' for end in ends)
+
+
+def seeds_text(trial):
+    """'mean 25.3 over 3 seeds (35.5 20.1 20.3), spread 15.4' for a confirmed trial, else ''. The spread is
+    the max-min range across its seeds (docs/sweeps.md)."""
+    scores, failed = seed_scores(trial)
+    if len(scores) + failed < 2:
+        return ''
+    text = f'mean {np.mean(scores):.4g} over {len(scores)} seeds ({" ".join(f"{v:.4g}" for v in scores)}), ' \
+           f'spread {np.ptp(scores):.4g}' if scores else 'no seed finished'
+    return text + (f', {failed} failed' if failed else '')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -830,12 +858,45 @@ class Sweep:
         curve = np.array(end['curve'], dtype=float)
         return Observation(x, curve[:, 0], np.maximum(curve[:, 1], EPS), self.sign * curve[:, 2])
 
-    def best(self, trials=None):
-        """(trial, start, end) of the best finished trial, or None."""
-        trials = trials_of(self.ledger.read()) if trials is None else trials
-        done = [(k, t['starts'][-1], t['end']) for k, t in trials.items()
+    def _done(self, trials):
+        return [(k, t['starts'][-1], t['end']) for k, t in trials.items()
                 if t['end'] is not None and t['end']['status'] == 'ok']
+
+    def best(self, trials=None):
+        """(trial, start, end) of the best finished trial, or None.
+
+        Once trials have been confirmed on more seeds, the best is the confirmed trial with the best mean
+        over all its seeds (one with a failed confirmation ranks after every one without); before that, the
+        trial with the best score of its one run. The best of many single-seed scores is partly the
+        luckiest seed: the mean is what a retrain of the config gives.
+        """
+        trials = trials_of(self.ledger.read()) if trials is None else trials
+        done = self._done(trials)
+        confirmed = [item for item in done
+                     if any(c['end'] is not None for c in trials[item[0]].get('confirm', {}).values())]
+        if confirmed:
+            def rank(item):
+                scores, failed = seed_scores(trials[item[0]])
+                return failed == 0, self.sign * float(np.mean(scores))
+            return max(confirmed, key=rank)
         return max(done, key=lambda item: self.sign * item[2]['score']) if done else None
+
+    def to_confirm(self, trials):
+        """The trials to rerun on more seeds: the `confirm_top` best by their own score."""
+        if not self.settings['confirm_seeds']:
+            return []
+        done = sorted(self._done(trials), key=lambda item: (-self.sign * item[2]['score'], item[0]))
+        return [k for k, _, _ in done[:self.settings['confirm_top']]]
+
+    def confirm_seconds(self, trials, parallel):
+        """Wall-clock seconds the confirmation of the current top trials takes, from what each of them took:
+        confirm_seeds reruns of each, `parallel` at a time. The time budget keeps this much for them."""
+        runs = [trials[k]['end']['seconds'] for k in self.to_confirm(trials)] * self.settings['confirm_seeds']
+        return max(max(runs), sum(runs) / parallel) if runs else 0.0
+
+    def confirm_seed(self, start, repeat):
+        """The seed of a trial's repeat-th confirmation: its own training seed plus `repeat`."""
+        return self.trial_config(start['values'])['train']['seed'] + repeat
 
     def time_used(self, records):
         """Seconds the driver has run in earlier sessions (from each session's first to last record)."""
@@ -943,32 +1004,69 @@ def run(path, flags=(), quiet=False, printer=None):
     def remaining():
         return None if budget is None else budget - used_before - (time.time() - session_start)
 
+    confirming = False  # once confirmation has begun in this session, no new ordinary trial starts
+
+    def ordinary_job():
+        """The next ordinary trial (a cut-off one to rerun, else a new suggestion), or None."""
+        nonlocal next_trial
+        if confirming or not (rerun or next_trial < settings['max_trials']):
+            return None
+        # The budget keeps the time the confirmation of the current top trials takes (confirm_seconds).
+        reserve = sweep.confirm_seconds(trials, parallel) if budget is not None else 0.0
+        left = remaining()
+        if left is not None and left <= reserve:
+            return None
+        if rerun:
+            k = rerun.pop(0)
+            values, attempt = trials[k]['starts'][-1]['values'], len(trials[k]['starts']) + 1
+            predicted = None
+        else:
+            k, attempt = next_trial, 1
+            next_trial += 1
+            if not trials and not running:
+                x = space.centre  # the first trial runs the defaults
+            else:
+                pending = [space.point(start['values']) for _, _, start in running.values()
+                           if start['type'] == 'start']
+                max_cost = left - reserve if left is not None and settings['cost'] == 'seconds' else None
+                x = method.suggest(pending=pending, max_cost=max_cost)
+            values = space.values(x)
+            predicted = getattr(method, 'last', None) or None
+        start = sweep_start_record(sweep, k, attempt, values, predicted)
+        trials.setdefault(k, {'starts': [], 'end': None, 'confirm': {}})['starts'].append(start)
+        if left is None:
+            return start, None, None
+        return start, left - reserve, ("the sweep's time budget (sweep.max_hours) less the time kept for "
+                                       "confirming the best trials" if reserve else None)
+
+    def confirm_job():
+        """The next confirmation run (a top trial on another seed), once every ordinary trial has ended."""
+        nonlocal confirming
+        if any(start['type'] == 'start' for _, _, start in running.values()):
+            return None  # the top trials are known when the running ones end
+        busy = {(start['trial'], start['repeat']) for _, _, start in running.values()}
+        for k in sweep.to_confirm(trials):
+            for repeat in range(1, settings['confirm_seeds'] + 1):
+                entry = trials[k]['confirm'].setdefault(repeat, {'starts': [], 'end': None})
+                if entry['end'] is not None or (k, repeat) in busy:
+                    continue
+                confirming = True
+                start = confirm_start_record(sweep, trials[k]['starts'][-1], repeat, len(entry['starts']) + 1)
+                entry['starts'].append(start)
+                return start, remaining(), None
+        return None
+
     try:
         while True:
             while free and (remaining() is None or remaining() > 0):
-                if rerun:
-                    k = rerun.pop(0)
-                    values, attempt = trials[k]['starts'][-1]['values'], len(trials[k]['starts']) + 1
-                    predicted = None
-                elif next_trial < settings['max_trials']:
-                    k, attempt = next_trial, 1
-                    next_trial += 1
-                    if not trials and not running:
-                        x = space.centre  # the first trial runs the defaults
-                    else:
-                        pending = [space.point(start['values']) for _, _, start in running.values()]
-                        max_cost = remaining() if settings['cost'] == 'seconds' else None
-                        x = method.suggest(pending=pending, max_cost=max_cost)
-                    values = space.values(x)
-                    predicted = getattr(method, 'last', None) or None
-                else:
+                job = ordinary_job() or confirm_job()
+                if job is None:
                     break
+                start, limit, limit_what = job
                 slot = free.pop(0)
-                start = sweep_start_record(sweep, k, attempt, values, predicted)
                 sweep.ledger.append(start)
-                trials.setdefault(k, {'starts': [], 'end': None})['starts'].append(start)
-                spec = trial_spec(sweep, start, slots[slot], remaining())
-                running[backend.submit(spec)] = (k, slot, start)
+                spec = trial_spec(sweep, start, slots[slot], limit, limit_what)
+                running[backend.submit(spec)] = (start['trial'], slot, start)
             if not running:
                 break
             done, _ = concurrent.futures.wait(list(running), timeout=1.0,
@@ -981,10 +1079,18 @@ def run(path, flags=(), quiet=False, printer=None):
                 except Exception as e:  # a Ray worker that died, a task that could not start
                     result = {'status': 'failed', 'error': f'{type(e).__name__}: {e}', 'metric': settings['metric'],
                               'curve': [], 'score': None, 'cost': None, 'steps': 0, 'seconds': 0.0}
-                end = {'type': 'end', 'trial': k, 'attempt': start['attempt'], 'time': time.time(), **result}
-                sweep.ledger.append(end)
-                trials[k]['end'] = end
-                method.observe(sweep.observation(start, end))
+                if start['type'] == 'confirm_start':
+                    # Confirmation runs only rank the top trials: the methods (Protein's GPs) learn from the
+                    # ordinary trials alone, so a config rerun on more seeds does not weigh more in them.
+                    end = {'type': 'confirm_end', 'trial': k, 'repeat': start['repeat'], 'seed': start['seed'],
+                           'attempt': start['attempt'], 'time': time.time(), **result}
+                    sweep.ledger.append(end)
+                    trials[k]['confirm'][start['repeat']]['end'] = end
+                else:
+                    end = {'type': 'end', 'trial': k, 'attempt': start['attempt'], 'time': time.time(), **result}
+                    sweep.ledger.append(end)
+                    trials[k]['end'] = end
+                    method.observe(sweep.observation(start, end))
                 write_best(sweep, trials)
                 progress.finished(k, start, end)
             progress.update(len(running), remaining())
@@ -1006,7 +1112,7 @@ def run(path, flags=(), quiet=False, printer=None):
     failed = sum(t['end']['status'] != 'ok' for t in finished)
     return {'path': path, 'env': sweep.env, 'trials': len(finished), 'failed': failed,
             'best': None if best is None else {'trial': best[0], 'score': best[2]['score'],
-                                               'values': best[1]['values']},
+                                               'values': best[1]['values'], 'seeds': seeds_text(trials[best[0]])},
             'best_toml': os.path.join(path, 'best.toml') if best else None}
 
 
@@ -1042,12 +1148,24 @@ def sweep_start_record(sweep, k, attempt, values, predicted):
     return record
 
 
-def trial_spec(sweep, start, slot, remaining):
+def confirm_start_record(sweep, trial_start, repeat, attempt):
+    """A confirmation run: the trial's values on the seed of its repeat-th confirmation, linked by `trial`."""
+    k = trial_start['trial']
+    name = f'trial-{k:04d}-seed{repeat}' if attempt == 1 else f'trial-{k:04d}-seed{repeat}-{attempt}'
+    return {'type': 'confirm_start', 'trial': k, 'repeat': repeat, 'seed': sweep.confirm_seed(trial_start, repeat),
+            'attempt': attempt, 'time': time.time(), 'run_dir': os.path.join('trials', name),
+            'values': trial_start['values']}
+
+
+def trial_spec(sweep, start, slot, remaining, remaining_what=None):
     timeout = sweep.settings['trial_timeout'] or None
     limit, what = timeout, f'its time budget of {timeout:g} s (sweep.trial_timeout)' if timeout else None
     if remaining is not None and (limit is None or remaining < limit):
-        limit, what = max(remaining, 1.0), 'the sweep\'s time budget (sweep.max_hours)'
-    return {'env': sweep.env, 'config': sweep.trial_config(start['values']), 'trial': start['trial'],
+        limit, what = max(remaining, 1.0), remaining_what or 'the sweep\'s time budget (sweep.max_hours)'
+    config = sweep.trial_config(start['values'])
+    if 'seed' in start:  # a confirmation run
+        config['train']['seed'] = start['seed']
+    return {'env': sweep.env, 'config': config, 'trial': start['trial'],
             'run_dir': os.path.abspath(os.path.join(sweep.path, start['run_dir'])),
             'metric': sweep.settings['metric'], 'cost': sweep.settings['cost'], 'limit_s': limit,
             'limit_what': what, **slot}
@@ -1068,7 +1186,7 @@ def write_best(sweep, trials):
             changed[section] = diff
     header = (f'# The best of {sum(t["end"] is not None for t in trials.values())} trials of the sweep {sweep.path}\n'
               f'# trial {k}: {end["metric"]} = {end["score"]:.6g} after {end["steps"]:,} steps '
-              f'({end["seconds"]:.0f} s)\n'
+              f'({end["seconds"]:.0f} s)' + (f'; {seeds_text(trials[k])}' if seeds_text(trials[k]) else '') + '\n'
               f'# Train with it: puffer train {sweep.env} --config {os.path.join(sweep.path, "best.toml")}\n\n')
     path = os.path.join(sweep.path, 'best.toml')
     _write_text(path, header + configuration.to_toml(changed))
@@ -1096,11 +1214,15 @@ class Progress:
         self.done_here += 1
         if self.quiet:
             return
-        values = ', '.join(f'{name.split(".", 1)[1]}={_short(v)}' for name, v in start['values'].items())
         if end['status'] == 'ok':
             text = f'{end["metric"]} {end["score"]:.4g}  cost {end["cost"]:.4g}'
         else:
             text = f'FAILED {end["error"].splitlines()[0][:120]}'
+        if start['type'] == 'confirm_start':
+            self.printer(f'trial {k:>3} on seed {start["seed"]}: {text}  ({end["seconds"]:.0f} s; '
+                         f'{seeds_text(self.trials[k])})')
+            return
+        values = ', '.join(f'{name.split(".", 1)[1]}={_short(v)}' for name, v in start['values'].items())
         self.printer(f'trial {k:>3}: {text}  ({end["seconds"]:.0f} s; {values})')
 
     def update(self, running, remaining):
@@ -1143,22 +1265,30 @@ def report(path, printer=None):
     from rich.console import Console
     from rich.table import Table
     best = sweep.best(trials)
-    table = Table(title=f'sweep {sweep.env} ({sweep.settings["method"]}, goal: {sweep.settings["goal"]})')
-    for column in ('trial', 'status', 'score', 'cost (' + sweep.settings['cost'] + ')', 'steps', *sweep.space.names):
+    table = Table(title=f'sweep {sweep.env} ({sweep.settings["method"]}, goal: {sweep.settings["goal"]})',
+                  caption='score: the trial\'s own run; seeds, mean, spread: over its run and its confirmation runs '
+                          '(other seeds), spread = max - min; * = best.toml')
+    for column in ('trial', 'status', 'score', 'seeds', 'mean', 'spread', 'cost (' + sweep.settings['cost'] + ')',
+                   'steps', *sweep.space.names):
         table.add_column(column, justify='right' if column != 'status' else 'left')
     for k, t in trials.items():
         start, end = t['starts'][-1], t['end']
+        scores, failed = seed_scores(t)
+        confirmed = len(scores) + failed > 1
+        seeds = ([f'{len(scores)}' + (f' ({failed} failed)' if failed else ''),
+                  f'{np.mean(scores):.4g}' if scores else '', f'{np.ptp(scores):.4g}' if scores else '']
+                 if confirmed else ['1', '', ''])
         if end is None:
-            row = [str(k), 'unfinished', '', '', '']
+            row = [str(k), 'unfinished', '', '', '', '', '', '']
         elif end['status'] == 'ok':
-            row = [str(k) + (' *' if best and best[0] == k else ''), 'ok', f'{end["score"]:.4g}',
+            row = [str(k) + (' *' if best and best[0] == k else ''), 'ok', f'{end["score"]:.4g}', *seeds,
                    f'{end["cost"]:.4g}', f'{end["steps"]:,}']
         else:
-            row = [str(k), 'failed: ' + end['error'].splitlines()[0][:60], '', '', f'{end["steps"]:,}']
+            row = [str(k), 'failed: ' + end['error'].splitlines()[0][:60], '', '', '', '', '', f'{end["steps"]:,}']
         table.add_row(*row, *[_short(start['values'][name]) for name in sweep.space.names])
     console = Console()
     if not console.is_terminal:  # a file or a pipe: wide enough for every column, not rich's 80
-        console = Console(width=max(120, 16 * (5 + len(sweep.space))))
+        console = Console(width=max(120, 16 * (8 + len(sweep.space))))
     if printer is None:
         console.print(table)
     else:

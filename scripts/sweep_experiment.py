@@ -9,8 +9,8 @@
 3. The defaults (STEPS steps) and each sweep's best.toml are trained on fresh seeds (not the sweeps'
    seed 0), interleaved seed by seed so a change in machine load touches every config alike.
 4. A table of final scores (the sweep's own score: the metric's mean over the last tenth of training):
-   per seed, the mean, and the margin over the defaults against the seed spread (the larger max-min
-   range of the two configs). Printed, saved as results.json, and with --write-docs put in docs/sweeps.md.
+   per seed, the mean, and the margin over the defaults against the seed spread (SPREAD below).
+   Printed, saved as results.json, and with --write-docs put in docs/sweeps.md.
 Everything runs through the `puffer` command, as a user would; hold the benchmark lock while it runs:
     flock /tmp/puffer-bench.lock nice -n 5 python scripts/sweep_experiment.py --write-docs
 """
@@ -41,6 +41,19 @@ def run(args, env, log):
     if out.returncode != 0:
         raise SystemExit(f'{" ".join(args)} failed (exit {out.returncode}); see {log}')
     return time.time() - start
+
+
+SPREAD = ('seed spread = the larger of the two configs\' max-min ranges over the fresh seeds (the defaults\' '
+          'own range on their row); pooled std = sqrt of the mean of the two configs\' sample variances. With '
+          '3 seeds a range is about 1.7 std, and the margin of two 3-seed means has a standard error of '
+          'std * sqrt(2/3) = 0.82 std: a margin above the spread is above about 2 standard errors')
+
+
+def spread(values, defaults):
+    """(seed spread, pooled std) of a config's scores against the defaults' on the same seeds (SPREAD)."""
+    values, defaults = np.asarray(values, dtype=float), np.asarray(defaults, dtype=float)
+    pooled = float(np.sqrt((np.var(values, ddof=1) + np.var(defaults, ddof=1)) / 2)) if len(values) > 1 else float('nan')
+    return float(max(np.ptp(values), np.ptp(defaults))), pooled
 
 
 def final_score(run_dir):
@@ -88,9 +101,11 @@ def main():
         records = sweep.Ledger(os.path.join(path, 'trials.jsonl')).read()
         finished = [r for r in records if r['type'] == 'end']
         best = sweep.Sweep(path).best()
+        seeds = sweep.seed_scores(sweep.trials_of(records)[best[0]])[0] if best else []
         sweeps[method] = {'path': path, 'trials': len(finished), 'failed': sum(r['status'] != 'ok' for r in finished),
                           'best_trial': best[0] if best else None,
                           'best_sweep_score': best[2]['score'] if best else None,
+                          'best_sweep_seeds': seeds,
                           'best_values': best[1]['values'] if best else None}
         print(f'  {method}: {len(finished)} trials, best sweep score '
               f'{sweeps[method]["best_sweep_score"]}', flush=True)
@@ -121,21 +136,25 @@ def render(args, sweeps, scores, metric):
     lines = [f'{args.env}, {metric} at the end of training (the mean over its last tenth); '
              f'{args.budget_minutes:g}-minute sweeps on {os.cpu_count()} cores; retrained on seeds '
              f'{", ".join(str(s) for s in range(101, 101 + args.seeds))}:', '',
-             '| config | trials in the budget | best sweep score | ' +
+             '| config | trials in the budget | best in the sweep (mean over its seeds) | ' +
              ' | '.join(f'seed {s}' for s in range(101, 101 + args.seeds)) +
-             ' | mean | margin over defaults | seed spread |',
-             '|---|---|---|' + '---|' * args.seeds + '---|---|---|']
+             ' | mean | margin over defaults | seed spread | pooled std |',
+             '|---|---|---|' + '---|' * args.seeds + '---|---|---|---|']
     for name, values in scores.items():
         values = np.array(values)
         method = name.split()[0]
         info = sweeps.get(method, {})
         trials = f'{info["trials"]} ({info["failed"]} failed)' if info else '-'
-        best = f'{info["best_sweep_score"]:.4g}' if info.get('best_sweep_score') is not None else '-'
-        spread = max(np.ptp(values), np.ptp(defaults)) if len(values) else float('nan')
+        seeds = info.get('best_sweep_seeds') or []
+        best = (f'{info["best_sweep_score"]:.4g}' + (f' ({np.mean(seeds):.4g} over {len(seeds)})' if len(seeds) > 1 else '')
+                if info.get('best_sweep_score') is not None else '-')
+        seed_spread, pooled = spread(values, defaults)
         margin = values.mean() - defaults.mean()
-        margin_text = '-' if name == 'defaults' else f'{margin:+.4g}' + (' (> spread)' if margin > spread else '')
+        verdict = ' (> spread)' if margin > seed_spread else ' (< spread)'
+        margin_text = '-' if name == 'defaults' else f'{margin:+.4g}{verdict}'
         lines.append(f'| {name} | {trials} | {best} | ' + ' | '.join(f'{v:.4g}' for v in values) +
-                     f' | {values.mean():.4g} | {margin_text} | {spread:.4g} |')
+                     f' | {values.mean():.4g} | {margin_text} | {seed_spread:.4g} | {pooled:.4g} |')
+    lines += ['', SPREAD + '.']
     for method, info in sweeps.items():
         if info['best_values']:
             lines.append('')

@@ -19,10 +19,11 @@ from pufferlib import sweep
 from pufferlib.cli import main
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
-# A trial in a few seconds: 64 bandit rows in one process, 20k steps, a metrics row every epoch.
+# A trial in a few seconds: 64 bandit rows in one process, 20k steps, a metrics row every epoch. No
+# confirmation runs unless a test asks for them (a later --sweep.confirm-seeds wins).
 TINY = ['--vec.backend', 'Serial', '--vec.num-envs', '1', '--env.num-envs', '64', '--train.bptt-horizon', '16',
         '--train.minibatch-size', '1024', '--train.total-timesteps', '20000', '--train.log-interval', '0',
-        '--sweep.only', 'train.learning_rate,train.ent_coef']
+        '--sweep.only', 'train.learning_rate,train.ent_coef', '--sweep.confirm-seeds', '0']
 
 
 @pytest.fixture(autouse=True)
@@ -112,8 +113,8 @@ BAD_SECTIONS = [
     ('[sweep.train.optimizer]\ndistribution = "linear"\nmin = 0\nmax = 1', r'sweep.train.optimizer.*not a number'),
     ('[sweep.env.no_such_key]\ndistribution = "linear"\nmin = 0\nmax = 1', r'sweep.env.no_such_key.*has no key'),
     ('[sweep.wandb.project]\ndistribution = "linear"\nmin = 0\nmax = 1', r'sweep.wandb'),
-    ('[sweep]\nmethod = "bayes"', r'sweep.method must be one of protein'),
-    ('[sweep]\nparallel = 0', r'sweep.parallel must be at least 1'),
+    ('[sweep]\nmethod = "bayes"', r'sweep.method \(--sweep.method\) must be one of protein'),
+    ('[sweep]\nparallel = 0', r'sweep.parallel \(--sweep.parallel\) must be at least 1'),
     ('[sweep]\nonly = "train.gama"', r'sweep.only.*train.gama'),
 ]
 
@@ -135,6 +136,21 @@ def test_bad_sweep_section_is_one_line_from_the_cli(tmp_path, capsys):
     assert main(['sweep']) == 2
     assert main(['sweep', '--resume', str(tmp_path / 'nothing')]) == 2
     assert 'not a sweep directory' in capsys.readouterr().err
+
+
+@pytest.mark.parametrize('flag, value, what', [
+    ('--sweep.confirm-top', '-1', '>= 0'),
+    ('--sweep.confirm-top', '1.5', 'must be int'),
+    ('--sweep.confirm-seeds', 'two', 'must be int'),
+])
+def test_bad_confirmation_settings_are_one_error_naming_the_flag(experiments, capsys, flag, value, what):
+    assert main(['sweep', 'puffer_bandit', *TINY, flag, value]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and flag in err[0] and what in err[0] and value in err[0]
+    assert not (experiments / 'sweeps').exists() or not list((experiments / 'sweeps').iterdir())
+    path = sweep.create('puffer_bandit', TINY)  # the same check on resume, before anything is written
+    assert main(['sweep', '--resume', path, flag, value]) == 2
+    assert flag in capsys.readouterr().err and ledger(path) == []
 
 
 # --- the methods --------------------------------------------------------------------------------
@@ -398,6 +414,77 @@ def test_a_running_sweep_cannot_be_resumed_twice(experiments):
     assert ledger(path) == []  # refused before writing anything
 
 
+# --- confirmation: the top trials on more seeds ---------------------------------------------------
+
+def confirmed_sweep(scores, confirmations, confirm_top=2, confirm_seeds=2):
+    """A sweep directory whose ledger holds ordinary trials with `scores` (seconds = 10 * (k + 1)) and
+    confirmation runs {trial: [scores]}, as the driver writes them."""
+    path = sweep.create('puffer_bandit', [*TINY, '--sweep.confirm-top', str(confirm_top),
+                                          '--sweep.confirm-seeds', str(confirm_seeds)])
+    book = sweep.Ledger(os.path.join(path, 'trials.jsonl'))
+    book.append({'type': 'session', 'time': 0.0})
+    result = {'status': 'ok', 'error': None, 'metric': 'env/score', 'cost': 1.0, 'steps': 20480, 'curve': []}
+    for k, score in enumerate(scores):
+        values = {'train.learning_rate': 0.001 * (k + 1), 'train.ent_coef': 0.001}
+        book.append({'type': 'start', 'trial': k, 'attempt': 1, 'time': 1.0, 'run_dir': f'trials/trial-{k:04d}',
+                     'values': values})
+        curve = [[20480, 1.0, score]] if score is not None else []
+        status = {'status': 'ok'} if score is not None else {'status': 'failed', 'error': 'boom'}
+        book.append({'type': 'end', 'trial': k, 'attempt': 1, 'time': 2.0, **result, 'curve': curve, 'score': score,
+                     'seconds': 10.0 * (k + 1), **status})
+    for k, repeats in confirmations.items():
+        for repeat, score in enumerate(repeats, 1):
+            book.append({'type': 'confirm_start', 'trial': k, 'repeat': repeat, 'seed': repeat, 'attempt': 1,
+                         'time': 3.0, 'run_dir': f'trials/trial-{k:04d}-seed{repeat}', 'values': {}})
+            status = {'status': 'ok', 'score': score} if score is not None else {'status': 'failed', 'score': None,
+                                                                                 'error': 'diverged: nan'}
+            book.append({'type': 'confirm_end', 'trial': k, 'repeat': repeat, 'seed': repeat, 'attempt': 1,
+                         'time': 4.0, **result, 'seconds': 5.0, **status})
+    return path
+
+
+def test_confirmation_picks_the_best_mean_over_seeds_not_the_best_single_score(experiments, capsys):
+    # trial 1 had the luckiest seed (9); on two more seeds it gives 2 and 3 (mean 4.67), while trial 2
+    # gives 6, 7 and 8 (mean 7): best.toml is trial 2's config
+    path = confirmed_sweep([5.0, 9.0, 8.0, None], {1: [2.0, 3.0], 2: [7.0, 6.0]})
+    s = sweep.Sweep(path)
+    trials = sweep.trials_of(s.ledger.read())
+    assert s.to_confirm(trials) == [1, 2]  # the top 2 by their own score; the failed trial is never one
+    assert sweep.seed_scores(trials[2]) == ([8.0, 7.0, 6.0], 0)
+    assert s.best(trials)[0] == 2
+    sweep.write_best(s, trials)
+    best = tomllib.load(open(os.path.join(path, 'best.toml'), 'rb'))
+    assert best['train']['learning_rate'] == pytest.approx(0.003)
+    assert 'mean 7 over 3 seeds' in open(os.path.join(path, 'best.toml')).read()
+    assert main(['sweep', '--report', path]) == 0
+    rows = {line.split()[1]: line for line in capsys.readouterr().out.splitlines()
+            if re.match(r'^│\s+\d', line)}
+    assert re.search(r'│\s+2 \*\s+│ ok\s+│\s+8 │\s+3 │\s+7 │\s+2 │', rows['2'])  # mean 7, spread 8 - 6
+    assert re.search(r'│\s+4.667 │\s+7 │', rows['1']) and re.search(r'│\s+1 │\s+│\s+│', rows['0'])
+    # before any confirmation the best is the best single score, as without confirmation
+    assert sweep.Sweep(confirmed_sweep([5.0, 9.0, 8.0], {})).best()[0] == 1
+
+
+def test_a_failed_confirmation_ranks_a_trial_after_every_sound_one(experiments):
+    path = confirmed_sweep([5.0, 9.0, 8.0], {1: [20.0, None], 2: [1.0, 1.0]})
+    s = sweep.Sweep(path)
+    trials = sweep.trials_of(s.ledger.read())
+    assert sweep.seed_scores(trials[1]) == ([9.0, 20.0], 1)
+    assert s.best(trials)[0] == 2  # trial 1 diverged on a seed: its 14.5 mean does not count
+
+
+def test_the_time_budget_keeps_what_confirming_the_top_trials_takes(experiments):
+    # the top 2 by score are trials 1 (20 s) and 2 (30 s); 2 seeds each
+    path = confirmed_sweep([5.0, 9.0, 8.0], {}, confirm_top=2, confirm_seeds=2)
+    s = sweep.Sweep(path)
+    trials = sweep.trials_of(s.ledger.read())
+    assert s.confirm_seconds(trials, parallel=1) == pytest.approx(100.0)
+    assert s.confirm_seconds(trials, parallel=2) == pytest.approx(50.0)
+    assert s.confirm_seconds(trials, parallel=8) == pytest.approx(30.0)  # no faster than its longest run
+    assert sweep.Sweep(path, ['--sweep.confirm-seeds', '0']).confirm_seconds(trials, 1) == 0.0
+    assert s.confirm_seed(trials[1]['starts'][-1], 2) == 2  # its own seed (0) + the repeat
+
+
 # --- whole sweeps ---------------------------------------------------------------------------------
 
 def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, capsys):
@@ -472,26 +559,35 @@ def test_a_trial_past_its_time_budget_is_stopped_and_failed(experiments):
     assert 0 < record['steps'] < 2_000_000
 
 
-@pytest.mark.slow
-def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
-    args = [PUFFER, 'sweep', 'puffer_bandit', *TINY, '--sweep.max-trials', '4', '--quiet']
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 300
+def sigkill_sweep_when(experiments, flags, ready, timeout):
+    """Start `puffer sweep`, SIGKILL it once ready(ledger records) holds; returns (its directory, the trial
+    processes it was running)."""
+    proc = subprocess.Popen([PUFFER, 'sweep', 'puffer_bandit', *TINY, *flags, '--quiet'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + timeout
     path = None
     while time.monotonic() < deadline:
         roots = list((experiments / 'sweeps').glob('puffer_bandit-*')) if (experiments / 'sweeps').exists() else []
         if roots:
             path = str(roots[0])
-            records = ledger(path)
-            started = {r['trial'] for r in records if r['type'] == 'start'}
-            finished = {r['trial'] for r in records if r['type'] == 'end'}
-            if finished and started - finished:  # one trial done, the next one running
+            if ready(ledger(path)):
                 break
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.1)
     running = [p for p in psutil.Process(proc.pid).children(recursive=True)]
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=120)  # bounds a hang only: a killed process still needs the CPU to be torn down
+    return path, running
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
+    def one_done_one_running(records):
+        started = {r['trial'] for r in records if r['type'] == 'start'}
+        finished = {r['trial'] for r in records if r['type'] == 'end'}
+        return finished and started - finished
+
+    path, running = sigkill_sweep_when(experiments, ['--sweep.max-trials', '4'], one_done_one_running, 300)
     before = ledger(path)
     finished_before = [r for r in before if r['type'] == 'end']
     cut_off = sorted({r['trial'] for r in before if r['type'] == 'start'} - {r['trial'] for r in finished_before})
@@ -537,3 +633,47 @@ def test_ray_backend_runs_trials_as_ray_tasks(experiments):
     records = ends(path)
     assert [r['status'] for r in records] == ['ok', 'ok'], [r['error'] for r in records]
     assert os.path.exists(os.path.join(path, 'best.toml'))
+
+
+@pytest.mark.slow
+def test_resume_after_sigkill_during_confirmation_keeps_and_repeats_no_confirmation(experiments):
+    def one_done_one_running(records):
+        started = {(r['trial'], r['repeat']) for r in records if r['type'] == 'confirm_start'}
+        finished = {(r['trial'], r['repeat']) for r in records if r['type'] == 'confirm_end'}
+        return finished and started - finished
+
+    flags = ['--sweep.max-trials', '2', '--sweep.confirm-top', '2', '--sweep.confirm-seeds', '2']
+    path, running = sigkill_sweep_when(experiments, flags, one_done_one_running, 600)
+    psutil.wait_procs(running, timeout=60)
+    before = ledger(path)
+    done_before = [r for r in before if r['type'] == 'confirm_end']
+    cut_off = {(r['trial'], r['repeat']) for r in before if r['type'] == 'confirm_start'} - \
+        {(r['trial'], r['repeat']) for r in done_before}
+
+    out = subprocess.run([PUFFER, 'sweep', '--resume', path, '--quiet'], capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr
+    after = ledger(path)
+    assert after[:len(before)] == before  # append-only
+    assert sorted(r['trial'] for r in after if r['type'] == 'end') == [0, 1]  # no ordinary trial rerun or added
+    confirm_ends = [r for r in after if r['type'] == 'confirm_end']
+    assert sorted((r['trial'], r['repeat']) for r in confirm_ends) == [(0, 1), (0, 2), (1, 1), (1, 2)]  # once each
+    assert confirm_ends[:len(done_before)] == done_before  # kept, not rerun
+    assert all(r['status'] == 'ok' for r in confirm_ends), [r['error'] for r in confirm_ends]
+    for trial, repeat in cut_off:  # rerun in a run directory of its own
+        starts = [r for r in after if r['type'] == 'confirm_start' and (r['trial'], r['repeat']) == (trial, repeat)]
+        assert [r['attempt'] for r in starts] == [1, 2] and starts[0]['run_dir'] != starts[1]['run_dir']
+    for r in confirm_ends:  # each ran its trial's values on its own seed
+        start = next(s for s in after if s['type'] == 'confirm_start' and s['trial'] == r['trial']
+                     and s['repeat'] == r['repeat'] and s['attempt'] == r['attempt'])
+        config = tomllib.load(open(os.path.join(path, start['run_dir'], 'config.toml'), 'rb'))
+        assert config['train']['seed'] == r['repeat'] == r['seed']
+        values = next(s['values'] for s in after if s['type'] == 'start' and s['trial'] == r['trial'])
+        assert config['train']['learning_rate'] == values['train.learning_rate']
+
+    s = sweep.Sweep(path)
+    trials = sweep.trials_of(after)
+    means = {k: np.mean(sweep.seed_scores(trials[k])[0]) for k in (0, 1)}
+    best = max(means, key=means.get)
+    text = tomllib.load(open(os.path.join(path, 'best.toml'), 'rb'))
+    assert text['train']['learning_rate'] == trials[best]['starts'][-1]['values']['train.learning_rate']
+    assert s.best()[0] == best and f'best: trial {best}' in out.stdout and 'over 3 seeds' in out.stdout

@@ -65,8 +65,9 @@ def check(section: str, key: str, value, current: dict, source: str):
     else:
         ok = isinstance(value, type(default))
     if not ok:
+        flag = f' (from --{section}.{key.replace("_", "-")})' if source == 'flags' else ''
         raise ConfigError(f'{source}: {section}.{key} must be {type(default).__name__} '
-                          f'(like {default!r}), got {type(value).__name__} {value!r}')
+                          f'(like {default!r}), got {type(value).__name__} {value!r}{flag}')
     return value
 
 
