@@ -88,6 +88,53 @@ def test_a_psro_response_that_does_not_beat_the_meta_strategy_keeps_training(tmp
     assert any(row['response_rounds'] > 1 for row in rows) or all(row['response_gain'] > 1e-3 for row in rows)
 
 
+# A learning rate so small that PPO leaves every weight where it started (within 1e-20): a response's
+# saved weights are then the weights its task started from.
+FROZEN = ['--train.learning-rate', '1e-30', '--league.response-rounds', '1']
+
+
+def saved(path, name):
+    import torch
+    return torch.load(os.path.join(path, 'policies', f'{name}.pt'), weights_only=True)['policy']
+
+
+def assert_started_from(path, response, latest, fresh, kept):
+    """The saved policy `response` is `latest`'s network but for its action head (`actor.*`) when `kept`,
+    and the fresh network `fresh` (a state dict) otherwise; what comes from `fresh` differs from `latest`."""
+    import torch
+    mine, theirs = saved(path, response), saved(path, latest)
+    for key, value in mine.items():
+        source = theirs if kept and not key.startswith('actor.') else fresh
+        assert torch.allclose(value, source[key], rtol=0, atol=1e-20), key
+        if source is fresh and key.endswith('weight'):  # (biases start at 0 in both)
+            assert not torch.allclose(value, theirs[key], rtol=0, atol=1e-3), key
+
+
+@pytest.mark.parametrize('init', ['fresh', 'features'])
+def test_a_warm_started_psro_response_starts_from_the_latest_responses_features(tmp_path, init):
+    """league.response_init = "features": p002 starts as p001's encoder and value head with a fresh action
+    head (the one a fresh network of its seed has); "fresh" keeps nothing of p001. p001 never keeps
+    anything of the untrained p000."""
+    import torch
+    path = league.create('puffer_kuhn', ['--league.iterations', '3', '--league.response-init', init, *FROZEN,
+                                         *TINY], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    run = league.League(path)
+    run.open()
+    try:
+        torch.manual_seed(run.settings['seed'] + 2)
+        fresh = league.policy_state(run.new_network(run.arena))
+        assert_started_from(path, 'p002', 'p001', fresh, kept=init == 'features')
+        torch.manual_seed(run.settings['seed'] + 1)
+        assert_started_from(path, 'p001', 'p000', league.policy_state(run.new_network(run.arena)), kept=False)
+        if init == 'features':  # a policy class without an `actor` head cannot keep "all but the head"
+            run.networks[-1] = torch.nn.Sequential(torch.nn.Linear(2, 2))
+            with pytest.raises(LeagueError, match='has none; set --league.response-init fresh'):
+                run.response_start(3)
+    finally:
+        run.close()
+
+
 def test_poker_payoffs_are_exact_expected_values():
     """GameTree's matrix products agree with OpenSpiel's own expected game value."""
     from open_spiel.python.algorithms import expected_game_score
@@ -135,6 +182,10 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
     assert 'league.method must be one of self_play, fsp, psro' in capsys.readouterr().err
     assert cli.main(['league', 'puffer_cartpole']) == 2
     assert 'population play needs two or more' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_leduc', '--league.response-init', 'latest']) == 2
+    err = capsys.readouterr().err
+    assert "league.response_init must be one of fresh, features" in err and "got 'latest'" in err
+    assert 'Traceback' not in err
     assert cli.main(['league', 'puffer_kuhn', '--league.num-envs', '8', '--train.minibatch-size', '4096']) == 2
     assert 'raise league.num_envs' in capsys.readouterr().err
     assert not os.path.exists(os.path.join(tmp_path, 'leagues')) or not os.listdir(os.path.join(tmp_path, 'leagues'))
