@@ -238,3 +238,23 @@ def test_bench_league_steps_our_psro_beside_the_peers(capsys):
     iterations = int(rows['psro'].split('|')[2])
     assert iterations >= 1  # responses trained (the untrained start is not counted)
     assert 0 <= float(rows['psro'].split('|')[3]) <= 2.5  # the referee's value, in Kuhn's range
+
+
+def test_bench_league_takes_per_method_budgets_a_cpu_clock_and_writes_its_doc_block(capsys, tmp_path):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
+    import bench_league
+    doc = tmp_path / 'league.md'
+    doc.write_text('intro\n<!-- bench_league kuhn:start -->\nold table\n<!-- bench_league kuhn:end -->\noutro\n')
+    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--budget', '0.6', '--budgets', 'cfr+=0.3',
+                              '--clock', 'cpu', '--first-eval', '0.05', '--write-doc', str(doc)]) == 0
+    out = capsys.readouterr().out
+    assert 'CPU seconds' in out and 'Shorter budgets' not in out  # one method: its budget is the longest
+    written = doc.read_text()
+    assert written.startswith('intro\n<!-- bench_league kuhn:start -->\nWritten by the command below')
+    assert written.endswith('\n<!-- bench_league kuhn:end -->\noutro\n') and 'old table' not in written
+    assert '--budgets cfr+=0.3' in written and out.strip().splitlines()[-1] in written
+    with pytest.raises(SystemExit, match='needs one'):  # before any run: no block for leduc
+        bench_league.main(['--game', 'leduc', '--methods', 'cfr+', '--write-doc', str(doc)])
+    with pytest.raises(SystemExit):
+        bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--budgets', 'psro=3'])
+    assert "'psro' is not one of the --methods" in capsys.readouterr().err
