@@ -258,3 +258,23 @@ def test_bench_league_takes_per_method_budgets_a_cpu_clock_and_writes_its_doc_bl
     with pytest.raises(SystemExit):
         bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--budgets', 'psro=3'])
     assert "'psro' is not one of the --methods" in capsys.readouterr().err
+
+
+def test_psro_variants_times_the_parts_of_each_iteration_and_tabulates_them(tmp_path):
+    """scripts/psro_variants.py: one JSON line per iteration whose parts' CPU seconds add up to no more
+    than the iteration's, PPO among them; the patched functions are put back; `table` reads the lines."""
+    import io
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
+    import psro_variants
+    originals = league.train_response, league.League.evaluate
+    out = io.StringIO()
+    psro_variants.run('kuhn', 0.1, [*TINY, '--league.response-rounds', '1'], out=out)
+    assert (league.train_response, league.League.evaluate) == originals
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [r['it'] for r in rows] == [1] and rows[0]['steps'] >= 2048 and rows[0]['rounds'] == 1
+    assert set(rows[0]['spent']) == set(psro_variants.PARTS) and rows[0]['spent']['train_response'] > 0
+    assert sum(rows[0]['spent'].values()) <= rows[0]['cpu'] + 0.2  # (rounded to 0.1 s each)
+    path = tmp_path / 'a.jsonl'
+    path.write_text(out.getvalue() + '{"cut by a ki')
+    text = psro_variants.table([f'tiny={path}'])
+    assert text.splitlines()[2].startswith('| tiny | ') and f'| 1 ({rows[0]["cpu"]:.0f} s) |' in text
