@@ -271,10 +271,13 @@ def test_psro_variants_times_the_parts_of_each_iteration_and_tabulates_them(tmp_
     psro_variants.run('kuhn', 0.1, [*TINY, '--league.response-rounds', '1'], out=out)
     assert (league.train_response, league.League.evaluate) == originals
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
-    assert [r['it'] for r in rows] == [1] and rows[0]['steps'] >= 2048 and rows[0]['rounds'] == 1
-    assert set(rows[0]['spent']) == set(psro_variants.PARTS) and rows[0]['spent']['train_response'] > 0
-    assert sum(rows[0]['spent'].values()) <= rows[0]['cpu'] + 0.2  # (rounded to 0.1 s each)
+    # iterations until 0.1 CPU seconds are spent (a warm process may need more than one)
+    assert [r['it'] for r in rows] == list(range(1, len(rows) + 1)) and rows[-1]['cpu'] >= 0.1
+    assert all(r['rounds'] == 1 for r in rows)
+    assert rows[0]['steps'] >= 2048 and set(rows[-1]['spent']) == set(psro_variants.PARTS)
+    assert rows[-1]['spent']['train_response'] > 0
+    assert sum(rows[-1]['spent'].values()) <= rows[-1]['cpu'] + 0.2  # (rounded to 0.1 s each)
     path = tmp_path / 'a.jsonl'
     path.write_text(out.getvalue() + '{"cut by a ki')
     text = psro_variants.table([f'tiny={path}'])
-    assert text.splitlines()[2].startswith('| tiny | ') and f'| 1 ({rows[0]["cpu"]:.0f} s) |' in text
+    assert text.splitlines()[2].startswith('| tiny | ') and f'| {len(rows)} ({rows[-1]["cpu"]:.0f} s) |' in text
