@@ -219,6 +219,7 @@ LEAGUE_EPILOG = """Settings (also the [league] section of a config file; docs/le
   --league.meta-solver nash|fictitious_play|alpharank|uniform   --league.fsp-sampling uniform|prioritized
   --league.num-envs GAMES   --league.eval-games N   --league.learner-seat -1|0|1   --league.seed S
   --league.response-rounds N (psro on poker: rounds while a response does not beat the meta-strategy)
+  --league.response-init fresh|features (psro: a response starts new, or from the latest one's features)
   --league.backend local|ray (responses and matches as Ray tasks)   --league.ray-address HOST:PORT
   --league.ray-cpus N (a local Ray's CPUs); a resumed league may change these and --league.iterations only
 Any other flag (--train.learning-rate 0.01, --env.KEY VALUE) sets the config every response trains with."""

@@ -584,6 +584,7 @@ class GameTree:
 
 METHODS = ('self_play', 'fsp', 'psro')
 FSP_SAMPLING = ('uniform', 'prioritized')
+RESPONSE_INIT = ('fresh', 'features')
 BACKENDS = ('local', 'ray')
 # What a resumed league may change: how far it goes and where its tasks run, nothing that changes results.
 RESUME_FLAGS = ('--league.iterations', '--league.backend', '--league.ray-address', '--league.ray-cpus')
@@ -601,6 +602,10 @@ def check_settings(settings: dict) -> None:
     if settings['meta_solver'] not in META_SOLVERS:
         raise LeagueError(f'league.meta_solver must be one of {", ".join(META_SOLVERS)}, got '
                           f'{settings["meta_solver"]!r}')
+    if settings['response_init'] not in RESPONSE_INIT:
+        raise LeagueError(f'league.response_init must be one of {", ".join(RESPONSE_INIT)} (fresh: each PSRO response '
+                          f'starts from a new network; features: from the latest response\'s, a new action head), '
+                          f'got {settings["response_init"]!r}')
     if settings['fsp_sampling'] not in FSP_SAMPLING:
         raise LeagueError(f'league.fsp_sampling must be uniform or prioritized, got {settings["fsp_sampling"]!r}')
     if settings['backend'] not in BACKENDS:
@@ -737,18 +742,36 @@ class League:
                           for name in names])
         return doubt / doubt.sum()
 
-    def respond(self, name: str, weights: np.ndarray) -> tuple[object, dict]:
-        """The iteration's response, trained by one task against the pool members with weight: from a
-        fresh network (PSRO: a copy of the latest, nearly deterministic policy would barely explore and
-        return a response close to itself, so the population would stop growing) or from the latest
-        policy (self-play and FSP keep training one learner). Returns (network, stats)."""
+    def response_start(self, iteration: int):
+        """What the iteration's response trains from, as its task receives it: a state dict made here, so
+        that a Ray worker gets the same initial weights as the local backend (the driver alone reads the
+        league directory). Self-play and FSP keep training one learner (the latest policy). A PSRO
+        response starts with a fresh action head: a copy of the latest, nearly deterministic policy would
+        barely explore and return a response close to itself, so the population would stop growing. With
+        league.response_init = "features" the rest of the network (encoder and value head) is the latest
+        response's: what it learned about the game carries over while the fresh head still starts near
+        uniform play (Leduc: exploitability 0.5 in far fewer PPO steps, docs/league.md)."""
         import torch
+
+        from pufferlib.arena import LeagueError
+        if self.settings['method'] != 'psro':
+            return self.backend.share(self.names[-1], self.networks[-1])
+        torch.manual_seed(self.settings['seed'] + iteration)
+        start = policy_state(self.new_network(self.arena))
+        if self.settings['response_init'] == 'features' and iteration > 1:  # p000 is untrained: nothing to keep
+            latest = policy_state(self.networks[-1])
+            head = [k for k in latest if 'actor' in k.split('.')[:-1]]
+            if not head:
+                raise LeagueError(f'league.response_init = "features" keeps all but the action head (`actor`), and '
+                                  f'{type(self.networks[-1]).__name__} has none; set --league.response-init fresh')
+            start.update({k: v for k, v in latest.items() if k not in head})
+        return start
+
+    def respond(self, name: str, weights: np.ndarray) -> tuple[object, dict]:
+        """The iteration's response, trained by one task against the pool members with weight from
+        `response_start`. Returns (network, stats)."""
         iteration = len(self.names)
-        if self.settings['method'] == 'psro':
-            torch.manual_seed(self.settings['seed'] + iteration)
-            start = policy_state(self.new_network(self.arena))
-        else:
-            start = self.backend.share(self.names[-1], self.networks[-1])
+        start = self.response_start(iteration)
         keep = np.flatnonzero(weights > 0)
         pool = [self.backend.share(self.names[k], self.networks[k]) for k in keep]
         task = Task(f'response {name}', response_task,

@@ -21,6 +21,8 @@ MALib's published times to exploitability 0.5 on Leduc (32 cores) are printed fo
 import argparse
 import contextlib
 import io
+import os
+import shlex
 import sys
 import time
 
@@ -91,10 +93,12 @@ class OursPSRO:
         import torch
         torch.set_num_threads(1)  # small networks: threads only contend on a shared box
         self.tmp = tempfile.TemporaryDirectory(prefix='bench-league-')
-        flags = ['--league.method', 'psro', '--league.meta-solver', args.ours_meta,
-                 '--league.steps-per-iteration', str(args.ours_steps), '--league.num-envs', str(args.ours_envs),
-                 '--league.eval-games', str(args.ours_eval_games), '--league.iterations', '1000000',
-                 *args.ours_flags.split()]
+        flags = ['--league.method', 'psro', '--league.meta-solver', args.ours_meta, '--league.iterations', '1000000']
+        for flag, value in (('steps-per-iteration', args.ours_steps), ('num-envs', args.ours_envs),
+                            ('eval-games', args.ours_eval_games)):
+            if value is not None:  # else the env's config file decides
+                flags += [f'--league.{flag}', str(value)]
+        flags += args.ours_flags.split()
         self.league = league.League(league.create(f'puffer_{args.game}', flags, root=self.tmp.name))
         self.league.open()
         self.league.iterate(referee=False)  # the untrained start, like psro-os's uniform policy
@@ -109,19 +113,25 @@ class OursPSRO:
 METHODS = {'cfr+': CFRPlus, 'psro-os': OpenSpielPSRO, 'psro': OursPSRO}
 
 
-def run(methods, budget, eval_growth, first_eval):
-    """Step the methods in turn until each has used `budget` seconds; return {name: [(t, iterations, expl)]}."""
+CLOCKS = {'wall': time.perf_counter, 'cpu': time.process_time}
+
+
+def run(methods, budgets, eval_growth, first_eval, clock='wall'):
+    """Step the methods in turn until each has used its budget (`budgets[name]` seconds of `clock`);
+    return {name: [(t, iterations, expl)]}."""
+    now = CLOCKS[clock]
     clocks = {m.name: 0.0 for m in methods}
     steps = {m.name: 0 for m in methods}
     next_eval = {m.name: first_eval for m in methods}
     curves = {m.name: [(0.0, 0, m.exploitability())] for m in methods}
-    while any(clocks[m.name] < budget for m in methods):
+    while any(clocks[m.name] < budgets[m.name] for m in methods):
         for m in methods:
+            budget = budgets[m.name]
             if clocks[m.name] >= budget:
                 continue
-            start = time.perf_counter()
+            start = now()
             m.step()
-            clocks[m.name] += time.perf_counter() - start
+            clocks[m.name] += now() - start
             steps[m.name] += 1
             if clocks[m.name] >= next_eval[m.name] or clocks[m.name] >= budget:
                 curves[m.name].append((clocks[m.name], steps[m.name], m.exploitability()))
@@ -139,10 +149,12 @@ def time_to(curve, threshold):
     return f'{hit[0]:.1f}' if hit else '-'
 
 
-def report(curves, budget, game):
+def report(curves, budgets, game, clock='wall'):
     names = list(curves)
+    budget = max(budgets.values())
     marks = [t for t in (0.5, 1, 2, 5, 10, 20, 30, 60, 120, 180, 300, 600, 1200, 1800, 3600) if t <= budget]
-    lines = [f'Exploitability (NashConv / 2) on {game} against wall-clock seconds, one process:', '',
+    seconds = 'wall-clock seconds' if clock == 'wall' else 'CPU seconds (process time; not wall-clock)'
+    lines = [f'Exploitability (NashConv / 2) on {game} against {seconds}, one process:', '',
              '| seconds | ' + ' | '.join(names) + ' |', '|---:|' + '---:|' * len(names)]
     for t in marks:
         lines.append(f'| {t:g} | ' + ' | '.join(f'{at(curves[n], t):.4f}' for n in names) + ' |')
@@ -152,6 +164,10 @@ def report(curves, budget, game):
         _, iterations, final = curves[n][-1]
         reached = ' | '.join(time_to(curves[n], x) for x in THRESHOLDS)
         lines.append(f'| {n} | {iterations} | {final:.4f} | {reached} |')
+    short = [n for n in names if budgets[n] < budget]
+    if short:
+        lines += ['', 'Shorter budgets (the table repeats their last value after it): ' +
+                  ', '.join(f'{n} {budgets[n]:g} s' for n in short) + '.']
     if game == 'leduc':
         lines += ['', 'MALib (32 cores) seconds to 0.5: ' +
                   ', '.join(f'{k} {v}' for k, v in MALIB_TO_HALF.items()) + '; self-play never reached it.']
@@ -161,16 +177,26 @@ def report(curves, budget, game):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     parser.add_argument('--game', choices=['leduc', 'kuhn'], default='leduc')
-    parser.add_argument('--budget', type=float, default=180.0, help='seconds of compute per method (default 180)')
+    parser.add_argument('--budget', type=float, default=180.0, help='seconds of compute per method (default 180; '
+                        '1800 for the 0.1-in-30-minutes target)')
+    parser.add_argument('--budgets', default='', help='other budgets for some methods, e.g. cfr+=20 (CFR+ is at '
+                        'its floor within seconds; a shorter budget keeps a long comparison short)')
+    parser.add_argument('--clock', choices=sorted(CLOCKS), default='wall', help='wall: wall-clock seconds (the '
+                        'benchmark); cpu: each method\'s CPU seconds, to compare variants on a busy machine')
     parser.add_argument('--methods', default=','.join(METHODS), help=f'comma-separated subset of {", ".join(METHODS)}')
     parser.add_argument('--meta', default='nash', help='meta-solver of psro-os: nash, alpharank, uniform, prd')
     parser.add_argument('--sims-per-entry', type=int, default=100, help='games per meta-game entry for psro-os')
     parser.add_argument('--eval-growth', type=float, default=1.5, help='evaluate when a clock grew by this factor')
     parser.add_argument('--first-eval', type=float, default=0.25, help='first evaluation after this many seconds')
-    parser.add_argument('--ours-steps', type=int, default=200_000, help='PPO steps per iteration of our psro')
-    parser.add_argument('--ours-envs', type=int, default=1024, help='games in the arena of our psro')
-    parser.add_argument('--ours-eval-games', type=int, default=200, help='rated games per pair in our psro')
+    parser.add_argument('--ours-steps', type=int, default=None, help='PPO steps per response round of our psro '
+                        '(default: league.steps_per_iteration of pufferlib/config/puffer_<game>.toml)')
+    parser.add_argument('--ours-envs', type=int, default=None, help='games in the arena of our psro (default: '
+                        'the config file\'s league.num_envs)')
+    parser.add_argument('--ours-eval-games', type=int, default=None, help='rated games per pair in our psro '
+                        '(default: the config file\'s league.eval_games)')
     parser.add_argument('--ours-meta', default='nash', help='meta-solver of our psro: nash, fictitious_play, alpharank')
+    parser.add_argument('--write-doc', metavar='PATH', help='also write the table into PATH (docs/league.md) between '
+                        'its "<!-- bench_league GAME:start -->" and "<!-- bench_league GAME:end -->" lines')
     parser.add_argument('--ours-flags', default='', help='more config flags for our psro (its PPO settings come '
                         'from pufferlib/config/puffer_<game>.toml)')
     args = parser.parse_args(argv)
@@ -178,11 +204,53 @@ def main(argv=None):
     unknown = [m for m in chosen if m not in METHODS]
     if unknown:
         parser.error(f'unknown method(s) {", ".join(unknown)}; choose from {", ".join(METHODS)}')
+    budgets = {m: args.budget for m in chosen}
+    for item in filter(None, (part.strip() for part in args.budgets.split(','))):
+        name, _, value = item.partition('=')
+        if name.strip() not in budgets:
+            parser.error(f'--budgets {item!r}: {name.strip()!r} is not one of the --methods ({", ".join(chosen)})')
+        try:
+            budgets[name.strip()] = float(value)
+        except ValueError:
+            parser.error(f'--budgets {item!r}: give METHOD=SECONDS, e.g. cfr+=20')
+    if args.write_doc:
+        doc_block(args.write_doc, args.game)  # a missing block fails now, not after the run
     game = league.openspiel_game(f'puffer_{args.game}')
+    load = os.getloadavg()[0]
     methods = [METHODS[m](game, args) for m in chosen]
-    curves = run(methods, args.budget, args.eval_growth, args.first_eval)
-    print(report(curves, args.budget, args.game))
+    curves = run(methods, budgets, args.eval_growth, args.first_eval, args.clock)
+    text = report(curves, budgets, args.game, args.clock)
+    print(text)
+    if args.write_doc:
+        command = ' '.join(shlex.quote(a) for a in ['.venv/bin/python', 'scripts/bench_league.py', *(
+            sys.argv[1:] if argv is None else argv)])
+        write_doc(args.write_doc, args.game, f'Written by the command below on {time.strftime("%Y-%m-%d %H:%M", time.gmtime())} '
+                  f'UTC ({os.cpu_count()} cores, load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at '
+                  f'the end):\n\n```bash\n{command}\n```\n\n{text}')
     return 0
+
+
+def doc_block(path, game):
+    """(text before, text after) the block of `path` that --write-doc replaces for `game`."""
+    start, end = f'<!-- bench_league {game}:start -->', f'<!-- bench_league {game}:end -->'
+    try:
+        doc = open(path).read()
+    except OSError as e:
+        raise SystemExit(f'bench_league.py: --write-doc {path}: {e.strerror}') from None
+    if doc.count(start) != 1 or doc.count(end) != 1 or doc.index(start) > doc.index(end):
+        raise SystemExit(f'bench_league.py: --write-doc {path} needs one "{start}" line and one "{end}" line '
+                         'after it, around the block to replace')
+    before, rest = doc.split(start, 1)
+    return before + start + '\n', '\n' + end + rest.split(end, 1)[1]
+
+
+def write_doc(path, game, text):
+    """Replace the game's block of `path` with `text` (the run's own output), atomically."""
+    before, after = doc_block(path, game)
+    tmp = f'{path}.tmp'
+    with open(tmp, 'w') as f:
+        f.write(before + text + after)
+    os.replace(tmp, path)
 
 
 if __name__ == '__main__':

@@ -88,6 +88,53 @@ def test_a_psro_response_that_does_not_beat_the_meta_strategy_keeps_training(tmp
     assert any(row['response_rounds'] > 1 for row in rows) or all(row['response_gain'] > 1e-3 for row in rows)
 
 
+# A learning rate so small that PPO leaves every weight where it started (within 1e-20): a response's
+# saved weights are then the weights its task started from.
+FROZEN = ['--train.learning-rate', '1e-30', '--league.response-rounds', '1']
+
+
+def saved(path, name):
+    import torch
+    return torch.load(os.path.join(path, 'policies', f'{name}.pt'), weights_only=True)['policy']
+
+
+def assert_started_from(path, response, latest, fresh, kept):
+    """The saved policy `response` is `latest`'s network but for its action head (`actor.*`) when `kept`,
+    and the fresh network `fresh` (a state dict) otherwise; what comes from `fresh` differs from `latest`."""
+    import torch
+    mine, theirs = saved(path, response), saved(path, latest)
+    for key, value in mine.items():
+        source = theirs if kept and not key.startswith('actor.') else fresh
+        assert torch.allclose(value, source[key], rtol=0, atol=1e-20), key
+        if source is fresh and key.endswith('weight'):  # (biases start at 0 in both)
+            assert not torch.allclose(value, theirs[key], rtol=0, atol=1e-3), key
+
+
+@pytest.mark.parametrize('init', ['fresh', 'features'])
+def test_a_warm_started_psro_response_starts_from_the_latest_responses_features(tmp_path, init):
+    """league.response_init = "features": p002 starts as p001's encoder and value head with a fresh action
+    head (the one a fresh network of its seed has); "fresh" keeps nothing of p001. p001 never keeps
+    anything of the untrained p000."""
+    import torch
+    path = league.create('puffer_kuhn', ['--league.iterations', '3', '--league.response-init', init, *FROZEN,
+                                         *TINY], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    run = league.League(path)
+    run.open()
+    try:
+        torch.manual_seed(run.settings['seed'] + 2)
+        fresh = league.policy_state(run.new_network(run.arena))
+        assert_started_from(path, 'p002', 'p001', fresh, kept=init == 'features')
+        torch.manual_seed(run.settings['seed'] + 1)
+        assert_started_from(path, 'p001', 'p000', league.policy_state(run.new_network(run.arena)), kept=False)
+        if init == 'features':  # a policy class without an `actor` head cannot keep "all but the head"
+            run.networks[-1] = torch.nn.Sequential(torch.nn.Linear(2, 2))
+            with pytest.raises(LeagueError, match='has none; set --league.response-init fresh'):
+                run.response_start(3)
+    finally:
+        run.close()
+
+
 def test_poker_payoffs_are_exact_expected_values():
     """GameTree's matrix products agree with OpenSpiel's own expected game value."""
     from open_spiel.python.algorithms import expected_game_score
@@ -135,6 +182,10 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
     assert 'league.method must be one of self_play, fsp, psro' in capsys.readouterr().err
     assert cli.main(['league', 'puffer_cartpole']) == 2
     assert 'population play needs two or more' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_leduc', '--league.response-init', 'latest']) == 2
+    err = capsys.readouterr().err
+    assert "league.response_init must be one of fresh, features" in err and "got 'latest'" in err
+    assert 'Traceback' not in err
     assert cli.main(['league', 'puffer_kuhn', '--league.num-envs', '8', '--train.minibatch-size', '4096']) == 2
     assert 'raise league.num_envs' in capsys.readouterr().err
     assert not os.path.exists(os.path.join(tmp_path, 'leagues')) or not os.listdir(os.path.join(tmp_path, 'leagues'))
@@ -187,3 +238,46 @@ def test_bench_league_steps_our_psro_beside_the_peers(capsys):
     iterations = int(rows['psro'].split('|')[2])
     assert iterations >= 1  # responses trained (the untrained start is not counted)
     assert 0 <= float(rows['psro'].split('|')[3]) <= 2.5  # the referee's value, in Kuhn's range
+
+
+def test_bench_league_takes_per_method_budgets_a_cpu_clock_and_writes_its_doc_block(capsys, tmp_path):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
+    import bench_league
+    doc = tmp_path / 'league.md'
+    doc.write_text('intro\n<!-- bench_league kuhn:start -->\nold table\n<!-- bench_league kuhn:end -->\noutro\n')
+    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--budget', '0.6', '--budgets', 'cfr+=0.3',
+                              '--clock', 'cpu', '--first-eval', '0.05', '--write-doc', str(doc)]) == 0
+    out = capsys.readouterr().out
+    assert 'CPU seconds' in out and 'Shorter budgets' not in out  # one method: its budget is the longest
+    written = doc.read_text()
+    assert written.startswith('intro\n<!-- bench_league kuhn:start -->\nWritten by the command below')
+    assert written.endswith('\n<!-- bench_league kuhn:end -->\noutro\n') and 'old table' not in written
+    assert '--budgets cfr+=0.3' in written and out.strip().splitlines()[-1] in written
+    with pytest.raises(SystemExit, match='needs one'):  # before any run: no block for leduc
+        bench_league.main(['--game', 'leduc', '--methods', 'cfr+', '--write-doc', str(doc)])
+    with pytest.raises(SystemExit):
+        bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--budgets', 'psro=3'])
+    assert "'psro' is not one of the --methods" in capsys.readouterr().err
+
+
+def test_psro_variants_times_the_parts_of_each_iteration_and_tabulates_them(tmp_path):
+    """scripts/psro_variants.py: one JSON line per iteration whose parts' CPU seconds add up to no more
+    than the iteration's, PPO among them; the patched functions are put back; `table` reads the lines."""
+    import io
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
+    import psro_variants
+    originals = league.train_response, league.League.evaluate
+    out = io.StringIO()
+    psro_variants.run('kuhn', 0.1, [*TINY, '--league.response-rounds', '1'], out=out)
+    assert (league.train_response, league.League.evaluate) == originals
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    # iterations until 0.1 CPU seconds are spent (a warm process may need more than one)
+    assert [r['it'] for r in rows] == list(range(1, len(rows) + 1)) and rows[-1]['cpu'] >= 0.1
+    assert all(r['rounds'] == 1 for r in rows)
+    assert rows[0]['steps'] >= 2048 and set(rows[-1]['spent']) == set(psro_variants.PARTS)
+    assert rows[-1]['spent']['train_response'] > 0
+    assert sum(rows[-1]['spent'].values()) <= rows[-1]['cpu'] + 0.2  # (rounded to 0.1 s each)
+    path = tmp_path / 'a.jsonl'
+    path.write_text(out.getvalue() + '{"cut by a ki')
+    text = psro_variants.table([f'tiny={path}'])
+    assert text.splitlines()[2].startswith('| tiny | ') and f'| {len(rows)} ({rows[-1]["cpu"]:.0f} s) |' in text

@@ -129,6 +129,29 @@ def test_a_psro_league_on_ray_writes_what_the_local_one_writes(ray_cluster, tmp_
     assert ours[1]['ratings'] == theirs[1]['ratings']
 
 
+def test_a_warm_started_response_gets_the_same_initial_weights_on_ray(ray_cluster, tmp_path):
+    """league.response_init = "features" on Ray: the driver makes the start (the latest response's features,
+    a fresh action head) and it travels with the task. With a learning rate that leaves every weight where
+    it started, the Ray worker's p002 is p001's encoder and value head with a new head, and bit for bit the
+    local backend's p002."""
+    import torch
+    flags = ['--league.iterations', '3', '--league.response-init', 'features', '--train.learning-rate', '1e-30',
+             '--league.response-rounds', '1', *TINY]
+    local = league.create('puffer_kuhn', flags, root=str(tmp_path / 'local'))
+    league.League(local).run(printer=None)
+    remote = league.create('puffer_kuhn', [*flags, *RAY], root=str(tmp_path / 'ray'))
+    league.League(remote).run(printer=None)
+
+    def saved(path, name):
+        return torch.load(os.path.join(path, 'policies', f'{name}.pt'), weights_only=True)['policy']
+    there, here, latest = saved(remote, 'p002'), saved(local, 'p002'), saved(remote, 'p001')
+    assert sorted(there) == sorted(latest) and any(key.startswith('actor.') for key in there)
+    for key, value in there.items():
+        assert torch.equal(value, here[key]), key
+        kept = torch.allclose(value, latest[key], rtol=0, atol=1e-20)
+        assert kept == (not key.startswith('actor.') or key.endswith('bias')), key  # biases start at 0 in both
+
+
 @pytest.mark.slow  # the test above checks the same on Kuhn's league; this one adds sampled payoffs (Connect4)
 @pytest.mark.parametrize('env', ['puffer_kuhn', 'puffer_connect4'])
 def test_a_match_between_two_fixed_policies_gives_the_same_results_on_both_backends(ray_cluster, tmp_path, env):
