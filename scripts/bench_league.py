@@ -224,7 +224,8 @@ def main(argv=None):
     if args.write_doc:
         command = ' '.join(shlex.quote(a) for a in ['.venv/bin/python', 'scripts/bench_league.py', *(
             sys.argv[1:] if argv is None else argv)])
-        write_doc(args.write_doc, args.game, f'Written by the command below on {time.strftime("%Y-%m-%d %H:%M", time.gmtime())} '
+        when = time.strftime('%Y-%m-%d %H:%M', time.gmtime())
+        write_doc(args.write_doc, args.game, f'Written by the command below on {when} '
                   f'UTC ({os.cpu_count()} cores, load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at '
                   f'the end):\n\n```bash\n{command}\n```\n\n{text}')
     return 0

@@ -52,7 +52,8 @@ SPREAD = ('seed spread = the larger of the two configs\' max-min ranges over the
 def spread(values, defaults):
     """(seed spread, pooled std) of a config's scores against the defaults' on the same seeds (SPREAD)."""
     values, defaults = np.asarray(values, dtype=float), np.asarray(defaults, dtype=float)
-    pooled = float(np.sqrt((np.var(values, ddof=1) + np.var(defaults, ddof=1)) / 2)) if len(values) > 1 else float('nan')
+    pooled = (float(np.sqrt((np.var(values, ddof=1) + np.var(defaults, ddof=1)) / 2)) if len(values) > 1
+              else float('nan'))
     return float(max(np.ptp(values), np.ptp(defaults))), pooled
 
 
@@ -146,7 +147,8 @@ def render(args, sweeps, scores, metric):
         info = sweeps.get(method, {})
         trials = f'{info["trials"]} ({info["failed"]} failed)' if info else '-'
         seeds = info.get('best_sweep_seeds') or []
-        best = (f'{info["best_sweep_score"]:.4g}' + (f' ({np.mean(seeds):.4g} over {len(seeds)})' if len(seeds) > 1 else '')
+        over = f' ({np.mean(seeds):.4g} over {len(seeds)})' if len(seeds) > 1 else ''
+        best = (f'{info["best_sweep_score"]:.4g}' + over
                 if info.get('best_sweep_score') is not None else '-')
         seed_spread, pooled = spread(values, defaults)
         margin = values.mean() - defaults.mean()
