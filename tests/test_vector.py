@@ -496,7 +496,12 @@ def test_garbage_collection_stops_workers(no_leaks):
     assert gone(pids)
 
 
+# The first line gives the child the SIGINT handling of a program started from a terminal. Python
+# keeps SIGINT ignored when it inherits it ignored, as it does under CI runners and anything started
+# in the background by a non-interactive shell: Ctrl-C would then do nothing and the child would step
+# for ever (the test's intermittent hang, with nothing on stderr).
 SCRIPT = textwrap.dedent('''
+    import signal; signal.signal(signal.SIGINT, signal.default_int_handler)
     import sys, numpy as np, pufferlib.vector as pv
     vecenv = pv.make('CartPole-v1', backend='Multiprocessing', num_envs=2, num_workers=2)
     vecenv.reset(0)
