@@ -97,3 +97,24 @@ def connect(address: str | None = None, num_cpus: int | None = None, who: str = 
                                '/logs tell why, or point RAY_ADDRESS at a running cluster') from None
         raise _unreachable(address, who, why) from None
     return ray, True
+
+
+
+def cancel_unfinished(ray, refs) -> None:
+    """Force-cancel the tasks of `refs` whose results have not arrived; leave the finished ones alone.
+
+    Ray 2.60's driver aborts the whole process (a failed internal check, "Tried to complete task that
+    was not pending": exit status 1, nothing on stderr) when a cancel crosses the task's own completion
+    or its dispatch to a worker. Cancelling only what has not finished removes the first case; the
+    second is likely only for a task queued behind one that just ended, so callers that can simply
+    drop such tasks do (the league); the sweep cancels trials that have been running for a while.
+    """
+    refs = list(refs)
+    if not refs:
+        return
+    _, pending = ray.wait(refs, num_returns=len(refs), timeout=0, fetch_local=False)
+    for ref in pending:
+        try:
+            ray.cancel(ref, force=True)
+        except Exception:  # noqa: BLE001 - best effort: the task may have ended meanwhile
+            pass

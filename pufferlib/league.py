@@ -1172,23 +1172,23 @@ class RayBackend:
             if task.fn not in self.remote:
                 self.remote[task.fn] = ray.remote(num_cpus=1, max_retries=0)(task.fn)
             refs.append(self.remote[task.fn].remote(*task.args))
+        # When a task fails, the iteration's other tasks are left to finish and their results dropped,
+        # not cancelled: the failed task frees its CPU and Ray dispatches the next queued task at that
+        # very moment, and force-cancelling a task whose dispatch is in flight aborts Ray 2.60's driver
+        # (a failed internal check, "Tried to complete task that was not pending": this process gone
+        # with status 1 and nothing printed; it ended our test suite). The tasks are Ray's to stop:
+        # it cancels what a driver owns when the driver exits, and close() shuts down a Ray we started.
         results = []
-        try:
-            for task, ref in zip(tasks, refs):
-                try:
-                    results.append(ray.get(ref))
-                except ray.exceptions.RayError as e:
-                    cause = getattr(e, 'cause', None) or e
-                    reason = f'{type(cause).__name__}: {(str(cause).strip().splitlines() or [""])[-1][:300]}'
-                    raise LeagueError(
-                        f'league iteration {iteration}: the Ray task {task.label!r} failed ({reason}). Nothing in '
-                        f'{self.path} was lost: the ledger keeps the {iteration} finished iteration(s) and their '
-                        f'policies. Fix the cause and continue with `puffer league --resume {self.path}`') from None
-        except BaseException:
-            for ref in refs:  # the iteration is abandoned: stop its other tasks
-                with contextlib.suppress(Exception):
-                    ray.cancel(ref, force=True)
-            raise
+        for task, ref in zip(tasks, refs):
+            try:
+                results.append(ray.get(ref))
+            except ray.exceptions.RayError as e:
+                cause = getattr(e, 'cause', None) or e
+                reason = f'{type(cause).__name__}: {(str(cause).strip().splitlines() or [""])[-1][:300]}'
+                raise LeagueError(
+                    f'league iteration {iteration}: the Ray task {task.label!r} failed ({reason}). Nothing in '
+                    f'{self.path} was lost: the ledger keeps the {iteration} finished iteration(s) and their '
+                    f'policies. Fix the cause and continue with `puffer league --resume {self.path}`') from None
         return results
 
     def close(self) -> None:

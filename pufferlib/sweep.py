@@ -961,9 +961,8 @@ class RayBackend:
         return future
 
     def stop(self, futures):
-        for future in futures:
-            if future in self.refs:
-                self.ray.cancel(self.refs.pop(future), force=True)
+        from pufferlib import cluster
+        cluster.cancel_unfinished(self.ray, [self.refs.pop(f) for f in futures if f in self.refs])
 
     def close(self):
         self.refs.clear()

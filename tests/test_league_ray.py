@@ -288,3 +288,45 @@ def kill_a_response_worker_and_resume(tmp_path):
     rows = iterations(path)
     assert [r['iteration'] for r in rows] == [0, 1, 2] and rows[-1]['population'] == ['p000', 'p001', 'p002']
     assert league.PayoffTable.from_dict(rows[-1]['payoffs']).matrix().shape == (3, 3)
+
+
+
+def fails():
+    raise ValueError('this task fails at once')
+
+
+def naps(seconds):
+    time.sleep(seconds)
+    return seconds
+
+
+def test_a_failed_task_leaves_the_queued_ones_running_and_the_driver_alive(ray_cluster, tmp_path):
+    """One task of a batch fails while others wait for a CPU: one LeagueError, and the others are left to
+    finish. Cancelling them, as the league once did, meets the dispatch of the next one (the failed task
+    has just freed its CPU) and aborted this test process now and then (Ray 2.60: "Tried to complete task
+    that was not pending", the driver gone with status 1 and nothing printed). Repeated to give that
+    race its chances."""
+    path = league.create('puffer_kuhn', [*TINY, *RAY], root=str(tmp_path))
+    backend = league.RayBackend(path, league.League(path).settings)
+    queued = [league.Task(f'naps {k}', naps, (0.05,), None) for k in range(3)]
+    for _ in range(10):
+        with pytest.raises(LeagueError, match=r"the Ray task 'fails' failed \(ValueError: this task fails at once"):
+            backend.run(1, [league.Task('fails', fails, (), None), *queued])
+    assert backend.run(1, queued) == [0.05] * 3
+    backend.close()
+    assert ray_cluster.is_initialized()  # the fixture's Ray, not the backend's to shut down
+
+
+def test_cancel_unfinished_stops_running_tasks_and_keeps_finished_results(ray_cluster):
+    """cluster.cancel_unfinished (the sweep's stop): a running task is cancelled; a finished one keeps its
+    result and is never cancelled, which can also abort Ray 2.60's driver."""
+    ray = ray_cluster
+    done, running = ray.remote(max_retries=0)(fails).remote(), ray.remote(max_retries=0)(naps).remote(600)
+    with pytest.raises(ray.exceptions.RayTaskError, match='this task fails at once'):
+        ray.get(done)
+    cluster.cancel_unfinished(ray, [done, running])
+    with pytest.raises(ray.exceptions.RayTaskError, match='this task fails at once'):
+        ray.get(done)  # still its own error, not a cancellation
+    with pytest.raises((ray.exceptions.TaskCancelledError, ray.exceptions.WorkerCrashedError)):
+        ray.get(running, timeout=120)
+    cluster.cancel_unfinished(ray, [])
