@@ -32,8 +32,10 @@ def ray_cluster():
     for attempt in range(1, START_ATTEMPTS + 1):
         before = {p.pid for p in psutil.Process().children(recursive=True)}
         try:
+            # A small object store: the tests pass kilobytes, and Ray's default (30% of the machine's
+            # memory, in /dev/shm) is more than a sandboxed CI runner may have to spare.
             ray.init(address='local', num_cpus=2, include_dashboard=False, log_to_driver=False,
-                     runtime_env={'env_vars': {'PYTHONPATH': path}})
+                     object_store_memory=200 * 2**20, runtime_env={'env_vars': {'PYTHONPATH': path}})
             break
         except Exception as e:
             # Ray waits a fixed 30 s for its raylet to register, which a busy machine can exceed:
