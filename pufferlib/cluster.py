@@ -99,7 +99,6 @@ def connect(address: str | None = None, num_cpus: int | None = None, who: str = 
     return ray, True
 
 
-
 def cancel_unfinished(ray, refs) -> None:
     """Force-cancel the tasks of `refs` whose results have not arrived; leave the finished ones alone.
 

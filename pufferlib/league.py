@@ -1173,11 +1173,9 @@ class RayBackend:
                 self.remote[task.fn] = ray.remote(num_cpus=1, max_retries=0)(task.fn)
             refs.append(self.remote[task.fn].remote(*task.args))
         # When a task fails, the iteration's other tasks are left to finish and their results dropped,
-        # not cancelled: the failed task frees its CPU and Ray dispatches the next queued task at that
-        # very moment, and force-cancelling a task whose dispatch is in flight aborts Ray 2.60's driver
-        # (a failed internal check, "Tried to complete task that was not pending": this process gone
-        # with status 1 and nothing printed; it ended our test suite). The tasks are Ray's to stop:
-        # it cancels what a driver owns when the driver exits, and close() shuts down a Ray we started.
+        # not cancelled: the failed task frees its CPU, Ray dispatches the next queued one at that very
+        # moment, and a cancel crossing that dispatch aborts Ray 2.60's driver (cluster.cancel_unfinished
+        # says how). Ray stops them when the driver exits; close() shuts down a Ray we started.
         results = []
         for task, ref in zip(tasks, refs):
             try:

@@ -44,6 +44,7 @@ import traceback
 import numpy as np
 
 import pufferlib
+from pufferlib import cluster
 from pufferlib import config as configuration
 from pufferlib import registry
 from pufferlib.config import ConfigError
@@ -946,7 +947,6 @@ class RayBackend:
     """Trials as Ray tasks on the cluster at RAY_ADDRESS (or a local Ray); results come back here."""
 
     def __init__(self, parallel):
-        from pufferlib import cluster
         self.ray, _ = cluster.connect(who='sweep.backend = "ray"')  # RAY_ADDRESS, else a local Ray
         ray = self.ray
         gpus = ray.cluster_resources().get('GPU', 0)
@@ -961,7 +961,6 @@ class RayBackend:
         return future
 
     def stop(self, futures):
-        from pufferlib import cluster
         cluster.cancel_unfinished(self.ray, [self.refs.pop(f) for f in futures if f in self.refs])
 
     def close(self):

@@ -282,12 +282,13 @@ def vector_section(env_key, num_envs, args, cores, anchor):
     # processes of PufferLib 3.0 are not accounted, so they are left out of both.)
     single = [bd.median(cpu[name]) for name in SYNC_SINGLE_PROCESS if cpu.get(name)]
     base_cpu = min(single) if single else None
+    own_cpu = {name: bd.median(cpu[name]) if cpu[name] else None for name in impls}
     rows = []
     for name, (owner, _) in impls.items():
         row = [env_name, num_envs, name, f'{med[name]:,.0f}', bd.runs_cell(runs[name]), bd.spread_cell(runs[name]),
                bd.ratio_cell(med[name] / best_peer), bd.ratio_cell(med[name] / best_sync)]
         if slow:
-            own = bd.median(cpu[name]) if cpu[name] else None
+            own = own_cpu[name]
             multi = name.startswith('Multiprocessing') or 'Async' in name or 'Subproc' in name or name == INDEPENDENT
             row += [f'{own:.1f}' if own else '-',
                     bd.ratio_cell(cores * base_cpu / own) if multi and own and base_cpu else '-']
@@ -309,10 +310,10 @@ def vector_section(env_key, num_envs, args, cores, anchor):
                      f'reach {med[INDEPENDENT] / best_sync:.2f}x the best single process '
                      f'({med[INDEPENDENT] / stepped[best_stepped]:.2f}x counting env steps); the best '
                      f'Multiprocessing gets {best_mp / med[INDEPENDENT]:.0%} of their throughput.')
-        # Why the 8-env row falls short, in CPU terms: even with both cores busy all the time, the target
-        # caps what coordination may cost per env step, and a batch pays it once for all its envs.
+        # Why a size falls short, in CPU terms: even with both cores busy all the time, the target caps
+        # what coordination may cost per env step, and a worker command pays it once for all its envs.
         best_mp_name = max((name for name in med if name.startswith('Multiprocessing')), key=med.get)
-        own = bd.median(cpu[best_mp_name]) if cpu[best_mp_name] else None
+        own = own_cpu[best_mp_name]
         if own and base_cpu:
             budget = cores * base_cpu / SLOW_TARGET
             batch = num_envs // impls[best_mp_name][1].get('num_workers', 1)  # the envs of one worker command

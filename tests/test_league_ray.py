@@ -290,7 +290,6 @@ def kill_a_response_worker_and_resume(tmp_path):
     assert league.PayoffTable.from_dict(rows[-1]['payoffs']).matrix().shape == (3, 3)
 
 
-
 def fails():
     raise ValueError('this task fails at once')
 
