@@ -19,7 +19,8 @@ sampled from the action-masked distribution. `infos` carry the learner's own epi
 return, win rate `perf`), not the opponents'.
 
 `Player`s are what plays: `NetworkPlayer` (a frozen torch policy), `RandomPlayer` (uniform over legal
-actions), `BuiltinPlayer` (the env's own scripted player, moving in C; `league.baseline_share`). `play_games` pits one player against the pool without training, for evaluation matches.
+actions), `BuiltinPlayer` (the env's own scripted player, moving in C; `league.baseline_share`).
+`play_games` pits one player against the pool without training, for evaluation matches.
 """
 from __future__ import annotations
 
