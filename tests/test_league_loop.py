@@ -236,30 +236,30 @@ def test_the_baseline_share_of_the_learners_games_goes_to_the_scripted_player_an
     scripted player (arena.BuiltinPlayer), whatever the method's pool; it is part of the league's config,
     so a resumed league keeps it and cannot change it."""
     path = league.create('puffer_connect4', ['--league.method', method, '--league.iterations', '2',
-                                             '--league.baseline-share', '0.5', *TINY], root=str(tmp_path))
-    assert league.League(path).settings['baseline_share'] == 0.5
+                                             '--league.baseline-share', '0.3', *TINY], root=str(tmp_path))
+    assert league.League(path).settings['baseline_share'] == 0.3
     league.League(path).run(printer=None)
     league.League(path, ['--league.iterations', '3']).run(printer=None)  # a second session
     rows = iterations(path)
     assert [r['iteration'] for r in rows] == [0, 1, 2]
     assert 'baseline_games' not in rows[0]  # p000 is not trained
     for row in rows[1:]:
-        assert 0.35 < row['baseline_games'] < 0.65, row  # a few hundred games per tiny response
+        assert 0.15 < row['baseline_games'] < 0.45, row  # a few hundred games per tiny response
         assert 0 <= row['baseline_win_rate'] <= 1
     with pytest.raises(LeagueError, match='keeps its config'):
         league.League(path, ['--league.baseline-share', '0'])
 
 
-def test_the_baseline_share_defaults_to_a_quarter_for_connect4_and_off_elsewhere(tmp_path):
+def test_the_baseline_share_defaults_to_a_half_for_connect4_and_off_elsewhere(tmp_path):
     c4 = league.create('puffer_connect4', ['--league.iterations', '1'], root=str(tmp_path))
-    assert league.League(c4).settings['baseline_share'] == 0.25  # pufferlib/config/puffer_connect4.toml
+    assert league.League(c4).settings['baseline_share'] == 0.5  # pufferlib/config/puffer_connect4.toml
     kuhn = league.create('puffer_kuhn', [], root=str(tmp_path))
     assert league.League(kuhn).settings['baseline_share'] == 0
     # a league made before the setting existed resumes as it ran: without the scripted player
     toml = os.path.join(c4, 'league.toml')
     text = open(toml).read()
-    assert 'baseline_share = 0.25' in text
-    open(toml, 'w').write(text.replace('baseline_share = 0.25\n', ''))
+    assert 'baseline_share = 0.5' in text
+    open(toml, 'w').write(text.replace('baseline_share = 0.5\n', ''))
     assert league.League(c4).settings['baseline_share'] == 0
 
 
