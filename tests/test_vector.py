@@ -2,6 +2,7 @@ import functools
 import gc
 import multiprocessing.synchronize
 import os
+import pickle
 import select
 import signal
 import subprocess
@@ -198,7 +199,7 @@ class InfoSizes(pufferlib.PufferEnv):
 
 @pytest.mark.parametrize('options', [dict(num_workers=2), dict(num_workers=4, num_processes=2, batch_size=2)])
 def test_small_and_large_infos_cross_processes_intact(options, no_leaks):
-    """Small infos are written before the worker posts done, large ones after; both arrive whole."""
+    """Small infos cross in shared memory, large ones through the worker's pipe; both arrive whole."""
     with pv.make(InfoSizes, backend='Multiprocessing', num_envs=4, **options) as vecenv:
         vecenv.async_reset(0)
         sent = np.zeros(4, np.int64)  # steps sent to each row; a batch's infos are from the last
@@ -210,6 +211,34 @@ def test_small_and_large_infos_cross_processes_intact(options, no_leaks):
             vecenv.send(np.zeros(vecenv.agents_per_batch, np.int32))
             sent[ids] += 1
         assert sent.min() >= 3
+
+
+class InfoOfSize(InfoSizes):
+    """One info per step whose pickled batch (one env per worker) is `size` bytes."""
+    size = 0
+
+    def step(self, actions):
+        self.t += 1
+        blob = 'x' * next(n for n in range(self.size) if len(pickle.dumps([{'t': 1, 'blob': 'x' * n}])) >= self.size)
+        return self.observations, self.rewards, self.terminals, self.truncations, [{'t': self.t % 100, 'blob': blob}]
+
+
+@pytest.mark.parametrize('size', [pv.INFO_SLOT - 1, pv.INFO_SLOT, pv.INFO_SLOT + 1, 300])
+def test_infos_at_the_shared_slot_boundary_arrive_whole(size, no_leaks):
+    """A payload that just fills the slot stays in shared memory, one byte more takes the pipe."""
+    creator = type('Sized', (InfoOfSize,), {'size': size})
+    assert len(pickle.dumps(creator().step(None)[4])) == size
+    with pv.make(creator, backend='Multiprocessing', num_envs=2, num_workers=2, batch_size=1) as vecenv:
+        vecenv.async_reset(0)
+        stepped = np.zeros(2, bool)  # a row's infos come from a step once it was sent one
+        for _ in range(6):
+            *_, infos, ids, _ = vecenv.recv()
+            assert len(infos) == stepped[ids[0]]
+            if infos:
+                assert len(pickle.dumps(infos)) == size
+            vecenv.send(np.zeros(1, np.int32))
+            stepped[ids[0]] = True
+        assert stepped.any()
 
 
 def test_batches_return_first_ready_workers_and_cover_all_envs(no_leaks):
