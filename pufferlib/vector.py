@@ -210,6 +210,7 @@ class VecEnv:
         self._worker_rows = [np.arange(w * self.rows_per_worker, (w + 1) * self.rows_per_worker)
                              for w in range(self.num_workers)]
         self._full_ids = np.arange(self.num_agents)
+        self._views = {}  # first worker of a zero-copy batch -> its views (see _block_views)
         self._first_reset = True
         # Non-zero-copy pools copy each batch into a buffer of its own (see _gather).
         self._free_bufs, self._held_bufs = [], []
@@ -266,14 +267,24 @@ class VecEnv:
         infos = self._take_infos(workers)
         if not (self.synchronous or self.zero_copy):
             return self._gather(workers, infos)
-        b = self.buffers
         if self.synchronous:
+            b = self.buffers
             return (b.observations, b.rewards, b.terminals, b.truncations, infos, self._full_ids, b.masks)
-        start = workers[0] * self.rows_per_worker
-        rows = slice(start, start + self.agents_per_batch)
-        ids = self._full_ids[rows]
-        return (b.observations[rows], b.rewards[rows], b.terminals[rows], b.truncations[rows], infos, ids,
-                b.masks[rows])
+        obs, rewards, terminals, truncations, ids, masks, _ = self._block_views(workers[0])
+        return obs, rewards, terminals, truncations, infos, ids, masks
+
+    def _block_views(self, first):
+        """The views of a zero-copy batch starting at worker `first` (observations, rewards, terminals,
+        truncations, ids, masks, actions), made once: slicing six arrays on every recv and send is a
+        measurable part of a pool's per-batch cost."""
+        views = self._views.get(first)
+        if views is None:
+            b = self.buffers
+            start = first * self.rows_per_worker
+            rows = slice(start, start + self.agents_per_batch)
+            views = self._views[first] = (b.observations[rows], b.rewards[rows], b.terminals[rows],
+                                          b.truncations[rows], self._full_ids[rows], b.masks[rows], b.actions[rows])
+        return views
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None) -> None:
         """Actions for a batch recv() returned: the one whose `env_ids` are given, else the oldest
@@ -303,8 +314,7 @@ class VecEnv:
         if self.synchronous:
             b.actions[...] = actions
         elif self.zero_copy:
-            start = workers[0] * self.rows_per_worker
-            b.actions[start:start + self.agents_per_batch] = actions
+            self._block_views(workers[0])[6][...] = actions
         else:
             r = self.rows_per_worker
             for i, w in enumerate(workers):
@@ -368,6 +378,10 @@ class VecEnv:
                 self._collect()
             batch, self._ready = sorted(self._ready), []
             return batch
+        if need == 1:  # a batch is one worker: the earliest finisher, with or without zero copy
+            while not self._ready:
+                self._collect()
+            return [self._ready.pop(0)]
         if self.zero_copy:
             while True:
                 ready = set(self._ready)
