@@ -685,7 +685,8 @@ class Multiprocessing(VecEnv):
 
     The parent posts one semaphore per worker to start a command; workers post one shared
     semaphore when they finish. Both sides spin for at most `spin_us` and then block, so waiting
-    costs no CPU on machines with fewer cores than processes. Only non-empty infos cross a pipe.
+    costs no CPU on machines with fewer cores than processes. Non-empty infos cross in a 4 KB slot
+    per worker in the same shared memory; larger ones through a pipe.
 
     `local_worker=True` runs worker 0's envs in this process, while it would otherwise wait for the
     others: with cheap envs on a small machine one process fewer competes for the cores (2 workers on
