@@ -385,7 +385,7 @@ def render(tables, checks, overhead, wakeups, args, note, about):
                       'whole implementation (this process and its workers) per env step; "2-core ceiling" is '
                       '2 x the leanest single process\'s CPU per step / this one\'s: the ratio it would reach if both '
                       'cores were busy all the time. The gap between it and 2x is the coordination cost (the parent\'s '
-                      'recv/send, semaphores, infos through pipes, emulation); the gap between it and the measured '
+                      'recv/send, semaphores, infos, emulation); the gap between it and the measured '
                       'ratio is idle time (waiting for the slower worker, wake-ups, other load). '
                       f'"{INDEPENDENT}" runs one Serial vector of num_envs / cores envs per core in processes that '
                       'never wait for each other: what these cores deliver with no coordination at all, the real '
