@@ -395,7 +395,11 @@ def test_local_worker_runs_worker_zero_in_this_process(no_leaks):
         assert len(vecenv.processes) == 3 and len(vecenv._local_envs) == 2
         vecenv.async_reset(0)
         served = defaultdict(int)
-        for _ in range(200):  # a pool must serve the remote workers too, not only the always-ready local one
+        # A pool must serve the remote workers too, not only the always-ready local one. How soon a
+        # remote worker first answers is up to the scheduler (on a busy machine it may not run for
+        # hundreds of steps), so the test waits for it with a deadline instead of counting steps.
+        deadline = time.monotonic() + 60
+        while set(served) != {0, 1, 2, 3} and time.monotonic() < deadline:
             ids = vecenv.recv()[5]
             served[int(ids[0]) // 2] += 1
             vecenv.send(np.zeros(2, np.int32))
@@ -477,15 +481,20 @@ def test_a_process_of_several_workers_fails_as_one(no_leaks):
 
 
 def masked_rollout(vecenv, steps, seed=0):
-    """Per row, the (observation, legal actions) it saw; each row plays a legal action from its own rng."""
+    """Per row, the first `steps` (observation, legal actions) it saw; each row plays a legal action from
+    its own rng, so a row's sequence does not depend on which rows a pool batches it with. Steps until
+    every row has `steps` of them (a deadline, not a step count: which workers a pool serves first is up
+    to the scheduler)."""
     vecenv.async_reset(seed)
     seen = defaultdict(list)
     rngs = [np.random.default_rng(row) for row in range(vecenv.num_agents)]
-    for _ in range(steps):
+    deadline = time.monotonic() + 60
+    while (len(seen) < vecenv.num_agents or min(map(len, seen.values())) < steps) and time.monotonic() < deadline:
         obs, *_, ids, _ = vecenv.recv()
         legal = vecenv.action_masks[ids]
         for j, row in enumerate(ids):
-            seen[int(row)].append((obs[j].copy(), legal[j].copy()))
+            if len(seen[int(row)]) < steps:
+                seen[int(row)].append((obs[j].copy(), legal[j].copy()))
         vecenv.send(np.array([rngs[row].choice(np.flatnonzero(m)) for row, m in zip(ids, legal)], np.int32))
     return seen
 
