@@ -67,6 +67,13 @@ static inline void seats_write_turn(const OceanSeats *s, unsigned char *masks, u
     }
 }
 
+/* The action by which a live row hands its move to the env's built-in player (the one that plays the
+ * other seat in one-row mode), in either mode; an env that honours it says `builtin = true` under [action]
+ * in its spec.toml. It lies outside every action space, so the Python step()'s check refuses it: only a
+ * caller that writes the env's action buffer itself sends it, the league's arena, to put the built-in
+ * player into an opponent pool at the cost of one C move (pufferlib/arena.py, BuiltinPlayer). */
+#define SEATS_BUILTIN (-1)
+
 /* Zero every row's reward and flags before a step adds its rewards to them (for games that pay more
  * than the final result, unlike seats_finish_step). */
 static inline void seats_clear_step(const OceanSeats *s, float *rewards, unsigned char *terminals,

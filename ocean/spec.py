@@ -45,7 +45,7 @@ TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'obs
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
 OBSERVATION_KEYS = {'dtype', 'size', 'shape', 'low', 'high', 'fields', 'help'}
 FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
-ACTION_KEYS = {'n', 'nvec', 'mask', 'help'}
+ACTION_KEYS = {'n', 'nvec', 'mask', 'builtin', 'help'}
 CHECK_KEYS = {'require', 'message'}
 
 
@@ -275,6 +275,7 @@ class Spec:
     action_n: Expr = None               # Discrete(n) ...
     action_nvec: list = None            # ... or MultiDiscrete(nvec)
     action_mask: bool = False
+    action_builtin: bool = False        # a live row's action -1 hands its move to the built-in player (seats.h)
     action_help: str = ''
     struct_format: str = field(init=False, default='')
 
@@ -518,12 +519,15 @@ def load(folder):
     mask = action.get('mask', False)
     if not isinstance(mask, bool):
         raise SpecError(f'{where} [action] mask must be true or false')
+    builtin = action.get('builtin', False)
+    if not isinstance(builtin, bool):
+        raise SpecError(f'{where} [action] builtin must be true or false')
 
     spec = Spec(name=name, folder=folder, summary=str(data['summary']), group=data['group'],
                 agents=int_expr(data['agents'], f'{where} agents'), constants=constants, options=options,
                 checks=checks, obs_dtype=dtype, obs_shape=shape, obs_segments=segments,
                 obs_help=str(obs.get('help', '')), action_n=action_n, action_nvec=action_nvec, action_mask=mask,
-                action_help=str(action.get('help', '')))
+                action_builtin=builtin, action_help=str(action.get('help', '')))
     defaults = spec.defaults()
     problem = spec.problem(defaults)
     if problem:

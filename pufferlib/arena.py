@@ -19,7 +19,8 @@ sampled from the action-masked distribution. `infos` carry the learner's own epi
 return, win rate `perf`), not the opponents'.
 
 `Player`s are what plays: `NetworkPlayer` (a frozen torch policy), `RandomPlayer` (uniform over legal
-actions). `play_games` pits one player against the pool without training, for evaluation matches.
+actions), `BuiltinPlayer` (the env's own scripted player, moving in C; `league.baseline_share`).
+`play_games` pits one player against the pool without training, for evaluation matches.
 """
 from __future__ import annotations
 
@@ -29,7 +30,10 @@ import numpy as np
 import torch
 
 from pufferlib.models import mask_logits, sample_logits
-from pufferlib.pufferenv import APIUsageError, PufferError, action_dtype
+from pufferlib.pufferenv import ActionCheck, APIUsageError, PufferError, action_dtype
+
+# ocean/seats.h SEATS_BUILTIN: the action that hands a live row's move to the env's built-in player.
+BUILTIN_ACTION = -1
 
 # Steps between reports of the learner's episode statistics in `infos`, like Ocean's logs.
 REPORT_INTERVAL = 128
@@ -102,6 +106,25 @@ class RandomPlayer(Player):
         return action_masks.astype(np.float64) / action_masks.sum(1, keepdims=True)
 
 
+class BuiltinPlayer(Player):
+    """The env's built-in player: the C code that plays the other seat in one-row mode (puffer_connect4:
+    win, else block, else random), moving for the rows it owns. It sends the action BUILTIN_ACTION and
+    the env makes the move inside its step, so the league trains against exactly the player it is
+    measured against, at the cost of one C move per row. Only for Ocean envs whose spec.toml says
+    `builtin = true` under [action] (`supports_builtin`)."""
+
+    def __init__(self, name: str = 'scripted'):
+        self.name = name
+
+    def act(self, obs, action_masks):
+        return np.full(len(obs), BUILTIN_ACTION, dtype=np.int32)
+
+
+def supports_builtin(env) -> bool:
+    """Whether `env`'s live rows can hand their move to its built-in player (BuiltinPlayer)."""
+    return bool(getattr(getattr(env, 'spec', None), 'action_builtin', False))
+
+
 class StackedNetworks:
     """Same-architecture networks run as one: their weights stacked, the forward pass vmapped over them.
 
@@ -109,6 +132,7 @@ class StackedNetworks:
 
     def __init__(self, networks: list[torch.nn.Module]):
         from torch.func import functional_call, stack_module_state
+        self.size = len(networks)
         self.params, self.buffers = stack_module_state(networks)
         self.params = {k: v.detach() for k, v in self.params.items()}
         base = copy.deepcopy(networks[0]).to('meta')
@@ -200,6 +224,13 @@ class Arena:
         self.players: list[Player] = []
         self.weights = np.ones(0)
         self._stacked = None
+        self._builtin = np.zeros(0, dtype=bool)  # which pool players are BuiltinPlayers
+        # BUILTIN_ACTION lies outside the action space, so the env's step() would refuse it: an env that
+        # takes it is stepped on its own action buffer, which step() takes unchecked; the learner's actions
+        # are checked here instead.
+        self.supports_builtin = self._direct = supports_builtin(env)
+        self._check = ActionCheck(env.single_action_space, (self.games, *env.single_action_space.shape),
+                                  lambda: 'the arena')
         self._pending = False
         self._infos = []
         self._reset_stats()
@@ -216,9 +247,16 @@ class Arena:
         if weights.shape != (len(players),) or (weights < 0).any() or not weights.sum() > 0:
             raise APIUsageError(f'set_opponents: need one non-negative weight per player ({len(players)} players, '
                                 f'weights {np.asarray(weights).tolist()})')
+        self._builtin = np.array([isinstance(p, BuiltinPlayer) for p in players], dtype=bool)
+        if self._builtin.any() and not self._direct:
+            name = getattr(self.env, 'describe', lambda: type(self.env).__name__)()
+            raise LeagueError(f'{name} has no built-in player that can move for a row (its spec.toml does not say '
+                              '`builtin = true` under [action]); a BuiltinPlayer needs one, e.g. puffer_connect4')
         self.players = list(players)
         self.weights = weights / weights.sum()
-        networks = [p.network for p in self.players]
+        # the built-in player's rows never reach a network: stack the others, indexed among themselves
+        networks = [p.network for p, builtin in zip(self.players, self._builtin) if not builtin]
+        self._stack_index = np.cumsum(~self._builtin) - 1
         self._stacked = StackedNetworks(networks) if stack and StackedNetworks.stackable(networks) else None
         self._reset_stats()
         self._draw(np.arange(self.games))
@@ -275,9 +313,16 @@ class Arena:
         actions = np.asarray(actions)
         if actions.shape != (self.games, *self.single_action_space.shape):
             raise APIUsageError(f'the arena takes one action row per game ({self.games}), got shape {actions.shape}')
+        if self._direct:
+            self._check(actions)
         self._actions[self.learner_rows] = actions
         self._opponents_act()
-        self.env.step(self._actions)
+        if self._direct:
+            env_actions = getattr(self.env, 'buffers', self.env).actions
+            np.copyto(env_actions, self._actions)
+            self.env.step(env_actions)
+        else:
+            self.env.step(self._actions)
         _, rewards, terminals, truncations, _, _ = _arrays(self.env)
         rows = self.learner_rows
         np.take(rewards, rows, out=self._rewards)
@@ -339,11 +384,18 @@ class Arena:
         rows, owner = rows[keep], owner[keep]
         if len(rows) == 0:
             return
+        if self._builtin.any():
+            builtin = self._builtin[owner]
+            self._actions[rows[builtin]] = BUILTIN_ACTION
+            rows, owner = rows[~builtin], owner[~builtin]
+            if len(rows) == 0:
+                return
         order = np.argsort(owner, kind='stable')
         rows, owner = rows[order], owner[order]
         counts = np.bincount(owner, minlength=len(self.players))
         if self._stacked is not None:
-            self._stacked_act(obs, action_masks, rows, owner, counts)
+            stacked = self._stack_index[owner]  # the network players' order is kept: still sorted
+            self._stacked_act(obs, action_masks, rows, stacked, np.bincount(stacked, minlength=self._stacked.size))
             return
         start = 0
         for p in np.flatnonzero(counts):
@@ -357,7 +409,7 @@ class Arena:
         width = int(counts.max())
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
         slot = np.arange(len(rows)) - starts[owner]
-        index = np.zeros((len(self.players), width), dtype=np.int64)  # padding repeats row 0, dropped below
+        index = np.zeros((len(counts), width), dtype=np.int64)  # padding repeats row 0, dropped below
         index[owner, slot] = rows
         batch = torch.from_numpy(obs[index])
         logits = self._stacked.logits(batch)

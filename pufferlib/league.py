@@ -616,6 +616,10 @@ def check_settings(settings: dict) -> None:
             raise LeagueError(f'league.{key} must be positive, got {settings[key]}')
     if settings['scripted_games'] < 0:
         raise LeagueError(f'league.scripted_games must be >= 0 (0: off), got {settings["scripted_games"]}')
+    share = settings['baseline_share']
+    if not 0.0 <= share <= 1.0:  # also NaN
+        raise LeagueError(f'league.baseline_share is the fraction of the learner\'s games against the env\'s built-in '
+                          f'player, in [0, 1] (0: off), got {share}')
     if settings['ray_cpus'] < 0:
         raise LeagueError(f'league.ray_cpus must be >= 0 (0: every core, for a local Ray), got {settings["ray_cpus"]}')
 
@@ -635,7 +639,13 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
             f'train.minibatch_size={config["train"]["minibatch_size"]} is larger than one rollout of the learner '
             f'(league.num_envs {config["league"]["num_envs"]} x train.bptt_horizon {config["train"]["bptt_horizon"]}'
             f' = {rollout}); lower it or raise league.num_envs')
-    League.open_env(env_name, config, games=1).close()  # an env without two seats fails here, before any file
+    arena = League.open_env(env_name, config, games=1)  # an env without two seats fails here, before any file
+    arena.close()
+    if config['league']['baseline_share'] > 0 and not arena.supports_builtin:
+        from pufferlib.arena import LeagueError
+        raise LeagueError(f'league.baseline_share={config["league"]["baseline_share"]}: {env_name} has no built-in '
+                          'player that can take a seat in two-player mode (its spec.toml does not say `builtin = '
+                          'true` under [action]; puffer_connect4 has one); set --league.baseline-share 0')
     if config['league']['backend'] == 'ray':  # an unreachable cluster too
         from pufferlib import cluster
         cluster.check(config['league']['ray_address'] or None, config['league']['ray_cpus'] or None, RAY_WHO)
@@ -937,8 +947,11 @@ class League:
                     scripted = record['scripted_win_rate']
                     scripted = '' if scripted is None else ', wins vs scripted ' + ' '.join(
                         f'{seat} {rate:.0%}' for seat, rate in scripted.items())
+                    baseline = '' if 'baseline_games' not in record else (
+                        f', in training {record["baseline_games"]:.0%} of games vs scripted, '
+                        f'{record["baseline_win_rate"]:.0%} won')
                     printer(f'iteration {record["iteration"]}: {record["policy"]} ({record["steps"]:,} steps), '
-                            f'{record["seconds"]:.0f} s{exploit}{scripted}')
+                            f'{record["seconds"]:.0f} s{exploit}{scripted}{baseline}')
         finally:
             self.close()
         return {'path': self.path, 'iterations': len(self.names), 'leaderboard': self.ratings.format_leaderboard()}
@@ -1013,8 +1026,10 @@ def _network(config: dict, arena, state: dict):
 
 
 def train_response(env_name: str, config: dict, arena, network, opponents, weights, iteration: int) -> dict:
-    """PPO for league.steps_per_iteration steps of the learner's rows against the weighted pool."""
-    from pufferlib.arena import NetworkPlayer
+    """PPO for league.steps_per_iteration steps of the learner's rows against the weighted pool, and
+    against the env's built-in player in league.baseline_share of the games (`baseline_games` in the
+    stats: the share of the learner's finished games it played; `baseline_win_rate`: its wins in them)."""
+    from pufferlib.arena import BuiltinPlayer, NetworkPlayer
     from pufferlib.trainer import Trainer
     import torch
     config = {section: dict(values) for section, values in config.items()}
@@ -1022,7 +1037,13 @@ def train_response(env_name: str, config: dict, arena, network, opponents, weigh
     config['train']['seed'] = config['league']['seed'] + iteration
     torch.manual_seed(config['train']['seed'])
     keep = np.flatnonzero(weights > 0)
-    arena.set_opponents([NetworkPlayer(opponents[k], name=str(k)) for k in keep], weights[keep])
+    players = [NetworkPlayer(opponents[k], name=str(k)) for k in keep]
+    pool_weights = weights[keep] / weights[keep].sum()
+    share = config['league']['baseline_share']
+    if share > 0:
+        players.append(BuiltinPlayer())
+        pool_weights = np.append(pool_weights * (1.0 - share), share)
+    arena.set_opponents(players, pool_weights)
     network.train()
     for p in network.parameters():  # a copy of a frozen pool member
         p.requires_grad_(True)
@@ -1030,7 +1051,12 @@ def train_response(env_name: str, config: dict, arena, network, opponents, weigh
     while trainer.epoch < trainer.total_epochs:
         trainer.rollout()
         trainer.update()
-    return {'steps': trainer.global_step, **{k: float(v) for k, v in trainer.losses.items()}}
+    stats = {'steps': trainer.global_step, **{k: float(v) for k, v in trainer.losses.items()}}
+    if share > 0:
+        games, wins = arena.results['games'], arena.results['wins']
+        stats['baseline_games'] = float(games[-1] / max(games.sum(), 1))
+        stats['baseline_win_rate'] = float(wins[-1] / max(games[-1], 1))
+    return stats
 
 
 def response_gain(env_name: str, network, networks, weights) -> float | None:

@@ -210,6 +210,7 @@ class VecEnv:
         self._worker_rows = [np.arange(w * self.rows_per_worker, (w + 1) * self.rows_per_worker)
                              for w in range(self.num_workers)]
         self._full_ids = np.arange(self.num_agents)
+        self._views = {}  # first worker of a zero-copy batch -> its views (see _block_views)
         self._first_reset = True
         # Non-zero-copy pools copy each batch into a buffer of its own (see _gather).
         self._free_bufs, self._held_bufs = [], []
@@ -266,14 +267,24 @@ class VecEnv:
         infos = self._take_infos(workers)
         if not (self.synchronous or self.zero_copy):
             return self._gather(workers, infos)
-        b = self.buffers
         if self.synchronous:
+            b = self.buffers
             return (b.observations, b.rewards, b.terminals, b.truncations, infos, self._full_ids, b.masks)
-        start = workers[0] * self.rows_per_worker
-        rows = slice(start, start + self.agents_per_batch)
-        ids = self._full_ids[rows]
-        return (b.observations[rows], b.rewards[rows], b.terminals[rows], b.truncations[rows], infos, ids,
-                b.masks[rows])
+        obs, rewards, terminals, truncations, ids, masks, _ = self._block_views(workers[0])
+        return obs, rewards, terminals, truncations, infos, ids, masks
+
+    def _block_views(self, first):
+        """The views of a zero-copy batch starting at worker `first` (observations, rewards, terminals,
+        truncations, ids, masks, actions), made once: slicing six arrays on every recv and send is a
+        measurable part of a pool's per-batch cost."""
+        views = self._views.get(first)
+        if views is None:
+            b = self.buffers
+            start = first * self.rows_per_worker
+            rows = slice(start, start + self.agents_per_batch)
+            views = self._views[first] = (b.observations[rows], b.rewards[rows], b.terminals[rows],
+                                          b.truncations[rows], self._full_ids[rows], b.masks[rows], b.actions[rows])
+        return views
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None) -> None:
         """Actions for a batch recv() returned: the one whose `env_ids` are given, else the oldest
@@ -303,8 +314,7 @@ class VecEnv:
         if self.synchronous:
             b.actions[...] = actions
         elif self.zero_copy:
-            start = workers[0] * self.rows_per_worker
-            b.actions[start:start + self.agents_per_batch] = actions
+            self._block_views(workers[0])[6][...] = actions
         else:
             r = self.rows_per_worker
             for i, w in enumerate(workers):
@@ -368,6 +378,10 @@ class VecEnv:
                 self._collect()
             batch, self._ready = sorted(self._ready), []
             return batch
+        if need == 1:  # a batch is one worker: the earliest finisher, with or without zero copy
+            while not self._ready:
+                self._collect()
+            return [self._ready.pop(0)]
         if self.zero_copy:
             while True:
                 ready = set(self._ready)
@@ -567,9 +581,13 @@ def _run_command(envs, command, seed):
     return infos
 
 
-# Bytes of pickled infos a worker writes before posting done: under a page (a pipe holds at least
-# one, even when the user's pipe-buffer allowance is used up), less the 4-byte length header.
-SMALL_PAYLOAD = 4096 - 4
+# Bytes of pickled infos a worker leaves in its slot of shared memory for the parent to read; larger
+# infos (rare: most are a few numbers at an episode's end) go through the worker's pipe. The slot
+# spares both sides the pipe's system calls (a write here, a poll and reads there) on every
+# episode end, which measured about as much parent CPU as the rest of a pool's recv.
+INFO_SLOT = 4096
+# shared.has_info[w]: no infos, or (when positive) that many bytes in the slot, or this: in the pipe.
+INFO_IN_PIPE = -1
 
 
 def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared):
@@ -596,6 +614,7 @@ def _mp_worker(workers, creators, env_args, env_kwargs, envs_per_worker, agents_
     set_parent_death_signal()
     status, commands, has_info, seeds, tickets = (shared.status, shared.commands, shared.has_info, shared.seeds,
                                                   shared.tickets)
+    slots = {w: memoryview(shared.info_slots[w]) for w in workers}
     w = workers[0]
 
     def fail():
@@ -645,18 +664,19 @@ def _mp_worker(workers, creators, env_args, env_kwargs, envs_per_worker, agents_
         except BaseException:
             fail()
             return
-        # Infos that fit any pipe's buffer go before the done post, so the parent finds them there
-        # at once (posting first, a parent woken straight away waits for this process to be
-        # scheduled again to write them: 1 ms per info measured on 2 busy cores). Larger ones go
-        # after: written first they could fill the pipe and block this process before it posts
-        # done, while the parent waits for that post before it reads.
-        sent = payload is not None and len(payload) <= SMALL_PAYLOAD
-        if sent:
-            conns[w].send_bytes(payload)
-        has_info[w] = payload is not None
+        # Infos that fit the slot are there before the done post, so the parent finds them at once.
+        # Larger ones go through the pipe after it: written first they could fill the pipe and
+        # block this process before it posts done, while the parent waits for that post to read.
+        if payload is None:
+            has_info[w] = 0
+        elif len(payload) <= INFO_SLOT:
+            slots[w][:len(payload)] = payload
+            has_info[w] = len(payload)
+        else:
+            has_info[w] = INFO_IN_PIPE
         status[w] = DONE
         done.release()
-        if payload is not None and not sent:
+        if payload is not None and len(payload) > INFO_SLOT:
             conns[w].send_bytes(payload)
 
 
@@ -665,7 +685,8 @@ class Multiprocessing(VecEnv):
 
     The parent posts one semaphore per worker to start a command; workers post one shared
     semaphore when they finish. Both sides spin for at most `spin_us` and then block, so waiting
-    costs no CPU on machines with fewer cores than processes. Only non-empty infos cross a pipe.
+    costs no CPU on machines with fewer cores than processes. Non-empty infos cross in a 4 KB slot
+    per worker in the same shared memory; larger ones through a pipe.
 
     `local_worker=True` runs worker 0's envs in this process, while it would otherwise wait for the
     others: with cheap envs on a small machine one process fewer competes for the cores (2 workers on
@@ -706,7 +727,8 @@ class Multiprocessing(VecEnv):
             ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *act.shape), self.action_dtype),
             ('rewards', (n,), np.float32), ('terminals', (n,), bool), ('truncations', (n,), bool),
             ('masks', (n,), bool), *legal, ('status', (W,), np.int32), ('commands', (W,), np.int32),
-            ('has_info', (W,), np.int32), ('seeds', (W,), np.int64), ('tickets', (W,), np.int64)])
+            ('has_info', (W,), np.int32), ('seeds', (W,), np.int64), ('tickets', (W,), np.int64),
+            ('info_slots', (W, INFO_SLOT), np.uint8)])
         if legal:
             arrays[MASK_BUFFER][...] = True  # every action legal until the envs write their masks
         self.shared = SimpleNamespace(**arrays)
@@ -840,8 +862,10 @@ class Multiprocessing(VecEnv):
                         self._raise_worker_error(w)
                     self._inflight.pop(w, None)
                     self._credits -= 1
-                    if self.shared.has_info[w]:
-                        self._ready_infos[w] = pickle.loads(self._recv_bytes(w))
+                    size = int(self.shared.has_info[w])
+                    if size:
+                        self._ready_infos[w] = pickle.loads(self.shared.info_slots[w, :size] if size > 0
+                                                            else self._recv_bytes(w))
                     self._ready.append(w)
                     found = True
                     if self._credits == 0:

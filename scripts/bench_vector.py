@@ -3,6 +3,8 @@
 
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_vector.py [--anchor DIR]
     .venv/bin/python scripts/bench_vector.py --quick        # one short round, no doc update
+    nice -n 19 .venv/bin/python scripts/bench_vector.py --envs busy --sizes 8 --only pool --cpu-clock
+                                       # a few rows, CPU figures that mean something on a busy machine
 
 Steps per second of random actions (drawn ahead of time) through each library's step loop. Every
 round measures every implementation once (interleaved); the table gives the median, every round
@@ -40,6 +42,10 @@ def cartpole():
 
 def busy_cartpole():
     return BusyCartPole(50, 150)
+
+
+def busy_cartpole_cpu():
+    return BusyCartPole(50, 150, clock='cpu')
 
 
 def _cpu_seconds(pid):
@@ -260,7 +266,12 @@ ENVS = {'cartpole': ('CartPole-v1', cartpole, False), 'busy': ('CartPole busy 50
 def vector_section(env_key, num_envs, args, cores, anchor):
     """Measure every implementation on one env and size; return (table rows, checks, notes)."""
     env_name, creator, slow = ENVS[env_key]
+    if args.cpu_clock and slow:
+        creator = busy_cartpole_cpu
     impls = implementations(cores, num_envs, anchor, slow)
+    if args.only:  # Serial stays: every ratio and the CPU ceiling are taken against it
+        impls = {name: spec for name, spec in impls.items()
+                 if name == 'Serial' or any(part.lower() in name.lower() for part in args.only)}
     cpu = {name: [] for name in impls}
 
     def one(name):
@@ -273,10 +284,10 @@ def vector_section(env_key, num_envs, args, cores, anchor):
     for name in impls:
         print(f'  {env_name:<22} {num_envs:>4} {name:<36} {med[name]:>10,.0f}  rounds {bd.runs_cell(runs[name])}',
               file=sys.stderr, flush=True)
-    best_peer = max(med[name] for name, (owner, _) in impls.items() if owner == 'peer')
+    best_peer = max((med[name] for name, (owner, _) in impls.items() if owner == 'peer'), default=None)
     best_sync_name = max((name for name in SYNC_SINGLE_PROCESS if name in med), key=med.get)
     best_sync = med[best_sync_name]
-    best_mp = max(sps for name, sps in med.items() if name.startswith('Multiprocessing'))
+    best_mp = max((sps for name, sps in med.items() if name.startswith('Multiprocessing')), default=None)
     # The ceiling on 2 cores if both were always busy: the leanest single process's CPU per step,
     # twice over, against what this implementation spends per step in all its processes. (The peer
     # processes of PufferLib 3.0 are not accounted, so they are left out of both.)
@@ -286,14 +297,16 @@ def vector_section(env_key, num_envs, args, cores, anchor):
     rows = []
     for name, (owner, _) in impls.items():
         row = [env_name, num_envs, name, f'{med[name]:,.0f}', bd.runs_cell(runs[name]), bd.spread_cell(runs[name]),
-               bd.ratio_cell(med[name] / best_peer), bd.ratio_cell(med[name] / best_sync)]
+               bd.ratio_cell(med[name] / best_peer) if best_peer else '-', bd.ratio_cell(med[name] / best_sync)]
         if slow:
             own = own_cpu[name]
             multi = name.startswith('Multiprocessing') or 'Async' in name or 'Subproc' in name or name == INDEPENDENT
             row += [f'{own:.1f}' if own else '-',
                     bd.ratio_cell(cores * base_cpu / own) if multi and own and base_cpu else '-']
         rows.append(row)
-    notes = []
+    notes, checks = [], []
+    if best_mp is None or (not slow and best_peer is None) or (slow and INDEPENDENT not in med):
+        return rows, checks, notes  # a partial run (--only): the rows, without the checks that need others
     if slow:
         checks = [(f'{env_name} x{num_envs}: best Multiprocessing >= {SLOW_TARGET}x best single-process sync '
                    f'({best_sync_name})', best_mp / best_sync, SLOW_TARGET)]
@@ -324,9 +337,11 @@ def vector_section(env_key, num_envs, args, cores, anchor):
                          f'worker command of {batch} envs (the parent\'s send and recv, two wake-ups, the worker\'s '
                          'loop). That cost is per command, so more envs per worker dilute it.')
     else:
-        async_sps = med['Gymnasium AsyncVectorEnv(shm)']
-        checks = [(f'{env_name} x{num_envs}: best Multiprocessing >= fastest peer', best_mp / best_peer, 1.0),
-                  (f'{env_name} x{num_envs}: best Multiprocessing >= 4x AsyncVectorEnv', best_mp / async_sps, 4.0)]
+        checks = [(f'{env_name} x{num_envs}: best Multiprocessing >= fastest peer', best_mp / best_peer, 1.0)]
+        async_sps = med.get('Gymnasium AsyncVectorEnv(shm)')
+        if async_sps:
+            checks.append((f'{env_name} x{num_envs}: best Multiprocessing >= 4x AsyncVectorEnv', best_mp / async_sps,
+                           4.0))
     return rows, checks, notes
 
 
@@ -370,7 +385,7 @@ def render(tables, checks, overhead, wakeups, args, note, about):
                       'whole implementation (this process and its workers) per env step; "2-core ceiling" is '
                       '2 x the leanest single process\'s CPU per step / this one\'s: the ratio it would reach if both '
                       'cores were busy all the time. The gap between it and 2x is the coordination cost (the parent\'s '
-                      'recv/send, semaphores, infos through pipes, emulation); the gap between it and the measured '
+                      'recv/send, semaphores, infos, emulation); the gap between it and the measured '
                       'ratio is idle time (waiting for the slower worker, wake-ups, other load). '
                       f'"{INDEPENDENT}" runs one Serial vector of num_envs / cores envs per core in processes that '
                       'never wait for each other: what these cores deliver with no coordination at all, the real '
@@ -408,11 +423,23 @@ def main(argv=None):
     bd.common_arguments(parser, seconds=1.0, repeats=5, quick_seconds=0.3)
     parser.add_argument('--sizes', type=int, nargs='+', default=[8, 32], help='numbers of envs')
     parser.add_argument('--envs', nargs='+', choices=list(ENVS), default=list(ENVS))
+    parser.add_argument('--only', nargs='+', metavar='TEXT',
+                        help='only the implementations whose name contains one of these (case-insensitive), '
+                             'and Serial; e.g. --only pool bound')
+    parser.add_argument('--cpu-clock', action='store_true',
+                        help='the slow env burns CPU time instead of wall-clock time, so its CPU per step stays '
+                             'the same when other processes take the cores (then CPU us/step and the 2-core '
+                             'ceiling are the figures to read, not steps/s); leaves PufferLib 3.0 out, whose '
+                             'copy of the env burns wall-clock time')
     args = bd.parse(parser, argv)
-    if args.sizes != [8, 32] or args.envs != list(ENVS):
+    if args.sizes != [8, 32] or args.envs != list(ENVS) or args.only or args.cpu_clock:
         args.no_write = True  # a partial run does not replace the whole section
     cores = pv.cpu_count()
-    python, note = bd.find_anchor(args.anchor)
+    if args.cpu_clock:
+        python, note = None, ('the slow env burns CPU time (--cpu-clock); PufferLib 3.0 not measured: its copy '
+                              'burns wall-clock time')
+    else:
+        python, note = bd.find_anchor(args.anchor)
     anchor = bd.PeerProcess(python) if python else None
     tables, checks = [], []
     try:

@@ -6,7 +6,8 @@ import torch
 
 import pufferlib
 from pufferlib import registry
-from pufferlib.arena import Arena, LeagueError, NetworkPlayer, Player, RandomPlayer, StackedNetworks, play_games
+from pufferlib.arena import (Arena, BuiltinPlayer, LeagueError, NetworkPlayer, Player, RandomPlayer, StackedNetworks,
+                             play_games)
 from pufferlib.models import Default
 from pufferlib.pufferenv import APIUsageError
 
@@ -124,6 +125,25 @@ def test_a_policy_that_always_bets_beats_random_kuhn_play():
     assert results['score'][0] / results['games'][0] > 0.2
 
 
+@pytest.mark.parametrize('stack', [True, False])
+def test_the_builtin_player_takes_its_share_of_the_games_and_plays_the_scripted_moves(stack):
+    """A BuiltinPlayer in the pool gets its weight's share of the learner's games, and in them the env's C
+    script moves (win, else block, else random): uniform play wins ~half its games against uniform play
+    and few against the script, as in one-row mode. Network players beside it still run stacked."""
+    arena = Arena(registry.make('puffer_connect4', num_envs=256, two_player=True), seed=0)
+    assert arena.supports_builtin
+    torch.manual_seed(0)
+    networks = [NetworkPlayer(Default(arena, hidden_size=8), name=f'n{k}') for k in range(2)]
+    arena.set_opponents([networks[0], BuiltinPlayer(), networks[1]], weights=[0.3, 0.4, 0.3], stack=stack)
+    assert (arena._stacked is not None) == stack
+    results = play_games(arena, RandomPlayer(7, seed=1), 6000, seed=3)
+    games = results['games']
+    np.testing.assert_allclose(games / games.sum(), [0.3, 0.4, 0.3], atol=0.025)
+    wins = results['wins'] / games
+    # untrained networks play about uniformly; against the script uniform play won 1-3% (docs/league.md)
+    assert 0.35 < wins[0] < 0.65 and 0.35 < wins[2] < 0.65 and wins[1] < 0.1
+
+
 def test_bad_input_gives_one_clear_error():
     with pytest.raises(LeagueError, match='two or more'):
         Arena(registry.make('puffer_connect4', num_envs=4, two_player=False))
@@ -143,6 +163,13 @@ def test_bad_input_gives_one_clear_error():
     with pytest.raises(LeagueError, match='recurrent'):
         NetworkPlayer(recurrent)
     assert isinstance(LeagueError('x'), pufferlib.PufferError)
+    with pytest.raises(LeagueError, match='no built-in player'):  # Kuhn's spec does not say builtin = true
+        arena.set_opponents([BuiltinPlayer()])
+    c4 = Arena(registry.make('puffer_connect4', num_envs=4, two_player=True))
+    c4.set_opponents([BuiltinPlayer()])
+    c4.reset()
+    with pytest.raises(APIUsageError, match='the arena: action 7 for agent row 2 is outside'):
+        c4.send(np.array([0, 0, 7, 0], dtype=np.int32))  # its actions skip the env's own check
 
 
 def test_the_trainer_learns_from_learner_rows_under_their_action_masks():

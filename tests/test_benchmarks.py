@@ -266,3 +266,28 @@ def test_profile_render_reports_medians_ratios_and_shares():
     assert '1 / 2 threads within each round: 2.00x (load 3-3), 2.00x (load 3-3), 1.50x (load 3-3); median 2.00x.' \
         in text
     assert 'waits for the envs' in text and 'grows most' in text
+
+
+def test_busy_cartpole_cpu_clock_burns_cpu_time_and_rejects_other_clocks():
+    import time
+    from pufferlib.environments.synthetic import BusyCartPole
+    env = BusyCartPole(300, 300, clock='cpu')
+    env.reset(seed=0)
+    start = time.thread_time()
+    env.step(0)
+    assert time.thread_time() - start >= 300e-6
+    with pytest.raises(ValueError, match="'wall' or 'cpu'"):
+        BusyCartPole(clock='process')
+
+
+@pytest.mark.slow
+def test_bench_vector_only_keeps_the_named_rows_and_serial(capsys):
+    """A partial run (--only, --cpu-clock) prints just those rows and writes no doc."""
+    import bench_vector
+    code = bench_vector.main(['--envs', 'busy', '--sizes', '4', '--only', 'pool', '--cpu-clock', '--seconds', '0.05',
+                              '--repeats', '1'])
+    assert code in (0, 1)  # 1: targets not met, which a 0.05 s run says nothing about
+    out = capsys.readouterr().out
+    rows = [line.split(' | ')[2] for line in out.splitlines() if line.startswith('| CartPole busy')]
+    assert rows[0] == 'Serial' and len(rows) > 1 and all('pool' in name for name in rows[1:])
+    assert '--cpu-clock' in out and 'wrote' not in out

@@ -188,6 +188,12 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
     assert 'Traceback' not in err
     assert cli.main(['league', 'puffer_kuhn', '--league.num-envs', '8', '--train.minibatch-size', '4096']) == 2
     assert 'raise league.num_envs' in capsys.readouterr().err
+    for share in ('1.5', '-0.1', 'nan'):
+        assert cli.main(['league', 'puffer_connect4', '--league.baseline-share', share]) == 2
+        assert 'league.baseline_share is the fraction' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_kuhn', '--league.baseline-share', '0.2']) == 2
+    err = capsys.readouterr().err
+    assert 'league.baseline_share=0.2: puffer_kuhn has no built-in player' in err and 'Traceback' not in err
     assert not os.path.exists(os.path.join(tmp_path, 'leagues')) or not os.listdir(os.path.join(tmp_path, 'leagues'))
 
     path = league.create('puffer_kuhn', ['--league.iterations', '2', *TINY], root=str(tmp_path))
@@ -222,6 +228,39 @@ def test_connect4_policies_are_measured_against_the_scripted_opponent_from_both_
     # an untrained policy loses to win/block/random play: the baseline tops the board
     assert board.leaderboard()[0]['name'] == 'scripted'
     assert 'exploitability.png' not in [os.path.basename(p) for p in league.report(path, printer=None)]
+
+
+@pytest.mark.parametrize('method', ['self_play', 'fsp'])
+def test_the_baseline_share_of_the_learners_games_goes_to_the_scripted_player_and_survives_resume(tmp_path, method):
+    """league.baseline_share: that fraction of the learner's games in each response is against the env's
+    scripted player (arena.BuiltinPlayer), whatever the method's pool; it is part of the league's config,
+    so a resumed league keeps it and cannot change it."""
+    path = league.create('puffer_connect4', ['--league.method', method, '--league.iterations', '2',
+                                             '--league.baseline-share', '0.3', *TINY], root=str(tmp_path))
+    assert league.League(path).settings['baseline_share'] == 0.3
+    league.League(path).run(printer=None)
+    league.League(path, ['--league.iterations', '3']).run(printer=None)  # a second session
+    rows = iterations(path)
+    assert [r['iteration'] for r in rows] == [0, 1, 2]
+    assert 'baseline_games' not in rows[0]  # p000 is not trained
+    for row in rows[1:]:
+        assert 0.15 < row['baseline_games'] < 0.45, row  # a few hundred games per tiny response
+        assert 0 <= row['baseline_win_rate'] <= 1
+    with pytest.raises(LeagueError, match='keeps its config'):
+        league.League(path, ['--league.baseline-share', '0'])
+
+
+def test_the_baseline_share_defaults_to_a_half_for_connect4_and_off_elsewhere(tmp_path):
+    c4 = league.create('puffer_connect4', ['--league.iterations', '1'], root=str(tmp_path))
+    assert league.League(c4).settings['baseline_share'] == 0.5  # pufferlib/config/puffer_connect4.toml
+    kuhn = league.create('puffer_kuhn', [], root=str(tmp_path))
+    assert league.League(kuhn).settings['baseline_share'] == 0
+    # a league made before the setting existed resumes as it ran: without the scripted player
+    toml = os.path.join(c4, 'league.toml')
+    text = open(toml).read()
+    assert 'baseline_share = 0.5' in text
+    open(toml, 'w').write(text.replace('baseline_share = 0.5\n', ''))
+    assert league.League(c4).settings['baseline_share'] == 0
 
 
 def test_bench_league_steps_our_psro_beside_the_peers(capsys):

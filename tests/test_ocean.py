@@ -226,13 +226,16 @@ def rollout_raw(env, actions):
 @pytest.mark.parametrize('name', ALL)
 def test_out_of_range_actions_are_clamped(name):
     """Garbage in the action buffer behaves exactly like the nearest valid action: clamped by the C
-    env, never an index. (step() itself refuses such actions: see the next test.)"""
+    env, never an index. (step() itself refuses such actions: see the next test.) The one exception is -1 on
+    an env whose spec says `builtin = true`: its built-in player moves for the row (test_connect4_builtin_...)."""
     wild, tame = make(name, num_envs=2, seed=5), make(name, num_envs=2, seed=5)
     rng = np.random.default_rng(0)
     shape = (2000, *wild.actions.shape)
     extremes = np.array([np.iinfo(np.int32).min, -1_000_000, -1, 0, 1, 2, 3, 7, 64, np.iinfo(np.int32).max])
     actions = np.where(rng.random(shape) < 0.5, rng.choice(extremes, size=shape),
                        rng.integers(-5, 12, size=shape)).astype(np.int32)
+    if wild.spec.action_builtin:
+        actions[actions == -1] = -2
     for x, y in zip(rollout_raw(wild, actions), rollout(tame, _clip(actions, tame.single_action_space))):
         np.testing.assert_array_equal(x, y)
 
@@ -597,6 +600,33 @@ def test_connect4_full_columns_are_masked_and_an_illegal_move_loses():
     _, rewards, terminals, _, _ = env.step(np.array([0, 5], dtype=np.int32))  # player 0 drops into the full column
     np.testing.assert_array_equal(terminals, [True, True])
     np.testing.assert_array_equal(rewards, [-1.0, 1.0])
+    env.close()
+
+
+def test_connect4_builtin_action_hands_a_rows_move_to_the_scripted_player():
+    """A live row's action SEATS_BUILTIN (-1, ocean/seats.h) has the scripted player move for it in C:
+    block, and win before blocking. step() refuses -1 (outside the space); the league's arena writes it
+    into the action buffer itself."""
+    env = make('connect4', num_envs=1, two_player=True)
+    env.reset(seed=0)
+    assert env.spec.action_builtin
+
+    def play(column):
+        env.actions[:] = 0
+        env.actions[int(np.flatnonzero(env.masks)[0])] = column
+        return env.step(env.actions)
+
+    for column in (0, 6, 1, 6, 2):  # X on 0, 1, 2 of the bottom row; O stacks two in column 6
+        play(column)
+    play(-1)  # O: no win yet, so it blocks X's four at column 3
+    assert c4_board(env.observations[1])[5, 3] == 1
+    for column in (5, 6, 5, 4, 5):  # O's third in column 6, X's third in column 5
+        play(column)
+    _, rewards, terminals, _, _ = play(-1)  # O could block column 5 or win at column 6: it wins
+    np.testing.assert_array_equal(terminals, [True, True])
+    np.testing.assert_array_equal(rewards, [-1.0, 1.0])
+    with pytest.raises(APIUsageError, match='outside'):
+        env.step(np.array([-1, 0], dtype=np.int32))
     env.close()
 
 

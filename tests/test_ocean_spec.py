@@ -87,6 +87,7 @@ OPTION = 'size = {default = 4, min = 1, max = 64, help = "cells"}'
     (OPTION, OPTION + '\nint = {default = 1, min = 0, max = 1, help = "x"}', 'not usable as a C identifier'),
     ('n = 2', 'n = "size / 2.0"', 'must be an int expression'),
     ('n = 2', 'nvec = [2, 2]\nn = 2', 'give n .* or nvec'),
+    ('n = 2', 'n = 2\nbuiltin = "yes"', 'builtin must be true or false'),
     ('size = "size"', 'size = "size % 2.0"', '% on a float'),
     ('size = "size"', 'shape = [2, "size"]\nsize = 3', 'exactly one of size, shape or fields'),
     ('dtype = "uint8"', 'dtype = "float64"', 'dtype must be one of'),

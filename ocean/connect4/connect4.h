@@ -7,6 +7,7 @@
  * ignored), and the result on both rows on the step that ends the game. two_player=0 (the default) gives
  * one row against a scripted opponent, which wins when it can, blocks the agent's immediate wins, and
  * otherwise plays a random open column; `seat` picks the row's seat (0 first, 1 second, -1 alternate).
+ * In either mode a live row's action SEATS_BUILTIN (-1) has that scripted player move for the row's seat.
  * Every row sees the board from its own side: +1 its pieces, -1 the opponent's, so one policy can play
  * either seat.
  *
@@ -110,8 +111,9 @@ static void c_reset(Connect4 *env) {
 static void c_step(Connect4 *env) {
     env->tick++;
     int payoff0 = 0;
-    int row = seats_row(&env->seats, c4_to_move(env));
-    int done = c4_move(env, ocean_clamp(env->actions[row], C4_COLS), &payoff0);
+    int player = c4_to_move(env), action = env->actions[seats_row(&env->seats, player)];
+    int col = action == SEATS_BUILTIN ? c4_scripted_move(env, player) : ocean_clamp(action, C4_COLS);
+    int done = c4_move(env, col, &payoff0);
     if (!done && seats_builtin(&env->seats, c4_to_move(env)))
         done = c4_move(env, c4_scripted_move(env, c4_to_move(env)), &payoff0);
     seats_finish_step(&env->seats, env->rewards, env->terminals, env->truncations, &env->log, done,

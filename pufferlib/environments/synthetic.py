@@ -11,16 +11,23 @@ class BusyCartPole(gymnasium.Wrapper):
     """CartPole that busy-waits a random `low_us`-`high_us` microseconds per step.
 
     Stands in for a slow simulator with variable step time: the case where asynchronous pools pay.
+    `clock='wall'` waits on the wall clock, like a simulator that also waits on something;
+    `clock='cpu'` burns that much CPU time of this thread, the same whatever else takes the core, so
+    CPU-time measurements on a shared machine stay comparable.
     """
 
-    def __init__(self, low_us=50, high_us=150):
+    def __init__(self, low_us=50, high_us=150, clock='wall'):
         super().__init__(gymnasium.make('CartPole-v1'))
+        if clock not in ('wall', 'cpu'):
+            raise ValueError(f"BusyCartPole clock must be 'wall' or 'cpu', got {clock!r}")
         self.low, self.high = low_us * 1e-6, high_us * 1e-6
+        self.clock = time.perf_counter if clock == 'wall' else time.thread_time
         self.rng = np.random.default_rng(os.getpid())
 
     def step(self, action):
-        end = time.perf_counter() + self.rng.uniform(self.low, self.high)
-        while time.perf_counter() < end:
+        clock = self.clock
+        end = clock() + self.rng.uniform(self.low, self.high)
+        while clock() < end:
             pass
         return self.env.step(action)
 
