@@ -228,7 +228,7 @@ class Arena:
         # BUILTIN_ACTION lies outside the action space, so the env's step() would refuse it: an env that
         # takes it is stepped on its own action buffer, which step() takes unchecked; the learner's actions
         # are checked here instead.
-        self.supports_builtin = self._direct = supports_builtin(env)
+        self.supports_builtin = supports_builtin(env)
         self._check = ActionCheck(env.single_action_space, (self.games, *env.single_action_space.shape),
                                   lambda: 'the arena')
         self._pending = False
@@ -248,7 +248,7 @@ class Arena:
             raise APIUsageError(f'set_opponents: need one non-negative weight per player ({len(players)} players, '
                                 f'weights {np.asarray(weights).tolist()})')
         self._builtin = np.array([isinstance(p, BuiltinPlayer) for p in players], dtype=bool)
-        if self._builtin.any() and not self._direct:
+        if self._builtin.any() and not self.supports_builtin:
             name = getattr(self.env, 'describe', lambda: type(self.env).__name__)()
             raise LeagueError(f'{name} has no built-in player that can move for a row (its spec.toml does not say '
                               '`builtin = true` under [action]); a BuiltinPlayer needs one, e.g. puffer_connect4')
@@ -313,11 +313,11 @@ class Arena:
         actions = np.asarray(actions)
         if actions.shape != (self.games, *self.single_action_space.shape):
             raise APIUsageError(f'the arena takes one action row per game ({self.games}), got shape {actions.shape}')
-        if self._direct:
+        if self.supports_builtin:
             self._check(actions)
         self._actions[self.learner_rows] = actions
         self._opponents_act()
-        if self._direct:
+        if self.supports_builtin:
             env_actions = getattr(self.env, 'buffers', self.env).actions
             np.copyto(env_actions, self._actions)
             self.env.step(env_actions)

@@ -667,16 +667,17 @@ def _mp_worker(workers, creators, env_args, env_kwargs, envs_per_worker, agents_
         # Infos that fit the slot are there before the done post, so the parent finds them at once.
         # Larger ones go through the pipe after it: written first they could fill the pipe and
         # block this process before it posts done, while the parent waits for that post to read.
+        in_pipe = payload is not None and len(payload) > INFO_SLOT
         if payload is None:
             has_info[w] = 0
-        elif len(payload) <= INFO_SLOT:
+        elif in_pipe:
+            has_info[w] = INFO_IN_PIPE
+        else:
             slots[w][:len(payload)] = payload
             has_info[w] = len(payload)
-        else:
-            has_info[w] = INFO_IN_PIPE
         status[w] = DONE
         done.release()
-        if payload is not None and len(payload) > INFO_SLOT:
+        if in_pipe:
             conns[w].send_bytes(payload)
 
 
