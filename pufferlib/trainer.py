@@ -75,9 +75,10 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
 
     torch's own default is one thread per core, but here the trainer shares the cores with the env
     workers: while one half of the envs steps, the policy acts on the other, and each of torch's
-    parallel regions then waits for a thread whose core a worker holds. On 2 shared cores with 2
-    workers, breakout trained 3-30x faster with one thread than with two, in every round, and the
-    gap grew with the machine's load (docs/benchmarks.md, "Where the time goes";
+    parallel regions may wait for a thread whose core a worker holds. It is a guard against the bad
+    case, not the fastest setting everywhere: on 2 quiet cores with 2 workers breakout trains ~1.4x
+    faster with two threads than with one, but under other load two threads ran 3-30x slower than
+    one (docs/benchmarks.md, "Where the time goes", and its first sitting in 13c1a24;
     scripts/bench_profile.py). Serial envs step in this process, between the policy's calls, so
     they leave every core to torch."""
     if setting > 0:

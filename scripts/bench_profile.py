@@ -72,7 +72,7 @@ def render(reports, args, steps, where):
     sps = {t: [r['steps_per_s'] for r in reports[t]] for t in counts}
     loads = [r['load_after'] for rs in reports.values() for r in rs]
     head = (f'Measured by `scripts/bench_profile.py`: {where}, load average {min(loads):.1f}-{max(loads):.1f} after '
-            f'the runs (other work shared the 2 cores). Each run: '
+            f'the runs (their own 3 processes count in it: the trainer and 2 env workers). Each run: '
             f'`{" ".join(command("T", steps))}` ({steps:,} agent steps, {steps // epoch_steps()} epochs of '
             f'{epoch_steps():,}; breakout\'s config: 2 worker processes, each half of the envs steps while the policy '
             f'acts on the other); median of {args.repeats} interleaved rounds; spread = (max - min) / median. '
