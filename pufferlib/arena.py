@@ -263,9 +263,12 @@ class Arena:
         if self._pending:
             self._gather()
 
-    def _reset_stats(self):
+    def _reset_stats(self, quota: int | None = None):
         n = len(self.players)
         self.results = {'games': np.zeros(n), 'score': np.zeros(n), 'wins': np.zeros(n), 'draws': np.zeros(n)}
+        # play_games counts at most `quota` games per game slot (see _record); None counts every game
+        self._quota = quota
+        self._slot_games = np.zeros(self.games, dtype=np.int64)
         self._episode_return = np.zeros(self.games)
         self._episode_length = np.zeros(self.games)
         self._report = np.zeros(4)  # episodes, return, length, wins since the last report
@@ -364,12 +367,20 @@ class Arena:
         return self._action_masks
 
     def _record(self, ended):
-        score = self._episode_return[ended]
-        opponent = self.opponent[ended]
+        counted = ended
+        if self._quota is not None:
+            # Only a slot's first `quota` games count. Counting the first N games to end anywhere would
+            # favour short games (a slot whose games end fast ends twice while a long game ends once),
+            # and short games are the lopsided ones: connect4's wins against its scripted player read
+            # 2-3 points high that way.
+            counted = ended[self._slot_games[ended] < self._quota]
+            self._slot_games[ended] += 1
+        score = self._episode_return[counted]
+        opponent = self.opponent[counted]
         win, draw = score > 0, score == 0
         for key, value in (('games', 1.0), ('score', score), ('wins', win), ('draws', draw)):
             np.add.at(self.results[key], opponent, value)
-        self._report += (len(ended), score.sum(), self._episode_length[ended].sum(), win.sum())
+        self._report += (len(counted), score.sum(), self._episode_length[counted].sum(), win.sum())
         self._episode_return[ended] = 0
         self._episode_length[ended] = 0
 
@@ -426,17 +437,21 @@ class Arena:
 
 def play_games(arena: Arena, player: Player, games: int, seed: int | None = None) -> dict:
     """Let `player` take the learner's rows of `arena` (against its pool, seats drawn as the arena draws
-    them) until at least `games` games have ended; returns the results per pool player: arrays of
+    them) for ceil(games / arena.games) games in every game slot, so at least `games` games, each slot's
+    first ones (an unbiased sample: see Arena._record); returns the results per pool player: arrays of
     games, summed score (the player's return), wins and draws. With a seed the results depend on the
     seed and the players alone: the env, the draws and the networks' sampling (torch's generator,
     restored afterwards) all start from it."""
-    arena._reset_stats()
-    needed = int(games)
-    with torch.random.fork_rng(devices=[]):
-        if seed is not None:
-            torch.manual_seed(seed)
-        arena.async_reset(seed)
-        while arena.results['games'].sum() < needed:
-            obs, _, _, _, _, _, _ = arena.recv()
-            arena.send(player.act(obs, arena.action_masks))
-    return {k: v.copy() for k, v in arena.results.items()}
+    quota = -(-int(games) // arena.games)
+    arena._reset_stats(quota)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            if seed is not None:
+                torch.manual_seed(seed)
+            arena.async_reset(seed)
+            while (arena._slot_games < quota).any():
+                obs, _, _, _, _, _, _ = arena.recv()
+                arena.send(player.act(obs, arena.action_masks))
+        return {k: v.copy() for k, v in arena.results.items()}
+    finally:
+        arena._quota = None  # training after this counts every game again

@@ -1114,28 +1114,34 @@ def match_task(env_name: str, config: dict, seed: int, player: dict, opponent: d
 
 def scripted_task(env_name: str, config: dict, seed: int, player: dict, arena=None) -> dict:
     """league.scripted_games games of the policy `player` from each seat against the env's scripted
-    opponent (its one-row mode): the outcomes, +1 win, 0 draw, -1 loss, by seat."""
+    opponent (its one-row mode): the outcomes, +1 win, 0 draw, -1 loss, by seat. Each of the env's
+    games plays the same number of games and only those count, in order of round then game: the first
+    games to end anywhere would be the short ones, and those are more often wins (Arena._record)."""
     import torch
 
     from pufferlib import registry
     from pufferlib.arena import NetworkPlayer
     games, outcomes = config['league']['scripted_games'], {}
+    slots = min(games, 1024)
+    rounds = -(-games // slots)
     with _task_arena(env_name, config, 1, arena) as arena, torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         network = NetworkPlayer(_network(config, arena, player))
         for seat in (0, 1):
-            options = {**config['env'], 'two_player': False, 'seat': seat, 'num_envs': min(games, 1024)}
+            options = {**config['env'], 'two_player': False, 'seat': seat, 'num_envs': slots}
             env = registry.make(env_name, **options)
             try:
                 env.reset(seed)
-                ended_games = []
-                while len(ended_games) < games:
+                results, played = np.zeros((rounds, slots)), np.zeros(slots, dtype=np.int64)
+                while (played < rounds).any():
                     env.step(network.act(env.observations, env.action_masks))
-                    ended = env.terminals | env.truncations
-                    ended_games.extend(np.sign(env.rewards[ended]).tolist())
+                    ended = np.flatnonzero(env.terminals | env.truncations)
+                    keep = ended[played[ended] < rounds]
+                    results[played[keep], keep] = np.sign(env.rewards[keep])
+                    played[ended] += 1
             finally:
                 env.close()
-            outcomes[f'seat{seat}'] = ended_games[:games]
+            outcomes[f'seat{seat}'] = results.ravel()[:games].tolist()
     return outcomes
 
 

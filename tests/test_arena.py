@@ -144,6 +144,25 @@ def test_the_builtin_player_takes_its_share_of_the_games_and_plays_the_scripted_
     assert 0.35 < wins[0] < 0.65 and 0.35 < wins[2] < 0.65 and wins[1] < 0.1
 
 
+def test_play_games_counts_the_same_number_of_games_from_every_game_slot():
+    """play_games counts each slot's first games only: counting the first games to end anywhere would
+    over-count the fast ones (connect4 games last 7 to 42 moves). 64 slots asked for 64 games give one
+    game per slot, 130 games three per slot; training afterwards counts every game again."""
+    arena = Arena(registry.make('puffer_connect4', num_envs=64, two_player=True), seed=0)
+    arena.set_opponents([RandomPlayer(7, seed=2)])
+    results = play_games(arena, RandomPlayer(7, seed=1), 64, seed=0)
+    assert results['games'].sum() == 64
+    assert (arena._slot_games >= 1).all()  # every slot finished its game, however long
+    results = play_games(arena, RandomPlayer(7, seed=1), 130, seed=0)
+    assert results['games'].sum() == 3 * 64
+    assert (arena._slot_games >= 3).all()
+    assert arena._quota is None
+    before, player = arena.results['games'].sum(), RandomPlayer(7, seed=4)
+    while arena.results['games'].sum() < before + 200:
+        arena.step(player.act(arena._obs, arena.action_masks))
+    assert arena.results['games'].sum() >= before + 200  # no quota: every ended game counts
+
+
 def test_bad_input_gives_one_clear_error():
     with pytest.raises(LeagueError, match='two or more'):
         Arena(registry.make('puffer_connect4', num_envs=4, two_player=False))

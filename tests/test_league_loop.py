@@ -230,6 +230,27 @@ def test_connect4_policies_are_measured_against_the_scripted_opponent_from_both_
     assert 'exploitability.png' not in [os.path.basename(p) for p in league.report(path, printer=None)]
 
 
+def test_scripted_games_are_whole_rounds_of_every_env_in_round_order(tmp_path):
+    """scripted_task plays every env the same number of games and counts those (the first games to end
+    anywhere are the short ones, more often won): 1,500 games are 2 rounds of 1,024 envs, the first
+    1,500 in round order, from each seat."""
+    from pufferlib.trainer import make_policy
+    path = league.create('puffer_connect4', ['--league.method', 'fsp', *TINY], root=str(tmp_path))
+    config = league.League(path).config
+    config['league']['scripted_games'] = 1500
+    arena = league.League.open_env('puffer_connect4', config, 1)
+    try:
+        state = league.policy_state(make_policy(arena, config))
+    finally:
+        arena.close()
+    outcomes = league.scripted_task('puffer_connect4', config, 0, state)
+    assert set(outcomes) == {'seat0', 'seat1'}
+    for results in outcomes.values():
+        assert len(results) == 1500 and set(results) <= {-1.0, 0.0, 1.0}
+        assert results.count(-1.0) > 1000  # an untrained network loses to win/block/random play
+    assert league.scripted_task('puffer_connect4', config, 0, state) == outcomes  # the seed decides
+
+
 @pytest.mark.parametrize('method', ['self_play', 'fsp'])
 def test_the_baseline_share_of_the_learners_games_goes_to_the_scripted_player_and_survives_resume(tmp_path, method):
     """league.baseline_share: that fraction of the learner's games in each response is against the env's
