@@ -284,6 +284,25 @@ def test_the_baseline_share_defaults_to_a_half_for_connect4_and_off_elsewhere(tm
     assert league.League(c4).settings['baseline_share'] == 0
 
 
+def test_league_vs_scripted_measures_the_top_rated_and_the_latest_policy(tmp_path, capsys):
+    """scripts/league_vs_scripted.py: more games on other seeds for a league's policies; by default the
+    leaderboard's first network policy and the latest; a directory that is not a league is one error."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
+    import league_vs_scripted
+    path = league.create('puffer_connect4', ['--league.method', 'fsp', '--league.iterations', '2',
+                                             '--league.scripted-games', '20', *TINY], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    names = league_vs_scripted.default_policies(league.League(path))
+    assert 'p001' in names and len(names) in (1, 2)  # p001 is the latest
+    league_vs_scripted.main([path, '--games', '300', '--seeds', '0', '5'])
+    rows = [line.split('|')[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith('| p0')]
+    assert [(r[0].strip(), r[1].strip()) for r in rows] == [(n, s) for n in names for s in ('0', '5')]
+    for row in rows:
+        assert all(0 <= float(cell.strip().rstrip('%')) <= 100 for cell in row[2:])
+    with pytest.raises(SystemExit, match='not a league directory'):
+        league_vs_scripted.main([str(tmp_path / 'nothing')])
+
+
 def test_bench_league_steps_our_psro_beside_the_peers(capsys):
     """scripts/bench_league.py runs our league one iteration per step and reports its curve."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
