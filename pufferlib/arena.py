@@ -373,8 +373,7 @@ class Arena:
             # favour short games (a slot whose games end fast ends twice while a long game ends once),
             # and short games are the lopsided ones: connect4's wins against its scripted player read
             # 2-3 points high that way.
-            counted = ended[self._slot_games[ended] < self._quota]
-            self._slot_games[ended] += 1
+            counted = first_games(ended, self._slot_games, self._quota)
         score = self._episode_return[counted]
         opponent = self.opponent[counted]
         win, draw = score > 0, score == 0
@@ -433,6 +432,15 @@ class Arena:
         with torch.no_grad():
             action, _, _ = sample_logits(logits, mask=mask)
         self._actions[rows] = action.numpy().reshape(self._actions[rows].shape)
+
+
+def first_games(ended: np.ndarray, played: np.ndarray, quota: int) -> np.ndarray:
+    """The game slots in `ended` (whose games just ended) whose game is among that slot's first `quota`;
+    counts the ended games into `played` (games ended per slot). Counting each slot's first games, not
+    the first games to end anywhere, keeps short games from being over-counted (Arena._record)."""
+    counted = ended[played[ended] < quota]
+    played[ended] += 1
+    return counted
 
 
 def play_games(arena: Arena, player: Player, games: int, seed: int | None = None) -> dict:

@@ -1115,12 +1115,12 @@ def match_task(env_name: str, config: dict, seed: int, player: dict, opponent: d
 def scripted_task(env_name: str, config: dict, seed: int, player: dict, arena=None) -> dict:
     """league.scripted_games games of the policy `player` from each seat against the env's scripted
     opponent (its one-row mode): the outcomes, +1 win, 0 draw, -1 loss, by seat. Each of the env's
-    games plays the same number of games and only those count, in order of round then game: the first
-    games to end anywhere would be the short ones, and those are more often wins (Arena._record)."""
+    games plays the same number of games and only those count (arena.first_games), in order of round
+    then game: the first games to end anywhere would be the short ones, and those are more often wins."""
     import torch
 
     from pufferlib import registry
-    from pufferlib.arena import NetworkPlayer
+    from pufferlib.arena import NetworkPlayer, first_games
     games, outcomes = config['league']['scripted_games'], {}
     slots = min(games, 1024)
     rounds = -(-games // slots)
@@ -1136,9 +1136,8 @@ def scripted_task(env_name: str, config: dict, seed: int, player: dict, arena=No
                 while (played < rounds).any():
                     env.step(network.act(env.observations, env.action_masks))
                     ended = np.flatnonzero(env.terminals | env.truncations)
-                    keep = ended[played[ended] < rounds]
-                    results[played[keep], keep] = np.sign(env.rewards[keep])
-                    played[ended] += 1
+                    keep = first_games(ended, played, rounds)
+                    results[played[keep] - 1, keep] = np.sign(env.rewards[keep])
             finally:
                 env.close()
             outcomes[f'seat{seat}'] = results.ravel()[:games].tolist()
