@@ -125,6 +125,12 @@ def supports_builtin(env) -> bool:
     return bool(getattr(getattr(env, 'spec', None), 'action_builtin', False))
 
 
+def no_builtin_player(name: str) -> str:
+    """The one sentence saying `name` has no built-in player; callers add what to do about it."""
+    return (f'{name} has no built-in player that can move for a row (its spec.toml does not say `builtin = true` '
+            'under [action]; puffer_connect4 has one)')
+
+
 class StackedNetworks:
     """Same-architecture networks run as one: their weights stacked, the forward pass vmapped over them.
 
@@ -250,8 +256,7 @@ class Arena:
         self._builtin = np.array([isinstance(p, BuiltinPlayer) for p in players], dtype=bool)
         if self._builtin.any() and not self.supports_builtin:
             name = getattr(self.env, 'describe', lambda: type(self.env).__name__)()
-            raise LeagueError(f'{name} has no built-in player that can move for a row (its spec.toml does not say '
-                              '`builtin = true` under [action]); a BuiltinPlayer needs one, e.g. puffer_connect4')
+            raise LeagueError(f'{no_builtin_player(name)}: a BuiltinPlayer needs one')
         self.players = list(players)
         self.weights = weights / weights.sum()
         # the built-in player's rows never reach a network: stack the others, indexed among themselves

@@ -642,10 +642,9 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
     arena = League.open_env(env_name, config, games=1)  # an env without two seats fails here, before any file
     arena.close()
     if config['league']['baseline_share'] > 0 and not arena.supports_builtin:
-        from pufferlib.arena import LeagueError
-        raise LeagueError(f'league.baseline_share={config["league"]["baseline_share"]}: {env_name} has no built-in '
-                          'player that can take a seat in two-player mode (its spec.toml does not say `builtin = '
-                          'true` under [action]; puffer_connect4 has one); set --league.baseline-share 0')
+        from pufferlib.arena import LeagueError, no_builtin_player
+        raise LeagueError(f'league.baseline_share={config["league"]["baseline_share"]}: '
+                          f'{no_builtin_player(env_name)}; set --league.baseline-share 0')
     if config['league']['backend'] == 'ray':  # an unreachable cluster too
         from pufferlib import cluster
         cluster.check(config['league']['ray_address'] or None, config['league']['ray_cpus'] or None, RAY_WHO)

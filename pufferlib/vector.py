@@ -40,6 +40,7 @@ import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
+from typing import NamedTuple
 
 import numpy as np
 
@@ -65,6 +66,17 @@ DEFAULT_STEP_TIMEOUT_S = 120.0
 # Between spins, hand the core to any other runnable process: on machines with fewer cores than
 # processes the one we are waiting for may be exactly that process.
 yield_cpu = getattr(os, 'sched_yield', lambda: None)
+
+
+class BatchViews(NamedTuple):
+    """One zero-copy batch's rows of the shared buffers (VecEnv._block_views)."""
+    observations: np.ndarray
+    rewards: np.ndarray
+    terminals: np.ndarray
+    truncations: np.ndarray
+    ids: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
 
 
 class Waiter:
@@ -270,8 +282,8 @@ class VecEnv:
         if self.synchronous:
             b = self.buffers
             return (b.observations, b.rewards, b.terminals, b.truncations, infos, self._full_ids, b.masks)
-        obs, rewards, terminals, truncations, ids, masks, _ = self._block_views(workers[0])
-        return obs, rewards, terminals, truncations, infos, ids, masks
+        v = self._block_views(workers[0])
+        return v.observations, v.rewards, v.terminals, v.truncations, infos, v.ids, v.masks
 
     def _block_views(self, first):
         """The views of a zero-copy batch starting at worker `first` (observations, rewards, terminals,
@@ -282,8 +294,9 @@ class VecEnv:
             b = self.buffers
             start = first * self.rows_per_worker
             rows = slice(start, start + self.agents_per_batch)
-            views = self._views[first] = (b.observations[rows], b.rewards[rows], b.terminals[rows],
-                                          b.truncations[rows], self._full_ids[rows], b.masks[rows], b.actions[rows])
+            views = self._views[first] = BatchViews(b.observations[rows], b.rewards[rows], b.terminals[rows],
+                                                    b.truncations[rows], self._full_ids[rows], b.masks[rows],
+                                                    b.actions[rows])
         return views
 
     def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None) -> None:
@@ -314,7 +327,7 @@ class VecEnv:
         if self.synchronous:
             b.actions[...] = actions
         elif self.zero_copy:
-            self._block_views(workers[0])[6][...] = actions
+            self._block_views(workers[0]).actions[...] = actions
         else:
             r = self.rows_per_worker
             for i, w in enumerate(workers):
