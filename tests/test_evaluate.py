@@ -88,7 +88,7 @@ def test_acceptance_runs_are_kept_per_seed_drawn_and_written(baselines, tmp_path
     assert (tmp_path / 'baselines' / 'acceptance_puffer_go.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     doc = open(doc_path).read()
     row = next(line for line in doc.splitlines() if line.startswith('| puffer_go |'))
-    assert '1 of 2' in row and '100 / missed (100)' in row and '0.950 / 0.850' in row
+    assert '1 of 2' in row and '100 / missed (100 s run)' in row and '0.1M / missed' in row and '0.950 / 0.850' in row
     assert '![puffer_go acceptance curves](baselines/acceptance_puffer_go.png)' in doc
     pending = doc.split('### Not run yet', 1)[1]
     assert 'puffer_tetris' in pending and 'acceptance_train.py --only tetris --seed $S' in pending
