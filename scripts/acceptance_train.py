@@ -115,7 +115,7 @@ def run(env, metric, target, budget_s, budget_steps, seed):
             summary = training.train(env, resume=run_dir, quiet=True, on_log=on_log)
         trained += time.time() - segment_start
         if summary['interrupted'] not in (None, 'on_log'):
-            break  # Ctrl-C or SIGTERM: the run stops, unchecked
+            break  # Ctrl-C or SIGTERM: the run stops, unchecked and not recorded
         value = confirm(env, summary['checkpoint'], metric, seed)
         checks.append({'seconds': round(trained, 2), 'step': summary['global_step'], 'value': value})
         print(f'{env}: {trained:.0f} s, {summary["global_step"]:,} steps: {metric} {value:.3f} over whole episodes '
@@ -130,7 +130,8 @@ def run(env, metric, target, budget_s, budget_steps, seed):
             'best_row': best['value'], 'final': checks[-1]['value'] if checks else float('nan'),
             'steps_run': summary['global_step'], 'seconds_run': trained, 'budget_s': budget_s,
             'budget_steps': budget_steps or config['train']['total_timesteps'], 'run_dir': run_dir,
-            'sps': summary['global_step'] / max(trained, 1e-9), 'checks': checks, 'curve': curve}
+            'sps': summary['global_step'] / max(trained, 1e-9), 'checks': checks, 'curve': curve,
+            'interrupted': summary['interrupted'] if summary['interrupted'] != 'on_log' else None}
 
 
 def table(results, seed):
@@ -172,6 +173,9 @@ def main():
         print(f'{env:<20} {"solved" if result["solved"] else "MISSED":<7} checked {result["final"]:.3f} '
               f'(best row {result["best_row"]:.3f}) steps {steps:,} in {seconds:.0f} s; '
               f'curve in {result["run_dir"]}/metrics.jsonl', flush=True)
+        if result['interrupted']:
+            print(f'{env}: stopped by {result["interrupted"]}, so not recorded', flush=True)
+            return training.STOP_SIGNALS.get(result['interrupted'], 1)
         if not args.seconds and env in baselines.ACCEPTANCE_ENVS:
             print(f'recorded in {baselines.record_acceptance(result)}', flush=True)
     text = table(results, args.seed)

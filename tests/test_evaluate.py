@@ -93,3 +93,18 @@ def test_acceptance_runs_are_kept_per_seed_drawn_and_written(baselines, tmp_path
     pending = doc.split('### Not run yet', 1)[1]
     assert 'puffer_tetris' in pending and 'acceptance_train.py --only tetris --seed $S' in pending
     assert 'puffer_go' not in pending
+
+
+def test_an_acceptance_run_stops_on_a_checked_policy(tmp_path, monkeypatch):
+    """scripts/acceptance_train.py's run on the bandit: a row at the target stops training, the saved
+    policy is checked over whole episodes, and the run is met only with a check at the target."""
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    spec = importlib.util.spec_from_file_location('acceptance_under_test',
+                                                  os.path.join(ROOT, 'scripts', 'acceptance_train.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.run('puffer_bandit', 'env/perf', 0.9, 120, 4_000_000, seed=1)
+    assert result['solved'] and result['interrupted'] is None
+    assert result['checks'] and result['checks'][-1]['value'] == result['value'] >= 0.9
+    assert all(check['value'] < 0.9 for check in result['checks'][:-1])  # earlier checks fell short
+    assert result['curve'][-1][1] == result['step'] < 4_000_000  # stopped at the check, not the budget
