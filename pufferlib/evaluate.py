@@ -32,11 +32,8 @@ def _render_kwargs(env_name):
     return {'render_mode': 'rgb_array'} if family == 'gymnasium' else {}
 
 
-def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | None = None, fps: int = 30, seed: int = 0,
-             max_steps: int = 100_000, deterministic: bool = False) -> dict:
-    for name, value in (('episodes', episodes), ('max_steps', max_steps), ('fps', fps)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
-            raise pufferlib.APIUsageError(f'{name} must be a positive number, got {value!r}')
+def _load(env_name, checkpoint, config=None):
+    """(checkpoint path, its saved state, the config): the run's saved config unless `config` is given."""
     path, run_dir = _resolve_checkpoint(env_name, checkpoint)
     state_dict = training.load_checkpoint(path)
     trained = state_dict.get('env')
@@ -44,20 +41,58 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
         raise training.CheckpointError(f'checkpoint {path} was trained on {trained}, not {env_name}: evaluate it '
                                        f'with `puffer eval {trained} --checkpoint {checkpoint}`, or pass a '
                                        f'checkpoint of {env_name}')
-    config_path = os.path.join(run_dir, 'config.toml')
-    if os.path.exists(config_path):
-        saved = configuration.read(config_path)
-        saved.pop('_meta', None)
-        config = configuration.merge(configuration.defaults(), saved, config_path)
-    else:
-        config = configuration.load(env_name)
-    env_kwargs = {**config['env'], **_render_kwargs(env_name)}
-    env = pufferlib.make(env_name, **env_kwargs)
-    policy = training.make_policy(env, config)
-    training.load_policy_weights(policy, state_dict, path)
-    policy.eval()
-    recurrent = getattr(policy, 'is_recurrent', False)
-    state = policy.initial_state(env.num_agents) if recurrent else None
+    if config is None:
+        config_path = os.path.join(run_dir, 'config.toml')
+        if os.path.exists(config_path):
+            saved = configuration.read(config_path)
+            saved.pop('_meta', None)
+            config = configuration.merge(configuration.defaults(), saved, config_path)
+        else:
+            config = configuration.load(env_name)
+    return path, state_dict, config
+
+
+class _Player:
+    """A checkpoint's policy choosing actions for every row of an env, as in training: illegal actions
+    (where the env publishes masks) are never played, and an LSTM's state is cleared where an episode ended."""
+
+    def __init__(self, env, config, state_dict, path, deterministic=False):
+        self.env, self.deterministic = env, deterministic
+        self.policy = training.make_policy(env, config)
+        training.load_policy_weights(self.policy, state_dict, path)
+        self.policy.eval()
+        self.recurrent = getattr(self.policy, 'is_recurrent', False)
+        self.state = self.policy.initial_state(env.num_agents) if self.recurrent else None
+
+    def act(self, obs):
+        env = self.env
+        with torch.no_grad():
+            tensor = torch.from_numpy(np.asarray(obs))
+            logits, _ = self.policy.forward_eval(tensor, self.state) if self.recurrent else self.policy(tensor)
+            legal = getattr(env, 'action_masks', None)
+            if legal is not None:
+                logits = mask_logits(logits, torch.from_numpy(legal.copy()))
+            if self.deterministic and isinstance(logits, torch.Tensor) and env.actions.dtype.kind == 'i':
+                action = logits.argmax(-1)
+            else:
+                action = sample_logits(logits)[0]
+        return action.numpy().reshape(env.actions.shape).astype(env.actions.dtype)
+
+    def episodes_ended(self, terminals, truncations):
+        if self.recurrent:
+            keep = torch.from_numpy(~(terminals | truncations)).float().unsqueeze(1)
+            for tensor in self.state.values():
+                tensor *= keep
+
+
+def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | None = None, fps: int = 30, seed: int = 0,
+             max_steps: int = 100_000, deterministic: bool = False) -> dict:
+    for name, value in (('episodes', episodes), ('max_steps', max_steps), ('fps', fps)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
+            raise pufferlib.APIUsageError(f'{name} must be a positive number, got {value!r}')
+    path, state_dict, config = _load(env_name, checkpoint)
+    env = pufferlib.make(env_name, **{**config['env'], **_render_kwargs(env_name)})
+    player = _Player(env, config, state_dict, path, deterministic)
 
     frames, returns = [], []
     obs, _ = env.reset(seed=seed)
@@ -66,22 +101,8 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
             frame = env.render()
             if frame is not None:
                 frames.append(np.asarray(frame, dtype=np.uint8))
-        with torch.no_grad():
-            tensor = torch.from_numpy(np.asarray(obs))
-            logits, _ = policy.forward_eval(tensor, state) if recurrent else policy(tensor)
-            legal = getattr(env, 'action_masks', None)
-            if legal is not None:  # as in training: illegal actions are never played
-                logits = mask_logits(logits, torch.from_numpy(legal.copy()))
-            if deterministic and isinstance(logits, torch.Tensor) and env.actions.dtype.kind == 'i':
-                action = logits.argmax(-1)
-            else:
-                action = sample_logits(logits)[0]
-        obs, _, terminals, truncations, infos = env.step(action.numpy().reshape(env.actions.shape)
-                                                         .astype(env.actions.dtype))
-        if recurrent:
-            keep = torch.from_numpy(~(terminals | truncations)).float().unsqueeze(1)
-            for tensor in state.values():
-                tensor *= keep
+        obs, _, terminals, truncations, infos = env.step(player.act(obs))
+        player.episodes_ended(terminals, truncations)
         returns.extend(info['episode_return'] for info in infos if 'episode_return' in info)
         if len(returns) >= episodes:
             break
@@ -93,6 +114,60 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
             raise pufferlib.APIUsageError(f'{env_name} rendered no frames, so there is no video to write')
         result['video'] = write_video(frames, video, fps)
     return result
+
+
+def episode_means(env_name: str, checkpoint: str | None = None, config: dict | None = None, num_envs: int = 64,
+                  per_env: int = 8, seed: int = 12345, max_steps: int = 1_000_000, **env_options) -> dict:
+    """The env's logged episode stats (score, perf, episode_return, ...) averaged over whole episodes,
+    each counted once: `num_envs` envs start together and play until every agent row has finished
+    `per_env` episodes; only the episodes still running then (at most one per row) are left out.
+
+    Why not the training rows: a row averages the episodes that ended since the last row, and when
+    every env starts at once the first to end are the short ones (in trash_pickup, the games where all
+    the trash went in the bins early), so a row can read 100% while most episodes are still running.
+    Here every env's episodes count, in the proportion they occur.
+
+    With `checkpoint` (a file, a run directory or `latest`) its policy acts (config: the run's own,
+    unless given); without one the env's actions stay as they are, for scripted play
+    (e.g. `autopilot=True` in env_options). Returns the means plus `episodes`, the count."""
+    for name, value in (('num_envs', num_envs), ('per_env', per_env), ('max_steps', max_steps)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise pufferlib.APIUsageError(f'{name} must be a positive whole number, got {value!r}')
+    player = None
+    if checkpoint is not None:
+        path, state_dict, config = _load(env_name, checkpoint, config)
+    elif config is None:
+        config = configuration.load(env_name)
+    env = pufferlib.make(env_name, seed=seed, **{**config['env'], 'num_envs': num_envs, **env_options})
+    try:
+        if checkpoint is not None:
+            player = _Player(env, config, state_dict, path)
+        obs, _ = env.reset(seed=seed)
+        finished = np.zeros(env.num_agents, dtype=np.int64)
+        totals, count = {}, 0.0
+        for _ in range(max_steps):
+            obs, _, terminals, truncations, infos = env.step(player.act(obs) if player else env.actions)
+            done = np.asarray(terminals | truncations).reshape(-1)
+            finished += done
+            if player:
+                player.episodes_ended(terminals, truncations)
+            log = env.log() if hasattr(env, 'log') else None
+            for entry in list(infos) + [log]:
+                if not entry:
+                    continue
+                n = float(entry.get('n', 1))
+                count += n
+                for key, value in entry.items():
+                    if key != 'n' and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+                        totals[key] = totals.get(key, 0.0) + float(value) * n
+            if finished.min() >= per_env:
+                break
+        else:
+            raise pufferlib.APIUsageError(f'{env_name}: some agent rows finished fewer than {per_env} episodes in '
+                                          f'{max_steps:,} steps; pass a larger max_steps or a smaller per_env')
+    finally:
+        env.close()
+    return {**{key: total / count for key, total in totals.items()}, 'episodes': int(count)}
 
 
 def write_video(frames: list[np.ndarray], path: str, fps: int = 30) -> str:

@@ -1,0 +1,110 @@
+"""pufferlib.evaluate.episode_means (whole-episode stats of a checkpoint or a scripted player) and the
+record of the learning-acceptance runs that scripts/baselines.py draws and writes."""
+import importlib.util
+import json
+import os
+
+import pytest
+
+import pufferlib
+from pufferlib import config as configuration
+from pufferlib import trainer as training
+from pufferlib.evaluate import episode_means
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ONE_BATCH = ['--env.num-envs', '32', '--vec.num-envs', '2', '--vec.num-workers', '2', '--vec.batch-size', '1',
+             '--train.bptt-horizon', '16', '--train.minibatch-size', '256', '--train.total-timesteps', '1024']
+
+
+def test_every_row_finishes_its_episodes_and_nothing_in_progress_counts():
+    """rware's episodes all last 500 steps: with 2 warehouses and one episode each, exactly those two
+    episodes count; asking for two each stops after the second, with four."""
+    one = episode_means('puffer_rware', num_envs=2, per_env=1, autopilot=True)
+    assert one['episodes'] == 2 and one['episode_length'] == 500
+    two = episode_means('puffer_rware', num_envs=2, per_env=2, autopilot=True)
+    assert two['episodes'] == 4 and two['episode_length'] == 500
+    assert one['score'] > 0 and two['score'] > 0  # the scripted robots deliver
+
+
+def test_a_trained_checkpoint_is_scored_over_whole_episodes(tmp_path, monkeypatch):
+    """The trained bandit policy picks the best arm (perf > 0.9 over whole episodes); an untrained
+    one, checked the same way, does not: the measure separates the two."""
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    flags = ['--train.log-interval', '0', '--train.seed', '1']
+    untrained = training.train('puffer_bandit', config=configuration.load(
+        'puffer_bandit', [*ONE_BATCH, *flags]), quiet=True)
+    trained = training.train('puffer_bandit', config=configuration.load(
+        'puffer_bandit', ['--train.total-timesteps', '2000000', *flags]), quiet=True)
+    good = episode_means('puffer_bandit', trained['checkpoint'], num_envs=16, per_env=4)
+    assert good['episodes'] >= 64 and good['perf'] > 0.9, good
+    bad = episode_means('puffer_bandit', untrained['run_dir'], num_envs=16, per_env=4)
+    assert bad['perf'] < good['perf'] - 0.2, (bad, good)
+
+
+def test_bad_arguments_and_checkpoints_of_another_env_are_refused(tmp_path, monkeypatch):
+    with pytest.raises(pufferlib.APIUsageError, match='per_env must be a positive whole number'):
+        episode_means('puffer_rware', per_env=0, autopilot=True)
+    with pytest.raises(pufferlib.APIUsageError, match='num_envs must be a positive whole number'):
+        episode_means('puffer_rware', num_envs=2.5, autopilot=True)
+    with pytest.raises(pufferlib.APIUsageError, match='finished fewer than 2 episodes in 10 steps'):
+        episode_means('puffer_rware', num_envs=1, per_env=2, max_steps=10, autopilot=True)
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    summary = training.train('puffer_squared', config=configuration.load(
+        'puffer_squared', [*ONE_BATCH, '--train.log-interval', '0']), quiet=True)
+    with pytest.raises(training.CheckpointError, match='was trained on puffer_squared, not puffer_bandit'):
+        episode_means('puffer_bandit', summary['checkpoint'])
+
+
+@pytest.fixture
+def baselines(tmp_path, monkeypatch):
+    """scripts/baselines.py writing into tmp_path instead of docs/."""
+    spec = importlib.util.spec_from_file_location('baselines_under_test', os.path.join(ROOT, 'scripts', 'baselines.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, 'PNG_DIR', str(tmp_path / 'baselines'))
+    monkeypatch.setattr(module, 'RESULTS', str(tmp_path / 'baselines' / 'results.json'))
+    monkeypatch.setattr(module, 'ACCEPTANCE_RESULTS', str(tmp_path / 'baselines' / 'acceptance.json'))
+    monkeypatch.setattr(module, 'DOC', str(tmp_path / 'baselines.md'))
+    return module
+
+
+def acceptance_run(seed, solved, value):
+    curve = [[float(t), t * 1000, value * t / 100] for t in range(1, 101)]  # more rows than the doc keeps
+    return {'env': 'puffer_go', 'metric': 'env/perf', 'target': 0.9, 'seed': seed, 'solved': solved,
+            **({'step': 100_000, 'seconds': 100.0, 'value': value} if solved else {}),
+            'best_row': value, 'final': value, 'steps_run': 100_000, 'seconds_run': 100.0, 'budget_s': 1200,
+            'budget_steps': 20_000_000, 'run_dir': '/nowhere', 'sps': 1000.0,
+            'checks': [{'seconds': 100.0, 'step': 100_000, 'value': value}], 'curve': curve}
+
+
+def test_acceptance_runs_are_kept_per_seed_drawn_and_written(baselines, tmp_path, monkeypatch):
+    monkeypatch.setattr(baselines, 'CURVE_POINTS', 30)
+    baselines.record_acceptance(acceptance_run(0, False, 0.5))
+    baselines.record_acceptance(acceptance_run(0, True, 0.95))   # seed 0 again: replaces the first
+    doc_path = baselines.record_acceptance(acceptance_run(1, False, 0.85))
+    runs = json.load(open(baselines.ACCEPTANCE_RESULTS))['puffer_go']
+    assert sorted(runs) == ['0', '1'] and runs['0']['solved'] and not runs['1']['solved']
+    assert len(runs['0']['curve']) <= 31 and runs['0']['curve'][-1][0] == 100.0  # thinned, the last row kept
+    assert (tmp_path / 'baselines' / 'acceptance_puffer_go.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+    doc = open(doc_path).read()
+    row = next(line for line in doc.splitlines() if line.startswith('| puffer_go |'))
+    assert '1 of 2' in row and '100 / missed (100 s run)' in row and '0.1M / missed' in row and '0.950 / 0.850' in row
+    assert '![puffer_go acceptance curves](baselines/acceptance_puffer_go.png)' in doc
+    pending = doc.split('### Not run yet', 1)[1]
+    assert 'puffer_tetris' in pending and 'acceptance_train.py --only tetris --seed $S' in pending
+    assert 'puffer_go' not in pending
+
+
+def test_an_acceptance_run_stops_on_a_checked_policy(tmp_path, monkeypatch):
+    """scripts/acceptance_train.py's run on the bandit: a row at the target stops training, the saved
+    policy is checked over whole episodes, and the run is met only with a check at the target."""
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    spec = importlib.util.spec_from_file_location('acceptance_under_test',
+                                                  os.path.join(ROOT, 'scripts', 'acceptance_train.py'))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    result = module.run('puffer_bandit', 'env/perf', 0.9, 120, 4_000_000, seed=1)
+    assert result['solved'] and result['interrupted'] is None
+    assert result['checks'] and result['checks'][-1]['value'] == result['value'] >= 0.9
+    assert all(check['value'] < 0.9 for check in result['checks'][:-1])  # earlier checks fell short
+    assert result['curve'][-1][1] == result['step'] < 4_000_000  # stopped at the check, not the budget
