@@ -1,8 +1,10 @@
 #!/usr/bin/env python
 """Trainer acceptance: default hyperparameters on this machine, results into docs/training.md.
 
-    scripts/acceptance_train.py                  # everything (about 15 minutes on 2 cores)
-    scripts/acceptance_train.py --only squared   # some envs (sanity names, cartpole, pong); no doc update
+    scripts/acceptance_train.py                  # everything: ~15 minutes for the sanity suite, CartPole and
+                                                 # pong, then ~35 for the second-wave games (2 quiet cores)
+    scripts/acceptance_train.py --only squared   # some envs (sanity names, cartpole, pong); no training.md update
+    scripts/acceptance_train.py --only go --seed 1   # one second-wave game: recorded in docs/baselines.md
     scripts/acceptance_train.py --only tetris --seconds 240   # a probe: the same run, cut short
 
 - Every Ocean sanity env is trained with the defaults (per-env files only set architecture, e.g. an
