@@ -11,9 +11,10 @@ from pufferlib import config as configuration
 from pufferlib import trainer as training
 from pufferlib.evaluate import episode_means
 
+from small_run import SMALL
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ONE_BATCH = ['--env.num-envs', '32', '--vec.num-envs', '2', '--vec.num-workers', '2', '--vec.batch-size', '1',
-             '--train.bptt-horizon', '16', '--train.minibatch-size', '256', '--train.total-timesteps', '1024']
+ONE_BATCH = [*SMALL, '--train.total-timesteps', '1024']
 
 
 def test_every_row_finishes_its_episodes_and_nothing_in_progress_counts():
@@ -50,7 +51,7 @@ def test_bad_arguments_and_checkpoints_of_another_env_are_refused(tmp_path, monk
         episode_means('puffer_rware', num_envs=1, per_env=2, max_steps=10, autopilot=True)
     monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
     summary = training.train('puffer_squared', config=configuration.load(
-        'puffer_squared', [*ONE_BATCH, '--train.log-interval', '0']), quiet=True)
+        'puffer_squared', ONE_BATCH), quiet=True)
     with pytest.raises(training.CheckpointError, match='was trained on puffer_squared, not puffer_bandit'):
         episode_means('puffer_bandit', summary['checkpoint'])
 

@@ -13,9 +13,8 @@ from pufferlib import profile as profiling
 from pufferlib import trainer as training
 from pufferlib.cli import main
 
-# 2 x 32 rows of squared, 16-step segments: 1,024 steps and 4 minibatches per epoch.
-SMALL = ['--env.num-envs', '32', '--vec.num-envs', '2', '--vec.num-workers', '2', '--vec.batch-size', '1',
-         '--train.bptt-horizon', '16', '--train.minibatch-size', '256', '--train.log-interval', '0']
+from small_run import SMALL
+
 # The phases that do real work in every epoch of a run (checkpoint and logging may be skipped).
 WORKING = ('env', 'copy', 'rollout_forward', 'advantage', 'update_forward', 'backward', 'optimizer', 'stats')
 

@@ -21,11 +21,9 @@ from pufferlib import trainer as training
 from pufferlib.cli import main
 
 from envs import FaultyEnv, NonFiniteEnv, NonFiniteRowEnv
+from small_run import SMALL
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
-# A small, quick experiment: 2 x 32 rows of squared, 16-step segments.
-SMALL = ['--env.num-envs', '32', '--vec.num-envs', '2', '--vec.num-workers', '2', '--vec.batch-size', '1',
-         '--train.bptt-horizon', '16', '--train.minibatch-size', '256', '--train.log-interval', '0']
 
 
 @pytest.fixture(autouse=True)
