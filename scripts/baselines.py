@@ -104,10 +104,25 @@ ACCEPTANCE_COMMAND = ('for S in 0 1 2; do flock /tmp/puffer-bench.lock nice -n 5
 CURVE_POINTS = 400  # points kept per run's curve in ACCEPTANCE_RESULTS
 
 
+def read_results(path):
+    """A results file (RESULTS, ACCEPTANCE_RESULTS) as a dict; empty before the first run wrote it."""
+    if not os.path.exists(path):
+        return {}
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_doc(results):
+    """docs/baselines.md from `results` (RESULTS' contents) and ACCEPTANCE_RESULTS; returns its path."""
+    with open(DOC, 'w') as f:
+        f.write(render(results) + '\n')
+    return DOC
+
+
 def record_acceptance(result):
     """Keep one acceptance run (scripts/acceptance_train.py) in ACCEPTANCE_RESULTS, redraw its env's
     curves and rewrite the doc; returns the doc's path."""
-    runs = json.load(open(ACCEPTANCE_RESULTS)) if os.path.exists(ACCEPTANCE_RESULTS) else {}
+    runs = read_results(ACCEPTANCE_RESULTS)
     curve = result['curve']
     stride = max(1, -(-len(curve) // CURVE_POINTS))
     kept = {**result, 'curve': curve[::stride] + ([curve[-1]] if curve and (len(curve) - 1) % stride else []),
@@ -117,10 +132,7 @@ def record_acceptance(result):
     with open(ACCEPTANCE_RESULTS, 'w') as f:
         json.dump(runs, f, indent=1)
     draw_acceptance(result['env'], runs[result['env']])
-    results = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
-    with open(DOC, 'w') as f:
-        f.write(render(results) + '\n')
-    return DOC
+    return write_doc(read_results(RESULTS))
 
 
 def draw_acceptance(env, runs):
@@ -158,7 +170,7 @@ def draw_acceptance(env, runs):
 
 def render_acceptance():
     """The issue-16 section of the doc, from ACCEPTANCE_RESULTS."""
-    runs = json.load(open(ACCEPTANCE_RESULTS)) if os.path.exists(ACCEPTANCE_RESULTS) else {}
+    runs = read_results(ACCEPTANCE_RESULTS)
     lines = ['## Second-wave Ocean games: learning acceptance (issue 16)', '',
              'Default hyperparameters plus the env files in `pufferlib/config/`, seeds 0, 1 and 2, on this 2-core',
              'CPU machine (`scripts/acceptance_train.py`, which writes this section). A run stops when its policy,',
@@ -179,7 +191,6 @@ def render_acceptance():
             continue
         seeds = [done[s] for s in sorted(done)]
         met = sum(r['solved'] for r in seeds)
-
         seconds = ' / '.join(f'{r["seconds"]:.0f}' if r['solved'] else f'missed ({r["seconds_run"]:.0f} s run)'
                              for r in seeds)
         steps = ' / '.join(f'{r["step"] / 1e6:.1f}M' if r['solved'] else 'missed' for r in seeds)
@@ -370,7 +381,7 @@ def main():
         envs = [e for e in envs if any(e == o or e.lower().endswith(o.lower()) for o in args.only)]
         if not envs:
             parser.error(f'no baseline matches {args.only}; baselines: {", ".join(BASELINES)}')
-    results = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+    results = read_results(RESULTS)
     if args.replot:  # redraw the PNGs and the doc from results.json (the run directories must still exist)
         for env in envs:
             if env in results:
@@ -378,11 +389,10 @@ def main():
                     if os.path.isdir(r['run_dir']):
                         r['start'] = score(r['run_dir'], results[env]['metric'])[0]
                 results[env]['png'] = draw(results[env], args.experiments)
-        accepted = json.load(open(ACCEPTANCE_RESULTS)) if os.path.exists(ACCEPTANCE_RESULTS) else {}
+        accepted = read_results(ACCEPTANCE_RESULTS)
         for env, runs in accepted.items():  # drawn from the curves kept in the file
             draw_acceptance(env, runs)
-        with open(DOC, 'w') as f:
-            f.write(render(results) + '\n')
+        write_doc(results)
         return 0
     failed = []
     for env in envs:
@@ -395,8 +405,7 @@ def main():
         os.makedirs(PNG_DIR, exist_ok=True)
         with open(RESULTS, 'w') as f:
             json.dump(results, f, indent=1)
-        with open(DOC, 'w') as f:
-            f.write(render(results) + '\n')
+        write_doc(results)
     return 1 if failed else 0
 
 
