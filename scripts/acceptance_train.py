@@ -93,7 +93,6 @@ def run(env, metric, target, budget_s, budget_steps, seed):
     if callable(target):
         target = target(env, config)
         print(f'{env}: scripted baseline {metric} = {target:.3f} (the target to beat)', flush=True)
-    best = {'value': float('-inf'), 'step': 0, 'seconds': 0.0}
     curve, checks, solved = [], [], {}
     trained = 0.0        # seconds of training before the current segment
     next_check = 0.0     # no check before this many seconds of training
@@ -107,8 +106,6 @@ def run(env, metric, target, budget_s, budget_steps, seed):
             if value is None:
                 return seconds > budget_s
             curve.append([round(seconds, 2), row['global_step'], value])
-            if value > best['value']:
-                best.update(value=value, step=row['global_step'], seconds=seconds)
             return (value >= target and seconds >= next_check) or seconds > budget_s
         if run_dir is None:
             summary = training.train(env, config=config, quiet=True, on_log=on_log)
@@ -129,7 +126,8 @@ def run(env, metric, target, budget_s, budget_steps, seed):
             break
         next_check = trained + COOLDOWN * budget_s
     return {'env': env, 'metric': metric, 'target': target, 'seed': seed, 'solved': bool(solved), **solved,
-            'best_row': best['value'], 'final': checks[-1]['value'] if checks else float('nan'),
+            'best_row': max((point[2] for point in curve), default=float('-inf')),
+            'final': checks[-1]['value'] if checks else float('nan'),
             'steps_run': summary['global_step'], 'seconds_run': trained, 'budget_s': budget_s,
             'budget_steps': budget_steps or config['train']['total_timesteps'], 'run_dir': run_dir,
             'sps': summary['global_step'] / max(trained, 1e-9), 'checks': checks, 'curve': curve,
