@@ -3,6 +3,8 @@ record of the learning-acceptance runs that scripts/baselines.py draws and write
 import importlib.util
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -109,3 +111,9 @@ def test_an_acceptance_run_stops_on_a_checked_policy(tmp_path, monkeypatch):
     assert result['checks'] and result['checks'][-1]['value'] == result['value'] >= 0.9
     assert all(check['value'] < 0.9 for check in result['checks'][:-1])  # earlier checks fell short
     assert result['curve'][-1][1] == result['step'] < 4_000_000  # stopped at the check, not the budget
+
+
+def test_acceptance_refuses_a_name_that_matches_no_task():
+    done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'acceptance_train.py'), '--only', 'nope'],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no task matches ['nope']; tasks: puffer_squared" in done.stderr, done.stderr
