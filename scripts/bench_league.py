@@ -136,6 +136,9 @@ def run(methods, budgets, eval_growth, first_eval, clock='wall'):
             if clocks[m.name] >= next_eval[m.name] or clocks[m.name] >= budget:
                 curves[m.name].append((clocks[m.name], steps[m.name], m.exploitability()))
                 next_eval[m.name] = clocks[m.name] * eval_growth
+                # progress on stderr (a 30-minute run prints its tables only at the end); stdout stays the report
+                print(f'{m.name}: {clocks[m.name]:.1f} of {budget:g} s, {steps[m.name]} iterations, exploitability '
+                      f'{curves[m.name][-1][2]:.4f}', file=sys.stderr, flush=True)
     return curves
 
 

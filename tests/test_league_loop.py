@@ -310,7 +310,10 @@ def test_bench_league_steps_our_psro_beside_the_peers(capsys):
     ours = ['--ours-steps', '2048', '--ours-envs', '64', '--ours-eval-games', '10',
             '--ours-flags', '--train.minibatch-size 512']
     assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+,psro', '--budget', '2', *ours]) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
+    progress = [line for line in captured.err.splitlines() if line.startswith('psro: ')]
+    assert progress and 'exploitability' in progress[-1]  # a long run says how far it is, on stderr
     rows = {line.split('|')[1].strip(): line for line in out.splitlines() if line.startswith('| psro |')
             or line.startswith('| cfr+ |')}
     assert set(rows) == {'psro', 'cfr+'}
