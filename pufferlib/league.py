@@ -555,6 +555,78 @@ class GameTree:
         tables_b = tables_a if tables_b is None else tables_b
         return 0.5 * (self.seat_payoffs(tables_a, tables_b) - self.seat_payoffs(tables_b, tables_a).T)
 
+    def _sequence_form(self, player: int):
+        """The sequence form of `player`'s strategies, for `least_exploitable`: (E^T [sequences, 1 +
+        information states], M [sequences, histories]). A sequence is the empty one (column 0) or a
+        decision (information state, action); a realization plan y satisfies y(empty) = 1 and, at each of
+        the player's information states I, sum_a y(I, a) = y(parent sequence of I). M maps a history to
+        the player's last sequence on it, so that a realization plan plays history h with weight
+        y(last sequence of h)."""
+        import scipy.sparse as sparse
+        cached = getattr(self, '_sequences', {})
+        if player in cached:
+            return cached[player]
+        sentinel = self.states * self.actions
+        columns, parent = {-1: 0}, {}
+        last = np.zeros(len(self.weights), dtype=np.int64)
+        for h, row in enumerate(self.index[player]):
+            previous = -1
+            for decision in row[row != sentinel].tolist():
+                columns.setdefault(decision, len(columns))
+                parent.setdefault(decision // self.actions, columns[previous])  # perfect recall: one parent
+                previous = decision
+            last[h] = columns[previous]
+        row_of = {state: 1 + k for k, state in enumerate(sorted(parent))}  # row 0: y(empty) = 1
+        rows, cols, values = [0], [0], [1.0]
+        for state, sequence in parent.items():  # +y(parent) in the row of each state
+            rows.append(sequence), cols.append(row_of[state]), values.append(1.0)
+        for decision, sequence in columns.items():  # -y(I, a) in the row of I
+            if decision >= 0:
+                rows.append(sequence), cols.append(row_of[decision // self.actions]), values.append(-1.0)
+        et = sparse.csr_matrix((values, (rows, cols)), shape=(len(columns), 1 + len(parent)))
+        m = sparse.csr_matrix((np.ones(len(last)), (last, np.arange(len(last)))), shape=(len(columns), len(last)))
+        cached[player] = (et, m)
+        self._sequences = cached
+        return et, m
+
+    def least_exploitable(self, tables, weights=None) -> tuple[float, np.ndarray]:
+        """The mixture of `tables` [K, S, A] (each drawn for a whole game, as a meta-strategy is played)
+        that is least exploitable in the whole game, and its exploitability (NashConv / 2); with
+        `weights`, the exploitability of that mixture instead. One linear program: the mixture's reach
+        of every history is linear in its weights, so the best-responding opponent of each seat is an
+        LP over that seat's sequence form (`_sequence_form`), and its dual joins the weights in one
+        minimisation. No meta-solver that mixes these policies can do better than this; PSRO's Nash of
+        the restricted game can be far from it (docs/league.md)."""
+        import scipy.sparse as sparse
+        from scipy.optimize import linprog
+        tables = self.check(tables)
+        k = len(tables)
+        blocks, sizes = [], []
+        for seat in (0, 1):  # the exploiter sits in `seat`, the mixture in the other
+            et, m = self._sequence_form(seat)
+            sign = 1.0 if seat == 0 else -1.0  # self.weights are seat 0's payoffs
+            gains = m @ (sign * self.weights[:, None] * self._reach(tables, 1 - seat).T)  # [sequences, K]
+            blocks.append((sparse.csr_matrix(gains), -et))
+            sizes.append(et.shape[1])
+        # variables: the weights (K), then each exploiter's dual values (one per row of its sequence form)
+        a_ub = sparse.bmat([[blocks[0][0], blocks[0][1], None], [blocks[1][0], None, blocks[1][1]]], format='csr')
+        cost = np.zeros(k + sum(sizes))
+        cost[k] = cost[k + sizes[0]] = 1.0  # each exploiter's value: the dual of y(empty) = 1
+        a_eq = sparse.csr_matrix(np.concatenate([np.ones(k), np.zeros(sum(sizes))])[None])
+        bounds = [(0.0, None)] * k + [(None, None)] * sum(sizes)
+        if weights is not None:
+            weights = np.asarray(weights, dtype=np.float64)
+            if weights.shape != (k,) or (weights < 0).any() or weights.sum() <= 0:
+                raise APIUsageError(f'least_exploitable: need one non-negative weight per table ({k}), got '
+                                    f'{weights.tolist()}')
+            bounds[:k] = [(w, w) for w in weights / weights.sum()]
+        result = linprog(cost, A_ub=a_ub, b_ub=np.zeros(a_ub.shape[0]), A_eq=a_eq, b_eq=[1.0], bounds=bounds,
+                         method='highs')
+        if result.status != 0:
+            raise RuntimeError(f'least_exploitable: the LP failed ({result.message})')
+        mixture = np.clip(result.x[:k], 0.0, None)
+        return float(result.fun) / 2.0, mixture / mixture.sum()
+
     def tabulate(self, probabilities: PolicyFn, masked: bool = True) -> np.ndarray:
         """The table [S, A] of a policy: `probabilities(obs, legal)` on every information state. A policy
         sampled with action masks (`masked`) plays its legal probabilities renormalised; one sampled
@@ -586,6 +658,7 @@ METHODS = ('self_play', 'fsp', 'psro')
 FSP_SAMPLING = ('uniform', 'prioritized')
 RESPONSE_INIT = ('fresh', 'features')
 BACKENDS = ('local', 'ray')
+OUTPUTS = ('meta', 'least_exploitable')
 # What a resumed league may change: how far it goes and where its tasks run, nothing that changes results.
 RESUME_FLAGS = ('--league.iterations', '--league.backend', '--league.ray-address', '--league.ray-cpus')
 
@@ -595,7 +668,7 @@ def leagues_dir() -> str:
     return os.path.join(registry.experiments_dir(), 'leagues')
 
 
-def check_settings(settings: dict) -> None:
+def check_settings(settings: dict, env_name: str | None = None) -> None:
     from pufferlib.arena import LeagueError
     if settings['method'] not in METHODS:
         raise LeagueError(f'league.method must be one of {", ".join(METHODS)}, got {settings["method"]!r}')
@@ -622,6 +695,11 @@ def check_settings(settings: dict) -> None:
                           f'player, in [0, 1] (0: off), got {share}')
     if settings['ray_cpus'] < 0:
         raise LeagueError(f'league.ray_cpus must be >= 0 (0: every core, for a local Ray), got {settings["ray_cpus"]}')
+    if settings['output'] not in OUTPUTS:
+        raise LeagueError(f'league.output must be one of {", ".join(OUTPUTS)}, got {settings["output"]!r}')
+    if settings['output'] == 'least_exploitable' and env_name is not None and env_name not in OPENSPIEL_GAMES:
+        raise LeagueError(f'league.output = "least_exploitable" solves an LP over the whole game, which exists for '
+                          f'{", ".join(OPENSPIEL_GAMES)}, not {env_name}; set --league.output meta')
 
 
 def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = None, root: str | None = None) -> str:
@@ -632,7 +710,7 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
     config = configuration.load(env_name, flags, config_file)
     if 'two_player' in config['env'] and not any(f.replace('_', '-').startswith('--env.two-player') for f in flags):
         config['env']['two_player'] = True
-    check_settings(config['league'])
+    check_settings(config['league'], env_name)
     rollout = config['league']['num_envs'] * config['train']['bptt_horizon']
     if config['train']['minibatch_size'] > rollout:  # else the first response would fail after iteration 0
         raise configuration.ConfigError(
@@ -685,7 +763,7 @@ class League:
                               'its tasks run (--league.backend, --league.ray-address, --league.ray-cpus) may change')
         self.config = configuration.parse_flags(list(flags), config) if flags else config
         self.settings = self.config['league']
-        check_settings(self.settings)
+        check_settings(self.settings, self.env)
         self.ledger = Ledger(os.path.join(path, 'ledger.jsonl'))
 
     @staticmethod
@@ -855,12 +933,20 @@ class League:
 
     def output_weights(self, names, payoffs: PayoffTable) -> np.ndarray:
         """What the league plays: the latest policy (self-play), the average of the snapshots (FSP),
-        the meta-strategy (PSRO)."""
+        the meta-strategy (PSRO), or with league.output = "least_exploitable" the population's least
+        exploitable mixture in the whole game (poker; the responses still train against the meta-strategy).
+        On Leduc the meta-strategy's Nash of the restricted game stayed near 0.2 while its population held
+        mixtures near 0.1 (docs/league.md, "The population holds better mixtures than the meta-strategy")."""
         n = len(names)
         if self.settings['method'] == 'self_play':
             return np.eye(n)[-1]
         if self.settings['method'] == 'fsp':
             return np.full(n, 1.0 / n)
+        if self.settings['output'] == 'least_exploitable':  # poker only (check_output): the whole game's LP
+            from pufferlib.arena import NetworkPlayer
+            tree = game_tree(self.env)
+            return tree.least_exploitable(np.stack([tree.tabulate(NetworkPlayer(k).probabilities)
+                                                    for k in self.networks[:n]]))[1]
         return meta_strategy(payoffs.matrix(fill=0.0), self.settings['meta_solver'])
 
     # ---- the loop ----

@@ -23,6 +23,7 @@ import contextlib
 import io
 import os
 import shlex
+import shutil
 import sys
 import time
 
@@ -202,7 +203,11 @@ def main(argv=None):
                         'its "<!-- bench_league GAME:start -->" and "<!-- bench_league GAME:end -->" lines')
     parser.add_argument('--ours-flags', default='', help='more config flags for our psro (its PPO settings come '
                         'from pufferlib/config/puffer_<game>.toml)')
+    parser.add_argument('--keep-league', metavar='DIR', help='copy our psro\'s league directory to DIR at the end '
+                        '(else it is a temporary one), e.g. for scripts/psro_population_bound.py')
     args = parser.parse_args(argv)
+    if args.keep_league and os.path.exists(args.keep_league):
+        parser.error(f'--keep-league {args.keep_league}: it exists already; name a new directory')
     chosen = [m.strip() for m in args.methods.split(',') if m.strip()]
     unknown = [m for m in chosen if m not in METHODS]
     if unknown:
@@ -222,6 +227,9 @@ def main(argv=None):
     load = os.getloadavg()[0]
     methods = [METHODS[m](game, args) for m in chosen]
     curves = run(methods, budgets, args.eval_growth, args.first_eval, args.clock)
+    for m in methods:
+        if args.keep_league and isinstance(m, OursPSRO):
+            shutil.copytree(m.league.path, args.keep_league)
     text = report(curves, budgets, args.game, args.clock)
     print(text)
     if args.write_doc:

@@ -330,6 +330,52 @@ def test_mixture_exploitability_is_the_best_pure_reply_to_the_mixture():
     assert league.exploitability('puffer_kuhn', averaged) != pytest.approx(brute, abs=1e-3)
 
 
+def test_least_exploitable_mixture_agrees_with_the_referee_and_a_grid_search():
+    """GameTree.least_exploitable's LP: with the weights fixed it gives the referee's exploitability of
+    that mixture; left free, no mixture on a fine grid does better, and the grid's best is close."""
+    tree = league.GameTree('puffer_kuhn')
+    members = np.random.default_rng(5).dirichlet([0.5, 0.5], size=(2, tree.states)) * tree.legal
+    tables = [tree.to_openspiel(m) for m in members]
+    grid = np.linspace(0.0, 1.0, 201)
+    referee = [league.mixture_exploitability('puffer_kuhn', tables, [w, 1 - w]) for w in grid]
+    for w, expected in zip(grid[::40], referee[::40]):
+        assert tree.least_exploitable(members, [w, 1 - w])[0] == pytest.approx(expected, abs=1e-9)
+    best, weights = tree.least_exploitable(members)
+    assert best <= min(referee) + 1e-9 and best >= min(referee) - 0.01
+    assert league.mixture_exploitability('puffer_kuhn', tables, weights) == pytest.approx(best, abs=1e-9)
+
+
+def test_least_exploitable_mixture_finds_the_equilibrium_in_the_population():
+    from open_spiel.python.algorithms import exploitability
+    game, average = cfr_plus('kuhn_poker', 300)
+    tree = league.GameTree('puffer_kuhn')
+    nash = tree.tabulate(league.policy_from_tabular(average))
+    uniform = tree.legal / tree.legal.sum(1, keepdims=True)
+    always_bet = tree.tabulate(lambda o, m: np.tile([0.0, 1.0], (len(o), 1)))
+    value, weights = tree.least_exploitable(np.stack([uniform, nash, always_bet]))
+    assert value == pytest.approx(exploitability.exploitability(game, average), abs=1e-9)
+    assert weights[1] == pytest.approx(1.0, abs=1e-6)
+    with pytest.raises(APIUsageError, match='one non-negative weight per table'):
+        tree.least_exploitable(np.stack([uniform, nash]), [1.0, -1.0])
+    with pytest.raises(APIUsageError, match='a policy table must be'):
+        tree.least_exploitable(np.ones((2, 3, 2)))
+
+
+@pytest.mark.slow
+def test_least_exploitable_on_leduc_matches_the_referee():
+    tree = league.GameTree('puffer_leduc')
+    rng = np.random.default_rng(7)
+    members = rng.dirichlet([0.5] * 3, size=(3, tree.states)) * tree.legal
+    members /= members.sum(2, keepdims=True)
+    weights = np.array([0.2, 0.5, 0.3])
+    tables = [tree.to_openspiel(m) for m in members]
+    fixed = tree.least_exploitable(members, weights)[0]
+    assert fixed == pytest.approx(league.mixture_exploitability('puffer_leduc', tables, weights), abs=1e-9)
+    best, found = tree.least_exploitable(members)
+    assert best <= fixed + 1e-9
+    assert league.mixture_exploitability('puffer_leduc', tables, found) == pytest.approx(best, abs=1e-9)
+
+
 def test_referee_bad_input():
     with pytest.raises(APIUsageError, match="no OpenSpiel referee for 'puffer_pong'"):
         league.exploitability('puffer_pong', league.uniform_policy)

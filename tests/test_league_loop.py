@@ -150,6 +150,26 @@ def test_poker_payoffs_are_exact_expected_values():
     assert both[0, 0] == pytest.approx(0, abs=1e-12)
 
 
+def test_psro_can_output_the_least_exploitable_mixture_of_its_population(tmp_path):
+    """league.output = "least_exploitable": each ledger line's meta-strategy is the population's least
+    exploitable mixture (GameTree's LP), never more exploitable than the Nash of the same payoff table,
+    while the responses still train against that Nash."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '4', '--league.output', 'least_exploitable',
+                                         *TINY], root=str(tmp_path))
+    run = league.League(path)
+    run.run(printer=None)
+    rows = iterations(path)
+    tree = league.game_tree('puffer_kuhn')
+    from pufferlib.arena import NetworkPlayer
+    tables = np.stack([tree.tabulate(NetworkPlayer(n).probabilities) for n in run.networks])
+    payoffs = league.PayoffTable.from_dict(rows[-1]['payoffs'])
+    nash = league.meta_strategy(payoffs.matrix(fill=0.0), 'nash')
+    best, _ = tree.least_exploitable(tables)
+    assert rows[-1]['exploitability'] == pytest.approx(best, abs=1e-6)  # the referee agrees with the LP
+    assert best <= tree.least_exploitable(tables, nash)[0] + 1e-9
+    np.testing.assert_allclose(run.opponent_weights(run.names, payoffs, run.ratings), nash)
+
+
 def test_a_league_killed_mid_iteration_resumes_without_losing_or_repeating_one(tmp_path):
     path = league.create('puffer_kuhn', ['--league.iterations', '8', *TINY], root=str(tmp_path))
     proc = subprocess.Popen([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path, '--quiet'],
@@ -194,6 +214,11 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
     assert cli.main(['league', 'puffer_kuhn', '--league.baseline-share', '0.2']) == 2
     err = capsys.readouterr().err
     assert 'league.baseline_share=0.2: puffer_kuhn has no built-in player' in err and 'Traceback' not in err
+    assert cli.main(['league', 'puffer_kuhn', '--league.output', 'best']) == 2
+    assert "league.output must be one of meta, least_exploitable, got 'best'" in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_connect4', '--league.output', 'least_exploitable']) == 2
+    err = capsys.readouterr().err
+    assert 'not puffer_connect4; set --league.output meta' in err and 'Traceback' not in err
     assert not os.path.exists(os.path.join(tmp_path, 'leagues')) or not os.listdir(os.path.join(tmp_path, 'leagues'))
 
     path = league.create('puffer_kuhn', ['--league.iterations', '2', *TINY], root=str(tmp_path))
@@ -303,13 +328,17 @@ def test_league_vs_scripted_measures_the_top_rated_and_the_latest_policy(tmp_pat
         league_vs_scripted.main([str(tmp_path / 'nothing')])
 
 
-def test_bench_league_steps_our_psro_beside_the_peers(capsys):
-    """scripts/bench_league.py runs our league one iteration per step and reports its curve."""
+def test_bench_league_steps_our_psro_beside_the_peers(capsys, tmp_path):
+    """scripts/bench_league.py runs our league one iteration per step and reports its curve; with
+    --keep-league its league directory stays, for scripts/psro_population_bound.py."""
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
     import bench_league
+    import psro_population_bound
     ours = ['--ours-steps', '2048', '--ours-envs', '64', '--ours-eval-games', '10',
             '--ours-flags', '--train.minibatch-size 512']
-    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+,psro', '--budget', '2', *ours]) == 0
+    kept = str(tmp_path / 'kept')
+    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+,psro', '--budget', '2', *ours,
+                              '--keep-league', kept]) == 0
     captured = capsys.readouterr()
     out = captured.out
     progress = [line for line in captured.err.splitlines() if line.startswith('psro: ')]
@@ -320,6 +349,15 @@ def test_bench_league_steps_our_psro_beside_the_peers(capsys):
     iterations = int(rows['psro'].split('|')[2])
     assert iterations >= 1  # responses trained (the untrained start is not counted)
     assert 0 <= float(rows['psro'].split('|')[3]) <= 2.5  # the referee's value, in Kuhn's range
+    psro_population_bound.main([kept, '--points', '2'])
+    table = [line.split('|')[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith('| ')]
+    last = [float(cell) for cell in table[-1][:4]]
+    assert last[0] == iterations + 1  # every policy of the run, the untrained one included
+    assert last[3] <= last[2] + 1e-9  # the best mixture is never worse than the league's output
+    # the last output, priced by the LP, is what the bench's referee measured
+    assert last[2] == pytest.approx(float(rows['psro'].split('|')[3]), abs=1e-3)
+    with pytest.raises(SystemExit):  # it exists now: never overwritten
+        bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--keep-league', kept])
 
 
 def test_bench_league_takes_per_method_budgets_a_cpu_clock_and_writes_its_doc_block(capsys, tmp_path):
