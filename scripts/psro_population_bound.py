@@ -20,6 +20,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument('league_dir')
     parser.add_argument('--points', type=int, default=8, help='ledger points to measure (the last one always)')
+    parser.add_argument('--at', default='', help='or these population sizes, comma-separated (e.g. the iterations '
+                        'bench_league.py printed at its measurements)')
     args = parser.parse_args(argv)
     run = league.League(args.league_dir)
     if run.env not in league.OPENSPIEL_GAMES:
@@ -35,6 +37,13 @@ def main(argv=None):
     finally:
         arena.close()
     points = sorted({int(k) for k in np.linspace(1, len(records), min(args.points, len(records)))})
+    if args.at:
+        try:
+            points = sorted({int(k) for k in args.at.split(',')})
+        except ValueError:
+            raise SystemExit(f'--at {args.at!r}: give population sizes, e.g. --at 50,100') from None
+        if points[0] < 1 or points[-1] > len(records):
+            raise SystemExit(f'--at {args.at!r}: the ledger has populations of 1 to {len(records)} policies')
     print(f'{run.env}, {len(records)} policies; exploitability (NashConv / 2) of the output and of the population\'s '
           f'least exploitable mixture')
     print('| policies | league seconds | output | least exploitable mixture | its support |')

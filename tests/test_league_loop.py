@@ -356,6 +356,11 @@ def test_bench_league_steps_our_psro_beside_the_peers(capsys, tmp_path):
     assert last[3] <= last[2] + 1e-9  # the best mixture is never worse than the league's output
     # the last output, priced by the LP, is what the bench's referee measured
     assert last[2] == pytest.approx(float(rows['psro'].split('|')[3]), abs=1e-3)
+    psro_population_bound.main([kept, '--at', '1,2'])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith('| ') and line[2].isdigit()]
+    assert [int(row.split('|')[1]) for row in rows] == [1, 2]
+    with pytest.raises(SystemExit, match='populations of 1 to'):
+        psro_population_bound.main([kept, '--at', f'{iterations + 5}'])
     with pytest.raises(SystemExit):  # it exists now: never overwritten
         bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--keep-league', kept])
 
