@@ -668,7 +668,7 @@ def leagues_dir() -> str:
     return os.path.join(registry.experiments_dir(), 'leagues')
 
 
-def check_settings(settings: dict, env_name: str | None = None) -> None:
+def check_settings(settings: dict, env_name: str) -> None:
     from pufferlib.arena import LeagueError
     if settings['method'] not in METHODS:
         raise LeagueError(f'league.method must be one of {", ".join(METHODS)}, got {settings["method"]!r}')
@@ -697,7 +697,7 @@ def check_settings(settings: dict, env_name: str | None = None) -> None:
         raise LeagueError(f'league.ray_cpus must be >= 0 (0: every core, for a local Ray), got {settings["ray_cpus"]}')
     if settings['output'] not in OUTPUTS:
         raise LeagueError(f'league.output must be one of {", ".join(OUTPUTS)}, got {settings["output"]!r}')
-    if settings['output'] == 'least_exploitable' and env_name is not None and env_name not in OPENSPIEL_GAMES:
+    if settings['output'] == 'least_exploitable' and env_name not in OPENSPIEL_GAMES:
         raise LeagueError(f'league.output = "least_exploitable" solves an LP over the whole game, which exists for '
                           f'{", ".join(OPENSPIEL_GAMES)}, not {env_name}; set --league.output meta')
 
@@ -873,7 +873,6 @@ class League:
         policy, itself included, each its own task with its own seed, so a pair's result is the same on
         every backend: they fill the payoff table's new row and rate the games. The poker envs' payoffs
         are exact (GameTree) instead of sampled, so the meta-solver sees no noise."""
-        from pufferlib.arena import NetworkPlayer
         names, networks, iteration = self.names, self.networks, len(self.names) - 1
         me = self.backend.share(new_name, networks[-1])
         tasks = [Task(f'match {new_name} vs {name}', match_task,
@@ -883,9 +882,8 @@ class League:
         matches = self.backend.run(iteration, tasks)
         exact = None
         if self.env in OPENSPIEL_GAMES:
-            tree = game_tree(self.env)
-            tables = np.stack([tree.tabulate(NetworkPlayer(n).probabilities) for n in networks])
-            exact = tree.payoffs(tables[-1:], tables)[0]
+            tables = self.policy_tables()
+            exact = game_tree(self.env).payoffs(tables[-1:], tables)[0]
         rng = np.random.default_rng(self.settings['seed'] + len(names))
         for k, (name, result) in enumerate(zip(names, matches)):
             played = int(result['games'][0])
@@ -899,6 +897,14 @@ class League:
             wins, draws = int(result['wins'][0]), int(result['draws'][0])
             outcomes = np.array([1.0] * wins + [0.0] * draws + [-1.0] * (played - wins - draws))
             ratings.record_results(new_name, name, rng.permutation(outcomes)[:64])
+
+    def policy_tables(self) -> np.ndarray:
+        """[K, S, A]: every pool policy tabulated on the poker game's information states, each once (pool
+        policies are frozen), for the exact payoffs and the least exploitable output."""
+        from pufferlib.arena import NetworkPlayer
+        tree = game_tree(self.env)
+        self.tables += [tree.tabulate(NetworkPlayer(n).probabilities) for n in self.networks[len(self.tables):]]
+        return np.stack(self.tables)
 
     def versus_scripted(self, name, network, ratings: Ratings) -> dict | None:
         """Win rate from each seat against the env's built-in scripted opponent (its one-row mode,
@@ -942,11 +948,8 @@ class League:
             return np.eye(n)[-1]
         if self.settings['method'] == 'fsp':
             return np.full(n, 1.0 / n)
-        if self.settings['output'] == 'least_exploitable':  # poker only (check_output): the whole game's LP
-            from pufferlib.arena import NetworkPlayer
-            tree = game_tree(self.env)
-            return tree.least_exploitable(np.stack([tree.tabulate(NetworkPlayer(k).probabilities)
-                                                    for k in self.networks[:n]]))[1]
+        if self.settings['output'] == 'least_exploitable':  # poker only (check_settings): the whole game's LP
+            return game_tree(self.env).least_exploitable(self.policy_tables()[:n])[1]
         return meta_strategy(payoffs.matrix(fill=0.0), self.settings['meta_solver'])
 
     # ---- the loop ----
@@ -974,6 +977,7 @@ class League:
         self.arena = self.open_env(self.env, self.config, 1)  # the spaces the networks are made for
         try:
             self.networks = [self.load_policy(name, self.arena) for name in self.names]
+            self.tables = []  # their poker tables, made as they are needed (policy_tables)
             self.backend = (RayBackend(self.path, self.settings) if self.settings['backend'] == 'ray'
                             else LocalBackend(self.env, self.config))
         except BaseException:
