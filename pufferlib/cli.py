@@ -3,7 +3,7 @@ import argparse
 import sys
 
 import pufferlib
-from pufferlib import registry
+from pufferlib import registry, rundir
 
 
 def _add_experiment_parser(commands, name, func, epilog, *, help, env_help, folder, where, report, quiet):
@@ -74,7 +74,7 @@ def cmd_train(args, flags):
         flags = [*flags, '--train.profile', 'true']
     config = None
     if args.resume:
-        registry.find_run(args.resume, args.env)  # a missing run fails here, before torch loads
+        rundir.find_run(args.resume, args.env)  # a missing run fails here, before torch loads
     else:
         # Unknown names, keys, types and env options fail here, with suggestions, before any set-up.
         config = configuration.load(args.env, flags, config_file=args.config)

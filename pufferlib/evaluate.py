@@ -8,15 +8,15 @@ import torch
 
 import pufferlib
 from pufferlib import config as configuration
-from pufferlib import registry
+from pufferlib import registry, rundir
 from pufferlib import trainer as training
 from pufferlib.models import mask_logits, sample_logits
 
 
 def _resolve_checkpoint(env_name, checkpoint):
-    """A checkpoint file from a file, a run directory, or `latest` (pufferlib.registry.latest_run of this env)."""
+    """A checkpoint file from a file, a run directory, or `latest` (pufferlib.rundir.latest_run of this env)."""
     if checkpoint == 'latest':
-        checkpoint = registry.latest_run(env_name)
+        checkpoint = rundir.latest_run(env_name)
     if os.path.isdir(checkpoint):
         path = training.latest_checkpoint(checkpoint)
         if path is None:

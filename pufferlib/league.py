@@ -37,6 +37,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from pufferlib import rundir
+from pufferlib.backend import LocalBackend, RayBackend
 from pufferlib.pufferenv import APIUsageError
 
 LEAGUE_INSTALL = 'pip install "pufferlib[league]"'
@@ -664,8 +666,7 @@ RESUME_FLAGS = ('--league.iterations', '--league.backend', '--league.ray-address
 
 
 def leagues_dir() -> str:
-    from pufferlib import registry
-    return os.path.join(registry.experiments_dir(), 'leagues')
+    return os.path.join(rundir.experiments_dir(), 'leagues')
 
 
 def check_settings(settings: dict, env_name: str) -> None:
@@ -706,7 +707,6 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
     """A new league directory with its resolved config (league.toml); returns its path. An env that
     has a `two_player` option gets it on unless a flag says otherwise."""
     from pufferlib import config as configuration
-    from pufferlib.trainer import atomic_write
     config = configuration.load(env_name, flags, config_file)
     if 'two_player' in config['env'] and not any(f.replace('_', '-').startswith('--env.two-player') for f in flags):
         config['env']['two_player'] = True
@@ -726,11 +726,9 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
     if config['league']['backend'] == 'ray':  # an unreachable cluster too
         from pufferlib import cluster
         cluster.check(config['league']['ray_address'] or None, config['league']['ray_cpus'] or None, RAY_WHO)
-    from pufferlib import registry
-    path = registry.new_directory(root or leagues_dir(), f'{env_name}-{config["league"]["method"]}')
-    os.makedirs(os.path.join(path, 'policies'))
+    path = rundir.new_directory(root or leagues_dir(), f'{env_name}-{config["league"]["method"]}', ['policies'])
     text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
-    atomic_write(os.path.join(path, 'league.toml'), lambda f: f.write(text.encode()))
+    rundir.write_text(os.path.join(path, 'league.toml'), text)
     return path
 
 
@@ -748,7 +746,6 @@ class League:
     def __init__(self, path: str, flags: Sequence[str] = ()):
         from pufferlib import config as configuration
         from pufferlib.arena import LeagueError
-        from pufferlib.sweep import Ledger
         toml_path = os.path.join(path, 'league.toml')
         if not os.path.exists(toml_path):
             raise LeagueError(f'{path} is not a league directory (no league.toml); leagues live in {leagues_dir()}')
@@ -764,7 +761,8 @@ class League:
         self.config = configuration.parse_flags(list(flags), config) if flags else config
         self.settings = self.config['league']
         check_settings(self.settings, self.env)
-        self.ledger = Ledger(os.path.join(path, 'ledger.jsonl'))
+        self.ledger = rundir.Ledger(os.path.join(path, 'ledger.jsonl'), LeagueError)
+        self.lock: rundir.DirLock | None = None
 
     @staticmethod
     def open_env(env_name: str, config: dict, games: int):
@@ -795,9 +793,8 @@ class League:
     def save_policy(self, name: str, network) -> None:
         import torch
 
-        from pufferlib.trainer import atomic_write
         state = {'policy': network.state_dict(), 'name': name, 'env': self.env}
-        atomic_write(self.policy_path(name), lambda f: torch.save(state, f))
+        rundir.atomic_write(self.policy_path(name), lambda f: torch.save(state, f))
 
     def load_policy(self, name: str, arena):
         import torch
@@ -842,7 +839,7 @@ class League:
 
         from pufferlib.arena import LeagueError
         if self.settings['method'] != 'psro':
-            return self.backend.share(self.names[-1], self.networks[-1])
+            return self.tasks.share(self.names[-1], self.networks[-1])
         torch.manual_seed(self.settings['seed'] + iteration)
         start = policy_state(self.new_network(self.arena))
         if self.settings['response_init'] == 'features' and iteration > 1:  # p000 is untrained: nothing to keep
@@ -860,10 +857,10 @@ class League:
         iteration = len(self.names)
         start = self.response_start(iteration)
         keep = np.flatnonzero(weights > 0)
-        pool = [self.backend.share(self.names[k], self.networks[k]) for k in keep]
+        pool = [self.tasks.share(self.names[k], self.networks[k]) for k in keep]
         task = Task(f'response {name}', response_task,
                     (self.env, self.config, iteration, weights[keep].tolist(), start, *pool), self.settings['num_envs'])
-        [(state, stats)] = self.backend.run(iteration, [task])
+        [(state, stats)] = self.tasks.run(iteration, [task])
         network = self.new_network(self.arena)
         network.load_state_dict(state)
         return network, stats
@@ -874,12 +871,12 @@ class League:
         every backend: they fill the payoff table's new row and rate the games. The poker envs' payoffs
         are exact (GameTree) instead of sampled, so the meta-solver sees no noise."""
         names, networks, iteration = self.names, self.networks, len(self.names) - 1
-        me = self.backend.share(new_name, networks[-1])
+        me = self.tasks.share(new_name, networks[-1])
         tasks = [Task(f'match {new_name} vs {name}', match_task,
                       (self.env, self.config, match_seed(self.settings['seed'], iteration, k), me,
-                       self.backend.share(name, network)), eval_envs(self.settings))
+                       self.tasks.share(name, network)), eval_envs(self.settings))
                  for k, (name, network) in enumerate(zip(names, networks))]
-        matches = self.backend.run(iteration, tasks)
+        matches = self.tasks.run(iteration, tasks)
         exact = None
         if self.env in OPENSPIEL_GAMES:
             tables = self.policy_tables()
@@ -914,8 +911,8 @@ class League:
                 or 'seat' not in self.config['env']:
             return None
         task = Task(f'scripted games of {name}', scripted_task,
-                    (self.env, self.config, self.settings['seed'], self.backend.share(name, network)), 1)
-        [outcomes] = self.backend.run(len(self.names) - 1, [task])
+                    (self.env, self.config, self.settings['seed'], self.tasks.share(name, network)), 1)
+        [outcomes] = self.tasks.run(len(self.names) - 1, [task])
         if 'scripted' not in ratings:
             ratings.add('scripted', baseline=True)
         rates = {}
@@ -966,7 +963,17 @@ class League:
 
     def open(self) -> None:
         """Load the last finished iteration's state and every pool policy (a corrupt one fails here,
-        before anything is written), and connect the backend that runs the tasks."""
+        before anything is written), and connect the backend that runs the tasks. The league's lock is
+        taken first: a second driver would append to the same ledger."""
+        from pufferlib.arena import LeagueError
+        self.lock = rundir.claim(self.path, 'league', LeagueError)
+        try:
+            self._open()
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self) -> None:
         import torch
         records, self.names, self.payoffs, self.ratings = self.state()
         # The arena steps its games in this process, between the policies' calls, and the networks are
@@ -978,8 +985,7 @@ class League:
         try:
             self.networks = [self.load_policy(name, self.arena) for name in self.names]
             self.tables = []  # their poker tables, made as they are needed (policy_tables)
-            self.backend = (RayBackend(self.path, self.settings) if self.settings['backend'] == 'ray'
-                            else LocalBackend(self.env, self.config))
+            self.tasks = TaskRunner(open_backend(self.settings), self.env, self.config, self.path)
         except BaseException:
             self.arena.close()
             raise
@@ -1019,15 +1025,19 @@ class League:
         return record
 
     def close(self) -> None:
-        self.arena.close()
-        self.backend.close()
+        try:
+            self.arena.close()
+            self.tasks.close()
+        finally:
+            if self.lock is not None:
+                self.lock.release()
 
     def run(self, printer: Callable[[str], None] | None = print) -> dict:
         """Iterate until the population has league.iterations policies."""
         self.open()
         try:
             if printer is not None and self.settings['backend'] == 'ray':
-                printer(f'tasks run on Ray: {self.backend.describe()}')
+                printer(f'tasks run on Ray: {self.tasks.backend.describe()}')
             while len(self.names) < self.settings['iterations']:
                 record = self.iterate()
                 if printer is not None:
@@ -1046,11 +1056,8 @@ class League:
         return {'path': self.path, 'iterations': len(self.names), 'leaderboard': self.ratings.format_leaderboard()}
 
     def write_views(self, payoffs: PayoffTable, ratings: Ratings) -> None:
-        from pufferlib.trainer import atomic_write
-        text = json.dumps(payoffs.to_dict())
-        atomic_write(os.path.join(self.path, 'payoffs.json'), lambda f: f.write(text.encode()))
-        board = ratings.format_leaderboard() + '\n'
-        atomic_write(os.path.join(self.path, 'leaderboard.txt'), lambda f: f.write(board.encode()))
+        rundir.write_text(os.path.join(self.path, 'payoffs.json'), json.dumps(payoffs.to_dict()))
+        rundir.write_text(os.path.join(self.path, 'leaderboard.txt'), ratings.format_leaderboard() + '\n')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1233,76 +1240,53 @@ def scripted_task(env_name: str, config: dict, seed: int, player: dict, arena=No
     return outcomes
 
 
-class LocalBackend:
-    """Tasks run here, one after another, in arenas kept open between iterations."""
-
-    def __init__(self, env_name: str, config: dict):
-        self.env, self.config = env_name, config
-        self.arenas: dict[int, object] = {}
-        self.states: dict[str, dict] = {}
-
-    def share(self, name: str, network) -> dict:
-        if name not in self.states:
-            self.states[name] = policy_state(network)
-        return self.states[name]
-
-    def run(self, iteration: int, tasks: list[Task]) -> list:
-        results = []
-        for task in tasks:
-            if task.games not in self.arenas:
-                self.arenas[task.games] = League.open_env(self.env, self.config, task.games)
-            results.append(task.fn(*task.args, arena=self.arenas[task.games]))
-        return results
-
-    def close(self) -> None:
-        for arena in self.arenas.values():
-            arena.close()
-        self.arenas.clear()
+def open_backend(settings: dict) -> LocalBackend | RayBackend:
+    """Where the league's tasks run (league.backend): here, or Ray tasks at league.ray_address."""
+    if settings['backend'] == 'ray':
+        return RayBackend(settings['ray_address'] or None, settings['ray_cpus'] or None, RAY_WHO)
+    return LocalBackend()
 
 
-class RayBackend:
-    """Tasks as Ray tasks (one CPU each, no retries) on the cluster at league.ray_address, RAY_ADDRESS
-    or a local Ray (pufferlib/cluster.py); policies go into Ray's object store once each. A task that
-    fails or whose worker dies is one LeagueError naming it and the iteration: the iteration is not
-    written, so nothing finished is lost and --resume redoes it."""
+class TaskRunner:
+    """A league's tasks on a backend (pufferlib/backend.py). Local tasks borrow arenas kept open between
+    iterations; pool policies go to tasks once each (into Ray's object store on Ray)."""
 
-    def __init__(self, path: str, settings: dict):
-        from pufferlib import cluster
-        self.path = path
-        self.ray, self.started = cluster.connect(settings['ray_address'] or None, settings['ray_cpus'] or None,
-                                                 RAY_WHO)
-        self.remote: dict[Callable, object] = {}
-        self.refs: dict[str, object] = {}
+    def __init__(self, backend: LocalBackend | RayBackend, env_name: str, config: dict, path: str):
+        self.backend, self.env, self.config, self.path = backend, env_name, config, path
+        self.shared: dict[str, object] = {}  # policy name -> its state as tasks receive it
+        self.arenas: dict[int, object] = {}  # games -> an arena lent to local tasks
 
-    def describe(self) -> str:
-        resources = self.ray.cluster_resources()
-        nodes = sum(1 for node in self.ray.nodes() if node.get('Alive'))
-        return f'{nodes} node(s), {resources.get("CPU", 0):g} CPUs'
-
-    def share(self, name: str, network):
-        if name not in self.refs:
-            self.refs[name] = self.ray.put(policy_state(network))
-        return self.refs[name]
+    def share(self, name: str, network) -> object:
+        if name not in self.shared:
+            self.shared[name] = self.backend.put(policy_state(network))
+        return self.shared[name]
 
     def run(self, iteration: int, tasks: list[Task]) -> list:
+        """The tasks' results in order. A task the backend failed (its Ray worker died, it raised there)
+        is one LeagueError naming it: the iteration is not written, so nothing finished is lost."""
         from pufferlib.arena import LeagueError
-        ray = self.ray
-        refs = []
+        futures = []
         for task in tasks:
-            if task.fn not in self.remote:
-                self.remote[task.fn] = ray.remote(num_cpus=1, max_retries=0)(task.fn)
-            refs.append(self.remote[task.fn].remote(*task.args))
-        # When a task fails, the iteration's other tasks are left to finish and their results dropped,
+            lend = {}
+            if isinstance(self.backend, LocalBackend):
+                if task.games not in self.arenas:
+                    self.arenas[task.games] = League.open_env(self.env, self.config, task.games)
+                lend = {'arena': self.arenas[task.games]}
+            futures.append(self.backend.submit(task.fn, *task.args, **lend))
+            if futures[-1].done() and futures[-1].exception() is not None:
+                break  # a local task failed: the ones after it would be wasted work
+        # When a Ray task fails, the iteration's other tasks are left to finish and their results dropped,
         # not cancelled: the failed task frees its CPU, Ray dispatches the next queued one at that very
         # moment, and a cancel crossing that dispatch aborts Ray 2.60's driver (cluster.cancel_unfinished
         # says how). Ray stops them when the driver exits; close() shuts down a Ray we started.
         results = []
-        for task, ref in zip(tasks, refs):
+        for task, future in zip(tasks, futures):
             try:
-                results.append(ray.get(ref))
-            except ray.exceptions.RayError as e:
-                cause = getattr(e, 'cause', None) or e
-                reason = f'{type(cause).__name__}: {(str(cause).strip().splitlines() or [""])[-1][:300]}'
+                results.append(future.result())
+            except Exception as e:
+                reason = self.backend.remote_failure(e)
+                if reason is None:
+                    raise
                 raise LeagueError(
                     f'league iteration {iteration}: the Ray task {task.label!r} failed ({reason}). Nothing in '
                     f'{self.path} was lost: the ledger keeps the {iteration} finished iteration(s) and their '
@@ -1310,9 +1294,10 @@ class RayBackend:
         return results
 
     def close(self) -> None:
-        self.refs.clear()
-        if self.started:
-            self.ray.shutdown()
+        for arena in self.arenas.values():
+            arena.close()
+        self.arenas.clear()
+        self.backend.close()
 
 
 def report(path: str, printer: Callable[[str], None] | None = print) -> list[str]:

@@ -16,6 +16,8 @@ import time
 
 import torch
 
+from pufferlib import rundir
+
 # In the order an epoch runs them; `other` is the remainder.
 PHASES = ('env', 'copy', 'rollout_forward', 'advantage', 'update_forward', 'backward', 'optimizer', 'stats',
           'checkpoint', 'logging', 'other')
@@ -96,10 +98,7 @@ class Profile:
         loop_s: the training loop's wall time by its own clock, which the phases should add up to."""
         summary = self.summary(loop_s, {'env': env_name})
         path = os.path.join(run_dir, 'profile.json')
-        tmp = f'{path}.tmp-{os.getpid()}'
-        with open(tmp, 'w') as f:
-            json.dump(summary, f, indent=1)
-        os.replace(tmp, path)
+        rundir.write_text(path, json.dumps(summary, indent=1))
         if not quiet:
             from rich.console import Console
             Console().print(table(summary))

@@ -1,5 +1,6 @@
 """The one registry: every environment name `puffer` accepts -> its family, maker, config layers,
-scripted policies and option specs; and the one meaning of "latest run".
+scripted policies and option specs. (Finding runs, "latest" included, is the run layer's:
+pufferlib/rundir.py.)
 
 Names, tried in this order:
 - Ocean: `puffer_<name>` for every folder `ocean/<name>/` with a spec.toml (found by scanning);
@@ -11,25 +12,15 @@ Names, tried in this order:
     entry = pufferlib.registry.lookup('puffer_pong')   # unknown names raise, with close matches
     entry.family, entry.config_layers(), entry.option_defaults(), entry.scripted_policies()
     env = entry.make(num_envs=8, seed=0)               # what pufferlib.make(name, ...) does
-
-"latest" (`puffer train --resume latest`, `puffer eval ENV --checkpoint latest`) means, everywhere:
-the run directory under the experiments folder (`$PUFFER_EXPERIMENTS`, default `./experiments`) that
-was written to most recently (its newest checkpoint, else its config.toml), among the runs of the
-named env when an env is named. `latest_run` implements it.
 """
 import difflib
 import os
 import re
-import tomllib
 from dataclasses import dataclass
 
 from pufferlib.pufferenv import APIUsageError, PufferEnv, PufferError
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')
-
-
-class RunNotFoundError(PufferError, FileNotFoundError):
-    """No run directory matches `latest`, a run id or a path."""
 
 
 @dataclass(frozen=True)
@@ -164,78 +155,3 @@ def names(family: str | None = None) -> list[str]:
 def families() -> list[str]:
     from pufferlib import environments
     return ['ocean', *environments.FAMILIES, 'gymnasium']
-
-
-# ---------------------------------------------------------------------------------------------
-# Run directories: "latest"
-# ---------------------------------------------------------------------------------------------
-
-def experiments_dir() -> str:
-    """$PUFFER_EXPERIMENTS, default ./experiments; a folder (made on first use), never a file."""
-    path = os.environ.get('PUFFER_EXPERIMENTS', os.path.join(os.getcwd(), 'experiments'))
-    if os.path.exists(path) and not os.path.isdir(path):
-        where = 'PUFFER_EXPERIMENTS' if 'PUFFER_EXPERIMENTS' in os.environ else 'the experiments folder'
-        raise APIUsageError(f'{where} is {path}, which is a file, not a folder: point PUFFER_EXPERIMENTS at a '
-                            'folder (it is created if missing)')
-    return path
-
-
-def new_directory(root: str, name: str) -> str:
-    """Create and return root/<name>-<date>-<time>; several started in the same second get -2, -3, ..."""
-    import datetime
-    os.makedirs(root, exist_ok=True)
-    base = os.path.join(root, f'{name}-{datetime.datetime.now():%Y%m%d-%H%M%S}')
-    path, n = base, 1
-    while True:
-        try:
-            os.makedirs(path)
-            return path
-        except FileExistsError:
-            n += 1
-            path = f'{base}-{n}'
-
-
-def run_env(run_dir: str) -> str | None:
-    """The env a run directory trained on (from its config.toml), or None if it has no readable config."""
-    try:
-        with open(os.path.join(run_dir, 'config.toml'), 'rb') as f:
-            return tomllib.load(f).get('_meta', {}).get('env')
-    except (OSError, tomllib.TOMLDecodeError):
-        return None
-
-
-def last_written(run_dir: str) -> float:
-    """When a run last wrote something that matters: its newest checkpoint, else its config.toml."""
-    folder = os.path.join(run_dir, 'checkpoints')
-    times = [os.path.getmtime(os.path.join(run_dir, 'config.toml'))]
-    if os.path.isdir(folder):
-        times += [os.path.getmtime(os.path.join(folder, n)) for n in os.listdir(folder) if n.endswith('.pt')]
-    return max(times)
-
-
-def latest_run(env: str | None = None, root: str | None = None) -> str:
-    """The run that "latest" names (see the module docstring), or a RunNotFoundError that says what to do."""
-    root = root or experiments_dir()
-    runs = [os.path.join(root, d) for d in sorted(os.listdir(root))] if os.path.isdir(root) else []
-    runs = [r for r in runs if os.path.isfile(os.path.join(r, 'config.toml'))]
-    if env is not None:
-        runs = [r for r in runs if run_env(r) == env]
-    if not runs:
-        what = f'runs of {env}' if env else 'runs'
-        raise RunNotFoundError(f'"latest": no {what} in {root}; start one with `puffer train {env or "ENV"}`')
-    return max(runs, key=last_written)
-
-
-def find_run(run: str, env: str | None = None) -> str:
-    """A run directory from `latest`, a run id (a folder name under the experiments folder) or a path."""
-    if run == 'latest':
-        return latest_run(env)
-    for path in (run, os.path.join(experiments_dir(), run)):
-        if os.path.isfile(os.path.join(path, 'config.toml')):
-            trained = run_env(path)
-            if env is not None and trained is not None and trained != env:
-                raise RunNotFoundError(f'{path} is a run of {trained}, not {env}: resume it with `puffer train '
-                                       f'--resume {run}` (no env name), or name a run of {env}')
-            return path
-    raise RunNotFoundError(f'{run!r} is not a run directory (no config.toml there or in {experiments_dir()}); '
-                           'pass latest, a run id from experiments/, or a run directory')

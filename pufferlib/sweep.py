@@ -44,9 +44,9 @@ import traceback
 import numpy as np
 
 import pufferlib
-from pufferlib import cluster
+from pufferlib.backend import LocalBackend, RayBackend
 from pufferlib import config as configuration
-from pufferlib import registry
+from pufferlib import rundir
 from pufferlib.config import ConfigError
 
 METHODS = ('protein', 'random', 'pareto_genetic', 'optuna')
@@ -524,7 +524,7 @@ def make_method(name, space, seed=0):
 # 3. The ledger
 # ---------------------------------------------------------------------------------------------
 
-class Ledger:
+class Ledger(rundir.Ledger):
     """trials.jsonl: one JSON record a line, appended and fsync'd, written by the driver only.
 
     Records: `session` (a run of the driver began), `start` (trial k, attempt a, its values and run
@@ -534,42 +534,7 @@ class Ledger:
     """
 
     def __init__(self, path):
-        self.path = path
-
-    def read(self):
-        if not os.path.exists(self.path):
-            return []
-        with open(self.path, 'rb') as f:
-            lines = f.read().split(b'\n')
-        records = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                records.append(json.loads(line))
-            except ValueError:
-                if number == len(lines):  # the torn last line of a killed write
-                    break
-                raise SweepError(f'{self.path} line {number} is not a JSON record; the ledger was edited or '
-                                 'damaged. Fix or delete that line, then resume') from None
-        return records
-
-    def repair(self):
-        """Cut a torn last line, so the next record starts on a line of its own."""
-        if not os.path.exists(self.path):
-            return
-        with open(self.path, 'rb+') as f:
-            data = f.read()
-            if data and not data.endswith(b'\n'):
-                f.truncate(data.rfind(b'\n') + 1)
-                f.flush()
-                os.fsync(f.fileno())
-
-    def append(self, record):
-        with open(self.path, 'a') as f:
-            f.write(json.dumps(record) + '\n')
-            f.flush()
-            os.fsync(f.fileno())
+        super().__init__(path, SweepError)
 
 
 def trials_of(records):
@@ -618,24 +583,6 @@ LOSS_KEYS = ('policy_loss', 'value_loss', 'entropy', 'approx_kl')
 AUTO_METRICS = ('env/score', 'env/perf', 'env/episode_return')
 _running = {}                 # trial process pid -> Popen, so Ctrl-C can stop them
 _running_lock = threading.Lock()
-
-
-def _write_text(path, text):
-    """Through a temporary file and a rename: a kill never leaves half a file."""
-    tmp = f'{path}.tmp-{os.getpid()}'
-    with open(tmp, 'w') as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _read_json(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def read_rows(run_dir):
@@ -691,7 +638,7 @@ def run_trial(spec):
     """Run one trial in a subprocess and read its curve back; never raises for a bad trial."""
     run_dir = spec['run_dir']
     os.makedirs(os.path.join(run_dir, 'checkpoints'), exist_ok=True)
-    _write_text(os.path.join(run_dir, 'trial.json'), json.dumps(spec, indent=1))
+    rundir.write_text(os.path.join(run_dir, 'trial.json'), json.dumps(spec, indent=1))
     env = dict(os.environ, PYTHONUNBUFFERED='1')
     if spec.get('cpus'):
         env['PUFFER_TRIAL_CPUS'] = ','.join(str(c) for c in spec['cpus'])
@@ -715,7 +662,7 @@ def run_trial(spec):
         finally:
             with _running_lock:
                 _running.pop(proc.pid, None)
-    outcome = _read_json(os.path.join(run_dir, 'result.json')) or {}
+    outcome = rundir.read_json(os.path.join(run_dir, 'result.json')) or {}
     rows = read_rows(run_dir)
     metric = pick_metric(rows, spec['metric'])
     curve = downsample(rows, metric, spec['cost'])
@@ -773,7 +720,7 @@ def _die_with_parent():
 def _trial_main(run_dir):
     """The trial subprocess: train with the spec's config, stop on a NaN loss or the time limit."""
     _die_with_parent()
-    spec = _read_json(os.path.join(run_dir, 'trial.json'))
+    spec = rundir.read_json(os.path.join(run_dir, 'trial.json'))
     cpus = os.environ.get('PUFFER_TRIAL_CPUS')
     import torch
     if cpus:
@@ -805,7 +752,7 @@ def _trial_main(run_dir):
         if re.search(r'\b(nan|inf|non-finite|not finite)\b', message, re.IGNORECASE):  # e.g. NaN probabilities
             message = f'diverged ({message})'
         outcome['error'] = message
-    _write_text(os.path.join(run_dir, 'result.json'), json.dumps(outcome))
+    rundir.write_text(os.path.join(run_dir, 'result.json'), json.dumps(outcome))
     return 0 if outcome['error'] is None else 1
 
 
@@ -814,16 +761,15 @@ def _trial_main(run_dir):
 # ---------------------------------------------------------------------------------------------
 
 def sweeps_dir():
-    return os.path.join(registry.experiments_dir(), 'sweeps')
+    return os.path.join(rundir.experiments_dir(), 'sweeps')
 
 
 def create(env_name, flags=(), config_file=None, root=None):
     """A new sweep directory with its resolved config and space in sweep.toml; returns its path."""
     config, _ = resolve(env_name, flags, config_file)
-    from pufferlib import registry
-    path = registry.new_directory(root or sweeps_dir(), env_name)
+    path = rundir.new_directory(root or sweeps_dir(), env_name)
     meta = {'_meta': {'env': env_name, 'created': datetime.datetime.now().isoformat(timespec='seconds')}}
-    _write_text(os.path.join(path, 'sweep.toml'), configuration.to_toml({**meta, **config}))
+    rundir.write_text(os.path.join(path, 'sweep.toml'), configuration.to_toml({**meta, **config}))
     return path
 
 
@@ -929,44 +875,6 @@ def _slots(parallel):
     return slots
 
 
-class LocalBackend:
-    def __init__(self, parallel):
-        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=parallel, thread_name_prefix='trial')
-
-    def submit(self, spec):
-        return self.pool.submit(run_trial, spec)
-
-    def stop(self, futures):
-        stop_trials()
-
-    def close(self):
-        self.pool.shutdown(wait=False, cancel_futures=True)
-
-
-class RayBackend:
-    """Trials as Ray tasks on the cluster at RAY_ADDRESS (or a local Ray); results come back here."""
-
-    def __init__(self, parallel):
-        self.ray, _ = cluster.connect(who='sweep.backend = "ray"')  # RAY_ADDRESS, else a local Ray
-        ray = self.ray
-        gpus = ray.cluster_resources().get('GPU', 0)
-        self.task = ray.remote(num_cpus=1, num_gpus=1 if gpus >= 1 else 0, max_retries=0)(run_trial)
-        self.refs = {}
-
-    def submit(self, spec):
-        spec = dict(spec, cpus=None, gpu=None)  # Ray places the task and sets CUDA_VISIBLE_DEVICES
-        ref = self.task.remote(spec)
-        future = ref.future()
-        self.refs[future] = ref
-        return future
-
-    def stop(self, futures):
-        cluster.cancel_unfinished(self.ray, [self.refs.pop(f) for f in futures if f in self.refs])
-
-    def close(self):
-        self.refs.clear()
-
-
 def run(path, flags=(), quiet=False, printer=None):
     """Run (or resume) the sweep in `path` until max_trials or max_hours; returns a summary dict.
 
@@ -975,7 +883,9 @@ def run(path, flags=(), quiet=False, printer=None):
     """
     sweep = Sweep(path, flags)
     settings, space = sweep.settings, sweep.space
-    lock = _lock(path)  # held until this process ends: one driver per sweep, however it dies
+    # One driver per sweep (a second `--resume` would run its trials twice); the kernel drops the lock
+    # when the holder dies, so a SIGKILLed sweep resumes.
+    lock = rundir.claim(path, 'sweep', SweepError)
     sweep.ledger.repair()
     records = sweep.ledger.read()
     used_before = sweep.time_used(records)
@@ -990,7 +900,8 @@ def run(path, flags=(), quiet=False, printer=None):
     sweep.ledger.append({'type': 'session', 'time': session_start, 'pid': os.getpid()})
     budget = settings['max_hours'] * 3600 or None
     parallel = settings['parallel']
-    backend = RayBackend(parallel) if settings['backend'] == 'ray' else LocalBackend(parallel)
+    ray = settings['backend'] == 'ray'
+    backend = RayBackend(who='sweep.backend = "ray"', gpus=True) if ray else LocalBackend(threads=parallel)
     slots = _slots(parallel)
     free = list(range(parallel))
     running = {}   # future -> (trial, slot, start record)
@@ -1064,7 +975,9 @@ def run(path, flags=(), quiet=False, printer=None):
                 slot = free.pop(0)
                 sweep.ledger.append(start)
                 spec = trial_spec(sweep, start, slots[slot], limit, limit_what)
-                running[backend.submit(spec)] = (start['trial'], slot, start)
+                if ray:  # Ray places the task and sets CUDA_VISIBLE_DEVICES
+                    spec.update(cpus=None, gpu=None)
+                running[backend.submit(run_trial, spec)] = (start['trial'], slot, start)
             if not running:
                 break
             done, _ = concurrent.futures.wait(list(running), timeout=1.0,
@@ -1094,7 +1007,8 @@ def run(path, flags=(), quiet=False, printer=None):
             progress.update(len(running), remaining())
     except KeyboardInterrupt:
         progress.close()
-        backend.stop(list(running))
+        stop_trials()  # this machine's trial processes (none when they run as Ray tasks)
+        backend.cancel(list(running))
         print(f'\nsweep interrupted: {sum(t["end"] is not None for t in trials.values())} trials finished, '
               f'{len(running)} stopped (they rerun on resume). Resume with:\n  puffer sweep --resume {path}',
               file=sys.stderr)
@@ -1102,7 +1016,7 @@ def run(path, flags=(), quiet=False, printer=None):
     finally:
         progress.close()
         backend.close()
-        lock.close()
+        lock.release()
         if previous_handler is not None:
             signal.signal(signal.SIGTERM, previous_handler)
     best = sweep.best(trials)
@@ -1112,25 +1026,6 @@ def run(path, flags=(), quiet=False, printer=None):
             'best': None if best is None else {'trial': best[0], 'score': best[2]['score'],
                                                'values': best[1]['values'], 'seeds': seeds_text(trials[best[0]])},
             'best_toml': os.path.join(path, 'best.toml') if best else None}
-
-
-def _lock(path):
-    """An exclusive lock on the sweep directory (a second `--resume` of a running sweep would run its
-    trials twice). The kernel drops it when the holder dies, so a SIGKILLed sweep leaves no stale lock."""
-    import fcntl
-    f = open(os.path.join(path, 'sweep.lock'), 'a+')
-    try:
-        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        f.seek(0)
-        holder = f.read().strip() or 'another process'
-        f.close()
-        raise SweepError(f'the sweep {path} is already running ({holder}); wait for it, or stop it '
-                         'and resume') from None
-    f.truncate(0)
-    f.write(f'pid {os.getpid()} on {os.uname().nodename}')
-    f.flush()
-    return f
 
 
 def _raise_interrupt(signum, frame):
@@ -1187,7 +1082,7 @@ def write_best(sweep, trials):
               f'({end["seconds"]:.0f} s)' + (f'; {seeds_text(trials[k])}' if seeds_text(trials[k]) else '') + '\n'
               f'# Train with it: puffer train {sweep.env} --config {os.path.join(sweep.path, "best.toml")}\n\n')
     path = os.path.join(sweep.path, 'best.toml')
-    _write_text(path, header + configuration.to_toml(changed))
+    rundir.write_text(path, header + configuration.to_toml(changed))
     return path
 
 

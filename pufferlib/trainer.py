@@ -35,7 +35,7 @@ import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import registry, rundir
+from pufferlib import rundir
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import sample_logits
 from pufferlib.profile import Profile
@@ -643,7 +643,7 @@ def train(env: str | Callable | None, config: dict | None = None, flags: Sequenc
     checkpoint), e.g. once a target score or a time budget is reached. Ctrl-C and SIGTERM do the same
     (summary['interrupted'] names the signal); a second one raises StoppedAtOnce.
 
-    With `resume` (latest, a run id or a run directory; see pufferlib.registry for "latest"), the run
+    With `resume` (latest, a run id or a run directory; see pufferlib.rundir for "latest"), the run
     directory's saved config is used (flags may still override it) and training continues from its
     latest checkpoint: same step count, optimizer and scheduler state.
     """
@@ -664,9 +664,9 @@ def set_up(env, config, flags, resume, run_dir, dist):
     """The run directory (claimed, see `rundir.claim`), the config (saved, given or loaded), seeds,
     device, vector env, policy and trainer."""
     if resume:
-        run_dir = registry.find_run(resume, env if isinstance(env, str) else None)
+        run_dir = rundir.find_run(resume, env if isinstance(env, str) else None)
     elif run_dir is None:
-        registry.experiments_dir()  # a PUFFER_EXPERIMENTS that names a file fails before any worker starts
+        rundir.experiments_dir()  # a PUFFER_EXPERIMENTS that names a file fails before any worker starts
     # An existing run directory is claimed before anything else: a second `--resume` fails at once.
     lock = rundir.claim(run_dir) if dist.leader and run_dir is not None else None
     try:

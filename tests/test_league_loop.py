@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from pufferlib import cli, league
+from pufferlib import cli, league, rundir
 from pufferlib.arena import LeagueError
 
 pytest.importorskip('scipy')
@@ -194,6 +194,30 @@ def test_a_league_killed_mid_iteration_resumes_without_losing_or_repeating_one(t
     for name in rows[-1]['population']:
         league.League(path).load_policy(name, arena)
     arena.close()
+
+
+def test_a_running_league_cannot_be_resumed_twice(tmp_path):
+    """Two drivers of one league would both append to its ledger: the second is refused, naming the first."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '50', *TINY], root=str(tmp_path))
+    first = subprocess.Popen([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path, '--quiet'],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and not os.path.exists(os.path.join(path, 'ledger.jsonl')):
+            assert first.poll() is None, first.stderr.read().decode()
+            time.sleep(0.2)
+        second = subprocess.run([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path, '--quiet'],
+                                capture_output=True, text=True, timeout=300)
+        assert first.poll() is None  # still running: the refusal came from its lock
+    finally:
+        first.send_signal(signal.SIGKILL)
+        first.wait()
+    assert second.returncode == 2, second.stderr
+    assert f'the league {path} is already running (pid {first.pid} on host' in second.stderr
+    assert 'Traceback' not in second.stderr
+    records = rundir.Ledger(os.path.join(path, 'ledger.jsonl')).read()  # the kill may tear its last line
+    sessions = [r for r in records if r['type'] == 'session']
+    assert [r['pid'] for r in sessions] == [first.pid]  # the refused driver wrote nothing
 
 
 def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkeypatch):

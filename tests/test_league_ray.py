@@ -174,12 +174,12 @@ def test_a_match_between_two_fixed_policies_gives_the_same_results_on_both_backe
                  for seed, (x, p, y, q) in [(7, ('b', b, 'a', a)), (5, ('a', a, 'b', b)), (6, ('a', a, 'a', a))]]
         return backend.run(1, tasks)
 
-    local = league.LocalBackend(env, driver.config)
+    local = league.TaskRunner(league.LocalBackend(), env, driver.config, path)
     try:
         here = matches(local)
     finally:
         local.close()
-    remote = league.RayBackend(path, driver.settings)
+    remote = league.TaskRunner(league.open_backend({**driver.settings, 'backend': 'ray'}), env, driver.config, path)
     there = matches(remote)
     remote.close()
     assert ray_cluster.is_initialized()  # the fixture's Ray is used, not shut down
@@ -306,7 +306,7 @@ def test_a_failed_task_leaves_the_queued_ones_running_and_the_driver_alive(ray_c
     that was not pending", the driver gone with status 1 and nothing printed). Repeated to give that
     race its chances."""
     path = league.create('puffer_kuhn', [*TINY, *RAY], root=str(tmp_path))
-    backend = league.RayBackend(path, league.League(path).settings)
+    backend = league.TaskRunner(league.open_backend(league.League(path).settings), 'puffer_kuhn', {}, path)
     queued = [league.Task(f'naps {k}', naps, (0.05,), None) for k in range(3)]
     for _ in range(10):
         with pytest.raises(LeagueError, match=r"the Ray task 'fails' failed \(ValueError: this task fails at once"):

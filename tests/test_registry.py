@@ -2,7 +2,6 @@
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -64,33 +63,3 @@ def test_vector_resolves_names_through_the_registry_and_checks_backend_options()
         pufferlib.vector.make('CartPole-v9', num_envs=2)
     with pytest.raises(APIUsageError, match='Serial has no option spin_us'):
         pufferlib.vector.make('CartPole-v1', num_envs=2, spin_us=5)
-
-
-def _run(root, name, env, age):
-    path = root / name
-    (path / 'checkpoints').mkdir(parents=True)
-    (path / 'config.toml').write_text(f'[_meta]\nenv = "{env}"\n')
-    stamp = time.time() - age
-    os.utime(path / 'config.toml', (stamp, stamp))
-    return path
-
-
-def test_latest_is_the_run_written_to_most_recently_for_the_named_env(tmp_path, monkeypatch):
-    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
-    with pytest.raises(registry.RunNotFoundError, match='no runs'):
-        registry.latest_run()
-    old_pong = _run(tmp_path, 'puffer_pong-1', 'puffer_pong', age=300)
-    squared = _run(tmp_path, 'puffer_squared-1', 'puffer_squared', age=200)
-    new_pong = _run(tmp_path, 'puffer_pong-2', 'puffer_pong', age=100)
-    (tmp_path / 'not-a-run').mkdir()
-    assert registry.latest_run() == str(new_pong)
-    assert registry.latest_run('puffer_squared') == str(squared)
-    # an older run that wrote a checkpoint just now is the latest: it was written to most recently
-    (old_pong / 'checkpoints' / 'epoch-0000001.pt').write_bytes(b'')
-    assert registry.latest_run('puffer_pong') == str(old_pong)
-    assert registry.find_run('latest', 'puffer_pong') == str(old_pong)
-    assert registry.find_run('puffer_squared-1') == str(squared)
-    with pytest.raises(registry.RunNotFoundError, match='no runs of puffer_maze'):
-        registry.latest_run('puffer_maze')
-    with pytest.raises(registry.RunNotFoundError, match='is not a run directory'):
-        registry.find_run('nope')

@@ -405,7 +405,7 @@ def test_resume_keeps_the_trials_config_and_counts_time_over_sessions(experiment
 def test_a_running_sweep_cannot_be_resumed_twice(experiments):
     import fcntl
     path = sweep.create('puffer_bandit', TINY)
-    with open(os.path.join(path, 'sweep.lock'), 'a+') as held:  # as a running driver holds it
+    with open(os.path.join(path, 'lock'), 'a+') as held:  # as a running driver holds it
         held.write('pid 12345 on box')
         held.flush()
         fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -395,7 +395,7 @@ def test_run_directory_names_are_unique_when_many_runs_start_at_once(experiments
 
 def hold_lock(run_dir):
     """Another process that holds the run directory's lock until its stdin closes."""
-    code = ('import sys; from pufferlib.rundir import RunLock; lock = RunLock(sys.argv[1]); lock.acquire(); '
+    code = ('import sys; from pufferlib.rundir import DirLock; lock = DirLock(sys.argv[1]); lock.acquire(); '
             'print("locked", flush=True); sys.stdin.read()')
     proc = subprocess.Popen([sys.executable, '-c', code, str(run_dir)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, text=True)
