@@ -7,6 +7,13 @@ import pytest
 START_ATTEMPTS = 3
 
 
+def pytest_configure(config):
+    # Gymnasium colours its warnings with ANSI codes for a terminal; pytest's warnings summary is text
+    # (and often a CI log), where they print as raw escapes. Its logger looks `colorize` up at call time.
+    import gymnasium.logger
+    gymnasium.logger.colorize = lambda string, *args, **kwargs: string
+
+
 def pytest_addoption(parser):
     parser.addoption('--runslow', action='store_true', default=False, help='also run tests marked slow')
 

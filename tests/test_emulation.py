@@ -527,3 +527,10 @@ def test_unknown_env_name_suggests():
         pufferlib.make('CartPol-v1')
     with pytest.raises(pufferlib.APIUsageError, match='must be a string'):
         pufferlib.make(3)
+
+
+def test_gymnasium_warnings_reach_the_pytest_summary_as_plain_text():
+    import gymnasium.logger
+    with pytest.warns(UserWarning) as caught:
+        gymnasium.logger.warn('a Box observation space minimum value is -infinity')
+    assert str(caught[0].message) == 'WARN: a Box observation space minimum value is -infinity'  # no ANSI codes
