@@ -56,7 +56,7 @@ fi
 if [ -z "$engine" ]; then
     if command -v docker >/dev/null && docker info >/dev/null 2>&1; then engine=docker
     elif command -v podman >/dev/null; then engine=podman
-    else echo "build_images.sh: neither a docker engine nor podman found (scripts/provision_box.sh installs Docker)" >&2; exit 1
+    else echo "build_images.sh: neither a docker engine nor podman found. On a GPU box: sudo scripts/provision_box.sh (installs Docker); on a machine without Docker or a registry, as root: scripts/build_images.sh --podman-bootstrap (installs podman; docs/docker.md)" >&2; exit 1
     fi
 fi
 
