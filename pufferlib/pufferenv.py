@@ -31,6 +31,7 @@ The arrays are handed in through `buf` so a vector backend can place them in sha
 `buf=None` the env allocates its own.
 """
 import functools
+import math
 import os
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -87,13 +88,15 @@ def typed_option(value, kind: str) -> bool | int | float | None:
     """`value` as an option of `kind` ('bool', 'int' or 'float'), or None when it is not one.
 
     The one type rule for config files, flags and env keyword arguments: a bool is never a number,
-    an int option takes only ints, a float option takes ints and floats.
+    an int option takes ints and integral floats (1e6 in a TOML file), a float option ints and floats.
     """
     given = option_kind(value)
     if given == kind:
         return {'bool': bool, 'int': int, 'float': float}[kind](value)
     if given == 'int' and kind == 'float':
         return float(value)
+    if given == 'float' and kind == 'int' and math.isfinite(value) and float(value).is_integer():
+        return int(value)
     return None
 
 

@@ -85,6 +85,15 @@ def _suggest(key, options):
     return f' (did you mean {", ".join(close)}?)' if close else ''
 
 
+def _integral(value):
+    """1e6 or 2.0 (text or float) as the int it names; anything else unchanged, for check() to refuse."""
+    try:
+        number = float(value.replace('_', '') if isinstance(value, str) else value)
+    except (TypeError, ValueError):
+        return value
+    return int(number) if math.isfinite(number) and number.is_integer() else value
+
+
 def parse_value(text: str, like):
     """A flag's text as the type of `like` (the current value), or as TOML would read it."""
     if isinstance(like, bool):
@@ -98,7 +107,7 @@ def parse_value(text: str, like):
         try:
             return int(text.replace('_', ''))
         except ValueError:
-            return text
+            return _integral(text)
     if isinstance(like, float):
         try:
             return float(text)
