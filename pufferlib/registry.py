@@ -18,9 +18,21 @@ import os
 import re
 from dataclasses import dataclass
 
-from pufferlib.pufferenv import APIUsageError, PufferEnv, PufferError
+from pufferlib.pufferenv import APIUsageError, MissingDependencyError, PufferEnv, PufferError
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')
+
+
+def _gymnasium_make(name: str, kwargs: dict):
+    """gymnasium.make, with a missing package (MuJoCo for Walker2d-v4, Box2D for LunarLander-v3) as one line
+    instead of a traceback from inside Gymnasium."""
+    import gymnasium
+    try:
+        return gymnasium.make(name, **kwargs)
+    except gymnasium.error.DependencyNotInstalled as e:
+        reason = (str(e).strip().splitlines() or [''])[0]
+        raise MissingDependencyError(f'{name} needs a package that is not installed ({reason}); install it, or '
+                                     'pick another env from `puffer envs`') from None
 
 
 @dataclass(frozen=True)
@@ -46,11 +58,9 @@ class Entry:
             from pufferlib import ocean
             return ocean.make(self.name, buf=buf, seed=seed, **kwargs)
         if self.family == 'gymnasium':
-            import gymnasium
-
             from pufferlib import emulation
-            name = self.name
-            return emulation.GymnasiumPufferEnv(env_creator=lambda: gymnasium.make(name, **kwargs), buf=buf, seed=seed)
+            return emulation.GymnasiumPufferEnv(env_creator=lambda: _gymnasium_make(self.name, kwargs), buf=buf,
+                                                seed=seed)
         return _family_module(self.family).make(self.name, buf=buf, seed=seed, **kwargs)
 
     def config_layers(self) -> list[str]:

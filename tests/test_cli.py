@@ -22,6 +22,8 @@ BAD_INPUTS = [
     (['train', 'puffer_pong', '--env.max-scor', '3'], "unknown option 'max_scor'"),
     (['train', 'puffer_rware', '--env.robots', '200'], 'robots must fit on the highway cells.*use fewer robots'),
     (['train', 'CartPole-v1', '--env.foo', '3', '--vec.backend', 'Serial'], "takes no option 'foo'"),
+    # Gymnasium lists envs whose package is missing here (Box2D): one line naming it, not Gymnasium's traceback.
+    (['train', 'LunarLander-v3', '--vec.backend', 'Serial'], 'LunarLander-v3 needs a package that is not installed'),
     (['train', 'puffer_pong', '--vec.num-envs', '3', '--vec.num-workers', '2'], 'must be divisible'),
     (['train', 'puffer_pong', '--config', '/nonexistent/x.toml'], 'does not exist'),
     (['train', '--resume', 'no-such-run'], 'is not a run directory'),
