@@ -35,7 +35,7 @@ from pufferlib import trainer as training
 
 sys.path.insert(0, __file__.rsplit('/', 1)[0])
 import baselines  # noqa: E402
-from benchdoc import update_section  # noqa: E402
+from pufferlib.benchmark import update_section  # noqa: E402
 
 
 def scripted_baseline(env, config):

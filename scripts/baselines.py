@@ -129,7 +129,9 @@ def record_acceptance(result):
     runs = read_results(ACCEPTANCE_RESULTS)
     curve = result['curve']
     stride = max(1, -(-len(curve) // CURVE_POINTS))
-    kept = {**result, 'curve': curve[::stride] + ([curve[-1]] if curve and (len(curve) - 1) % stride else []),
+    # the run directory is scratch space on the machine that ran it: readers of the file cannot open it
+    kept = {**{k: v for k, v in result.items() if k != 'run_dir'},
+            'curve': curve[::stride] + ([curve[-1]] if curve and (len(curve) - 1) % stride else []),
             'hardware': hardware(), 'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}
     runs.setdefault(result['env'], {})[str(result['seed'])] = kept
     os.makedirs(PNG_DIR, exist_ok=True)

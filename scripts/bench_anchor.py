@@ -1,6 +1,6 @@
 """The PufferLib 3.0 side of the benchmarks: runs in the anchor's venv, never in ours.
 
-The benchmark scripts start it (benchdoc.PeerProcess) with the anchor's python and ask it one JSON
+The benchmark scripts start it (pufferlib.benchmark.PeerProcess) with the anchor's python and ask it one JSON
 line at a time on stdin; it answers one JSON line on stdout. Nothing here imports our package (the
 `pufferlib` importable here is 3.0). Each measurement mirrors the one our side makes in the calling
 script: the same loop, the same action pools, the same clock.

@@ -199,12 +199,13 @@ def main(argv=None):
     parser.add_argument('--ours-eval-games', type=int, default=None, help='rated games per pair in our psro '
                         '(default: the config file\'s league.eval_games)')
     parser.add_argument('--ours-meta', default='nash', help='meta-solver of our psro: nash, fictitious_play, alpharank')
-    parser.add_argument('--write-doc', metavar='PATH', help='also write the table into PATH (docs/league.md) between '
+    parser.add_argument('--write-doc', metavar='PATH', help='also write the table into PATH (docs/results/league.md) '
+                        'between '
                         'its "<!-- bench_league GAME:start -->" and "<!-- bench_league GAME:end -->" lines')
     parser.add_argument('--ours-flags', default='', help='more config flags for our psro (its PPO settings come '
                         'from pufferlib/config/puffer_<game>.toml)')
     parser.add_argument('--keep-league', metavar='DIR', help='copy our psro\'s league directory to DIR at the end '
-                        '(else it is a temporary one), e.g. for scripts/psro_population_bound.py')
+                        '(else it is a temporary one), e.g. for scripts/research/psro_population_bound.py')
     args = parser.parse_args(argv)
     if args.keep_league and os.path.exists(args.keep_league):
         parser.error(f'--keep-league {args.keep_league}: it exists already; name a new directory')
@@ -224,7 +225,6 @@ def main(argv=None):
     if args.write_doc:
         doc_block(args.write_doc, args.game)  # a missing block fails now, not after the run
     game = league.openspiel_game(f'puffer_{args.game}')
-    load = os.getloadavg()[0]
     methods = [METHODS[m](game, args) for m in chosen]
     curves = run(methods, budgets, args.eval_growth, args.first_eval, args.clock)
     for m in methods:
@@ -233,13 +233,25 @@ def main(argv=None):
     text = report(curves, budgets, args.game, args.clock)
     print(text)
     if args.write_doc:
-        command = ' '.join(shlex.quote(a) for a in ['.venv/bin/python', 'scripts/bench_league.py', *(
+        command = ' '.join(shlex.quote(a) for a in ['.venv/bin/python', 'scripts/bench_league.py', *without_keep(
             sys.argv[1:] if argv is None else argv)])
         when = time.strftime('%Y-%m-%d %H:%M', time.gmtime())
-        write_doc(args.write_doc, args.game, f'Written by the command below on {when} '
-                  f'UTC ({os.cpu_count()} cores, load average {load:.1f} at the start, {os.getloadavg()[0]:.1f} at '
-                  f'the end):\n\n```bash\n{command}\n```\n\n{text}')
+        write_doc(args.write_doc, args.game, f'Written by the command below on {when} UTC ({os.cpu_count()} cores):'
+                  f'\n\n```bash\n{command}\n```\n\n{text}')
     return 0
+
+
+def without_keep(argv):
+    """The command line less --keep-league DIR: where this machine kept a copy means nothing to a reader."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == '--keep-league':
+            skip = True
+        elif not arg.startswith('--keep-league='):
+            kept.append(arg)
+    return kept
 
 
 def doc_block(path, game):

@@ -23,7 +23,8 @@ import numpy as np
 from pufferlib import ocean
 from pufferlib.ocean import tools
 
-import benchdoc as bd
+import benchdoc
+from pufferlib import benchmark as bd
 
 # Our env -> (its PufferLib 3.0 counterpart, 3.0 settings that match ours or None where its
 # defaults already do, what still differs). One line per env; envs without one have no peer.
@@ -155,7 +156,7 @@ def main(argv=None):
     if args.only and len(names) != len(args.only):
         parser.error(f'unknown env in --only {args.only}; Ocean envs: {", ".join(ocean.ENVS)}')
     python, note = bd.find_anchor(args.anchor)
-    anchor = bd.PeerProcess(python) if python else None
+    anchor = bd.PeerProcess(python, benchdoc.ANCHOR_SCRIPT) if python else None
     try:
         results = measure(names, args, anchor)
     finally:
@@ -164,8 +165,8 @@ def main(argv=None):
     text = render(results, args, note, anchor.about if anchor else None)
     print(text)
     if not args.no_write and not args.only:
-        path = bd.update_section('ocean', 'Ocean environments', text)
-        print(f'\nwrote {os.path.relpath(path, bd.ROOT)}', file=sys.stderr)
+        path = bd.update_section('ocean', 'Ocean environments', text, benchdoc.DOC)
+        print(f'\nwrote {os.path.relpath(path, benchdoc.ROOT)}', file=sys.stderr)
     return 0
 
 

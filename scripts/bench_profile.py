@@ -25,7 +25,8 @@ import torch
 from pufferlib import config as configuration
 from pufferlib.profile import LABELS, PHASES
 
-import benchdoc as bd
+import benchdoc
+from pufferlib import benchmark as bd
 
 ENV = 'puffer_breakout'
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
@@ -163,7 +164,7 @@ def main(argv=None):
     text = render(reports, args, steps, where)
     print(text)
     if not args.no_write:
-        print(f'wrote {bd.update_section("profile", f"Where the time goes ({ENV}, CPU)", text)}')
+        print(f'wrote {bd.update_section("profile", f"Where the time goes ({ENV}, CPU)", text, benchdoc.DOC)}')
     return 0
 
 

@@ -29,7 +29,7 @@ import time
 
 import numpy as np
 
-from benchdoc import update_section
+from pufferlib.benchmark import update_section
 from pufferlib import sweep
 
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'sweeps.md')
@@ -222,7 +222,7 @@ def main():
     if not args.no_overhead:
         first, median, slowest = overhead()
         lines += ['', f'Protein overhead after 200 finished trials (10 curve points each, 7 swept keys, '
-                      f'{os.cpu_count()} CPU cores, load average {os.getloadavg()[0]:.1f} while measuring): '
+                      f'{os.cpu_count()} CPU cores): '
                       f'{median:.2f} s to suggest the next trial (median of 10, slowest {slowest:.2f} s); '
                       f'{first:.2f} s for the first suggestion of a resumed sweep (kernels fitted from scratch).']
     text = '\n'.join(lines)

@@ -26,18 +26,15 @@ import torch
 from pufferlib import config as configuration
 from pufferlib import trainer as training
 
-import benchdoc as bd
+import benchdoc
+from pufferlib import benchmark as bd
 from bench_ocean import PEERS as OCEAN_PEERS
 
 # Ocean envs trained here, one line each: 3.0's name is the same.
 OCEAN = ['puffer_squared', 'puffer_breakout', 'puffer_pong', 'puffer_snake']
 LSTM = ['--rnn.class', 'pufferlib.models:LSTMWrapper']
 TARGET = 475.0
-WINDOW_S = 1.0   # episode returns are pooled in windows of this length (our trainer's log interval)
-# Solved: the latest windows holding at least this many episodes average >= TARGET. Gymnasium's rule
-# for CartPole-v1 pools 100 episodes; 20 keeps a slow trainer's wait for episodes (SB3's defaults end
-# about 2 per second) inside the 120 s limit, while no lucky window of one or two episodes counts.
-SOLVE_EPISODES = 20
+WINDOW_S, SOLVE_EPISODES = bd.WINDOW_S, bd.SOLVE_EPISODES
 
 
 def experiments():
@@ -54,40 +51,13 @@ def ours(env, flags, seconds, target=None):
         result['sps'] = row['sps']
         if target is not None and row.get('env/episodes'):
             windows.append((row['elapsed_s'], row['env/episode_return'] * row['env/episodes'], row['env/episodes']))
-            if solved_at(windows, target) is not None:
+            if bd.solved_at(windows, target) is not None:
                 result['solved_s'] = row['elapsed_s']
                 return True
         return row['elapsed_s'] >= seconds
     summary = training.train(env, config=config, quiet=True, on_log=on_log)
     shutil.rmtree(summary['run_dir'], ignore_errors=True)
     return result
-
-
-def solved_at(windows, target, episodes=SOLVE_EPISODES):
-    """The end of the first window at which the latest windows holding >= `episodes` episodes average >= target.
-
-    windows: (end seconds, sum of the returns, number of episodes) in time order; None if never.
-    The same rule for every side: our trainer's log rows are its windows, a peer's episodes are binned.
-    """
-    for i, (end, _, _) in enumerate(windows):
-        total = count = 0
-        for _, returns, n in reversed(windows[:i + 1]):
-            total, count = total + returns, count + n
-            if count >= episodes:
-                break
-        if count >= episodes and total / count >= target:
-            return end
-    return None
-
-
-def time_to_target(events, target, window=WINDOW_S, episodes=SOLVE_EPISODES):
-    """solved_at over (seconds since the start, episode return) events binned into `window`-second windows."""
-    bins = {}
-    for t, value in events:
-        index = int(t // window)
-        total, count = bins.get(index, (0.0, 0))
-        bins[index] = (total + value, count + 1)
-    return solved_at([((i + 1) * window, *bins[i]) for i in sorted(bins)], target, episodes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -116,13 +86,13 @@ def sb3(seconds, shape=None, target=None, seed=0):
             for info in self.locals['infos']:
                 if 'episode' in info:
                     events.append((now, info['episode']['r']))
-            if target is not None and len(events) > ended and time_to_target(events, target) is not None:
+            if target is not None and len(events) > ended and bd.time_to_target(events, target) is not None:
                 return False
             return now < seconds
     model.learn(total_timesteps=10**9, callback=Stop())
     elapsed = time.perf_counter() - start[0]
     envs.close()
-    return {'sps': model.num_timesteps / elapsed, 'solved_s': time_to_target(events, target) if target else None}
+    return {'sps': model.num_timesteps / elapsed, 'solved_s': bd.time_to_target(events, target) if target else None}
 
 
 CLEANRL_OUR_SHAPE = ['--num-envs', '8', '--num-steps', '64', '--num-minibatches', '4', '--update-epochs', '4']
@@ -150,7 +120,7 @@ def cleanrl(peer, seconds, flags=(), target=None, seed=1):
                 sps = float(line.split()[1])
             elif 'episodic_return=' in line:
                 events.append((now - start, float(line.split('episodic_return=')[1].strip(' []\n'))))
-                if target is not None and time_to_target(events, target) is not None:
+                if target is not None and bd.time_to_target(events, target) is not None:
                     break
             if now - start >= seconds and (sps is not None or target is not None):
                 break  # (a steps/s figure needs one finished iteration, however slow the machine)
@@ -160,7 +130,7 @@ def cleanrl(peer, seconds, flags=(), target=None, seed=1):
         shutil.rmtree(scratch, ignore_errors=True)
     if sps is None and target is None:
         raise bd.PeerError(f'CleanRL printed no SPS line (exit {proc.returncode}); its last output:\n{"".join(tail)}')
-    return {'sps': sps, 'solved_s': time_to_target(events, target) if target else None}
+    return {'sps': sps, 'solved_s': bd.time_to_target(events, target) if target else None}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -278,26 +248,8 @@ def cartpole_tables(args, cleanrl_peer):
     times = bd.interleaved(list(solvers), args.repeats, solve,
                            progress=lambda line: print(f'CartPole-v1 to {TARGET:g}: {line}', file=sys.stderr,
                                                        flush=True))
-    solve_rows = solve_table(times, args.solve_seconds)
+    solve_rows = bd.solve_table(times, args.solve_seconds, 'ours (its CartPole-v1 config)', 'CartPole-v1')
     return speed, solve_rows
-
-
-def solve_table(times, limit, ours='ours (its CartPole-v1 config)'):
-    """Rows of the seconds-to-475 table; an unsolved run counts as infinitely slow (its median may be too)."""
-    fmt = lambda v: f'{v:.1f}' if v != float('inf') else f'>{limit:g}'  # noqa: E731
-    mine = bd.median(times[ours])
-    rows = []
-    for name, t in times.items():
-        theirs = bd.median(t)
-        if name == ours or mine == float('inf'):
-            versus = '-'
-        elif theirs == float('inf'):
-            versus = f'>{limit / mine:.1f}x'  # it did not solve within the limit: a lower bound
-        else:
-            versus = bd.ratio_cell(theirs / mine, 1.0)
-        rows.append(['CartPole-v1', name, fmt(theirs), bd.runs_cell(t, fmt),
-                     '-' if float('inf') in t else bd.spread_cell(t), versus])
-    return rows
 
 
 def render(ocean_rows, speed_rows, solve_rows, args, notes, about):
@@ -347,7 +299,7 @@ def main(argv=None):
     python, note = bd.find_anchor(args.anchor)
     peer, cleanrl_note = bd.find_cleanrl(args.cleanrl)
     notes += [n for n in (note, cleanrl_note) if n]
-    anchor = bd.PeerProcess(python) if python else None
+    anchor = bd.PeerProcess(python, benchdoc.ANCHOR_SCRIPT) if python else None
     try:
         ocean_rows = [] if args.skip_ocean else ocean_table(args, anchor, notes)
     finally:
@@ -357,8 +309,8 @@ def main(argv=None):
     text = render(ocean_rows, speed_rows, solve_rows, args, notes, anchor.about if anchor else None)
     print(text)
     if not args.no_write:
-        path = bd.update_section('training', 'Training throughput', text)
-        print(f'\nwrote {os.path.relpath(path, bd.ROOT)}', file=sys.stderr)
+        path = bd.update_section('training', 'Training throughput', text, benchdoc.DOC)
+        print(f'\nwrote {os.path.relpath(path, benchdoc.ROOT)}', file=sys.stderr)
     return 0
 
 

@@ -30,7 +30,8 @@ import pufferlib.vector as pv
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments.synthetic import BusyCartPole, NetHackLikeDict
 
-import benchdoc as bd
+import benchdoc
+from pufferlib import benchmark as bd
 
 SLOW_TARGET = 1.8
 CLOCK_TICK = os.sysconf('SC_CLK_TCK') if hasattr(os, 'sysconf') else 100
@@ -440,7 +441,7 @@ def main(argv=None):
                               'burns wall-clock time')
     else:
         python, note = bd.find_anchor(args.anchor)
-    anchor = bd.PeerProcess(python) if python else None
+    anchor = bd.PeerProcess(python, benchdoc.ANCHOR_SCRIPT) if python else None
     tables, checks = [], []
     try:
         for env_key in args.envs:
@@ -464,8 +465,8 @@ def main(argv=None):
     text = render(tables, checks, overhead, wakeups, args, note, anchor.about if anchor else None)
     print(text)
     if not args.no_write:
-        path = bd.update_section('vector', 'Vectorization', text)
-        print(f'\nwrote {os.path.relpath(path, bd.ROOT)}', file=sys.stderr)
+        path = bd.update_section('vector', 'Vectorization', text, benchdoc.DOC)
+        print(f'\nwrote {os.path.relpath(path, benchdoc.ROOT)}', file=sys.stderr)
     return 0 if all(value >= needed for _, value, needed in checks) else 1
 
 

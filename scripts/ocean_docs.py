@@ -12,7 +12,7 @@ import argparse
 import os
 import sys
 
-from benchdoc import update_section
+from pufferlib.benchmark import update_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, 'docs', 'ocean.md')

@@ -1,10 +1,11 @@
-"""The benchmark scripts' own logic: rounds, medians, spread, ratios, tables, the doc writer, peers.
+"""The benchmarks' logic: pufferlib.benchmark (rounds, medians, spread, ratios, tables, the doc writer,
+peers), the scripts' tables, and the one-sitting command run as a real process.
 
 Nothing here times anything or asserts a speed: the figures live in docs/benchmarks.md, written by
 the scripts themselves.
 """
-import argparse
 import os
+import shutil
 import subprocess
 import sys
 
@@ -17,7 +18,10 @@ sys.path.insert(0, SCRIPTS)
 import bench_ocean  # noqa: E402
 import bench_profile  # noqa: E402
 import bench_train  # noqa: E402
-import benchdoc as bd  # noqa: E402
+
+from pufferlib import benchmark as bd  # noqa: E402
+
+ANCHOR_DRIVER = os.path.join(SCRIPTS, 'bench_anchor.py')
 
 
 def test_interleaved_measures_every_contender_once_per_round_in_order():
@@ -107,7 +111,7 @@ def test_find_cleanrl(tmp_path, monkeypatch):
 def test_peer_process_speaks_to_the_real_driver_and_reports_its_errors():
     # Our own interpreter runs the 3.0 driver: `hello` works (it only reads versions), `ocean`
     # fails (our package has no pufferlib.ocean.environment) and must come back as one PeerError.
-    with bd.PeerProcess(sys.executable) as peer:
+    with bd.PeerProcess(sys.executable, ANCHOR_DRIVER) as peer:
         assert set(peer.about) == {'pufferlib', 'torch', 'numpy', 'gymnasium'}
         with pytest.raises(bd.PeerError, match="(?s)failed at 'ocean'.*ModuleNotFoundError"):
             peer.ask('ocean', env='puffer_squared', kwargs={}, rows=16, seconds=0.01)
@@ -163,24 +167,24 @@ def test_ocean_peers_name_real_settings_of_our_envs():
     ([(3.5, 475.0)], 4.0),                # empty windows are skipped
 ])
 def test_time_to_target_with_one_episode_pools_whole_windows(events, expected):
-    assert bench_train.time_to_target(events, 475.0, window=1.0, episodes=1) == expected
+    assert bd.time_to_target(events, 475.0, window=1.0, episodes=1) == expected
 
 
 def test_time_to_target_waits_for_enough_episodes():
     # One lucky 500 in the first second is not a solve: 20 episodes must average 475.
     lucky = [(0.5, 500.0)] + [(1.0 + 0.1 * k, 300.0) for k in range(10)]
-    assert bench_train.time_to_target(lucky, 475.0) is None
+    assert bd.time_to_target(lucky, 475.0) is None
     # 10 per second at 480 from t=5: the latest windows reach 20 episodes at the end of [6, 7).
     steady = lucky + [(5.0 + 0.1 * k, 480.0) for k in range(30)]
-    assert bench_train.time_to_target(steady, 475.0) == 7.0
+    assert bd.time_to_target(steady, 475.0) == 7.0
     # The pooled windows go back as far as needed, older bad episodes included: 10 x 480 + 10 x 300 fail.
-    assert bench_train.time_to_target(lucky + [(5.0 + 0.1 * k, 480.0) for k in range(10)], 475.0) is None
+    assert bd.time_to_target(lucky + [(5.0 + 0.1 * k, 480.0) for k in range(10)], 475.0) is None
 
 
 def test_solved_at_weighs_each_window_by_its_episodes():
     # A window of 1 episode at 500 after a window of 19 at 474: 20 episodes averaging 475.25, solved.
-    assert bench_train.solved_at([(1.0, 474.0 * 19, 19), (2.0, 500.0, 1)], 475.0) == 2.0
-    assert bench_train.solved_at([(1.0, 470.0 * 19, 19), (2.0, 500.0, 1)], 475.0) is None
+    assert bd.solved_at([(1.0, 474.0 * 19, 19), (2.0, 500.0, 1)], 475.0) == 2.0
+    assert bd.solved_at([(1.0, 470.0 * 19, 19), (2.0, 500.0, 1)], 475.0) is None
 
 
 def test_our_shape_gives_the_peer_our_rollout_and_env_sizes():
@@ -192,49 +196,61 @@ def test_our_shape_gives_the_peer_our_rollout_and_env_sizes():
     assert bench_train.our_shape('puffer_squared')[1] == {}
 
 
+# What the sitting runs (scripts/benchdoc.py SCRIPTS and SHORT) and the section each script writes.
+SITTING_SCRIPTS = {'bench_ocean.py': 'ocean', 'bench_vector.py': 'vector', 'bench_train.py': 'training',
+                   'bench_profile.py': 'profile'}
+
+
 def test_the_sitting_runs_every_benchmark_script():
-    for script in bd.SCRIPTS:
+    for script in SITTING_SCRIPTS:
         assert os.path.exists(os.path.join(SCRIPTS, script))
         assert 'bd.update_section(' in open(os.path.join(SCRIPTS, script)).read()
-    doc = open(bd.DOC).read()
-    assert bd.SITTING in doc, 'docs/benchmarks.md must name the one-sitting command'
-    for section in ('ocean', 'vector', 'training', 'profile'):
+    doc = open(os.path.join(ROOT, 'docs', 'benchmarks.md')).read()
+    assert 'flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/benchdoc.py' in doc, \
+        'docs/benchmarks.md must name the one-sitting command'
+    for section in SITTING_SCRIPTS.values():
         assert f'<!-- {section}:start -->' in doc
 
 
-def test_only_runs_the_named_scripts_and_leaves_the_sitting_section(tmp_path, monkeypatch, capsys):
-    """Stand-in scripts (real processes) record that they ran and with which options."""
-    (tmp_path / 'scripts').mkdir()
+def _sitting(tmp_path, *args):
+    """scripts/benchdoc.py in a scratch tree whose stand-in scripts (real processes) record that they ran and
+    with which options; it writes tmp_path/docs/benchmarks.md, never the real page."""
+    (tmp_path / 'scripts').mkdir(exist_ok=True)
+    shutil.copy(os.path.join(SCRIPTS, 'benchdoc.py'), tmp_path / 'scripts')
     ran = tmp_path / 'ran.txt'
-    for script in bd.SCRIPTS:
+    for script in SITTING_SCRIPTS:
         (tmp_path / 'scripts' / script).write_text(
             f'import sys\nopen({str(ran)!r}, "a").write({script!r} + " " + " ".join(sys.argv[1:]) + "\\n")\n')
-    monkeypatch.setattr(bd, 'ROOT', str(tmp_path))
-    monkeypatch.delenv('PUFFER_ANCHOR', raising=False)
-    monkeypatch.delenv('CLEANRL_DIR', raising=False)
-    written = []
-    monkeypatch.setattr(bd, 'update_section', lambda *a, **k: written.append(a))
-    args = dict(quick=False, short=True, anchor=None, cleanrl=None)
-    assert bd.sitting(argparse.Namespace(only=['vector'], **args)) == 0
-    assert ran.read_text().splitlines() == ['bench_vector.py ' + ' '.join(bd.SHORT['bench_vector.py'])]
-    out = capsys.readouterr().out
-    assert written == [] and 'sitting section' in out and '--only vector` ran' in out
+    env = {k: v for k, v in os.environ.items() if k not in ('PUFFER_ANCHOR', 'CLEANRL_DIR')}
+    done = subprocess.run([sys.executable, str(tmp_path / 'scripts' / 'benchdoc.py'), *args], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = ran.read_text().splitlines()
     ran.unlink()
-    assert bd.sitting(argparse.Namespace(only=None, **args)) == 0
-    assert [line.split()[0] for line in ran.read_text().splitlines()] == list(bd.SCRIPTS)
-    assert [name for name, *_ in written] == ['sitting']
+    return lines, done.stdout
+
+
+def test_only_runs_the_named_scripts_and_leaves_the_sitting_section(tmp_path):
+    doc = tmp_path / 'docs' / 'benchmarks.md'
+    ran, out = _sitting(tmp_path, '--short', '--only', 'vector')
+    assert ran == ['bench_vector.py --repeats 1 --seconds 0.3']
+    assert not doc.exists() and 'sitting section' in out and '--only vector` ran' in out
+    ran, out = _sitting(tmp_path, '--short')
+    assert [line.split()[0] for line in ran] == list(SITTING_SCRIPTS)
+    written = doc.read_text()
+    assert written.count('<!-- sitting:start -->') == 1 and 'scripts/benchdoc.py --short` ran' in written
 
 
 def test_solve_table_marks_unsolved_runs_and_bounds_their_ratio():
     inf = float('inf')
     times = {'ours (its CartPole-v1 config)': [10.0, 14.0, 12.0], 'SB3 PPO defaults': [30.0, 36.0, 24.0],
              'CleanRL ppo.py defaults': [inf, 90.0, inf]}
-    rows = {row[1]: row for row in bench_train.solve_table(times, 120.0)}
+    rows = {row[1]: row for row in bd.solve_table(times, 120.0, 'ours (its CartPole-v1 config)', 'CartPole-v1')}
     assert rows['ours (its CartPole-v1 config)'][2:] == ['12.0', '10.0 / 14.0 / 12.0', '33%', '-']
     assert rows['SB3 PPO defaults'][2:] == ['30.0', '30.0 / 36.0 / 24.0', '40%', '2.50x']
     assert rows['CleanRL ppo.py defaults'][2:] == ['>120', '>120 / 90.0 / >120', '-', '>10.0x']
     times['ours (its CartPole-v1 config)'] = [inf]
-    assert {row[5] for row in bench_train.solve_table(times, 120.0)} == {'-'}
+    assert {row[5] for row in bd.solve_table(times, 120.0, 'ours (its CartPole-v1 config)', 'CartPole-v1')} == {'-'}
 
 
 def _profile_report(steps_per_s, env_ms):
@@ -281,13 +297,13 @@ def test_busy_cartpole_cpu_clock_burns_cpu_time_and_rejects_other_clocks():
 
 
 @pytest.mark.slow
-def test_bench_vector_only_keeps_the_named_rows_and_serial(capsys):
+def test_bench_vector_only_keeps_the_named_rows_and_serial():
     """A partial run (--only, --cpu-clock) prints just those rows and writes no doc."""
-    import bench_vector
-    code = bench_vector.main(['--envs', 'busy', '--sizes', '4', '--only', 'pool', '--cpu-clock', '--seconds', '0.05',
-                              '--repeats', '1'])
-    assert code in (0, 1)  # 1: targets not met, which a 0.05 s run says nothing about
-    out = capsys.readouterr().out
+    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, 'bench_vector.py'), '--envs', 'busy', '--sizes', '4',
+                           '--only', 'pool', '--cpu-clock', '--seconds', '0.05', '--repeats', '1'],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr  # 1: targets not met, which a 0.05 s run says nothing about
+    out = done.stdout
     rows = [line.split(' | ')[2] for line in out.splitlines() if line.startswith('| CartPole busy')]
     assert rows[0] == 'Serial' and len(rows) > 1 and all('pool' in name for name in rows[1:])
     assert '--cpu-clock' in out and 'wrote' not in out

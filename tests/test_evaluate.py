@@ -88,6 +88,7 @@ def test_acceptance_runs_are_kept_per_seed_drawn_and_written(baselines, tmp_path
     runs = json.load(open(baselines.ACCEPTANCE_RESULTS))['puffer_go']
     assert sorted(runs) == ['0', '1'] and runs['0']['solved'] and not runs['1']['solved']
     assert len(runs['0']['curve']) <= 31 and runs['0']['curve'][-1][0] == 100.0  # thinned, the last row kept
+    assert 'run_dir' not in runs['0']  # scratch space of the machine that ran it
     assert (tmp_path / 'baselines' / 'acceptance_puffer_go.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     doc = open(doc_path).read()
     row = next(line for line in doc.splitlines() if line.startswith('| puffer_go |'))

@@ -333,39 +333,24 @@ def test_the_baseline_share_defaults_to_a_half_for_connect4_and_off_elsewhere(tm
     assert league.League(c4).settings['baseline_share'] == 0
 
 
-def test_league_vs_scripted_measures_the_top_rated_and_the_latest_policy(tmp_path, capsys):
-    """scripts/league_vs_scripted.py: more games on other seeds for a league's policies; by default the
-    leaderboard's first network policy and the latest; a directory that is not a league is one error."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
-    import league_vs_scripted
-    path = league.create('puffer_connect4', ['--league.method', 'fsp', '--league.iterations', '2',
-                                             '--league.scripted-games', '20', *TINY], root=str(tmp_path))
-    league.League(path).run(printer=None)
-    names = league_vs_scripted.default_policies(league.League(path))
-    assert 'p001' in names and len(names) in (1, 2)  # p001 is the latest
-    league_vs_scripted.main([path, '--games', '300', '--seeds', '0', '5'])
-    rows = [line.split('|')[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith('| p0')]
-    assert [(r[0].strip(), r[1].strip()) for r in rows] == [(n, s) for n in names for s in ('0', '5')]
-    for row in rows:
-        assert all(0 <= float(cell.strip().rstrip('%')) <= 100 for cell in row[2:])
-    with pytest.raises(SystemExit, match='not a league directory'):
-        league_vs_scripted.main([str(tmp_path / 'nothing')])
+BENCH_LEAGUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts', 'bench_league.py')
 
 
-def test_bench_league_steps_our_psro_beside_the_peers(capsys, tmp_path):
+def bench_league(*args):
+    """scripts/bench_league.py as a user runs it."""
+    return subprocess.run([sys.executable, BENCH_LEAGUE, *args], capture_output=True, text=True, timeout=600)
+
+
+def test_bench_league_steps_our_psro_beside_the_peers(tmp_path):
     """scripts/bench_league.py runs our league one iteration per step and reports its curve; with
-    --keep-league its league directory stays, for scripts/psro_population_bound.py."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
-    import bench_league
-    import psro_population_bound
+    --keep-league its league directory stays."""
     ours = ['--ours-steps', '2048', '--ours-envs', '64', '--ours-eval-games', '10',
             '--ours-flags', '--train.minibatch-size 512']
     kept = str(tmp_path / 'kept')
-    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+,psro', '--budget', '2', *ours,
-                              '--keep-league', kept]) == 0
-    captured = capsys.readouterr()
-    out = captured.out
-    progress = [line for line in captured.err.splitlines() if line.startswith('psro: ')]
+    done = bench_league('--game', 'kuhn', '--methods', 'cfr+,psro', '--budget', '2', *ours, '--keep-league', kept)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    progress = [line for line in done.stderr.splitlines() if line.startswith('psro: ')]
     assert progress and 'exploitability' in progress[-1]  # a long run says how far it is, on stderr
     rows = {line.split('|')[1].strip(): line for line in out.splitlines() if line.startswith('| psro |')
             or line.startswith('| cfr+ |')}
@@ -373,95 +358,26 @@ def test_bench_league_steps_our_psro_beside_the_peers(capsys, tmp_path):
     iterations = int(rows['psro'].split('|')[2])
     assert iterations >= 1  # responses trained (the untrained start is not counted)
     assert 0 <= float(rows['psro'].split('|')[3]) <= 2.5  # the referee's value, in Kuhn's range
-    psro_population_bound.main([kept, '--points', '2'])
-    table = [line.split('|')[1:-1] for line in capsys.readouterr().out.splitlines() if line.startswith('| ')]
-    last = [float(cell) for cell in table[-1][:4]]
-    assert last[0] == iterations + 1  # every policy of the run, the untrained one included
-    assert last[3] <= last[2] + 1e-9  # the best mixture is never worse than the league's output
-    # the last output, priced by the LP, is what the bench's referee measured
-    assert last[2] == pytest.approx(float(rows['psro'].split('|')[3]), abs=1e-3)
-    psro_population_bound.main([kept, '--at', '1,2'])
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith('| ') and line[2].isdigit()]
-    assert [int(row.split('|')[1]) for row in rows] == [1, 2]
-    with pytest.raises(SystemExit, match='populations of 1 to'):
-        psro_population_bound.main([kept, '--at', f'{iterations + 5}'])
-    with pytest.raises(SystemExit):  # it exists now: never overwritten
-        bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--keep-league', kept])
+    assert os.path.exists(os.path.join(kept, 'ledger.jsonl'))
+    again = bench_league('--game', 'kuhn', '--methods', 'cfr+', '--keep-league', kept)
+    assert again.returncode == 2 and 'exists already' in again.stderr  # never overwritten
 
 
-def test_bench_league_takes_per_method_budgets_a_cpu_clock_and_writes_its_doc_block(capsys, tmp_path):
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
-    import bench_league
+def test_bench_league_takes_per_method_budgets_a_cpu_clock_and_writes_its_doc_block(tmp_path):
     doc = tmp_path / 'league.md'
     doc.write_text('intro\n<!-- bench_league kuhn:start -->\nold table\n<!-- bench_league kuhn:end -->\noutro\n')
-    assert bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--budget', '0.6', '--budgets', 'cfr+=0.3',
-                              '--clock', 'cpu', '--first-eval', '0.05', '--write-doc', str(doc)]) == 0
-    out = capsys.readouterr().out
+    done = bench_league('--game', 'kuhn', '--methods', 'cfr+', '--budget', '0.6', '--budgets', 'cfr+=0.3',
+                        '--clock', 'cpu', '--first-eval', '0.05', '--write-doc', str(doc), '--keep-league',
+                        str(tmp_path / 'kept'))
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
     assert 'CPU seconds' in out and 'Shorter budgets' not in out  # one method: its budget is the longest
     written = doc.read_text()
     assert written.startswith('intro\n<!-- bench_league kuhn:start -->\nWritten by the command below')
     assert written.endswith('\n<!-- bench_league kuhn:end -->\noutro\n') and 'old table' not in written
     assert '--budgets cfr+=0.3' in written and out.strip().splitlines()[-1] in written
-    with pytest.raises(SystemExit, match='needs one'):  # before any run: no block for leduc
-        bench_league.main(['--game', 'leduc', '--methods', 'cfr+', '--write-doc', str(doc)])
-    with pytest.raises(SystemExit):
-        bench_league.main(['--game', 'kuhn', '--methods', 'cfr+', '--budgets', 'psro=3'])
-    assert "'psro' is not one of the --methods" in capsys.readouterr().err
-
-
-def test_psro_variants_times_the_parts_of_each_iteration_and_tabulates_them(tmp_path):
-    """scripts/psro_variants.py: one JSON line per iteration whose parts' CPU seconds add up to no more
-    than the iteration's, PPO among them; the patched functions are put back; `table` reads the lines."""
-    import io
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
-    import psro_variants
-    originals = league.train_response, league.League.evaluate
-    out = io.StringIO()
-    psro_variants.run('kuhn', 0.1, [*TINY, '--league.response-rounds', '1'], out=out)
-    assert (league.train_response, league.League.evaluate) == originals
-    rows = [json.loads(line) for line in out.getvalue().splitlines()]
-    # iterations until 0.1 CPU seconds are spent (a warm process may need more than one)
-    assert [r['it'] for r in rows] == list(range(1, len(rows) + 1)) and rows[-1]['cpu'] >= 0.1
-    assert all(r['rounds'] == 1 for r in rows)
-    assert rows[0]['steps'] >= 2048 and set(rows[-1]['spent']) == set(psro_variants.PARTS)
-    assert rows[-1]['spent']['train_response'] > 0
-    assert sum(rows[-1]['spent'].values()) <= rows[-1]['cpu'] + 0.2  # (rounded to 0.1 s each)
-    path = tmp_path / 'a.jsonl'
-    path.write_text(out.getvalue() + '{"cut by a ki')
-    text = psro_variants.table([f'tiny={path}'])
-    assert text.splitlines()[2].startswith('| tiny | ') and f'| {len(rows)} ({rows[-1]["cpu"]:.0f} s) |' in text
-
-
-def test_psro_with_exact_responses_solves_kuhn_in_a_few_iterations(capsys, monkeypatch):
-    """scripts/psro_exact_ceiling.py, the measuring stick of docs/league.md ("What limits our PSRO"): our
-    loop with OpenSpiel's exact best responses and a meta-strategy per seat reaches Kuhn's equilibrium
-    (exploitability 0) within 8 responses, from the uniform start's 0.4583."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
-    import psro_exact_ceiling
-    monkeypatch.setattr(sys, 'argv', ['psro_exact_ceiling.py', '--game', 'kuhn', '--iterations', '8', '--every', '1',
-                                      '--seats', 'separate'])
-    psro_exact_ceiling.main()
-    rows = [line.split('|') for line in capsys.readouterr().out.splitlines() if line.startswith('| ')
-            and line.split('|')[1].strip().isdigit()]
-    values = [float(r[2]) for r in rows]
-    assert values[0] == pytest.approx(0.4583, abs=1e-4)
-    assert min(values) < 1e-3
-
-
-def test_psro_response_curve_never_gains_more_than_the_exact_best_response(capsys, monkeypatch):
-    """scripts/psro_response_curve.py: one PPO response's exact gain against a fixed meta-strategy as it
-    trains. No policy can gain more than the exact best response (the first line's figure), neither the
-    response nor its argmax; on Kuhn 64k steps already gain something."""
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'scripts'))
-    import psro_response_curve
-    monkeypatch.setattr(sys, 'argv', ['psro_response_curve.py', '--game', 'kuhn', '--population', '1',
-                                      '--steps', '65536', '--every', '4', '--league.num-envs', '256'])
-    psro_response_curve.main()
-    out = capsys.readouterr().out
-    exact = float(out.split('exact best response gains ')[1].split()[0])
-    rows = [[cell.strip() for cell in line.split('|')[1:-1]] for line in out.splitlines()
-            if line.startswith('| ') and line[2].isdigit()]
-    assert len(rows) >= 2 and exact > 0
-    for _, _, gain, _, greedy, _ in rows:
-        assert float(gain) <= exact + 1e-6 and float(greedy) <= exact + 1e-6
-    assert float(rows[-1][2]) > 0  # it beats the meta-strategy it trained against
+    assert '--keep-league' not in written and 'load average' not in written  # nothing only this machine knew
+    missing = bench_league('--game', 'leduc', '--methods', 'cfr+', '--write-doc', str(doc))
+    assert missing.returncode != 0 and 'needs one' in missing.stderr  # before any run: no block for leduc
+    wrong = bench_league('--game', 'kuhn', '--methods', 'cfr+', '--budgets', 'psro=3')
+    assert wrong.returncode == 2 and "'psro' is not one of the --methods" in wrong.stderr

@@ -55,7 +55,7 @@ typedef struct Tetris {
 /* Each piece in its 4x4 box as four row masks (bit c = box column c), top row first, for rotations
  * 0-3: rotation k + 1 is rotation k turned clockwise within the piece's box (4 wide for I and O, 3 for
  * the rest; O does not turn). One table shared by every env (read-only): a copy per env would cost
- * each step a cache miss. tests/test_ocean_wave2_a.py checks it against the turning rule. */
+ * each step a cache miss. tests/test_ocean_enduro_tetris_rware.py checks it against the turning rule. */
 static const uint32_t TT_SHAPES[TT_PIECES][TT_ROTS][4] = {
     {{0x0, 0xf, 0x0, 0x0}, {0x4, 0x4, 0x4, 0x4}, {0x0, 0x0, 0xf, 0x0}, {0x2, 0x2, 0x2, 0x2}},  /* I */
     {{0x6, 0x6, 0x0, 0x0}, {0x6, 0x6, 0x0, 0x0}, {0x6, 0x6, 0x0, 0x0}, {0x6, 0x6, 0x0, 0x0}},  /* O */

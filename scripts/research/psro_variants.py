@@ -6,10 +6,10 @@ iteration's CPU time (process time; torch on one thread; the local backend, so t
 this process) and takes the OpenSpiel referee's exploitability every third iteration (not counted).
 Run one variant per process, at any niceness, side by side, then tabulate:
 
-    nice -n 19 .venv/bin/python scripts/psro_variants.py run --game leduc --budget 200 \\
+    nice -n 19 .venv/bin/python scripts/research/psro_variants.py run --game leduc --budget 200 \\
         --league.response-init fresh > fresh.jsonl
-    nice -n 19 .venv/bin/python scripts/psro_variants.py run --game leduc --budget 200 > features.jsonl
-    .venv/bin/python scripts/psro_variants.py table "features=features.jsonl" "fresh=fresh.jsonl"
+    nice -n 19 .venv/bin/python scripts/research/psro_variants.py run --game leduc --budget 200 > features.jsonl
+    .venv/bin/python scripts/research/psro_variants.py table "features=features.jsonl" "fresh=fresh.jsonl"
 
 Config flags after the options change the variant (the rest comes from pufferlib/config/puffer_<game>.toml).
 `run` prints one JSON line per iteration: iteration, CPU seconds so far, PPO steps so far,

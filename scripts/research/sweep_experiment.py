@@ -1,7 +1,7 @@
-"""The real sweep of docs/sweeps.md: Protein against random search on an Ocean env, same time budget.
+"""The real sweep of docs/results/sweeps.md: Protein against random search on an Ocean env, same time budget.
 
-    python scripts/sweep_experiment.py --write-docs                        # the full run (about 1h45 on 2 idle cores)
-    python scripts/sweep_experiment.py --budget-minutes 2 --steps 131072 --seeds 1  # a check of the pipeline
+    python scripts/research/sweep_experiment.py --write-docs          # the full run (about 1h45 on 2 idle cores)
+    python scripts/research/sweep_experiment.py --budget-minutes 2 --steps 131072 --seeds 1  # a check of the pipeline
 
 1. `puffer sweep ENV --sweep.method protein --sweep.max-hours BUDGET` over the default [sweep] keys plus
    train.total_timesteps (log, from STEPS/8 to STEPS): Protein may buy information with short runs.
@@ -10,9 +10,9 @@
    seed 0), interleaved seed by seed so a change in machine load touches every config alike.
 4. A table of final scores (the sweep's own score: the metric's mean over the last tenth of training):
    per seed, the mean, and the margin over the defaults against the seed spread (SPREAD below).
-   Printed, saved as results.json, and with --write-docs put in docs/sweeps.md.
+   Printed, saved as results.json, and with --write-docs put in docs/results/sweeps.md.
 Everything runs through the `puffer` command, as a user would; hold the benchmark lock while it runs:
-    flock /tmp/puffer-bench.lock nice -n 5 python scripts/sweep_experiment.py --write-docs
+    flock /tmp/puffer-bench.lock nice -n 5 python scripts/research/sweep_experiment.py --write-docs
 """
 import argparse
 import datetime
@@ -24,10 +24,11 @@ import time
 
 import numpy as np
 
-from benchdoc import update_section
 from pufferlib import sweep
+from pufferlib.benchmark import update_section
 
-DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'sweeps.md')
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(ROOT, 'docs', 'results', 'sweeps.md')
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 
@@ -78,7 +79,7 @@ def main():
     parser.add_argument('--seeds', type=int, default=3, help='fresh seeds for the retraining')
     parser.add_argument('--parallel', type=int, default=1, help='--sweep.parallel for both sweeps')
     parser.add_argument('--out', default=None, help='folder for sweeps, runs and results (default experiments/...)')
-    parser.add_argument('--write-docs', action='store_true', help='put the table into docs/sweeps.md')
+    parser.add_argument('--write-docs', action='store_true', help='put the table into docs/results/sweeps.md')
     args = parser.parse_args()
 
     stamp = f'{datetime.datetime.now():%Y%m%d-%H%M%S}'
@@ -167,7 +168,7 @@ def render(args, sweeps, scores, metric):
 
 
 def write_docs(text, argv):
-    body = f'`python scripts/sweep_experiment.py {argv}`\n\n{text}'
+    body = f'`python scripts/research/sweep_experiment.py {argv}`\n\n{text}'
     path = update_section('sweep_experiment', 'A real sweep', body, path=DOC)
     print(f'wrote {path}')
 

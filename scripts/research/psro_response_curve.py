@@ -1,4 +1,4 @@
-"""How close one PPO response comes to an exact best response as it trains (docs/league.md, "What limits
+"""How close one PPO response comes to an exact best response as it trains (docs/results/league.md, "What limits
 our PSRO"). A population is made by `--population` iterations of our PSRO with the env's settings (kept
 in --cache for the next run), then one response trains against its meta-strategy for --steps PPO steps in
 one run (one learning-rate schedule) while its exact gain against the meta-strategy, and its argmax
@@ -6,7 +6,7 @@ version's, is measured every --every epochs, next to what an exact best response
 meta-strategy's exploitability in the symmetric meta-game). Config flags after the options change the
 response's settings (not the population's):
 
-    .venv/bin/python scripts/psro_response_curve.py --game leduc --population 8 --steps 2000000 \\
+    .venv/bin/python scripts/research/psro_response_curve.py --game leduc --population 8 --steps 2000000 \\
         [--train.ent-coef 0 ...]
 """
 import argparse

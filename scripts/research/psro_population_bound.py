@@ -1,12 +1,12 @@
 """How good a mixture a poker league's population contains, against what its meta-solver outputs
-(docs/league.md, "What limits our PSRO"). For a league directory of `puffer_kuhn` or `puffer_leduc`
+(docs/results/league.md, "What limits our PSRO"). For a league directory of `puffer_kuhn` or `puffer_leduc`
 (`puffer league`, or `scripts/bench_league.py --keep-league DIR`), at a few points of its ledger: the
 exploitability of the league's output then, and of the least exploitable mixture of the policies it had
 then (`GameTree.least_exploitable`: one LP over the whole game). The second is a floor for every
 meta-solver over that population: when the output sits far above it, the meta-solver leaves
 exploitability on the table; when both are high, the responses are what is missing.
 
-    .venv/bin/python scripts/psro_population_bound.py experiments/leagues/puffer_leduc-psro-... [--points 8]
+    .venv/bin/python scripts/research/psro_population_bound.py experiments/leagues/puffer_leduc-psro-... [--points 8]
 """
 import argparse
 

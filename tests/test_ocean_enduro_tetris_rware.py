@@ -1,4 +1,4 @@
-"""Ocean, second wave (part a): puffer_enduro, puffer_tetris, puffer_rware.
+"""Ocean: the rules of puffer_enduro, puffer_tetris and puffer_rware.
 
 tests/test_ocean.py runs the contract checks (determinism, spaces, clamping, rendering, logs,
 sanitizers) on every env with its default options; here the same checks run on the option variants

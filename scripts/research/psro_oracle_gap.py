@@ -1,9 +1,9 @@
-"""How close each PSRO response of ours comes to an exact best response (docs/league.md, "What limits
+"""How close each PSRO response of ours comes to an exact best response (docs/results/league.md, "What limits
 our PSRO"). Per iteration: the exploitability of the meta-strategy the response was trained against
 (what an exact best response gains against it, in the symmetric meta-game), what the trained response
 gains against it (exact, GameTree), and what its greedy (argmax) version would gain.
 
-    .venv/bin/python scripts/psro_oracle_gap.py --game kuhn --iterations 10 [config flags...]
+    .venv/bin/python scripts/research/psro_oracle_gap.py --game kuhn --iterations 10 [config flags...]
 """
 import argparse
 import tempfile

@@ -1,8 +1,8 @@
 """Win rates of a league's policies against the env's scripted player, from each seat, with more games
-and other seeds than the league's own per-iteration check (docs/league.md, Connect4). By default it
+and other seeds than the league's own per-iteration check (docs/results/league.md, Connect4). By default it
 measures the leaderboard's first policy and the league's last one.
 
-    .venv/bin/python scripts/league_vs_scripted.py experiments/leagues/puffer_connect4-fsp-... \\
+    .venv/bin/python scripts/research/league_vs_scripted.py experiments/leagues/puffer_connect4-fsp-... \\
         [--policies p117 p119] [--games 20000] [--seeds 1 2]
 
 Every one of the env's games plays the same number of games and only those count (league.scripted_task),
