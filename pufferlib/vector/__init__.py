@@ -33,6 +33,7 @@ importable from here.
 import inspect
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,7 +65,7 @@ def resolve_backend(backend: str | type) -> type:
 
 def make(env_creator: str | Callable | Sequence[Callable], backend: str | type = Serial, num_envs: int = 1,
          num_workers: int | None = None, batch_size: int | None = None, zero_copy: bool = True, seed: int | None = None,
-         env_args: Sequence = (), env_kwargs: dict | None = None, **backend_options) -> 'VecEnv':
+         env_args: Sequence = (), env_kwargs: dict | None = None, **backend_options: Any) -> VecEnv:
     """Build a vector env.
 
     env_creator: an env name (resolved by pufferlib.registry), a callable returning an env (a PufferEnv that
@@ -108,7 +109,7 @@ def make(env_creator: str | Callable | Sequence[Callable], backend: str | type =
 # autotune
 # ---------------------------------------------------------------------------------------------
 
-def measure(vecenv: 'VecEnv', seconds: float = 1.0, seed: int = 0) -> float:
+def measure(vecenv: VecEnv, seconds: float = 1.0, seed: int = 0) -> float:
     """Agent steps per second of random actions through the full send/recv loop."""
     space = vecenv.single_action_space
     space.seed(seed)

@@ -5,12 +5,15 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, MASK_BUFFER, ActionCheck, ActionMaskError,
                                  PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows)
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Semaphore
 
 # Worker commands and states, kept in shared int32 arrays.
 IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
@@ -56,10 +59,10 @@ class Waiter:
 
     __slots__ = ('sem', 'spin_s', 'typical')
 
-    def __init__(self, sem, spin_s):
+    def __init__(self, sem: 'Semaphore', spin_s: float) -> None:
         self.sem, self.spin_s, self.typical = sem, spin_s, 0.0
 
-    def wait(self, check):
+    def wait(self, check: Callable[[], bool]) -> bool:
         sem = self.sem
         if sem.acquire(False):
             self.typical *= 0.9
@@ -93,7 +96,7 @@ def cpu_count() -> int:
 # Creating envs
 # ---------------------------------------------------------------------------------------------
 
-def _accepts(fn, name):
+def _accepts(fn: Callable, name: str) -> bool:
     try:
         params = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -101,8 +104,8 @@ def _accepts(fn, name):
     return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
 
 
-def create_env(creator: Callable, env_args: Sequence = (), env_kwargs: dict | None = None, buf=None,
-               seed: int | None = None) -> PufferEnv:
+def create_env(creator: Callable, env_args: Sequence = (), env_kwargs: dict | None = None,
+               buf: SimpleNamespace | None = None, seed: int | None = None) -> PufferEnv:
     """Call a creator and return a PufferEnv bound to `buf`.
 
     The creator may build a PufferEnv itself (then it must accept `buf=` and `seed=`), or return a
@@ -132,11 +135,11 @@ def create_env(creator: Callable, env_args: Sequence = (), env_kwargs: dict | No
                         'return a gymnasium.Env, a PettingZoo env or a pufferlib.PufferEnv')
 
 
-def _name(fn):
+def _name(fn: Callable) -> str:
     return getattr(fn, '__qualname__', None) or repr(fn)
 
 
-def _slice_buffers(buf, start, stop):
+def _slice_buffers(buf: SimpleNamespace, start: int, stop: int) -> SimpleNamespace:
     names = BUFFER_NAMES + ((MASK_BUFFER,) if getattr(buf, MASK_BUFFER, None) is not None else ())
     return SimpleNamespace(**{name: getattr(buf, name)[start:stop] for name in names})
 
@@ -148,8 +151,9 @@ def _slice_buffers(buf, start, stop):
 class VecEnv:
     """Base class of the backends. Subclasses implement `_start`, `_dispatch`, `_collect`, `close`."""
 
-    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None):
+    def __init__(self, env_creators: Sequence[Callable], env_args: Sequence = (), env_kwargs: dict | None = None,
+                 num_envs: int = 1, num_workers: int | None = None, batch_size: int | None = None,
+                 zero_copy: bool = True, seed: int | None = None) -> None:
         self._closed = True  # until started, so a failing __init__ leaves nothing for close() to do
         self.env_creators = env_creators
         self.env_args, self.env_kwargs = tuple(env_args), dict(env_kwargs or {})
@@ -190,7 +194,7 @@ class VecEnv:
         # Non-zero-copy pools copy each batch into a buffer of its own (see _gather).
         self._free_bufs, self._held_bufs = [], []
 
-    def _configure(self, num_envs, num_workers, batch_size, zero_copy):
+    def _configure(self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool) -> None:
         for key, value in (('num_envs', num_envs), ('num_workers', num_workers), ('batch_size', batch_size)):
             if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
                 raise APIUsageError(f'{key} must be a positive integer, got {value!r}')
@@ -209,7 +213,7 @@ class VecEnv:
         self.workers_per_batch = self.batch_size // self.envs_per_worker
         self.synchronous = self.workers_per_batch == self.num_workers
 
-    def _default_workers(self):
+    def _default_workers(self) -> int:
         """As many workers as this machine's cores that divide num_envs (Serial passes num_envs itself)."""
         return max(d for d in range(1, min(cpu_count(), self.num_envs) + 1) if self.num_envs % d == 0)
 
@@ -248,7 +252,7 @@ class VecEnv:
         v = self._block_views(workers[0])
         return v.observations, v.rewards, v.terminals, v.truncations, infos, v.ids, v.masks
 
-    def _block_views(self, first):
+    def _block_views(self, first: int) -> BatchViews:
         """The views of a zero-copy batch starting at worker `first` (observations, rewards, terminals,
         truncations, ids, masks, actions), made once: slicing six arrays on every recv and send is a
         measurable part of a pool's per-batch cost."""
@@ -319,13 +323,13 @@ class VecEnv:
         per array. See pufferlib.pufferenv.nonfinite_rows."""
         return nonfinite_rows(observations, rewards, self.obs_dtype)
 
-    def __enter__(self):
+    def __enter__(self) -> 'VecEnv':
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
@@ -333,21 +337,21 @@ class VecEnv:
 
     # --- helpers shared by the backends -------------------------------------------------------
 
-    def _check_open(self):
+    def _check_open(self) -> None:
         if self._closed:
             raise APIUsageError(f'{type(self).__name__} is closed')
 
-    def _heartbeat(self):
+    def _heartbeat(self) -> None:
         """Called on every recv(); backends with workers check their health here (see Multiprocessing)."""
 
-    def _check_seed(self, seed):
+    def _check_seed(self, seed: int | None) -> int | None:
         return check_seed(seed, lambda: type(self).__name__, self.num_envs)
 
-    def _describe_batch(self):
+    def _describe_batch(self) -> str:
         return (f'{type(self).__name__} (one action row per agent in the batch: {self.batch_size} envs x '
                 f'{self.agents_per_env} agents, action space {self.single_action_space})')
 
-    def _choose_batch(self):
+    def _choose_batch(self) -> list[int]:
         need = self.workers_per_batch
         if self.synchronous:
             while len(self._ready) < self.num_workers:
@@ -373,14 +377,14 @@ class VecEnv:
         batch, self._ready = self._ready[:need], self._ready[need:]
         return batch
 
-    def _take_infos(self, workers):
+    def _take_infos(self, workers: Sequence[int]) -> list:
         infos = []
         if self._ready_infos:
             for w in workers:
                 infos.extend(self._ready_infos.pop(w, ()))
         return infos
 
-    def _gather(self, workers, infos):
+    def _gather(self, workers: Sequence[int], infos: list) -> tuple:
         """Copy the rows of the chosen workers into a batch buffer (non-zero-copy pools).
 
         Each batch the caller holds keeps its own buffer, so holding one never lets the next recv
@@ -400,15 +404,15 @@ class VecEnv:
             ids[dst] = self._worker_rows[w]
         return out.observations, out.rewards, out.terminals, out.truncations, infos, ids, out.masks
 
-    def _wait_all_idle(self):
+    def _wait_all_idle(self) -> None:
         while self._inflight:
             self._collect()
 
-    def _env_seed(self, seed, env_index):
+    def _env_seed(self, seed: int | None, env_index: int) -> int | None:
         return None if seed is None else seed + env_index
 
 
-def _check_agents(env, expected, where, buf=None):
+def _check_agents(env: PufferEnv, expected: int, where: str, buf: SimpleNamespace | None = None) -> None:
     if int(env.num_agents) != expected:
         raise APIUsageError(f'{where}: env has num_agents={env.num_agents} but the first env had {expected}; '
                             'every env in a vector must have the same number of agents')
@@ -423,7 +427,7 @@ def _check_agents(env, expected, where, buf=None):
                               'buffers) and write into that array in place instead of replacing it')
 
 
-def _mask_width(probe):
+def _mask_width(probe: PufferEnv) -> int | None:
     """Columns of the envs' action masks (from the probe env), or None when they publish none."""
     if getattr(probe, 'action_masks', None) is None:
         return None
@@ -438,7 +442,7 @@ def _mask_width(probe):
 NO_DEADLINE = float('inf')
 
 
-def _check_step_timeout(step_timeout):
+def _check_step_timeout(step_timeout: float | None) -> float | None:
     if step_timeout is None:
         return None
     if isinstance(step_timeout, bool) or not isinstance(step_timeout, (int, float)) or not (
@@ -448,7 +452,7 @@ def _check_step_timeout(step_timeout):
     return float(step_timeout) or None
 
 
-def _run_command(envs, command, seed):
+def _run_command(envs: Sequence[PufferEnv], command: int, seed: int) -> list:
     """Step or reset one worker's envs; return their infos (a list, usually empty)."""
     infos = []
     if command == STEP:

@@ -13,11 +13,15 @@ import time
 import traceback
 import warnings
 import weakref
+from collections.abc import Callable, Sequence
+from multiprocessing.connection import Connection
+from multiprocessing.context import ForkContext
+from multiprocessing.synchronize import Semaphore
 from types import SimpleNamespace
 
 import numpy as np
 
-from pufferlib.pufferenv import BUFFER_NAMES, MASK_BUFFER, APIUsageError, EnvError
+from pufferlib.pufferenv import BUFFER_NAMES, MASK_BUFFER, APIUsageError, EnvError, PufferEnv
 from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, LIVENESS_CHECK_S,
                                    NO_DEADLINE, RESET, VecEnv, Waiter, _check_agents, _check_step_timeout,
                                    _run_command, _slice_buffers, cpu_count, create_env)
@@ -26,7 +30,7 @@ _OPEN = weakref.WeakSet()
 
 
 @atexit.register
-def _close_all_at_exit():
+def _close_all_at_exit() -> None:
     for vecenv in list(_OPEN):
         try:
             vecenv.close()
@@ -34,7 +38,7 @@ def _close_all_at_exit():
             pass
 
 
-def _allocate_shared(specs):
+def _allocate_shared(specs: Sequence[tuple[str, tuple, np.dtype | type]]) -> tuple[mmap.mmap, dict[str, np.ndarray]]:
     """Arrays in one anonymous shared mapping: children inherit it at fork, nothing lands in /dev/shm,
     so no segment can outlive the processes, whatever kills them."""
     offsets, total = [], 0
@@ -50,7 +54,7 @@ def _allocate_shared(specs):
     return region, arrays
 
 
-def set_parent_death_signal():
+def set_parent_death_signal() -> None:
     """Ask Linux to SIGTERM this process when its parent dies, so a killed trainer leaves no orphans.
 
     Call it first thing in a child process (env workers, sweep trials). A no-op where prctl is
@@ -72,7 +76,8 @@ INFO_SLOT = 4096
 INFO_IN_PIPE = -1
 
 
-def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared):
+def _build_worker_envs(w: int, creators: Sequence[Callable], env_args: Sequence, env_kwargs: dict,
+                       envs_per_worker: int, agents_per_env: int, shared: SimpleNamespace) -> list[PufferEnv]:
     a = agents_per_env
     envs = []
     for k in range(envs_per_worker):
@@ -84,8 +89,10 @@ def _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agent
     return envs
 
 
-def _mp_worker(workers, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared, go, wake, done,
-               conns, parent_pid, spin_s):
+def _mp_worker(workers: list[int], creators: Sequence[Callable], env_args: Sequence, env_kwargs: dict,
+               envs_per_worker: int, agents_per_env: int, shared: SimpleNamespace, go: dict[int, Semaphore],
+               wake: Semaphore | None, done: Semaphore, conns: dict[int, Connection], parent_pid: int,
+               spin_s: float) -> None:
     """One process running the envs of `workers` (worker indices; usually one).
 
     `go[w]` is posted once per command for worker w. A process with several workers is also posted
@@ -185,9 +192,10 @@ class Multiprocessing(VecEnv):
     A worker stays a block of consecutive envs; a process holds several such blocks.
     """
 
-    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, spin_us=200, local_worker=False,
-                 step_timeout=DEFAULT_STEP_TIMEOUT_S, num_processes=None):
+    def __init__(self, env_creators: Sequence[Callable], env_args: Sequence = (), env_kwargs: dict | None = None,
+                 num_envs: int = 1, num_workers: int | None = None, batch_size: int | None = None,
+                 zero_copy: bool = True, seed: int | None = None, spin_us: float = 200, local_worker: bool = False,
+                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S, num_processes: int | None = None) -> None:
         self.step_timeout = _check_step_timeout(step_timeout)
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
         if not isinstance(spin_us, (int, float)) or isinstance(spin_us, bool) or spin_us < 0:
@@ -203,21 +211,10 @@ class Multiprocessing(VecEnv):
         self.local_worker = local_worker
         self._local_envs, self._local_command = [], None
         self.spin_s = spin_us * 1e-6
-        obs, act = self.single_observation_space, self.single_action_space
-        n, W = self.num_agents, self.num_workers
-        legal = [(MASK_BUFFER, (n, self.action_mask_width), bool)] if self.action_mask_width is not None else []
-        self._region, arrays = _allocate_shared([
-            ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *act.shape), self.action_dtype),
-            ('rewards', (n,), np.float32), ('terminals', (n,), bool), ('truncations', (n,), bool),
-            ('masks', (n,), bool), *legal, ('status', (W,), np.int32), ('commands', (W,), np.int32),
-            ('has_info', (W,), np.int32), ('seeds', (W,), np.int64), ('tickets', (W,), np.int64),
-            ('info_slots', (W, INFO_SLOT), np.uint8)])
-        if legal:
-            arrays[MASK_BUFFER][...] = True  # every action legal until the envs write their masks
-        self.shared = SimpleNamespace(**arrays)
-        self.buffers = SimpleNamespace(**{name: arrays[name] for name in BUFFER_NAMES + tuple(x[0] for x in legal)})
+        self._allocate_buffers()
 
         ctx = multiprocessing.get_context('fork')
+        W = self.num_workers
         self._done = ctx.Semaphore(0)
         self._waiter = Waiter(self._done, self.spin_s)
         self._go = [ctx.Semaphore(0) for _ in range(W)]
@@ -231,20 +228,7 @@ class Multiprocessing(VecEnv):
         self._credits = 0
         self.shared.status[:] = BUSY
         remote = range(1 if local_worker else 0, W)
-        for group in groups:
-            wake = ctx.Semaphore(0) if len(group) > 1 else None
-            pipes = {w: ctx.Pipe(duplex=False) for w in group}
-            proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{group[0]}', daemon=True, args=(
-                group, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
-                self.shared, {w: self._go[w] for w in group}, wake, self._done,
-                {w: child for w, (_, child) in pipes.items()}, os.getpid(), self.spin_s))
-            proc.start()
-            for w, (parent_conn, child_conn) in pipes.items():
-                child_conn.close()
-                self._conns[w] = parent_conn
-                self._wake[w] = wake
-            self.processes.append(proc)
-            self._proc_workers.append(group)
+        self._start_processes(ctx, groups, env_creators)
         self._closed = False
         _OPEN.add(self)
         self._next_check = 0.0
@@ -261,7 +245,40 @@ class Multiprocessing(VecEnv):
         self._ready.clear()
         self._ready_infos.clear()
 
-    def _process_groups(self, num_processes, local_worker):
+    def _allocate_buffers(self) -> None:
+        """The env rows, the worker states and the info slots, all in one shared mapping."""
+        obs, act = self.single_observation_space, self.single_action_space
+        n, W = self.num_agents, self.num_workers
+        legal = [(MASK_BUFFER, (n, self.action_mask_width), bool)] if self.action_mask_width is not None else []
+        self._region, arrays = _allocate_shared([
+            ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *act.shape), self.action_dtype),
+            ('rewards', (n,), np.float32), ('terminals', (n,), bool), ('truncations', (n,), bool),
+            ('masks', (n,), bool), *legal, ('status', (W,), np.int32), ('commands', (W,), np.int32),
+            ('has_info', (W,), np.int32), ('seeds', (W,), np.int64), ('tickets', (W,), np.int64),
+            ('info_slots', (W, INFO_SLOT), np.uint8)])
+        if legal:
+            arrays[MASK_BUFFER][...] = True  # every action legal until the envs write their masks
+        self.shared = SimpleNamespace(**arrays)
+        self.buffers = SimpleNamespace(**{name: arrays[name] for name in BUFFER_NAMES + tuple(x[0] for x in legal)})
+
+    def _start_processes(self, ctx: ForkContext, groups: list[list[int]], env_creators: Sequence[Callable]) -> None:
+        """Fork one child per group of workers, each with its semaphores and result pipes."""
+        for group in groups:
+            wake = ctx.Semaphore(0) if len(group) > 1 else None
+            pipes = {w: ctx.Pipe(duplex=False) for w in group}
+            proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{group[0]}', daemon=True, args=(
+                group, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
+                self.shared, {w: self._go[w] for w in group}, wake, self._done,
+                {w: child for w, (_, child) in pipes.items()}, os.getpid(), self.spin_s))
+            proc.start()
+            for w, (parent_conn, child_conn) in pipes.items():
+                child_conn.close()
+                self._conns[w] = parent_conn
+                self._wake[w] = wake
+            self.processes.append(proc)
+            self._proc_workers.append(group)
+
+    def _process_groups(self, num_processes: int | None, local_worker: bool) -> list[list[int]]:
         """The workers each child process runs: one each by default, else worker w in process w % P."""
         W = self.num_workers
         if num_processes is None:
@@ -276,7 +293,7 @@ class Multiprocessing(VecEnv):
                                 'the same number of workers)')
         return [list(range(p, W, int(num_processes))) for p in range(int(num_processes))]
 
-    def _dispatch(self, workers, command, seed=None):
+    def _dispatch(self, workers: Sequence[int], command: int, seed: int | None = None) -> None:
         shared = self.shared
         deadline = time.monotonic() + self.step_timeout if self.step_timeout else NO_DEADLINE
         for w in workers:
@@ -298,7 +315,7 @@ class Multiprocessing(VecEnv):
                 self._go[w].release()
                 wake.release()
 
-    def _run_local(self):
+    def _run_local(self) -> None:
         command, self._local_command = self._local_command, None
         try:
             infos = _run_command(self._local_envs, command, int(self.shared.seeds[0]))
@@ -313,10 +330,10 @@ class Multiprocessing(VecEnv):
             self._ready_infos[0] = infos
         self._ready.append(0)
 
-    def _acquire_done(self):
+    def _acquire_done(self) -> None:
         self._waiter.wait(self._check_health)
 
-    def _heartbeat(self):
+    def _heartbeat(self) -> None:
         # A pool can be served for ever by the workers that still answer, so a dead or hung one is
         # looked for here too, not only while blocked: one clock read per recv, a check every 0.2 s.
         now = time.monotonic()
@@ -324,7 +341,7 @@ class Multiprocessing(VecEnv):
             self._next_check = now + LIVENESS_CHECK_S
             self._check_health()
 
-    def _collect(self):
+    def _collect(self) -> None:
         """Wait until at least one in-flight worker finishes and move it to the ready list."""
         if self._local_command is not None:
             # A remote worker that has already finished goes first: otherwise the local worker,
@@ -358,7 +375,7 @@ class Multiprocessing(VecEnv):
             self._acquire_done()
             self._credits += 1
 
-    def _recv_bytes(self, w):
+    def _recv_bytes(self, w: int) -> bytes:
         conn = self._conns[w]
         while not conn.poll(LIVENESS_CHECK_S):
             self._check_health()
@@ -368,7 +385,7 @@ class Multiprocessing(VecEnv):
             self._check_health()
             raise
 
-    def _check_health(self):
+    def _check_health(self) -> bool:
         """Raise if a worker died or overran its step timeout; True otherwise (the Waiter's check)."""
         status = self.shared.status
         for group, proc in zip(self._proc_workers, self.processes):
@@ -393,7 +410,7 @@ class Multiprocessing(VecEnv):
                 self._raise_timeout(w)
         return True
 
-    def _raise_timeout(self, w):
+    def _raise_timeout(self, w: int) -> None:
         what = 'reset' if self.shared.commands[w] == RESET else 'step'
         envs = self._env_range(w)
         process = next(i for i, group in enumerate(self._proc_workers) if w in group)
@@ -405,16 +422,16 @@ class Multiprocessing(VecEnv):
                        'see where it waits, or, if its steps are legitimately this slow, raise step_timeout '
                        '(vec.step_timeout in a config; 0 turns the limit off).')
 
-    def _env_range(self, w):
+    def _env_range(self, w: int) -> str:
         return f'{w * self.envs_per_worker}-{(w + 1) * self.envs_per_worker - 1}'
 
-    def _describe_process(self, group):
+    def _describe_process(self, group: list[int]) -> str:
         if len(group) == 1:
             return f'worker {group[0]} (envs {self._env_range(group[0])})'
         return (f'process of workers {", ".join(map(str, group))} '
                 f'(envs {", ".join(self._env_range(w) for w in group)})')
 
-    def _raise_worker_error(self, w):
+    def _raise_worker_error(self, w: int) -> None:
         conn = self._conns[w]
         tb = '(no traceback received)'
         if conn.poll(2.0):
@@ -427,7 +444,7 @@ class Multiprocessing(VecEnv):
         raise EnvError(f'an env in Multiprocessing worker {w} (envs {envs}) raised; the vector env is closed. '
                        f'The env\'s traceback:\n{tb}')
 
-    def close(self):
+    def close(self) -> None:
         if self._closed:
             return
         self._closed = True

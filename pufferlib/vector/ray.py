@@ -1,5 +1,9 @@
 """Ray: workers as Ray actors (`_RayEnvWorker`), on this machine or anywhere in a cluster."""
 import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from gymnasium import spaces
 
 from pufferlib.pufferenv import MASK_BUFFER, EnvError, make_buffers
 from pufferlib.vector.base import (DEFAULT_STEP_TIMEOUT_S, NO_DEADLINE, STEP, VecEnv, _check_agents,
@@ -9,8 +13,9 @@ from pufferlib.vector.base import (DEFAULT_STEP_TIMEOUT_S, NO_DEADLINE, STEP, Ve
 class _RayEnvWorker:
     """One Ray actor: a block of envs with its own local buffers."""
 
-    def __init__(self, creators, env_args, env_kwargs, first_env, agents_per_env, obs_space, act_space,
-                 mask_width=None):
+    def __init__(self, creators: Sequence[Callable], env_args: Sequence, env_kwargs: dict, first_env: int,
+                 agents_per_env: int, obs_space: spaces.Space, act_space: spaces.Space,
+                 mask_width: int | None = None) -> None:
         rows = len(creators) * agents_per_env
         self.buf = make_buffers(obs_space, act_space, rows, mask_width=mask_width)
         self.envs = []
@@ -20,27 +25,27 @@ class _RayEnvWorker:
             _check_agents(env, agents_per_env, f'env {first_env + k}', buf)
             self.envs.append(env)
 
-    def ready(self):
+    def ready(self) -> bool:
         return True
 
-    def _result(self, infos):
+    def _result(self, infos: list) -> tuple:
         b = self.buf
         return b.observations, b.rewards, b.terminals, b.truncations, b.masks, getattr(b, MASK_BUFFER, None), infos
 
-    def reset(self, seed):
+    def reset(self, seed: int | None) -> tuple:
         infos = []
         for k, env in enumerate(self.envs):
             infos.extend(env.reset(None if seed is None else seed + k)[1])
         return self._result(infos)
 
-    def step(self, actions):
+    def step(self, actions: np.ndarray) -> tuple:
         self.buf.actions[...] = actions
         infos = []
         for env in self.envs:
             infos.extend(env.step(env.actions)[4])
         return self._result(infos)
 
-    def close(self):
+    def close(self) -> None:
         for env in self.envs:
             env.close()
 
@@ -52,8 +57,10 @@ class Ray(VecEnv):
     at RAY_ADDRESS, else a new local one; `address='auto'` joins the cluster this node belongs to.
     """
 
-    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None, address=None, step_timeout=DEFAULT_STEP_TIMEOUT_S):
+    def __init__(self, env_creators: Sequence[Callable], env_args: Sequence = (), env_kwargs: dict | None = None,
+                 num_envs: int = 1, num_workers: int | None = None, batch_size: int | None = None,
+                 zero_copy: bool = True, seed: int | None = None, address: str | None = None,
+                 step_timeout: float | None = DEFAULT_STEP_TIMEOUT_S) -> None:
         from pufferlib import cluster
         self.step_timeout = _check_step_timeout(step_timeout)
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_workers, batch_size, zero_copy, seed)
@@ -77,7 +84,7 @@ class Ray(VecEnv):
         self._wait_all_idle()
         self._ready.clear()
 
-    def _dispatch(self, workers, command, seed=None):
+    def _dispatch(self, workers: Sequence[int], command: int, seed: int | None = None) -> None:
         r = self.rows_per_worker
         deadline = time.monotonic() + self.step_timeout if self.step_timeout else NO_DEADLINE
         for w in workers:
@@ -88,7 +95,7 @@ class Ray(VecEnv):
             self._pending[ref] = w
             self._inflight[w] = deadline
 
-    def _collect(self):
+    def _collect(self) -> None:
         ray = self._ray
         first_deadline = min(self._inflight.values())
         timeout = None if first_deadline == NO_DEADLINE else max(0.0, first_deadline - time.monotonic())
@@ -128,7 +135,7 @@ class Ray(VecEnv):
             if infos:
                 self._ready_infos[w] = infos
 
-    def close(self):
+    def close(self) -> None:
         if self._closed:
             return
         self._closed = True

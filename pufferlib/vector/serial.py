@@ -1,4 +1,6 @@
 """Serial: every env in the calling process."""
+from collections.abc import Callable, Sequence
+
 from pufferlib.pufferenv import make_buffers
 from pufferlib.vector.base import STEP, VecEnv, _check_agents, _run_command, _slice_buffers, create_env
 
@@ -6,8 +8,9 @@ from pufferlib.vector.base import STEP, VecEnv, _check_agents, _run_command, _sl
 class Serial(VecEnv):
     """Every env in this process. Workers are single envs; the batch logic is the same as elsewhere."""
 
-    def __init__(self, env_creators, env_args=(), env_kwargs=None, num_envs=1, num_workers=None,
-                 batch_size=None, zero_copy=True, seed=None):
+    def __init__(self, env_creators: Sequence[Callable], env_args: Sequence = (), env_kwargs: dict | None = None,
+                 num_envs: int = 1, num_workers: int | None = None, batch_size: int | None = None,
+                 zero_copy: bool = True, seed: int | None = None) -> None:
         super().__init__(env_creators, env_args, env_kwargs, num_envs, num_envs, batch_size, zero_copy, seed)
         self.buffers = make_buffers(self.single_observation_space, self.single_action_space, self.num_agents,
                                     mask_width=self.action_mask_width)
@@ -20,7 +23,7 @@ class Serial(VecEnv):
             self.envs.append(env)
         self._closed = False
 
-    def _dispatch(self, workers, command, seed=None):
+    def _dispatch(self, workers: Sequence[int], command: int, seed: int | None = None) -> None:
         envs, ready, ready_infos = self.envs, self._ready, self._ready_infos
         if command == STEP:  # each worker is one env: step it directly (this loop is per env step)
             for w in workers:
@@ -36,10 +39,10 @@ class Serial(VecEnv):
                 ready_infos[w] = infos
             ready.append(w)
 
-    def _collect(self):
+    def _collect(self) -> None:
         raise AssertionError('Serial never has work in flight')
 
-    def close(self):
+    def close(self) -> None:
         if self._closed:
             return
         self._closed = True
