@@ -27,16 +27,17 @@ like `env_ids`), which the envs write in place: shared memory under Multiprocess
 with the other arrays under Ray. Rows of a batch recv() returned are not written until send().
 
 Layout: `base` (VecEnv, the send/recv state machine, env creation, Waiter), one module per backend
-(`serial`, `multiprocessing`, `ray`), and here make, measure and autotune; every public name is
-importable from here.
+(`serial`, `multiprocessing`, `ray`), and here make, from_config (a config's `[vec]` section),
+measure and autotune; every public name is importable from here.
 """
 import inspect
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from pufferlib import config as configuration
 from pufferlib import registry
 from pufferlib.pufferenv import APIUsageError
 from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, IDLE, LIVENESS_CHECK_S,
@@ -48,7 +49,7 @@ from pufferlib.vector.serial import Serial
 
 __all__ = ['BACKENDS', 'BUSY', 'CLOSE', 'CLOSED', 'DEFAULT_STEP_TIMEOUT_S', 'DONE', 'ERROR', 'IDLE', 'INFO_IN_PIPE',
            'INFO_SLOT', 'LIVENESS_CHECK_S', 'NO_DEADLINE', 'RESET', 'STEP', 'BatchViews', 'Multiprocessing', 'Ray',
-           'Serial', 'VecEnv', 'Waiter', 'autotune', 'cpu_count', 'create_env', 'make', 'measure',
+           'Serial', 'VecEnv', 'Waiter', 'autotune', 'cpu_count', 'create_env', 'from_config', 'make', 'measure',
            'resolve_backend', 'set_parent_death_signal', 'yield_cpu']
 
 BACKENDS = {'serial': Serial, 'multiprocessing': Multiprocessing, 'ray': Ray}
@@ -103,6 +104,34 @@ def make(env_creator: str | Callable | Sequence[Callable], backend: str | type =
             raise APIUsageError(f'env_creator must be an env name or a callable, got {type(creator).__name__}')
     return cls(creators, env_args=env_args, env_kwargs=env_kwargs, num_envs=num_envs, num_workers=num_workers,
                batch_size=batch_size, zero_copy=zero_copy, seed=seed, **backend_options)
+
+
+def from_config(env: str | Callable, vec: Mapping[str, Any], seed: int | None = None,
+                env_kwargs: Mapping[str, Any] | None = None) -> VecEnv:
+    """Build the vector env a config's `[vec]` section describes (pufferlib/config/default.toml).
+
+    The one place that turns those keys into make() arguments, so a trainer, a league and a script
+    building from the same section get the same vector env. A key left out takes default.toml's
+    value; 0 means automatic: num_envs one env per core, num_workers as make() chooses, batch_size
+    num_envs (synchronous), num_processes one per worker. Options a backend lacks are not passed to
+    it (Serial has no workers, so it ignores num_workers and step_timeout). A key that is not a
+    `[vec]` key raises ConfigError. `seed` seeds env k with `seed + k`; `env_kwargs` go to every env.
+    """
+    defaults = configuration.defaults()['vec']
+    unknown = sorted(set(vec) - set(defaults))
+    if unknown:
+        raise configuration.ConfigError(f'unknown [vec] key {", ".join(unknown)}; the keys are '
+                                        f'{", ".join(defaults)}')
+    vec = {**defaults, **vec}
+    serial = vec['backend'].lower() == 'serial'
+    options = {'local_worker': True} if vec['local_worker'] else {}
+    if vec['num_processes']:
+        options['num_processes'] = vec['num_processes']
+    if not serial:
+        options['step_timeout'] = vec['step_timeout']
+    return make(env, backend=vec['backend'], num_envs=vec['num_envs'] or cpu_count(),
+                num_workers=None if serial else vec['num_workers'] or None, batch_size=vec['batch_size'] or None,
+                zero_copy=vec['zero_copy'], seed=seed, env_kwargs=dict(env_kwargs or {}), **options)
 
 
 # ---------------------------------------------------------------------------------------------
