@@ -2,20 +2,22 @@
 Gymnasium env (GymnasiumAdapter)."""
 import numbers
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from pufferlib.emulation.spaces import _create, _Emulated, check_observation
-from pufferlib.pufferenv import APIUsageError, SpaceError, check_seed
+from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed
 
 
 # ---------------------------------------------------------------------------------------------
 # Old gym API (0.2x): procgen and friends
 # ---------------------------------------------------------------------------------------------
 
-def convert_space(space) -> spaces.Space:
+def convert_space(space: Any) -> spaces.Space:
     """Convert a gym (pre-Gymnasium) space to its Gymnasium twin, by class name."""
     if isinstance(space, spaces.Space):
         return space
@@ -42,14 +44,14 @@ class OldGymEnv(gymnasium.Env):
     Envs already on the 0.26 API (reset -> (obs, info), 5-tuple steps) pass through unchanged.
     """
 
-    def __init__(self, env):
+    def __init__(self, env: Any) -> None:
         self.env = env
         self.observation_space = convert_space(env.observation_space)
         self.action_space = convert_space(env.action_space)
         self.render_mode = getattr(env, 'render_mode', None)
         self.metadata = getattr(env, 'metadata', {}) or {}
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[Any, dict]:
         if seed is not None and hasattr(self.env, 'seed'):
             self.env.seed(seed)
             result = self.env.reset()
@@ -61,7 +63,7 @@ class OldGymEnv(gymnasium.Env):
             return result
         return result, {}
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict]:
         result = self.env.step(action)
         if len(result) == 5:
             return result
@@ -69,14 +71,14 @@ class OldGymEnv(gymnasium.Env):
         truncated = bool(info.get('TimeLimit.truncated', False))
         return obs, reward, bool(done) and not truncated, truncated, info
 
-    def render(self):
+    def render(self) -> Any:
         return self.env.render()
 
-    def close(self):
+    def close(self) -> None:
         self.env.close()
 
 
-def ensure_gymnasium(env) -> gymnasium.Env:
+def ensure_gymnasium(env: Any) -> gymnasium.Env:
     if isinstance(env, gymnasium.Env):
         return env
     if all(hasattr(env, a) for a in ('reset', 'step', 'observation_space', 'action_space')):
@@ -89,7 +91,7 @@ def ensure_gymnasium(env) -> gymnasium.Env:
 # The wrapper
 # ---------------------------------------------------------------------------------------------
 
-def _scalar_infos(info):
+def _scalar_infos(info: dict) -> dict[str, float]:
     """Keep the numeric scalars of an env's final info: they are what is worth averaging."""
     out = {}
     for key, value in info.items():
@@ -112,8 +114,9 @@ class GymnasiumPufferEnv(_Emulated):
     GymnasiumAdapter turns it off; vector envs need it on.
     """
 
-    def __init__(self, env=None, env_creator: Callable | None = None, env_args: tuple = (),
-                 env_kwargs: dict | None = None, buf=None, seed: int | None = None, autoreset: bool = True):
+    def __init__(self, env: Any = None, env_creator: Callable | None = None, env_args: tuple = (),
+                 env_kwargs: dict | None = None, buf: SimpleNamespace | None = None, seed: int | None = None,
+                 autoreset: bool = True) -> None:
         self.env = ensure_gymnasium(_create(env, env_creator, env_args, env_kwargs, 'GymnasiumPufferEnv'))
         self.num_agents = 1
         self._setup_spaces(self.env.observation_space, self.env.action_space)
@@ -127,7 +130,7 @@ class GymnasiumPufferEnv(_Emulated):
         self.episode_length = 0
         self.render_mode = getattr(self.env, 'render_mode', None)
 
-    def reset(self, seed=None):
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict]]:
         seed = check_seed(seed, self.describe)
         if seed is None and not self.initialized:
             seed = self._seed
@@ -143,14 +146,14 @@ class GymnasiumPufferEnv(_Emulated):
         self.initialized = self._steppable = True
         return self.observations, []
 
-    def _write_checked(self, ob):
+    def _write_checked(self, ob: Any) -> None:
         try:
             self._write_row(0, ob)
         except (ValueError, TypeError, KeyError, IndexError):
             check_observation(self.native_observation_space, ob, self.describe())
             raise
 
-    def step(self, actions):
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         if not self._steppable:
             if not self.initialized:
                 raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
@@ -181,10 +184,10 @@ class GymnasiumPufferEnv(_Emulated):
             self._write_checked(ob)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
-    def render(self):
+    def render(self) -> Any:
         return self.env.render()
 
-    def close(self):
+    def close(self) -> None:
         self.env.close()
 
 
@@ -201,7 +204,7 @@ class GymnasiumAdapter(gymnasium.Env):
 
     metadata = {'render_modes': ['rgb_array']}
 
-    def __init__(self, puffer_env):
+    def __init__(self, puffer_env: PufferEnv) -> None:
         if puffer_env.num_agents != 1:
             raise APIUsageError(f'GymnasiumAdapter needs a single-agent env, got num_agents={puffer_env.num_agents}')
         self.puffer_env = puffer_env
@@ -212,13 +215,13 @@ class GymnasiumAdapter(gymnasium.Env):
         self.render_mode = getattr(puffer_env, 'render_mode', None)
         self._episode_over = True  # nothing to step until reset()
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[np.ndarray, dict]:
         super().reset(seed=seed)
         obs, infos = self.puffer_env.reset(seed=seed)
         self._episode_over = False
         return obs[0].copy(), _merge(infos)
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict]:
         if self._episode_over:
             raise APIUsageError('GymnasiumAdapter: step() after the episode ended (or before the first reset()); '
                                 'call reset() first')
@@ -228,14 +231,14 @@ class GymnasiumAdapter(gymnasium.Env):
         self._episode_over = terminal or truncated
         return obs[0].copy(), float(rewards[0]), terminal, truncated, _merge(infos)
 
-    def render(self):
+    def render(self) -> Any:
         return self.puffer_env.render()
 
-    def close(self):
+    def close(self) -> None:
         self.puffer_env.close()
 
 
-def _merge(infos):
+def _merge(infos: list[dict]) -> dict:
     out = {}
     for info in infos:
         out.update(info)

@@ -1,5 +1,7 @@
 """The PettingZoo wrapper (PettingZooPufferEnv): parallel and turn-based AEC envs, and their action masks."""
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -12,7 +14,8 @@ MASK_KEY = 'action_mask'  # where PettingZoo envs put legal actions: observation
 MASK_SOURCES = ('auto', 'obs', 'info', 'none')
 
 
-def _mask_source(choice, obs_space, act_space, describe):
+def _mask_source(choice: str | None, obs_space: spaces.Space, act_space: spaces.Space,
+                 describe: Callable[[], str]) -> str | None:
     """Where the env's legal actions come from: 'obs', 'info' or None (see PettingZooPufferEnv)."""
     if choice is None:
         choice = 'none'
@@ -69,8 +72,9 @@ class PettingZooPufferEnv(_Emulated):
     an action its mask forbids (IllegalActionError) before the PettingZoo env sees it.
     """
 
-    def __init__(self, env=None, env_creator: Callable | None = None, env_args: tuple = (),
-                 env_kwargs: dict | None = None, buf=None, seed: int | None = None, action_mask: str | None = 'auto'):
+    def __init__(self, env: Any = None, env_creator: Callable | None = None, env_args: tuple = (),
+                 env_kwargs: dict | None = None, buf: SimpleNamespace | None = None, seed: int | None = None,
+                 action_mask: str | None = 'auto') -> None:
         env = _create(env, env_creator, env_args, env_kwargs, 'PettingZooPufferEnv')
         from pettingzoo import AECEnv
         self.turn_based = False
@@ -113,14 +117,14 @@ class PettingZooPufferEnv(_Emulated):
 
     # ---- rows and masks ----
 
-    def _row(self, agent):
+    def _row(self, agent: Any) -> int:
         try:
             return self.agent_index[agent]
         except KeyError:
             raise APIUsageError(f'{self.describe()}: env returned agent {agent!r} which is not in '
                                 f'possible_agents {self.possible_agents}') from None
 
-    def _write_agent(self, row, ob, agent):
+    def _write_agent(self, row: int, ob: Any, agent: Any) -> None:
         try:
             self._write_row(row, ob)
         except (ValueError, TypeError, KeyError, IndexError):
@@ -131,7 +135,7 @@ class PettingZooPufferEnv(_Emulated):
             check_observation(self.native_observation_space, ob, f'{self.describe()} agent {agent!r}')
             raise
 
-    def _write_all(self, obs):
+    def _write_all(self, obs: dict) -> np.ndarray:
         """Write every returned observation, zero the rows of agents that disappeared."""
         now = np.zeros(self.num_agents, dtype=bool)
         for agent, ob in obs.items():
@@ -144,7 +148,7 @@ class PettingZooPufferEnv(_Emulated):
         self._present = now
         return now
 
-    def _bind_masks(self):
+    def _bind_masks(self) -> None:
         if self._mask_source is None:
             return
         self._idle_mask = idle_action_mask(self.single_action_space)
@@ -157,7 +161,7 @@ class PettingZooPufferEnv(_Emulated):
             struct = self.observations.view(np.uint8).reshape(self.num_agents, -1).view(self.obs_dtype)[:, 0]
             self._mask_view = struct[MASK_KEY]
 
-    def _write_masks(self, live, infos=None):
+    def _write_masks(self, live: np.ndarray, infos: dict | None = None) -> None:
         """Fill `action_masks` from the observations (or infos) just written; rows not in `live` wait."""
         if self._mask_source is None:
             return
@@ -191,12 +195,12 @@ class PettingZooPufferEnv(_Emulated):
             raise ActionMaskError(f'{self.describe()}: agent {agent!r} must act but its action mask allows no action '
                                   '(of some sub-action); a mask must leave at least one legal action')
 
-    def _any_legal(self, legal):
+    def _any_legal(self, legal: np.ndarray) -> np.ndarray:
         if self._mask_offsets is None:
             return legal.any(1)
         return np.logical_or.reduceat(legal, self._mask_offsets, axis=1).all(1)
 
-    def _check_legal(self, acting):
+    def _check_legal(self, acting: np.ndarray) -> None:
         """Refuse the actions of `acting` rows (bool) that their masks forbid, before the env sees them."""
         if self._mask_source is None:
             return
@@ -216,7 +220,7 @@ class PettingZooPufferEnv(_Emulated):
 
     # ---- episodes ----
 
-    def reset(self, seed=None):
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict]]:
         seed = check_seed(seed, self.describe)
         if seed is None and not self.initialized:
             seed = self._seed
@@ -240,7 +244,7 @@ class PettingZooPufferEnv(_Emulated):
         self.initialized = True
         return self.observations, []
 
-    def step(self, actions):
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         if not self.initialized:
             raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
         self._take_actions(actions)
@@ -280,7 +284,7 @@ class PettingZooPufferEnv(_Emulated):
 
     # ---- turn-based (AEC) episodes ----
 
-    def _settle(self):
+    def _settle(self) -> Any:
         """Credit `last()` rewards and retire the agents whose episode ended, until an agent is to move.
         Returns that agent, or None when no agent remains (the episode is over)."""
         env = self.env
@@ -296,13 +300,13 @@ class PettingZooPufferEnv(_Emulated):
             env.step(None)  # PettingZoo's way to retire an agent whose episode ended
         return None
 
-    def _first_turn(self):
+    def _first_turn(self) -> None:
         agent = self._settle()
         if agent is None:
             raise EnvError(f'{self.describe()}: the episode ended in reset(), before any agent moved')
         self._write_turn(agent)
 
-    def _write_turn(self, agent):
+    def _write_turn(self, agent: Any) -> None:
         """Every present seat's own view; the mover's row live, the others waiting."""
         env = self.env
         now = np.zeros(self.num_agents, dtype=bool)
@@ -321,7 +325,7 @@ class PettingZooPufferEnv(_Emulated):
         self.masks[self._turn] = True
         self._write_masks(self.masks, {agent: env.infos.get(agent, {})} if self._mask_source == 'info' else None)
 
-    def _step_turn(self):
+    def _step_turn(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         env, row = self.env, self._turn
         acting = np.zeros(self.num_agents, dtype=bool)
         acting[row] = True
@@ -349,8 +353,8 @@ class PettingZooPufferEnv(_Emulated):
         self._write_turn(agent)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
-    def render(self):
+    def render(self) -> Any:
         return self.env.render()
 
-    def close(self):
+    def close(self) -> None:
         self.env.close()

@@ -1,11 +1,15 @@
 """Spaces: the flat row layout of any observation space and the way back (Nativizer), writing and
 checking observations, flat action spaces, and the row machinery both env wrappers share."""
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from gymnasium import spaces
 
 from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError
+
+if TYPE_CHECKING:
+    import torch
 
 LEAF_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBinary)
 
@@ -14,7 +18,7 @@ LEAF_SPACES = (spaces.Box, spaces.Discrete, spaces.MultiDiscrete, spaces.MultiBi
 # Observation layout
 # ---------------------------------------------------------------------------------------------
 
-def _leaf_dtype_shape(space):
+def _leaf_dtype_shape(space: spaces.Space) -> tuple[np.dtype, tuple]:
     if isinstance(space, spaces.Discrete):
         return np.dtype(space.dtype), ()
     if isinstance(space, spaces.MultiBinary):
@@ -22,7 +26,7 @@ def _leaf_dtype_shape(space):
     return np.dtype(space.dtype), tuple(space.shape)
 
 
-def _leaf_bounds(space):
+def _leaf_bounds(space: spaces.Space) -> tuple[np.ndarray, np.ndarray]:
     """Flattened (low, high) of a leaf, as float64 so mixed kinds can be concatenated."""
     if isinstance(space, spaces.Box):
         return np.asarray(space.low, np.float64).ravel(), np.asarray(space.high, np.float64).ravel()
@@ -35,7 +39,7 @@ def _leaf_bounds(space):
     return np.zeros(size), np.ones(size)
 
 
-def _walk(space, path=()):
+def _walk(space: spaces.Space, path: tuple = ()) -> Iterator[tuple[tuple, spaces.Space]]:
     """Yield (path, leaf_space) in layout order; raise SpaceError for what cannot be emulated."""
     if isinstance(space, spaces.Dict):
         for key, sub in space.spaces.items():
@@ -52,11 +56,11 @@ def _walk(space, path=()):
                          'MultiDiscrete, MultiBinary, and Dict/Tuple of those (pad variable-size spaces)')
 
 
-def _fmt(path):
+def _fmt(path: tuple) -> str:
     return '/'.join(str(p) for p in path) if path else '<root>'
 
 
-def _struct_dtype(space):
+def _struct_dtype(space: spaces.Space) -> np.dtype:
     if isinstance(space, spaces.Dict):
         return np.dtype([(key, _struct_dtype(sub)) for key, sub in space.spaces.items()])
     if isinstance(space, spaces.Tuple):
@@ -65,7 +69,7 @@ def _struct_dtype(space):
     return np.dtype((dtype, shape)) if shape else dtype
 
 
-def _field_path(path):
+def _field_path(path: tuple) -> tuple[str, ...]:
     return tuple(f'f{p}' if isinstance(p, int) else p for p in path)
 
 
@@ -95,12 +99,12 @@ def emulate_observation_space(space: spaces.Space) -> tuple[spaces.Box, np.dtype
 class _Leaf:
     __slots__ = ('path', 'dtype', 'shape', 'offset', 'nbytes')
 
-    def __init__(self, path, dtype, shape, offset):
+    def __init__(self, path: tuple, dtype: np.dtype, shape: tuple, offset: int) -> None:
         self.path, self.dtype, self.shape, self.offset = path, dtype, shape, offset
         self.nbytes = dtype.itemsize * int(np.prod(shape, dtype=np.int64))
 
 
-def _layout(dtype, offset=0, path=()):
+def _layout(dtype: np.dtype, offset: int = 0, path: tuple = ()) -> tuple:
     """Tree of ('dict', [(name, node)]) / ('tuple', [node]) / ('leaf', _Leaf) from a structured dtype."""
     if dtype.names is None:
         base, shape = (dtype.subdtype if dtype.subdtype else (dtype, ()))
@@ -120,7 +124,7 @@ class Nativizer:
     dtype matches the leaf dtype and one small copy per leaf otherwise.
     """
 
-    def __init__(self, obs_dtype: np.dtype | None):
+    def __init__(self, obs_dtype: np.dtype | None) -> None:
         if obs_dtype is None or np.dtype(obs_dtype).names is None:
             raise APIUsageError('Nativizer needs a structured obs_dtype (env.obs_dtype); Box observations '
                                 'need no nativizing')
@@ -130,12 +134,12 @@ class Nativizer:
         self.tree = tree[1][0][1] if self.dtype.names == ('obs',) else tree
         self._torch_dtypes = None
 
-    def __call__(self, rows):
+    def __call__(self, rows: 'np.ndarray | torch.Tensor') -> Any:
         if isinstance(rows, np.ndarray):
             return self._numpy(rows)
         return self._torch(rows)
 
-    def _numpy(self, rows):
+    def _numpy(self, rows: np.ndarray) -> Any:
         lead = rows.shape[:-1]
         raw = np.ascontiguousarray(rows).reshape(-1, rows.shape[-1]).view(np.uint8)
         if raw.shape[1] != self.dtype.itemsize:
@@ -154,7 +158,7 @@ class Nativizer:
             return {name: build(child) for name, child in body}
         return build(self.tree)
 
-    def _torch(self, rows):
+    def _torch(self, rows: 'torch.Tensor') -> Any:
         import torch
         if self._torch_dtypes is None:
             self._torch_dtypes = {}
@@ -188,7 +192,7 @@ class Nativizer:
             return chunk.view(tdtype).reshape(*lead, *body.shape)
         return build(self.tree)
 
-    def _uniform_dtype(self):
+    def _uniform_dtype(self) -> np.dtype | None:
         kinds = set()
 
         def visit(node):
@@ -202,12 +206,12 @@ class Nativizer:
         return next(iter(kinds)) if len(kinds) == 1 else None
 
 
-def nativize(rows: np.ndarray, obs_dtype: np.dtype | None):
+def nativize(rows: 'np.ndarray | torch.Tensor', obs_dtype: np.dtype | None) -> Any:
     """One-off form of `Nativizer(obs_dtype)(rows)`; build a Nativizer once in hot loops."""
     return Nativizer(obs_dtype)(rows)
 
 
-def _torch_dtype(np_dtype):
+def _torch_dtype(np_dtype: np.dtype) -> 'torch.dtype':
     import torch
     table = {np.dtype(np.float16): torch.float16, np.dtype(np.float32): torch.float32,
              np.dtype(np.float64): torch.float64, np.dtype(np.int8): torch.int8,
@@ -221,7 +225,7 @@ def _torch_dtype(np_dtype):
         raise SpaceError(f'no torch dtype for {np_dtype}') from None
 
 
-def _numpy_dtype_of(torch_dtype):
+def _numpy_dtype_of(torch_dtype: 'torch.dtype') -> np.dtype:
     import torch
     return np.dtype(torch.empty(0, dtype=torch_dtype).numpy().dtype) if torch_dtype != torch.bfloat16 \
         else np.dtype(np.uint16)
@@ -231,11 +235,11 @@ def _numpy_dtype_of(torch_dtype):
 # Observation writing and checking
 # ---------------------------------------------------------------------------------------------
 
-def _accessor(path):
+def _accessor(path: tuple) -> str:
     return ''.join(f'[{p!r}]' for p in path)
 
 
-def _compile_writer(obs_space, obs_dtype):
+def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tuple[Callable | None, list | None]:
     """A function write(ob, dsts) that copies each leaf of a native observation into its field view.
 
     Generated as straight-line code because a Python loop over leaves costs about as much as the
@@ -266,13 +270,13 @@ def _compile_writer(obs_space, obs_dtype):
     return namespace['write'], [fields for _, fields, _ in paths]
 
 
-def _check_shapes(values, shapes):
+def _check_shapes(values: tuple, shapes: tuple) -> None:
     """The exact comparison behind the writer's fast one (a list has no .shape but may be right)."""
     if tuple(np.shape(v) for v in values) != shapes:
         raise ValueError('an observation leaf does not have the shape of its space')
 
 
-def _field_views(obs_rows, obs_dtype, field_paths):
+def _field_views(obs_rows: np.ndarray, obs_dtype: np.dtype, field_paths: list) -> list[tuple[np.ndarray, ...]]:
     """Per row, a tuple of writable views (one per leaf, shaped [1, *leaf_shape]) into that row."""
     struct = obs_rows.view(np.uint8).reshape(obs_rows.shape[0], -1).view(obs_dtype)[:, 0]
     views = []
@@ -287,7 +291,7 @@ def _field_views(obs_rows, obs_dtype, field_paths):
     return views
 
 
-def describe_mismatch(space: spaces.Space, value, path: tuple = ()) -> str | None:
+def describe_mismatch(space: spaces.Space, value: Any, path: tuple = ()) -> str | None:
     """The first leaf of `value` that does not fit `space`, as a readable sentence, or None."""
     if isinstance(space, spaces.Dict):
         if not isinstance(value, dict):
@@ -322,7 +326,7 @@ def describe_mismatch(space: spaces.Space, value, path: tuple = ()) -> str | Non
     return None
 
 
-def check_observation(space: spaces.Space, value, who: str) -> None:
+def check_observation(space: spaces.Space, value: Any, who: str) -> None:
     msg = describe_mismatch(space, value)
     if msg:
         raise SpaceError(f'{who}: observation does not match its observation_space at {msg}')
@@ -354,7 +358,7 @@ def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable | 
                      'MultiBinary, Box, and Dict/Tuple of the discrete kinds')
 
 
-def _emulate_structured_actions(space):
+def _emulate_structured_actions(space: spaces.Dict | spaces.Tuple) -> tuple[spaces.MultiDiscrete, Callable]:
     leaves = list(_walk(space))
     if not leaves:
         raise SpaceError(f'action space {space} holds no actions (an empty Dict or Tuple): give the env at least '
@@ -383,7 +387,7 @@ def _emulate_structured_actions(space):
     return spaces.MultiDiscrete(np.concatenate(nvecs)), unflatten
 
 
-def _empty_like_space(space):
+def _empty_like_space(space: spaces.Space) -> Any:
     if isinstance(space, spaces.Dict):
         return {k: _empty_like_space(v) for k, v in space.spaces.items()}
     if isinstance(space, spaces.Tuple):
@@ -391,7 +395,7 @@ def _empty_like_space(space):
     return None
 
 
-def _freeze_tuples(value, space):
+def _freeze_tuples(value: Any, space: spaces.Space) -> Any:
     if isinstance(space, spaces.Dict):
         return {k: _freeze_tuples(value[k], v) for k, v in space.spaces.items()}
     if isinstance(space, spaces.Tuple):
@@ -403,7 +407,7 @@ def _freeze_tuples(value, space):
 # What both wrappers share
 # ---------------------------------------------------------------------------------------------
 
-def _create(env, env_creator, env_args, env_kwargs, who):
+def _create(env: Any, env_creator: Callable | None, env_args: tuple, env_kwargs: dict | None, who: str) -> Any:
     if (env is None) == (env_creator is None):
         raise APIUsageError(f'{who} takes exactly one of env= (an env object) or env_creator= (a callable)')
     if env is None:
@@ -416,7 +420,7 @@ def _create(env, env_creator, env_args, env_kwargs, who):
 class _Emulated(PufferEnv):
     """Shared machinery: layouts, writers, action checks."""
 
-    def _setup_spaces(self, obs_space, act_space):
+    def _setup_spaces(self, obs_space: spaces.Space, act_space: spaces.Space) -> None:
         self.native_observation_space = obs_space
         self.native_action_space = act_space
         self.single_observation_space, self.obs_dtype = emulate_observation_space(obs_space)
@@ -429,7 +433,7 @@ class _Emulated(PufferEnv):
             self._action_high = self.single_action_space.nvec
         self._checked_first_action = False
 
-    def _bind_rows(self):
+    def _bind_rows(self) -> None:
         self._row_shape = self.observations.shape[1:]
         if self._write is not None:
             self._row_views = _field_views(self.observations, self.obs_dtype, self._field_paths)
@@ -442,7 +446,7 @@ class _Emulated(PufferEnv):
             unflatten, actions = self._unflatten, self.actions
             self._first_action = lambda: unflatten(actions[0])
 
-    def _write_row(self, row, ob):
+    def _write_row(self, row: int, ob: Any) -> None:
         """Write one native observation into its row; ValueError if a shape differs from the space's."""
         if self._write is None:
             shape = self._row_shape
@@ -453,13 +457,13 @@ class _Emulated(PufferEnv):
         else:
             self._write(ob, self._row_views[row])
 
-    def _take_actions(self, actions):
+    def _take_actions(self, actions: np.ndarray) -> None:
         self.copy_actions(actions)
         if not self._checked_first_action:
             self._check_action_values()
             self._checked_first_action = True
 
-    def _check_action_values(self):
+    def _check_action_values(self) -> None:
         if self._discrete:
             bad = (self.actions < 0) | (self.actions >= self._action_high)
             if bad.any():
@@ -469,5 +473,5 @@ class _Emulated(PufferEnv):
         elif not np.all(np.isfinite(self.actions)):
             raise APIUsageError(f'{self.describe()}: actions contain NaN or inf: {self.actions.tolist()}')
 
-    def describe(self):
+    def describe(self) -> str:
         return f'{type(self).__name__}({type(getattr(self, "env", None)).__name__})'
