@@ -124,7 +124,7 @@ def from_config(env: str | Callable, vec: Mapping[str, Any], seed: int | None = 
                                         f'{", ".join(defaults)}')
     vec = {**defaults, **vec}
     serial = vec['backend'].lower() == 'serial'
-    options = {'local_worker': True} if vec['local_worker'] else {}
+    options: dict[str, Any] = {'local_worker': True} if vec['local_worker'] else {}
     if vec['num_processes']:
         options['num_processes'] = vec['num_processes']
     if not serial:
