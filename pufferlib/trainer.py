@@ -91,21 +91,8 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
 
 def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
     """The vector env of an experiment; `env` is a name or an env creator."""
-    vec = config['vec']
-    cores = pufferlib.vector.cpu_count()
-    num_envs = vec['num_envs'] or cores
-    num_workers = vec['num_workers'] or None
-    if vec['backend'].lower() == 'serial':
-        num_workers = None
-    options = {'local_worker': True} if vec['local_worker'] else {}
-    if vec['num_processes']:
-        options['num_processes'] = vec['num_processes']
-    if vec['backend'].lower() != 'serial':  # Serial has no workers to time out
-        options['step_timeout'] = vec['step_timeout']
-    return pufferlib.vector.make(env, backend=vec['backend'], num_envs=num_envs, num_workers=num_workers,
-                                 batch_size=vec['batch_size'] or None, zero_copy=vec['zero_copy'],
-                                 seed=config['train']['seed'] + seed_offset, env_kwargs=dict(config['env']),
-                                 **options)
+    return pufferlib.vector.from_config(env, config['vec'], seed=config['train']['seed'] + seed_offset,
+                                        env_kwargs=config['env'])
 
 
 def make_policy(vecenv, config: dict) -> torch.nn.Module:

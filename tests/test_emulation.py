@@ -124,7 +124,7 @@ def test_uniform_dtype_rows_keep_their_dtype():
 @settings(max_examples=60, deadline=None)
 @given(space=nested_spaces(), seed=st.integers(0, 2**16))
 def test_structured_action_round_trip(space, seed):
-    discrete = all(not isinstance(leaf, spaces.Box) for _, leaf in emulation._walk(space))
+    discrete = all(not isinstance(leaf, spaces.Box) for _, leaf in emulation.spaces._walk(space))
     if not discrete:
         if isinstance(space, (spaces.Dict, spaces.Tuple)):
             with pytest.raises(pufferlib.SpaceError, match='Box'):
@@ -140,7 +140,7 @@ def test_structured_action_round_trip(space, seed):
     assert space.contains(native), (space, native)
     # Leaves come back in layout order, shifted by their start.
     values = []
-    for path, leaf in emulation._walk(space):
+    for path, leaf in emulation.spaces._walk(space):
         value = native
         for key in path:
             value = value[key]

@@ -755,6 +755,30 @@ def test_default_workers_fit_the_machine(no_leaks):
         assert vecenv.num_workers <= pv.cpu_count() and 12 % vecenv.num_workers == 0
 
 
+def test_from_config_reads_a_vec_section_like_default_toml(no_leaks):
+    """0 is automatic, left-out keys take default.toml's values, and Serial is not given the options
+    only worker backends have (a step_timeout passed to make() would be an error there)."""
+    from pufferlib import config as configuration
+    section = configuration.defaults()['vec']
+    with pv.from_config('CartPole-v1', section, seed=3) as vecenv:
+        assert isinstance(vecenv, pv.resolve_backend(section['backend']))
+        assert vecenv.num_envs == pv.cpu_count() and vecenv.batch_size == vecenv.num_envs
+        assert vecenv.num_workers <= pv.cpu_count() and vecenv.step_timeout == section['step_timeout']
+        first = vecenv.reset()[0].copy()
+    with pv.make('CartPole-v1', backend='Serial', num_envs=pv.cpu_count(), seed=3) as reference:
+        np.testing.assert_array_equal(first, reference.reset()[0])
+    serial = {**section, 'backend': 'Serial', 'num_envs': 4, 'num_workers': 2, 'batch_size': 2, 'step_timeout': 5.0}
+    with pv.from_config('CartPole-v1', serial) as vecenv:
+        assert isinstance(vecenv, pv.Serial) and vecenv.num_workers == 4 and vecenv.batch_size == 2
+    with pv.from_config('CartPole-v1', {'backend': 'Serial', 'num_envs': 2}) as vecenv:
+        assert vecenv.num_envs == 2 and vecenv.synchronous and vecenv.zero_copy
+
+
+def test_from_config_refuses_keys_that_are_not_vec_keys():
+    with pytest.raises(pufferlib.APIUsageError, match='unknown \\[vec\\] key num_env; the keys are backend, num_envs'):
+        pv.from_config('CartPole-v1', {'backend': 'Serial', 'num_env': 2})
+
+
 def test_autotune_cli_prints_a_best_setting(capsys):
     from pufferlib.cli import main
     assert main(['autotune', 'CartPole-v1', '--seconds', '0.05', '--max-envs', str(pv.cpu_count())]) == 0

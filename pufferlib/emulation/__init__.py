@@ -1,0 +1,28 @@
+"""Emulation: make any Gymnasium or PettingZoo env look like a flat, single-array env.
+
+Observations of any nesting (Dict, Tuple, Box, Discrete, MultiDiscrete, MultiBinary, mixed dtypes)
+are laid out as a packed numpy structured dtype; each agent's observation is one flat row of that
+layout. When every leaf shares a dtype the row has that dtype (floats stay floats); otherwise the
+row is raw bytes (uint8). `Nativizer` turns a batch of rows back into the nested structure, for
+numpy arrays (zero-copy field views) and torch tensors, looping over fields, never over the batch.
+
+Structured action spaces of discrete kinds become one MultiDiscrete vector and are unflattened
+before the env sees them; Discrete, MultiDiscrete and Box actions pass through.
+
+Both wrappers implement `pufferlib.PufferEnv`: preallocated rows, same-step autoreset, and an
+episode-statistics layer that emits `{'episode_return', 'episode_length', ...}` once per episode,
+so `infos` is an empty list on every other step.
+
+Layout: `spaces` (row layouts, Nativizer, observation checks, flat actions), `gymnasium_env`
+(GymnasiumPufferEnv, the old gym API, GymnasiumAdapter) and `pettingzoo_env` (PettingZooPufferEnv);
+every public name is importable from here.
+"""
+from pufferlib.emulation.gymnasium_env import (GymnasiumAdapter, GymnasiumPufferEnv, OldGymEnv, convert_space,
+                                               ensure_gymnasium)
+from pufferlib.emulation.pettingzoo_env import MASK_KEY, MASK_SOURCES, PettingZooPufferEnv
+from pufferlib.emulation.spaces import (LEAF_SPACES, Nativizer, check_observation, describe_mismatch,
+                                        emulate_action_space, emulate_observation_space, nativize)
+
+__all__ = ['LEAF_SPACES', 'MASK_KEY', 'MASK_SOURCES', 'GymnasiumAdapter', 'GymnasiumPufferEnv', 'Nativizer',
+           'OldGymEnv', 'PettingZooPufferEnv', 'check_observation', 'convert_space', 'describe_mismatch',
+           'emulate_action_space', 'emulate_observation_space', 'ensure_gymnasium', 'nativize']

@@ -1,0 +1,468 @@
+"""What every backend shares: env creation, the VecEnv send/recv state machine and its batching,
+the worker commands and states, and the spin-then-block Waiter."""
+import inspect
+import os
+import time
+from collections.abc import Callable, Sequence
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, MASK_BUFFER, ActionCheck, ActionMaskError,
+                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows)
+
+if TYPE_CHECKING:
+    from multiprocessing.synchronize import Semaphore
+
+# Worker commands and states, kept in shared int32 arrays.
+IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
+BUSY, DONE, ERROR, CLOSED = 1, 2, 3, 4
+
+# How often the parent checks that its workers are alive and within their step timeout, whether it
+# is blocked waiting or busy serving the workers that still answer; and how long a blocked worker
+# sleeps before checking its parent. It bounds how quickly a dead worker (or parent) is noticed:
+# well inside the 2 s promised to users.
+LIVENESS_CHECK_S = 0.2
+# Longest a worker may spend in one step or reset before the parent gives up on it (seconds).
+# Generous: it exists to turn a hang into an error, not to police slow envs.
+DEFAULT_STEP_TIMEOUT_S = 120.0
+
+
+# Between spins, hand the core to any other runnable process: on machines with fewer cores than
+# processes the one we are waiting for may be exactly that process.
+yield_cpu = getattr(os, 'sched_yield', lambda: None)
+
+
+class BatchViews(NamedTuple):
+    """One zero-copy batch's rows of the shared buffers (VecEnv._block_views)."""
+    observations: np.ndarray
+    rewards: np.ndarray
+    terminals: np.ndarray
+    truncations: np.ndarray
+    ids: np.ndarray
+    masks: np.ndarray
+    actions: np.ndarray
+
+
+class Waiter:
+    """Spin-then-block wait on a semaphore, adaptive to how long waits usually take.
+
+    Spinning (yielding the core on every try) catches a fast partner without paying a wake-up,
+    which costs tens of microseconds; but on a machine with fewer cores than processes a spinner
+    steals time from the very process it waits for, and one sched_yield can hand the core away for
+    a whole time slice. So it spins for at most `spin_s`, and only while recent waits have all been
+    shorter than that: `typical` jumps to any longer wait and decays by 10% per wait, so a pattern
+    of short and long waits (a pool of slow envs) never spins. Blocked waits wake every
+    LIVENESS_CHECK_S to run `check`, which raises or returns False to stop.
+    """
+
+    __slots__ = ('sem', 'spin_s', 'typical')
+
+    def __init__(self, sem: 'Semaphore', spin_s: float) -> None:
+        self.sem, self.spin_s, self.typical = sem, spin_s, 0.0
+
+    def wait(self, check: Callable[[], bool]) -> bool:
+        sem = self.sem
+        if sem.acquire(False):
+            self.typical *= 0.9
+            return True
+        clock = time.perf_counter
+        start = clock()
+        if self.typical < self.spin_s:
+            end = start + self.spin_s
+            while True:
+                yield_cpu()
+                if sem.acquire(False):
+                    self.typical = max(0.9 * self.typical, clock() - start)
+                    return True
+                if clock() > end:
+                    break
+        while not sem.acquire(True, LIVENESS_CHECK_S):
+            if not check():
+                return False
+        self.typical = max(0.9 * self.typical, clock() - start)
+        return True
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# ---------------------------------------------------------------------------------------------
+# Creating envs
+# ---------------------------------------------------------------------------------------------
+
+def _accepts(fn: Callable, name: str) -> bool:
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind == p.VAR_KEYWORD for p in params.values())
+
+
+def create_env(creator: Callable, env_args: Sequence = (), env_kwargs: dict | None = None,
+               buf: SimpleNamespace | None = None, seed: int | None = None) -> PufferEnv:
+    """Call a creator and return a PufferEnv bound to `buf`.
+
+    The creator may build a PufferEnv itself (then it must accept `buf=` and `seed=`), or return a
+    plain Gymnasium, old gym, or PettingZoo env, which is wrapped here.
+    """
+    env_kwargs = env_kwargs or {}
+    takes_buf = _accepts(creator, 'buf')
+    if takes_buf:
+        extra = {'buf': buf}
+        if _accepts(creator, 'seed'):
+            extra['seed'] = seed
+        env = creator(*env_args, **extra, **env_kwargs)
+    else:
+        env = creator(*env_args, **env_kwargs)
+    if isinstance(env, PufferEnv):
+        if not takes_buf and buf is not None:
+            raise APIUsageError(f'env_creator {_name(creator)} returns a PufferEnv but takes no buf= argument, so '
+                                'its arrays cannot live in the vector buffers; give it a signature like '
+                                '`def creator(buf=None, seed=None): return MyEnv(buf=buf, seed=seed)`')
+        return env
+    from pufferlib import emulation
+    if hasattr(env, 'possible_agents'):
+        return emulation.PettingZooPufferEnv(env=env, buf=buf, seed=seed)
+    if hasattr(env, 'step') and hasattr(env, 'observation_space'):
+        return emulation.GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
+    raise APIUsageError(f'env_creator {_name(creator)} returned {type(env).__name__}, which is not an env: '
+                        'return a gymnasium.Env, a PettingZoo env or a pufferlib.PufferEnv')
+
+
+def _name(fn: Callable) -> str:
+    return getattr(fn, '__qualname__', None) or repr(fn)
+
+
+def _slice_buffers(buf: SimpleNamespace, start: int, stop: int) -> SimpleNamespace:
+    names = BUFFER_NAMES + ((MASK_BUFFER,) if getattr(buf, MASK_BUFFER, None) is not None else ())
+    return SimpleNamespace(**{name: getattr(buf, name)[start:stop] for name in names})
+
+
+# ---------------------------------------------------------------------------------------------
+# The common part: configuration, batching, the send/recv state machine
+# ---------------------------------------------------------------------------------------------
+
+class VecEnv:
+    """Base class of the backends. Subclasses implement `_start`, `_dispatch`, `_collect`, `close`."""
+
+    def __init__(self, env_creators: Sequence[Callable], env_args: Sequence = (), env_kwargs: dict | None = None,
+                 num_envs: int = 1, num_workers: int | None = None, batch_size: int | None = None,
+                 zero_copy: bool = True, seed: int | None = None) -> None:
+        self._closed = True  # until started, so a failing __init__ leaves nothing for close() to do
+        self.env_creators = env_creators
+        self.env_args, self.env_kwargs = tuple(env_args), dict(env_kwargs or {})
+        self._configure(num_envs, num_workers, batch_size, zero_copy)
+        self.seed = self._check_seed(seed)
+
+        # One probe env tells the spaces and agents per env before any buffer is allocated.
+        probe = create_env(env_creators[0], self.env_args, self.env_kwargs, buf=None, seed=None)
+        self.driver_env = probe
+        self.single_observation_space = probe.single_observation_space
+        self.single_action_space = probe.single_action_space
+        self.obs_dtype = getattr(probe, 'obs_dtype', None)
+        self.native_observation_space = getattr(probe, 'native_observation_space', self.single_observation_space)
+        self.native_action_space = getattr(probe, 'native_action_space', self.single_action_space)
+        self.agents_per_env = int(probe.num_agents)
+        self.action_mask_width = _mask_width(probe)
+        probe.close()
+
+        self.num_agents = self.num_envs * self.agents_per_env
+        self.rows_per_worker = self.envs_per_worker * self.agents_per_env
+        self.agents_per_batch = self.batch_size * self.agents_per_env
+        self.observation_space = batched_space(self.single_observation_space, self.agents_per_batch)
+        self.action_space = batched_space(self.single_action_space, self.agents_per_batch)
+        self.action_dtype = action_dtype(self.single_action_space)
+        self._check_actions = ActionCheck(self.single_action_space,
+                                          (self.agents_per_batch, *self.single_action_space.shape),
+                                          self._describe_batch)
+
+        self._ready = []          # workers whose last command finished, in completion order
+        self._ready_infos = {}    # worker -> infos from its last command
+        self._inflight = {}       # workers with a command running, oldest command first (a dict as ordered set)
+        self._batches = []        # batches recv() handed to the caller and send() has not answered, oldest first
+        self._worker_rows = [np.arange(w * self.rows_per_worker, (w + 1) * self.rows_per_worker)
+                             for w in range(self.num_workers)]
+        self._full_ids = np.arange(self.num_agents)
+        self._views = {}  # first worker of a zero-copy batch -> its views (see _block_views)
+        self._first_reset = True
+        # Non-zero-copy pools copy each batch into a buffer of its own (see _gather).
+        self._free_bufs, self._held_bufs = [], []
+
+    def _configure(self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool) -> None:
+        for key, value in (('num_envs', num_envs), ('num_workers', num_workers), ('batch_size', batch_size)):
+            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
+                raise APIUsageError(f'{key} must be a positive integer, got {value!r}')
+        self.num_envs = int(num_envs)
+        self.num_workers = self._default_workers() if num_workers is None else int(num_workers)
+        self.batch_size = self.num_envs if batch_size is None else int(batch_size)
+        self.zero_copy = bool(zero_copy)
+        if self.num_envs % self.num_workers:
+            raise APIUsageError(f'num_envs={self.num_envs} must be divisible by num_workers={self.num_workers}')
+        self.envs_per_worker = self.num_envs // self.num_workers
+        if self.batch_size > self.num_envs or self.num_envs % self.batch_size:
+            raise APIUsageError(f'batch_size={self.batch_size} must divide num_envs={self.num_envs}')
+        if self.batch_size % self.envs_per_worker:
+            raise APIUsageError(f'batch_size={self.batch_size} must be a multiple of the envs per worker '
+                                f'({self.envs_per_worker} = num_envs {self.num_envs} / num_workers {self.num_workers})')
+        self.workers_per_batch = self.batch_size // self.envs_per_worker
+        self.synchronous = self.workers_per_batch == self.num_workers
+
+    def _default_workers(self) -> int:
+        """As many workers as this machine's cores that divide num_envs (Serial passes num_envs itself)."""
+        return max(d for d in range(1, min(cpu_count(), self.num_envs) + 1) if self.num_envs % d == 0)
+
+    # --- the public API ---------------------------------------------------------------------
+
+    def async_reset(self, seed: int | None = None) -> None:
+        self._check_open()
+        if seed is None and self._first_reset:
+            seed = self.seed
+        seed = self._check_seed(seed)
+        self._first_reset = False
+        self._wait_all_idle()
+        self._ready.clear()
+        self._ready_infos.clear()
+        self._batches.clear()
+        self._free_bufs.extend(self._held_bufs)
+        self._held_bufs.clear()
+        self._dispatch(range(self.num_workers), RESET, seed)
+
+    def recv(self) -> tuple:
+        self._check_open()
+        self._heartbeat()
+        if not self._inflight and not self._ready:
+            if self._batches:
+                raise APIUsageError('recv() has nothing to wait for: every batch is with the caller; send() '
+                                    'actions for the oldest one first')
+            raise APIUsageError('recv() called before async_reset() or send()')
+        workers = self._choose_batch()
+        self._batches.append(workers)
+        infos = self._take_infos(workers)
+        if not (self.synchronous or self.zero_copy):
+            return self._gather(workers, infos)
+        if self.synchronous:
+            b = self.buffers
+            return (b.observations, b.rewards, b.terminals, b.truncations, infos, self._full_ids, b.masks)
+        v = self._block_views(workers[0])
+        return v.observations, v.rewards, v.terminals, v.truncations, infos, v.ids, v.masks
+
+    def _block_views(self, first: int) -> BatchViews:
+        """The views of a zero-copy batch starting at worker `first` (observations, rewards, terminals,
+        truncations, ids, masks, actions), made once: slicing six arrays on every recv and send is a
+        measurable part of a pool's per-batch cost."""
+        views = self._views.get(first)
+        if views is None:
+            b = self.buffers
+            start = first * self.rows_per_worker
+            rows = slice(start, start + self.agents_per_batch)
+            views = self._views[first] = BatchViews(b.observations[rows], b.rewards[rows], b.terminals[rows],
+                                                    b.truncations[rows], self._full_ids[rows], b.masks[rows],
+                                                    b.actions[rows])
+        return views
+
+    def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None) -> None:
+        """Actions for a batch recv() returned: the one whose `env_ids` are given, else the oldest
+        batch not answered yet.
+
+        Usually there is just one outstanding batch. A caller may also hold a batch (e.g. a trainer
+        whose rollout segments for those rows are full), receive and answer others, and answer it
+        later; it then passes each batch's env_ids so actions reach the right rows.
+        """
+        self._check_open()
+        if not self._batches:
+            raise APIUsageError('send() called without a batch from recv(): call reset()/async_reset() and '
+                                'recv() first')
+        index = 0
+        if env_ids is not None:
+            first = int(env_ids[0])
+            index = next((i for i, workers in enumerate(self._batches)
+                          if self._worker_rows[workers[0]][0] == first), None)
+            if index is None:
+                raise APIUsageError(f'send(env_ids=...): no outstanding batch starts at row {first}; pass the '
+                                    'env_ids that recv() returned with the batch')
+        actions = self._check_actions(actions)
+        workers = self._batches.pop(index)
+        if not (self.synchronous or self.zero_copy):
+            self._free_bufs.append(self._held_bufs.pop(index))
+        b = self.buffers
+        if self.synchronous:
+            b.actions[...] = actions
+        elif self.zero_copy:
+            self._block_views(workers[0]).actions[...] = actions
+        else:
+            r = self.rows_per_worker
+            for i, w in enumerate(workers):
+                b.actions[w * r:(w + 1) * r] = actions[i * r:(i + 1) * r]
+        self._dispatch(workers, STEP)
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list]:
+        self.async_reset(seed)
+        obs, _, _, _, infos, _, _ = self.recv()
+        return obs, infos
+
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+        self.send(actions)
+        obs, rewards, terminals, truncations, infos, _, _ = self.recv()
+        return obs, rewards, terminals, truncations, infos
+
+    @property
+    def action_masks(self) -> np.ndarray | None:
+        """Legal actions of every row (bool [num_agents, width]; index it with recv()'s env_ids), or None
+        when the envs publish none. The envs rewrite it in place on every step."""
+        return getattr(self.buffers, MASK_BUFFER, None)
+
+    def nonfinite_rows(self, observations: np.ndarray, rewards: np.ndarray) -> np.ndarray:
+        """Positions (into the batch arrays, so `env_ids[positions]` are the rows) whose reward or any
+        floating-point observation value is NaN or +-inf; empty when all is finite, which costs one sum
+        per array. See pufferlib.pufferenv.nonfinite_rows."""
+        return nonfinite_rows(observations, rewards, self.obs_dtype)
+
+    def __enter__(self) -> 'VecEnv':
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    # --- helpers shared by the backends -------------------------------------------------------
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise APIUsageError(f'{type(self).__name__} is closed')
+
+    def _heartbeat(self) -> None:
+        """Called on every recv(); backends with workers check their health here (see Multiprocessing)."""
+
+    def _check_seed(self, seed: int | None) -> int | None:
+        return check_seed(seed, lambda: type(self).__name__, self.num_envs)
+
+    def _describe_batch(self) -> str:
+        return (f'{type(self).__name__} (one action row per agent in the batch: {self.batch_size} envs x '
+                f'{self.agents_per_env} agents, action space {self.single_action_space})')
+
+    def _choose_batch(self) -> list[int]:
+        need = self.workers_per_batch
+        if self.synchronous:
+            while len(self._ready) < self.num_workers:
+                self._collect()
+            batch, self._ready = sorted(self._ready), []
+            return batch
+        if need == 1:  # a batch is one worker: the earliest finisher, with or without zero copy
+            while not self._ready:
+                self._collect()
+            return [self._ready.pop(0)]
+        if self.zero_copy:
+            while True:
+                ready = set(self._ready)
+                for w in self._ready:  # the block of the earliest finisher that is complete
+                    first = w - w % need
+                    block = list(range(first, first + need))
+                    if ready.issuperset(block):
+                        self._ready = [x for x in self._ready if x not in block]
+                        return block
+                self._collect()
+        while len(self._ready) < need:
+            self._collect()
+        batch, self._ready = self._ready[:need], self._ready[need:]
+        return batch
+
+    def _take_infos(self, workers: Sequence[int]) -> list:
+        infos = []
+        if self._ready_infos:
+            for w in workers:
+                infos.extend(self._ready_infos.pop(w, ()))
+        return infos
+
+    def _gather(self, workers: Sequence[int], infos: list) -> tuple:
+        """Copy the rows of the chosen workers into a batch buffer (non-zero-copy pools).
+
+        Each batch the caller holds keeps its own buffer, so holding one never lets the next recv
+        overwrite it; send() returns the buffer to the free list.
+        """
+        if not self._free_bufs:
+            self._free_bufs.append(make_buffers(self.single_observation_space, self.single_action_space,
+                                                self.agents_per_batch))
+        out = self._free_bufs.pop()
+        self._held_bufs.append(out)
+        b, r = self.buffers, self.rows_per_worker
+        ids = np.empty(self.agents_per_batch, dtype=np.int64)
+        for i, w in enumerate(workers):
+            src, dst = slice(w * r, (w + 1) * r), slice(i * r, (i + 1) * r)
+            for name in ('observations', 'rewards', 'terminals', 'truncations', 'masks'):
+                getattr(out, name)[dst] = getattr(b, name)[src]
+            ids[dst] = self._worker_rows[w]
+        return out.observations, out.rewards, out.terminals, out.truncations, infos, ids, out.masks
+
+    def _wait_all_idle(self) -> None:
+        while self._inflight:
+            self._collect()
+
+    def _env_seed(self, seed: int | None, env_index: int) -> int | None:
+        return None if seed is None else seed + env_index
+
+
+def _check_agents(env: PufferEnv, expected: int, where: str, buf: SimpleNamespace | None = None) -> None:
+    if int(env.num_agents) != expected:
+        raise APIUsageError(f'{where}: env has num_agents={env.num_agents} but the first env had {expected}; '
+                            'every env in a vector must have the same number of agents')
+    shared = getattr(buf, MASK_BUFFER, None)
+    if buf is not None and (shared is None) != (getattr(env, 'action_masks', None) is None):
+        raise ActionMaskError(f'{where}: this env {"publishes" if shared is None else "does not publish"} action masks '
+                              f'but the first env {"does not" if shared is None else "does"}; every env in a vector '
+                              'must publish them alike')
+    if shared is not None and not np.shares_memory(env.action_masks, shared):
+        raise ActionMaskError(f'{where}: {type(env).__name__}.action_masks is not the array the vector gave it: set '
+                              '`action_mask_width` before PufferEnv.__init__ (which binds `action_masks` to the '
+                              'buffers) and write into that array in place instead of replacing it')
+
+
+def _mask_width(probe: PufferEnv) -> int | None:
+    """Columns of the envs' action masks (from the probe env), or None when they publish none."""
+    if getattr(probe, 'action_masks', None) is None:
+        return None
+    width = getattr(probe, 'action_mask_width', None)
+    if width is None:
+        raise ActionMaskError(f'{type(probe).__name__} has action_masks but no action_mask_width: set '
+                              '`action_mask_width` before PufferEnv.__init__, which then binds `action_masks` '
+                              'so that a vector env can place it in shared memory')
+    return int(width)
+
+
+NO_DEADLINE = float('inf')
+
+
+def _check_step_timeout(step_timeout: float | None) -> float | None:
+    if step_timeout is None:
+        return None
+    if isinstance(step_timeout, bool) or not isinstance(step_timeout, (int, float)) or not (
+            0 <= step_timeout < float('inf')):
+        raise APIUsageError('step_timeout must be a number of seconds >= 0 (0 or None: no limit), got '
+                            f'{step_timeout!r}')
+    return float(step_timeout) or None
+
+
+def _run_command(envs: Sequence[PufferEnv], command: int, seed: int) -> list:
+    """Step or reset one worker's envs; return their infos (a list, usually empty)."""
+    infos = []
+    if command == STEP:
+        for env in envs:
+            info = env.step(env.actions)[4]
+            if info:
+                infos.extend(info)
+    else:
+        for k, env in enumerate(envs):
+            info = env.reset(None if seed < 0 else seed + k)[1]
+            if info:
+                infos.extend(info)
+    return infos
