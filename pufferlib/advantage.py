@@ -14,8 +14,10 @@ import importlib.machinery
 import math
 import os
 import warnings
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import torch
 
 from pufferlib.pufferenv import APITypeError, APIUsageError
@@ -24,15 +26,15 @@ __all__ = ['compute_advantage', 'reference_advantage', 'cpu_kernel_available', '
            'cuda_library_path']
 
 try:
-    from pufferlib import _advantage as _cpu_kernel
+    import pufferlib._advantage as _cpu_kernel
 except ImportError:  # running from a source tree that was never built
     _cpu_kernel = None
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _DONE_DTYPES = (torch.bool, torch.uint8, torch.float32, torch.float16, torch.bfloat16, torch.float64)
-_warned = set()
-_cuda_lib = None
-_cuda_lib_error = None
+_warned: set[str] = set()
+_cuda_lib: ctypes.CDLL | None = None
+_cuda_lib_error: str | None = None
 
 
 def cpu_kernel_available() -> bool:
@@ -49,7 +51,7 @@ def cuda_library_path() -> str | None:
     return None
 
 
-def _load_cuda_library():
+def _load_cuda_library() -> ctypes.CDLL | None:
     """The ctypes handle of the CUDA kernel, or None (the reason kept in _cuda_lib_error)."""
     global _cuda_lib, _cuda_lib_error
     if _cuda_lib is not None or _cuda_lib_error is not None:
@@ -78,13 +80,13 @@ def cuda_kernel_available() -> bool:
     return _load_cuda_library() is not None
 
 
-def _warn_once(key, message):
+def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
         warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 
-def _check_float(name, tensor, shape, device):
+def _check_float(name: str, tensor: object, shape: tuple[int, ...], device: torch.device) -> torch.Tensor:
     if not isinstance(tensor, torch.Tensor):
         raise APITypeError(f'{name} must be a torch.Tensor, got {type(tensor).__name__}')
     if tuple(tensor.shape) != shape:
@@ -97,7 +99,7 @@ def _check_float(name, tensor, shape, device):
     return tensor.detach().to(torch.float32).contiguous()
 
 
-def _check_number(name, value, low, high, low_open=False):
+def _check_number(name: str, value: Any, low: float, high: float, low_open: bool = False) -> float:
     try:
         value = float(value)
     except (TypeError, ValueError):
@@ -109,7 +111,10 @@ def _check_number(name, value, low, high, low_open=False):
     return value
 
 
-def _validate(values, rewards, dones, last_values, importance, gamma, lam, rho_clip, c_clip):
+def _validate(values: torch.Tensor, rewards: torch.Tensor, dones: torch.Tensor, last_values: torch.Tensor,
+              importance: torch.Tensor | None, gamma: float, lam: float, rho_clip: float, c_clip: float
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None,
+                         float, float, float, float]:
     if not isinstance(values, torch.Tensor):
         raise APITypeError(f'values must be a torch.Tensor, got {type(values).__name__}')
     if values.dim() != 2:
@@ -136,8 +141,9 @@ def _validate(values, rewards, dones, last_values, importance, gamma, lam, rho_c
     return values, rewards, dones, last_values, importance, gamma, lam, rho_clip, c_clip
 
 
-def compute_advantage(values, rewards, dones, last_values, importance=None, gamma=0.995, lam=0.90,
-                      rho_clip=1.0, c_clip=1.0):
+def compute_advantage(values: torch.Tensor, rewards: torch.Tensor, dones: torch.Tensor, last_values: torch.Tensor,
+                      importance: torch.Tensor | None = None, gamma: float = 0.995, lam: float = 0.90,
+                      rho_clip: float = 1.0, c_clip: float = 1.0) -> torch.Tensor:
     """The puffer advantage of every step of every segment, as a float32 tensor [S, H].
 
     Layout: all step tensors are [S, H] (S segments, each H consecutive steps of one env slot).
@@ -181,9 +187,11 @@ def compute_advantage(values, rewards, dones, last_values, importance=None, gamm
         _cpu_kernel.compute(values.numpy(), rewards.numpy(), dones.numpy(), last_values.numpy(), out.numpy(),
                             None if importance is None else importance.numpy(), segments, horizon, *args)
         return out
-    if values.device.type == 'cuda' and _load_cuda_library() is not None:
-        _launch_cuda(values, rewards, dones, last_values, importance, out, *args)
-        return out
+    if values.device.type == 'cuda':
+        lib = _load_cuda_library()
+        if lib is not None:
+            _launch_cuda(lib, values, rewards, dones, last_values, importance, out, *args)
+            return out
     reason = (_cuda_lib_error if values.device.type == 'cuda' else
               'the CPU kernel pufferlib._advantage was not built (run `python setup.py build_ext --inplace`)')
     _warn_once(values.device.type, f'compute_advantage on {values.device.type}: {reason}; '
@@ -191,24 +199,30 @@ def compute_advantage(values, rewards, dones, last_values, importance=None, gamm
     return _torch_advantage(values, rewards, dones, last_values, importance, *args)
 
 
-def _launch_cuda(values, rewards, dones, last_values, importance, out, gamma, lam, rho_clip, c_clip):
+def _launch_cuda(lib: ctypes.CDLL, values: torch.Tensor, rewards: torch.Tensor, dones: torch.Tensor,
+                 last_values: torch.Tensor, importance: torch.Tensor | None, out: torch.Tensor, gamma: float,
+                 lam: float, rho_clip: float, c_clip: float) -> None:
     if values.shape[0] >= 2**31 or values.shape[1] >= 2**31:
         raise APIUsageError(f'values shape {list(values.shape)} exceeds the CUDA kernel\'s int32 dimensions')
     # The kernel runs on whatever device is current; make that the tensors' device.
     with torch.cuda.device(values.device):
         stream = torch.cuda.current_stream(values.device).cuda_stream
-        code = _cuda_lib.puffer_advantage_cuda(
+        code = lib.puffer_advantage_cuda(
             values.data_ptr(), rewards.data_ptr(), dones.data_ptr(),
             None if importance is None else importance.data_ptr(), last_values.data_ptr(), out.data_ptr(),
             values.shape[0], values.shape[1], gamma, lam, rho_clip, c_clip, stream)
     if code != 0:
-        message = _cuda_lib.puffer_advantage_cuda_error(code).decode(errors='replace')
+        message = lib.puffer_advantage_cuda_error(code).decode(errors='replace')
         raise RuntimeError(f'CUDA advantage kernel launch failed: {message} (cudaError {code})')
 
 
-def _torch_advantage(values, rewards, dones, last_values, importance, gamma, lam, rho_clip, c_clip):
+def _torch_advantage(values: torch.Tensor, rewards: torch.Tensor, dones: torch.Tensor, last_values: torch.Tensor,
+                     importance: torch.Tensor | None, gamma: float, lam: float, rho_clip: float,
+                     c_clip: float) -> torch.Tensor:
     """Fallback for any device: the recursion vectorised over segments, looped over the horizon."""
     not_done = 1.0 - dones
+    rho: float | torch.Tensor
+    c: float | torch.Tensor
     if importance is None:  # ratios of 1, still clipped
         rho, c = min(1.0, rho_clip), min(1.0, c_clip)
     else:
@@ -224,13 +238,15 @@ def _torch_advantage(values, rewards, dones, last_values, importance, gamma, lam
     return out
 
 
-def reference_advantage(values, rewards, dones, last_values, importance=None, gamma=0.995, lam=0.90,
-                        rho_clip=1.0, c_clip=1.0):
+def reference_advantage(values: torch.Tensor | npt.ArrayLike, rewards: torch.Tensor | npt.ArrayLike,
+                        dones: torch.Tensor | npt.ArrayLike, last_values: torch.Tensor | npt.ArrayLike,
+                        importance: torch.Tensor | npt.ArrayLike | None = None, gamma: float = 0.995,
+                        lam: float = 0.90, rho_clip: float = 1.0, c_clip: float = 1.0) -> torch.Tensor:
     """The same recursion as `compute_advantage`, as a plain Python loop in float64 (for tests).
 
     Accepts tensors or arrays; returns a float32 CPU tensor [S, H]. No validation beyond numpy's.
     """
-    def as_array(x):
+    def as_array(x: torch.Tensor | npt.ArrayLike) -> np.ndarray:
         if isinstance(x, torch.Tensor):
             x = x.detach().cpu().to(torch.float64)
         return np.asarray(x, dtype=np.float64)

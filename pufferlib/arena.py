@@ -25,12 +25,16 @@ actions), `BuiltinPlayer` (the env's own scripted player, moving in C; `league.b
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeGuard, cast
 
 import numpy as np
+import numpy.typing as npt
 import torch
+from gymnasium import spaces
 
-from pufferlib.models import mask_logits, sample_logits
-from pufferlib.pufferenv import ActionCheck, APIUsageError, PufferError, action_dtype
+from pufferlib.models import Logits, mask_logits, sample_logits
+from pufferlib.pufferenv import ActionCheck, APIUsageError, PufferError, action_dtype, space_shape
 
 # ocean/seats.h SEATS_BUILTIN: the action that hands a live row's move to the env's built-in player.
 BUILTIN_ACTION = -1
@@ -52,7 +56,7 @@ class Player:
     returns int actions [n, ...]."""
 
     name = 'player'
-    network = None  # a torch module when the player is a network (the arena may stack their weights)
+    network: torch.nn.Module | None = None  # a network player's (the arena may stack their weights)
 
     def act(self, obs: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
         raise NotImplementedError
@@ -62,7 +66,9 @@ class NetworkPlayer(Player):
     """A frozen policy network: samples from its (masked) action distribution. Feed-forward policies
     only: an opponent's rows change owner at every episode, so there is no memory to carry."""
 
-    def __init__(self, network: torch.nn.Module, name: str = 'network'):
+    network: torch.nn.Module
+
+    def __init__(self, network: torch.nn.Module, name: str = 'network') -> None:
         if getattr(network, 'is_recurrent', False):
             raise LeagueError(f'{name}: recurrent policies cannot be frozen opponents yet; use a feed-forward '
                               'policy for population play (no [rnn] class)')
@@ -71,11 +77,11 @@ class NetworkPlayer(Player):
             p.requires_grad_(False)
         self.name = name
 
-    def logits(self, obs: torch.Tensor):
+    def logits(self, obs: torch.Tensor) -> Logits:
         with torch.no_grad():
             return self.network(obs)[0]
 
-    def act(self, obs, action_masks):
+    def act(self, obs: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
         mask = None if action_masks is None else torch.from_numpy(np.ascontiguousarray(action_masks))
         with torch.no_grad():
             action, _, _ = sample_logits(self.logits(torch.from_numpy(np.ascontiguousarray(obs))), mask=mask)
@@ -86,23 +92,24 @@ class NetworkPlayer(Player):
         with torch.no_grad():
             logits = self.logits(torch.from_numpy(np.ascontiguousarray(obs, dtype=np.float32)))
             logits = mask_logits(logits, torch.from_numpy(np.ascontiguousarray(action_masks, dtype=bool)))
-            return torch.softmax(logits.float(), dim=-1).numpy().astype(np.float64)
+            # The referee's games have Discrete actions: their logits are one tensor.
+            return torch.softmax(cast(torch.Tensor, logits).float(), dim=-1).numpy().astype(np.float64)
 
 
 class RandomPlayer(Player):
     """Uniform over the legal actions (Discrete spaces)."""
 
-    def __init__(self, num_actions: int, name: str = 'random', seed: int = 0):
+    def __init__(self, num_actions: int, name: str = 'random', seed: int = 0) -> None:
         self.num_actions, self.name = int(num_actions), name
         self.rng = np.random.default_rng(seed)
 
-    def act(self, obs, action_masks):
+    def act(self, obs: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
         n = len(obs)
         legal = np.ones((n, self.num_actions), dtype=bool) if action_masks is None else action_masks
         # the argmax of uniform noise over the legal entries is a uniform legal action
         return np.where(legal, self.rng.random(legal.shape), -1.0).argmax(1)
 
-    def probabilities(self, obs, action_masks):
+    def probabilities(self, obs: np.ndarray, action_masks: np.ndarray) -> np.ndarray:
         return action_masks.astype(np.float64) / action_masks.sum(1, keepdims=True)
 
 
@@ -113,14 +120,14 @@ class BuiltinPlayer(Player):
     measured against, at the cost of one C move per row. Only for Ocean envs whose spec.toml says
     `builtin = true` under [action] (`supports_builtin`)."""
 
-    def __init__(self, name: str = 'scripted'):
+    def __init__(self, name: str = 'scripted') -> None:
         self.name = name
 
-    def act(self, obs, action_masks):
+    def act(self, obs: np.ndarray, action_masks: np.ndarray | None) -> np.ndarray:
         return np.full(len(obs), BUILTIN_ACTION, dtype=np.int32)
 
 
-def supports_builtin(env) -> bool:
+def supports_builtin(env: object) -> bool:
     """Whether `env`'s live rows can hand their move to its built-in player (BuiltinPlayer)."""
     return bool(getattr(getattr(env, 'spec', None), 'action_builtin', False))
 
@@ -136,26 +143,27 @@ class StackedNetworks:
 
     `logits(obs [P, M, ...])` -> logits [P, M, actions], network p applied to obs[p]."""
 
-    def __init__(self, networks: list[torch.nn.Module]):
+    def __init__(self, networks: list[torch.nn.Module]) -> None:
         from torch.func import functional_call, stack_module_state
         self.size = len(networks)
         self.params, self.buffers = stack_module_state(networks)
         self.params = {k: v.detach() for k, v in self.params.items()}
         base = copy.deepcopy(networks[0]).to('meta')
 
-        def one(params, buffers, obs):
+        def one(params: dict[str, torch.Tensor], buffers: dict[str, torch.Tensor], obs: torch.Tensor) -> Logits:
             return functional_call(base, (params, buffers), (obs,))[0]
         self._forward = torch.vmap(one)
 
     @staticmethod
-    def stackable(networks: list[torch.nn.Module]) -> bool:
-        if len(networks) < 2 or any(n is None for n in networks):
+    def stackable(networks: Sequence[torch.nn.Module | None]) -> TypeGuard[list[torch.nn.Module]]:
+        modules = [n for n in networks if n is not None]
+        if len(networks) < 2 or len(modules) < len(networks):
             return False
-        kind, shapes = type(networks[0]), {k: v.shape for k, v in networks[0].state_dict().items()}
+        kind, shapes = type(modules[0]), {k: v.shape for k, v in modules[0].state_dict().items()}
         return all(type(n) is kind and {k: v.shape for k, v in n.state_dict().items()} == shapes
-                   for n in networks)
+                   for n in modules)
 
-    def logits(self, obs: torch.Tensor):
+    def logits(self, obs: torch.Tensor) -> Logits:
         with torch.no_grad():
             return self._forward(self.params, self.buffers, obs)
 
@@ -164,17 +172,36 @@ class StackedNetworks:
 # The arena
 # ---------------------------------------------------------------------------------------------
 
-def _arrays(env):
+class ArenaEnv(Protocol):
+    """What the arena needs of the env it wraps: a PufferEnv or a synchronous pufferlib.vector env."""
+
+    @property
+    def num_agents(self) -> int: ...
+
+    @property
+    def single_observation_space(self) -> spaces.Space: ...
+
+    @property
+    def single_action_space(self) -> spaces.Space: ...
+
+    def reset(self, seed: int | None = None) -> object: ...
+
+    def step(self, actions: np.ndarray) -> object: ...
+
+    def close(self) -> None: ...
+
+
+def _arrays(env: ArenaEnv) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
     """(observations, rewards, terminals, truncations, masks, action_masks or None) of a PufferEnv or a
     vector env: the arrays the env writes in place on every step."""
-    buf = getattr(env, 'buffers', env)
+    buf: Any = getattr(env, 'buffers', env)  # a vector env's arrays, or the PufferEnv's own
     action_masks = getattr(buf, 'action_masks', None)
     if action_masks is None:
         action_masks = getattr(env, 'action_masks', None)
     return buf.observations, buf.rewards, buf.terminals, buf.truncations, buf.masks, action_masks
 
 
-def agents_per_env(env) -> int:
+def agents_per_env(env: ArenaEnv) -> int:
     """Rows per game of `env`, with the error a league gives for an env that has no two seats."""
     count = getattr(env, 'agents_per_env', None)
     if count is None:
@@ -195,7 +222,7 @@ class Arena:
     truncations, infos, env_ids, masks) for the learner's rows, `send(actions)`, `close()`, and the spaces.
     """
 
-    def __init__(self, env, learner_seat: int | None = None, seed: int = 0):
+    def __init__(self, env: ArenaEnv, learner_seat: int | None = None, seed: int = 0) -> None:
         self.env = env
         self.seats = agents_per_env(env)
         self.games = env.num_agents // self.seats
@@ -216,49 +243,50 @@ class Arena:
 
         obs, _, _, _, _, action_masks = _arrays(env)
         self._rows = np.arange(env.num_agents).reshape(self.games, self.seats)
-        self._actions = np.zeros((env.num_agents, *env.single_action_space.shape), dtype=self.action_dtype)
+        self._actions = np.zeros((env.num_agents, *space_shape(env.single_action_space)), dtype=self.action_dtype)
         self._obs = np.zeros((self.games, *obs.shape[1:]), dtype=obs.dtype)
         self._rewards = np.zeros(self.games, dtype=np.float32)
         self._terminals = np.zeros(self.games, dtype=bool)
         self._truncations = np.zeros(self.games, dtype=bool)
         self._live = np.ones(self.games, dtype=bool)
-        self._action_masks = None if action_masks is None else np.zeros((self.games, action_masks.shape[1]), bool)
+        self._action_masks: np.ndarray | None = (None if action_masks is None else
+                                                 np.zeros((self.games, action_masks.shape[1]), bool))
         self._ids = np.arange(self.games)
         self.seat = np.zeros(self.games, dtype=np.int64)
         self.opponent = np.zeros(self.games, dtype=np.int64)
         self.learner_rows = self._rows[:, 0].copy()
         self.players: list[Player] = []
         self.weights = np.ones(0)
-        self._stacked = None
+        self._stacked: StackedNetworks | None = None
         self._builtin = np.zeros(0, dtype=bool)  # which pool players are BuiltinPlayers
         # BUILTIN_ACTION lies outside the action space, so the env's step() would refuse it: an env that
         # takes it is stepped on its own action buffer, which step() takes unchecked; the learner's actions
         # are checked here instead.
         self.supports_builtin = supports_builtin(env)
-        self._check = ActionCheck(env.single_action_space, (self.games, *env.single_action_space.shape),
+        self._check = ActionCheck(env.single_action_space, (self.games, *space_shape(env.single_action_space)),
                                   lambda: 'the arena')
         self._pending = False
-        self._infos = []
+        self._infos: list[dict[str, float]] = []
         self._reset_stats()
 
     # ---- the pool ----
 
-    def set_opponents(self, players: list[Player], weights=None, stack: bool = True) -> None:
+    def set_opponents(self, players: list[Player], weights: npt.ArrayLike | None = None, stack: bool = True) -> None:
         """The pool the opponents of every game are drawn from, with probability `weights` (default
         uniform); every game redraws its opponent and seat now. `stack=False` runs one forward pass per
         policy even when their networks could be stacked (to measure what stacking saves)."""
         if not players:
             raise APIUsageError('set_opponents needs at least one player')
-        weights = np.ones(len(players)) if weights is None else np.asarray(weights, dtype=np.float64)
-        if weights.shape != (len(players),) or (weights < 0).any() or not weights.sum() > 0:
+        given = np.ones(len(players)) if weights is None else np.asarray(weights, dtype=np.float64)
+        if given.shape != (len(players),) or (given < 0).any() or not given.sum() > 0:
             raise APIUsageError(f'set_opponents: need one non-negative weight per player ({len(players)} players, '
-                                f'weights {np.asarray(weights).tolist()})')
+                                f'weights {given.tolist()})')
         self._builtin = np.array([isinstance(p, BuiltinPlayer) for p in players], dtype=bool)
         if self._builtin.any() and not self.supports_builtin:
             name = getattr(self.env, 'describe', lambda: type(self.env).__name__)()
             raise LeagueError(f'{no_builtin_player(name)}: a BuiltinPlayer needs one')
         self.players = list(players)
-        self.weights = weights / weights.sum()
+        self.weights = given / given.sum()
         # the built-in player's rows never reach a network: stack the others, indexed among themselves
         networks = [p.network for p, builtin in zip(self.players, self._builtin) if not builtin]
         self._stack_index = np.cumsum(~self._builtin) - 1
@@ -268,7 +296,7 @@ class Arena:
         if self._pending:
             self._gather()
 
-    def _reset_stats(self, quota: int | None = None):
+    def _reset_stats(self, quota: int | None = None) -> None:
         n = len(self.players)
         self.results = {'games': np.zeros(n), 'score': np.zeros(n), 'wins': np.zeros(n), 'draws': np.zeros(n)}
         # play_games counts at most `quota` games per game slot (see _record); None counts every game
@@ -307,26 +335,28 @@ class Arena:
         self._gather()
         self._pending = True
 
-    def reset(self, seed: int | None = None):
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict[str, float]]]:
         self.async_reset(seed)
         return self._obs, []
 
-    def recv(self):
+    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict[str, float]], np.ndarray,
+                            np.ndarray]:
         if not self._pending:
             raise APIUsageError('recv() called before async_reset() or send()')
         infos, self._infos = self._infos, []
         return (self._obs, self._rewards, self._terminals, self._truncations, infos, self._ids, self._live)
 
-    def send(self, actions, env_ids=None) -> None:
+    def send(self, actions: npt.ArrayLike, env_ids: np.ndarray | None = None) -> None:
         actions = np.asarray(actions)
-        if actions.shape != (self.games, *self.single_action_space.shape):
+        if actions.shape != (self.games, *space_shape(self.single_action_space)):
             raise APIUsageError(f'the arena takes one action row per game ({self.games}), got shape {actions.shape}')
         if self.supports_builtin:
             self._check(actions)
         self._actions[self.learner_rows] = actions
         self._opponents_act()
         if self.supports_builtin:
-            env_actions = getattr(self.env, 'buffers', self.env).actions
+            buf: Any = getattr(self.env, 'buffers', self.env)
+            env_actions = buf.actions
             np.copyto(env_actions, self._actions)
             self.env.step(env_actions)
         else:
@@ -349,7 +379,8 @@ class Arena:
             self._infos.append({'episode_return': ret / n, 'episode_length': length / n, 'perf': wins / n, 'n': n})
             self._report[:] = 0
 
-    def step(self, actions):
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                                                     list[dict[str, float]]]:
         self.send(actions)
         obs, rewards, terminals, truncations, infos, _, _ = self.recv()
         return obs, rewards, terminals, truncations, infos
@@ -359,7 +390,7 @@ class Arena:
 
     # ---- internals ----
 
-    def _gather(self):
+    def _gather(self) -> None:
         obs, _, _, _, live, action_masks = _arrays(self.env)
         np.take(obs, self.learner_rows, axis=0, out=self._obs)
         np.take(live, self.learner_rows, out=self._live)
@@ -371,7 +402,7 @@ class Arena:
         """The learner rows' action masks (bool [games, actions]), or None when the env has none."""
         return self._action_masks
 
-    def _record(self, ended):
+    def _record(self, ended: np.ndarray) -> None:
         counted = ended
         if self._quota is not None:
             # Only a slot's first `quota` games count. Counting the first N games to end anywhere would
@@ -388,7 +419,7 @@ class Arena:
         self._episode_return[ended] = 0
         self._episode_length[ended] = 0
 
-    def _opponents_act(self):
+    def _opponents_act(self) -> None:
         """Actions for every live opponent row, one batched pass per policy (or one for a stacked pool)."""
         obs, _, _, _, live, action_masks = _arrays(self.env)
         is_opponent = np.ones((self.games, self.seats), dtype=bool)
@@ -410,7 +441,8 @@ class Arena:
         counts = np.bincount(owner, minlength=len(self.players))
         if self._stacked is not None:
             stacked = self._stack_index[owner]  # the network players' order is kept: still sorted
-            self._stacked_act(obs, action_masks, rows, stacked, np.bincount(stacked, minlength=self._stacked.size))
+            self._stacked_act(self._stacked, obs, action_masks, rows, stacked,
+                              np.bincount(stacked, minlength=self._stacked.size))
             return
         start = 0
         for p in np.flatnonzero(counts):
@@ -419,7 +451,8 @@ class Arena:
             masks = None if action_masks is None else action_masks[group]
             self._actions[group] = self.players[p].act(obs[group], masks).reshape(self._actions[group].shape)
 
-    def _stacked_act(self, obs, action_masks, rows, owner, counts):
+    def _stacked_act(self, networks: StackedNetworks, obs: np.ndarray, action_masks: np.ndarray | None,
+                     rows: np.ndarray, owner: np.ndarray, counts: np.ndarray) -> None:
         """All groups in one vmapped pass: obs padded to [players, largest group, ...]."""
         width = int(counts.max())
         starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
@@ -427,12 +460,13 @@ class Arena:
         index = np.zeros((len(counts), width), dtype=np.int64)  # padding repeats row 0, dropped below
         index[owner, slot] = rows
         batch = torch.from_numpy(obs[index])
-        logits = self._stacked.logits(batch)
+        logits = networks.logits(batch)
         take = torch.from_numpy(owner * width + slot)
         if isinstance(logits, tuple):
             logits = tuple(sub.reshape(-1, sub.shape[-1])[take] for sub in logits)
-        else:
-            logits = logits.reshape(-1, logits.shape[-1])[take]
+        else:  # masks, and so the pool's sampling here, are for Discrete or MultiDiscrete actions
+            flat = cast(torch.Tensor, logits)
+            logits = flat.reshape(-1, flat.shape[-1])[take]
         mask = None if action_masks is None else torch.from_numpy(action_masks[rows])
         with torch.no_grad():
             action, _, _ = sample_logits(logits, mask=mask)
@@ -448,7 +482,7 @@ def first_games(ended: np.ndarray, played: np.ndarray, quota: int) -> np.ndarray
     return counted
 
 
-def play_games(arena: Arena, player: Player, games: int, seed: int | None = None) -> dict:
+def play_games(arena: Arena, player: Player, games: int, seed: int | None = None) -> dict[str, np.ndarray]:
     """Let `player` take the learner's rows of `arena` (against its pool, seats drawn as the arena draws
     them) for ceil(games / arena.games) games in every game slot, so at least `games` games, each slot's
     first ones (an unbiased sample: see Arena._record); returns the results per pool player: arrays of

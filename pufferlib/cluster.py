@@ -16,8 +16,14 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Iterable
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from pufferlib.pufferenv import APIUsageError, MissingDependencyError, PufferError
+
+if TYPE_CHECKING:
+    from ray import ObjectRef
 
 RAY_INSTALL = 'pip install "pufferlib[ray]"'
 DEFAULT_PORT = 6379  # what `ray start --head` listens on unless told otherwise
@@ -41,13 +47,13 @@ def _host_port(address: str) -> tuple[str, int] | None:
                            'printed), ray://HOST:PORT or auto') from None
 
 
-def _unreachable(address: str, who: str, why) -> ClusterError:
+def _unreachable(address: str, who: str, why: str) -> ClusterError:
     return ClusterError(f'{who}: no Ray cluster answers at {address} ({why}). Start one there (`ray start --head` '
                         'on the head node) or fix the address; leave the address and RAY_ADDRESS empty to start '
                         'a local Ray on this machine')
 
 
-def _ray(who: str):
+def _ray(who: str) -> ModuleType:
     try:
         import ray
     except ImportError:
@@ -66,7 +72,7 @@ def check(address: str | None = None, num_cpus: int | None = None, who: str = 'R
         raise APIUsageError(f'{who}: a number of CPUs applies to a local Ray only; a cluster at {address} has '
                             'its own (leave it 0, or leave the address and RAY_ADDRESS empty)')
     target = None if address is None else _host_port(address)
-    if target is not None:  # Ray itself retries an absent head node for a minute or more
+    if address is not None and target is not None:  # Ray itself retries an absent head node for a minute or more
         try:
             socket.create_connection(target, timeout=CONNECT_TIMEOUT_S).close()
         except OSError as e:
@@ -74,14 +80,14 @@ def check(address: str | None = None, num_cpus: int | None = None, who: str = 'R
     return address
 
 
-def connect(address: str | None = None, num_cpus: int | None = None, who: str = 'Ray'):
+def connect(address: str | None = None, num_cpus: int | None = None, who: str = 'Ray') -> tuple[ModuleType, bool]:
     """Ray, connected as the module docstring says; returns (the ray module, whether this call started
     it: the caller shuts down only what it started). `who` names the setting in errors."""
     ray = _ray(who)
     if ray.is_initialized():
         return ray, False
     address = check(address, num_cpus, who)
-    options = {'log_to_driver': False, 'configure_logging': False}
+    options: dict[str, object] = {'log_to_driver': False, 'configure_logging': False}
     if address is None:
         # 'local', not Ray's default None: None joins the cluster that the last `ray start` on this
         # machine recorded in /tmp/ray/ray_current_cluster, which may be another user's or another
@@ -99,7 +105,7 @@ def connect(address: str | None = None, num_cpus: int | None = None, who: str = 
     return ray, True
 
 
-def cancel_unfinished(ray, refs) -> None:
+def cancel_unfinished(ray: ModuleType, refs: Iterable[ObjectRef]) -> None:
     """Force-cancel the tasks of `refs` whose results have not arrived; leave the finished ones alone.
 
     Ray 2.60's driver aborts the whole process (a failed internal check, "Tried to complete task that

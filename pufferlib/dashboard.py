@@ -1,12 +1,45 @@
 """What `puffer train` shows while it runs: a live rich dashboard on a terminal, one plain line per
 update otherwise (CI logs, containers, pipes)."""
+from __future__ import annotations
+
 import os
 import sys
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
 
 import psutil
 
+if TYPE_CHECKING:
+    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.live import Live
+    from rich.table import Table
 
-def _fmt(value):
+
+class _Rows(Protocol):
+    @property
+    def num_agents(self) -> int: ...
+
+
+class TrainerView(Protocol):
+    """What the dashboard reads of the trainer (pufferlib.trainer.Trainer)."""
+
+    @property
+    def total_epochs(self) -> int: ...
+
+    @property
+    def batch_size(self) -> int: ...
+
+    @property
+    def horizon(self) -> int: ...
+
+    @property
+    def device(self) -> object: ...
+
+    @property
+    def vecenv(self) -> _Rows: ...
+
+
+def _fmt(value: object) -> str:
     if isinstance(value, float):
         if value != 0 and (abs(value) < 1e-3 or abs(value) >= 1e5):
             return f'{value:.3g}'
@@ -16,7 +49,7 @@ def _fmt(value):
     return str(value)
 
 
-def _eta(seconds):
+def _eta(seconds: float | None) -> str:
     if seconds is None or seconds != seconds or seconds == float('inf'):
         return '?'
     seconds = int(seconds)
@@ -28,17 +61,18 @@ def _eta(seconds):
 class Dashboard:
     """Context manager; `update(row)` with the metrics row written to metrics.jsonl."""
 
-    def __init__(self, env_name, trainer, run_dir, printer=None, quiet=False, live=None):
+    def __init__(self, env_name: str, trainer: TrainerView, run_dir: str, printer: Callable[[str], None] | None = None,
+                 quiet: bool = False, live: bool | None = None) -> None:
         self.env_name, self.trainer, self.run_dir = env_name, trainer, run_dir
         self.total = trainer.total_epochs * trainer.batch_size
         self.quiet = quiet
         self.printer = printer or (lambda line: print(line, flush=True))
         self.live_mode = (sys.stdout.isatty() and os.environ.get('TERM') != 'dumb') if live is None else live
-        self.live = None
+        self.live: Live | None = None
         self.process = psutil.Process()
         self.process.cpu_percent()  # the first call only starts the measurement window
 
-    def __enter__(self):
+    def __enter__(self) -> Dashboard:
         if self.quiet:
             return self
         self.printer(f'puffer train {self.env_name}: {self.trainer.vecenv.num_agents} agent rows x '
@@ -50,11 +84,11 @@ class Dashboard:
             self.live.__enter__()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: Any) -> None:
         if self.live is not None:
             self.live.__exit__(*exc)
 
-    def _usage(self):
+    def _usage(self) -> dict[str, float]:
         usage = {'cpu %': self.process.cpu_percent() + sum(c.cpu_percent() for c in self._children())}
         try:
             import torch
@@ -68,13 +102,13 @@ class Dashboard:
             pass
         return usage
 
-    def _children(self):
+    def _children(self) -> list[psutil.Process]:
         try:
             return self.process.children(recursive=True)
         except psutil.Error:
             return []
 
-    def update(self, row):
+    def update(self, row: dict[str, Any]) -> None:
         if self.quiet:
             return
         row = {**row, **self._usage()}
@@ -90,7 +124,7 @@ class Dashboard:
                      f'kl {_fmt(row.get("approx_kl", 0.0))} | {episode or "no episodes yet"} | '
                      f'cpu {row["cpu %"]:.0f}%')
 
-    def _render(self, row):
+    def _render(self, row: dict[str, Any]) -> _View:
         return _View(self.env_name, self.total, row)
 
 
@@ -100,7 +134,7 @@ MINIMUM = 24  # below this, tables cannot fit a key and a value: only the head l
 NARROW = 90  # below this many columns one borderless list replaces the three boxed panels
 
 
-def _table(**kwargs):
+def _table(**kwargs: Any) -> Table:
     from rich.table import Table
     # Columns declared up front: a table whose columns come only from rows has none while it is
     # empty, and rich cannot share out the width of an expanded table with no columns
@@ -115,10 +149,10 @@ class _View:
     """One frame of the live dashboard. A rich renderable (not a prebuilt table) so that the layout is
     chosen from the width the terminal has at each refresh: a resize between refreshes is fine."""
 
-    def __init__(self, env_name, total, row):
+    def __init__(self, env_name: str, total: int, row: dict[str, Any]) -> None:
         self.env_name, self.total, self.row = env_name, total, row
 
-    def _sections(self):
+    def _sections(self) -> list[tuple[str, list[tuple[str, Any]], str]]:
         row = self.row
         losses = [(k, v) for k, v in row.items()
                   if not k.startswith('env/') and k not in SYSTEM_KEYS and k not in ('global_step', 'sps', 'elapsed_s')]
@@ -127,7 +161,7 @@ class _View:
         return [('training', losses, 'first update pending'), ('episodes', episodes, 'no episodes yet'),
                 ('system', system, 'measuring')]
 
-    def __rich_console__(self, console, options):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterator[RenderableType]:
         from rich.padding import Padding
         from rich.progress_bar import ProgressBar
         from rich.table import Table

@@ -16,6 +16,8 @@ MultiDiscrete, a `torch.distributions.Independent(Normal)` with event shape = th
     policy = LSTMWrapper(env, Default(env))       # recurrent: see LSTMWrapper for state handling
 """
 import math
+from collections.abc import Sequence
+from typing import Any, Protocol, TypeVar, cast, overload
 
 import numpy as np
 import torch
@@ -33,16 +35,36 @@ RELU_GAIN = math.sqrt(2)
 POLICY_GAIN = 0.01
 VALUE_GAIN = 1.0
 
+# What a model's decoder returns for the action space: see the module docstring.
+Logits = torch.Tensor | tuple[torch.Tensor, ...] | list[torch.Tensor] | torch.distributions.Distribution
+# Recurrent state and its per-row flags: 'lstm_h', 'lstm_c', 'dones' (see LSTMWrapper).
+State = dict[str, torch.Tensor]
 
-def layer_init(layer: nn.Module, gain: float = RELU_GAIN, bias: float = 0.0) -> nn.Module:
+
+class EnvSpaces(Protocol):
+    """What a model reads from its env: a PufferEnv, a vector env, an Arena, or any object with these
+    (and optionally `obs_dtype`)."""
+
+    @property
+    def single_observation_space(self) -> spaces.Space: ...
+
+    @property
+    def single_action_space(self) -> spaces.Space: ...
+
+
+Layer = TypeVar('Layer', bound=nn.Module)
+
+
+def layer_init(layer: Layer, gain: float = RELU_GAIN, bias: float = 0.0) -> Layer:
     """Orthogonal weights with `gain`, constant bias; returns the layer."""
-    nn.init.orthogonal_(layer.weight, gain)
+    # nn.Module types any attribute as Tensor | Module; a layer's weight and bias are tensors.
+    nn.init.orthogonal_(cast(torch.Tensor, layer.weight), gain)
     if layer.bias is not None:
-        nn.init.constant_(layer.bias, bias)
+        nn.init.constant_(cast(torch.Tensor, layer.bias), bias)
     return layer
 
 
-def _spaces_of(env):
+def _spaces_of(env: EnvSpaces) -> tuple[spaces.Box, spaces.Space, np.dtype | None]:
     try:
         obs_space, act_space = env.single_observation_space, env.single_action_space
     except AttributeError as e:
@@ -62,7 +84,7 @@ class Policy(nn.Module):
 
     is_recurrent = False
 
-    def __init__(self, env, hidden_size: int):
+    def __init__(self, env: EnvSpaces, hidden_size: int) -> None:
         super().__init__()
         self.obs_space, self.action_space, self.obs_dtype = _spaces_of(env)
         self.hidden_size = hidden_size
@@ -88,10 +110,10 @@ class Policy(nn.Module):
             raise SpaceError(f'env.single_action_space must be Discrete, MultiDiscrete or Box, got {space}')
         self.value = layer_init(nn.Linear(hidden_size, 1), VALUE_GAIN)
 
-    def encode_observations(self, obs, state=None):
+    def encode_observations(self, obs: torch.Tensor, state: State | None = None) -> torch.Tensor:
         raise NotImplementedError(f'{type(self).__name__} must implement encode_observations')
 
-    def decode_actions(self, hidden):
+    def decode_actions(self, hidden: torch.Tensor) -> tuple[Logits, torch.Tensor]:
         """hidden [N, hidden_size] -> (logits, value [N]); see the module docstring for logits."""
         value = self.value(hidden).squeeze(-1)
         out = self.actor(hidden)
@@ -104,11 +126,11 @@ class Policy(nn.Module):
         normal = torch.distributions.Normal(mean, std, validate_args=False)
         return torch.distributions.Independent(normal, len(self.action_shape), validate_args=False), value
 
-    def forward(self, obs: torch.Tensor, state: dict | None = None):
+    def forward(self, obs: torch.Tensor, state: State | None = None) -> tuple[Logits, torch.Tensor]:
         """obs [N, ...] -> (logits, value [N])."""
         return self.decode_actions(self.encode_observations(obs, state))
 
-    def forward_eval(self, obs: torch.Tensor, state: dict | None = None):
+    def forward_eval(self, obs: torch.Tensor, state: State | None = None) -> tuple[Logits, torch.Tensor]:
         """Same as forward for feed-forward models; exists so trainers can call every model alike."""
         return self.forward(obs, state)
 
@@ -123,7 +145,7 @@ class Default(Policy):
     categories. The encoder is `num_layers` x (Linear, GELU) of width `hidden_size`.
     """
 
-    def __init__(self, env, hidden_size: int = 128, num_layers: int = 1):
+    def __init__(self, env: EnvSpaces, hidden_size: int = 128, num_layers: int = 1) -> None:
         super().__init__(env, hidden_size)
         if num_layers < 1:
             raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
@@ -133,12 +155,12 @@ class Default(Policy):
         else:
             sample = self.nativizer(np.zeros((1, *self.obs_space.shape), self.obs_space.dtype))
             input_size = sum(int(np.prod(leaf.shape[1:])) for leaf in _leaves(sample))
-        layers = []
+        layers: list[nn.Module] = []
         for i in range(num_layers):
             layers += [layer_init(nn.Linear(input_size if i == 0 else hidden_size, hidden_size)), nn.GELU()]
         self.encoder = nn.Sequential(*layers)
 
-    def encode_observations(self, obs, state=None):
+    def encode_observations(self, obs: torch.Tensor, state: State | None = None) -> torch.Tensor:
         if self.nativizer is not None:
             leaves = _leaves(self.nativizer(obs))
             x = torch.cat([leaf.reshape(leaf.shape[0], -1).float() for leaf in leaves], dim=1)
@@ -147,7 +169,7 @@ class Default(Policy):
         return self.encoder(x)
 
 
-def _leaves(tree):
+def _leaves(tree: Any) -> list[Any]:
     """Leaves of a nativized observation (dicts and tuples of arrays/tensors), in layout order."""
     if isinstance(tree, dict):
         return [leaf for value in tree.values() for leaf in _leaves(value)]
@@ -156,7 +178,7 @@ def _leaves(tree):
     return [tree]
 
 
-def _image_shape(model, obs_space, expected):
+def _image_shape(model: Policy, obs_space: spaces.Box, expected: str) -> tuple[int, ...]:
     """(H, W, C) of a channels-last image observation, or a SpaceError that says what is wrong."""
     if model.obs_dtype is not None or len(obs_space.shape) != 3:
         raise SpaceError(f'{type(model).__name__} needs channels-last image observations {expected}, got '
@@ -164,7 +186,7 @@ def _image_shape(model, obs_space, expected):
     return tuple(int(d) for d in obs_space.shape)
 
 
-def _conv_output_size(conv, shape):
+def _conv_output_size(conv: nn.Module, shape: Sequence[int]) -> int:
     with torch.no_grad():
         return int(conv(torch.zeros(1, shape[2], shape[0], shape[1])).numel())
 
@@ -176,7 +198,7 @@ class NatureCNN(Policy):
     Conv 32x8x8/4, 64x4x4/2, 64x3x3/1, then Linear to `hidden_size`, all ReLU.
     """
 
-    def __init__(self, env, hidden_size: int = 512):
+    def __init__(self, env: EnvSpaces, hidden_size: int = 512) -> None:
         super().__init__(env, hidden_size)
         self.image_shape = _image_shape(self, self.obs_space, '[84, 84, frames]')
         channels = self.image_shape[2]
@@ -189,18 +211,18 @@ class NatureCNN(Policy):
         self.fc = nn.Sequential(layer_init(nn.Linear(_conv_output_size(self.conv, self.image_shape), hidden_size)),
                                 nn.ReLU())
 
-    def encode_observations(self, obs, state=None):
+    def encode_observations(self, obs: torch.Tensor, state: State | None = None) -> torch.Tensor:
         x = obs.reshape(-1, *self.image_shape).permute(0, 3, 1, 2).float() / 255.0
         return self.fc(self.conv(x))
 
 
 class _ResidualBlock(nn.Module):
-    def __init__(self, channels):
+    def __init__(self, channels: int) -> None:
         super().__init__()
         self.conv0 = layer_init(nn.Conv2d(channels, channels, 3, padding=1))
         self.conv1 = layer_init(nn.Conv2d(channels, channels, 3, padding=1))
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x + self.conv1(torch.relu(self.conv0(torch.relu(x))))
 
 
@@ -212,10 +234,11 @@ class IMPALA(Policy):
     then ReLU, Linear to `hidden_size`, ReLU.
     """
 
-    def __init__(self, env, hidden_size: int = 256, channels: tuple[int, ...] = (16, 32, 32)):
+    def __init__(self, env: EnvSpaces, hidden_size: int = 256, channels: tuple[int, ...] = (16, 32, 32)) -> None:
         super().__init__(env, hidden_size)
         self.image_shape = _image_shape(self, self.obs_space, '[64, 64, 3]')
-        stages, in_channels = [], self.image_shape[2]
+        stages: list[nn.Module] = []
+        in_channels = self.image_shape[2]
         for out_channels in channels:
             stages += [layer_init(nn.Conv2d(in_channels, out_channels, 3, padding=1)),
                        nn.MaxPool2d(3, stride=2, padding=1),
@@ -225,7 +248,7 @@ class IMPALA(Policy):
         self.fc = nn.Sequential(layer_init(nn.Linear(_conv_output_size(self.conv, self.image_shape), hidden_size)),
                                 nn.ReLU())
 
-    def encode_observations(self, obs, state=None):
+    def encode_observations(self, obs: torch.Tensor, state: State | None = None) -> torch.Tensor:
         x = obs.reshape(-1, *self.image_shape).permute(0, 3, 1, 2).float() / 255.0
         return self.fc(self.conv(x))
 
@@ -253,7 +276,7 @@ class LSTMWrapper(nn.Module):
 
     is_recurrent = True
 
-    def __init__(self, env, policy: 'Policy', input_size: int = 128, hidden_size: int = 128):
+    def __init__(self, env: EnvSpaces, policy: Policy, input_size: int = 128, hidden_size: int = 128) -> None:
         super().__init__()
         policy_width = getattr(policy, 'hidden_size', None)
         if policy_width is not None and input_size != policy_width:
@@ -271,12 +294,12 @@ class LSTMWrapper(nn.Module):
             else:
                 nn.init.zeros_(param)
 
-    def initial_state(self, batch_size: int, device=None) -> dict[str, torch.Tensor]:
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> State:
         """Zero state for `batch_size` env rows: {'lstm_h': [B, hidden], 'lstm_c': [B, hidden]}."""
-        device = device if device is not None else self.lstm.weight_hh_l0.device
+        device = device if device is not None else cast(torch.Tensor, self.lstm.weight_hh_l0).device
         return {key: torch.zeros(batch_size, self.hidden_size, device=device) for key in ('lstm_h', 'lstm_c')}
 
-    def _state_tensors(self, state, rows):
+    def _state_tensors(self, state: object, rows: int) -> tuple[torch.Tensor, torch.Tensor]:
         if not isinstance(state, dict) or 'lstm_h' not in state or 'lstm_c' not in state:
             raise APIUsageError("state must be a dict with 'lstm_h' and 'lstm_c' tensors (see initial_state)")
         h, c = state['lstm_h'], state['lstm_c']
@@ -286,7 +309,7 @@ class LSTMWrapper(nn.Module):
                                  f'got {list(tensor.shape)}')
         return h, c
 
-    def forward_eval(self, obs: torch.Tensor, state: dict):
+    def forward_eval(self, obs: torch.Tensor, state: State) -> tuple[Logits, torch.Tensor]:
         """One step for B env rows: obs [B, ...] -> (logits, value [B]); updates state in place."""
         h, c = self._state_tensors(state, obs.shape[0])
         reset = state.get('dones', state.get('reset'))
@@ -300,7 +323,7 @@ class LSTMWrapper(nn.Module):
         c.copy_(c_new[0].detach())
         return self.policy.decode_actions(out[0])
 
-    def forward(self, obs: torch.Tensor, state: dict):
+    def forward(self, obs: torch.Tensor, state: State) -> tuple[Logits, torch.Tensor]:
         """Training: obs [S, H, ...] -> (logits, value) for S*H steps, flattened row-major."""
         if obs.dim() < 2:
             raise APIUsageError(f'obs must be [segments, horizon, ...], got shape {list(obs.shape)}')
@@ -320,7 +343,8 @@ class LSTMWrapper(nn.Module):
             out = self._episodes_forward(hidden, h, c, dones.to(device=h.device, dtype=torch.bool))
         return self.policy.decode_actions(out)
 
-    def _episodes_forward(self, hidden, h, c, dones):
+    def _episodes_forward(self, hidden: torch.Tensor, h: torch.Tensor, c: torch.Tensor,
+                          dones: torch.Tensor) -> torch.Tensor:
         """The LSTM over [H, S, input] with the state zeroed after every done; returns [S*H, hidden].
 
         Each segment is cut into its episode fragments, which become separate sequences of one
@@ -359,7 +383,7 @@ class LSTMWrapper(nn.Module):
         return out.reshape(longest * count, self.hidden_size).index_select(0, flat)
 
 
-def sample_logits(logits, action: torch.Tensor | None = None,
+def sample_logits(logits: Logits, action: torch.Tensor | None = None,
                   mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(action, logprob, entropy) for any model's logits; samples when `action` is None.
 
@@ -387,7 +411,8 @@ def sample_logits(logits, action: torch.Tensor | None = None,
             action = action.reshape(*logits[0].shape[:-1], len(logits))
         parts = [_categorical(sub, None if action is None else action[..., i]) for i, sub in enumerate(logits)]
         actions, logprobs, entropies = zip(*parts)
-        return torch.stack(actions, dim=-1), sum(logprobs), sum(entropies)
+        # sum() over tensors is a tensor; typeshed's sum allows the int 0 of an empty sequence.
+        return torch.stack(actions, dim=-1), cast(torch.Tensor, sum(logprobs)), cast(torch.Tensor, sum(entropies))
     if isinstance(logits, torch.Tensor):
         if action is not None:
             action = action.reshape(logits.shape[:-1])
@@ -396,7 +421,15 @@ def sample_logits(logits, action: torch.Tensor | None = None,
                     f'torch distribution (Box), got {type(logits).__name__}')
 
 
-def mask_logits(logits, mask: torch.Tensor):
+@overload
+def mask_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor: ...
+
+
+@overload
+def mask_logits(logits: Logits, mask: torch.Tensor) -> Logits: ...
+
+
+def mask_logits(logits: Logits, mask: torch.Tensor) -> Logits:
     """Logits with the illegal actions (mask False) pushed to the lowest finite value, so they get
     probability 0 (exp underflows) without the NaNs that -inf brings into 0 * log 0."""
     if isinstance(logits, torch.distributions.Distribution):
@@ -413,7 +446,8 @@ def mask_logits(logits, mask: torch.Tensor):
     return logits.masked_fill(~mask.to(device=logits.device, dtype=torch.bool), torch.finfo(logits.dtype).min)
 
 
-def _categorical(logits, action):
+def _categorical(logits: torch.Tensor,
+                 action: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     log_probs = logits.log_softmax(dim=-1)
     if action is None:
         flat = log_probs.exp().reshape(-1, log_probs.shape[-1])

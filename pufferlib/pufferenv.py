@@ -33,10 +33,12 @@ The arrays are handed in through `buf` so a vector backend can place them in sha
 import functools
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
+from typing import Any, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 
 
@@ -73,7 +75,7 @@ class IllegalActionError(ActionMaskError):
     """An action that the env's action mask forbids was submitted to step()."""
 
 
-def option_kind(value) -> str | None:
+def option_kind(value: object) -> str | None:
     """'bool', 'int' or 'float' for a plain option value (numpy scalars count as their Python kind), else None."""
     if isinstance(value, (bool, np.bool_)):
         return 'bool'
@@ -84,7 +86,7 @@ def option_kind(value) -> str | None:
     return None
 
 
-def typed_option(value, kind: str) -> bool | int | float | None:
+def typed_option(value: Any, kind: str) -> bool | int | float | None:
     """`value` as an option of `kind` ('bool', 'int' or 'float'), or None when it is not one.
 
     The one type rule for config files, flags and env keyword arguments: a bool is never a number,
@@ -109,13 +111,21 @@ def action_dtype(space: spaces.Space) -> np.dtype:
     raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete or Box, got {space}')
 
 
+def space_shape(space: spaces.Space) -> tuple[int, ...]:
+    """`space.shape`, which gymnasium allows to be None (Dict, Tuple, ...); the flat spaces of a
+    PufferEnv always have one. A SpaceError is a TypeError, what using None as a shape raised."""
+    if space.shape is None:
+        raise SpaceError(f'flat spaces are Box, Discrete or MultiDiscrete and have a shape, got {space}')
+    return space.shape
+
+
 # Seeds are 64-bit everywhere: numpy's and Ocean's generators take them, and a vector env seeds
 # env k with seed + k in an int64. One rule for every env and backend, instead of each folding or
 # refusing a seed like 2**70 its own way.
 MAX_SEED = 2**63 - 1
 
 
-def check_seed(seed, describe: Callable[[], str], num_envs: int = 1) -> int | None:
+def check_seed(seed: object, describe: Callable[[], str], num_envs: int = 1) -> int | None:
     """Return `seed` as an int (or None), or raise one APIUsageError: seeds lie in [0, 2**63 - num_envs].
 
     `num_envs` > 1 is for a vector env, which seeds env k with seed + k. `describe()` names the
@@ -148,10 +158,11 @@ class ActionCheck:
 
     __slots__ = ('space', 'shape', 'describe', 'integer', 'high', 'scalar_high')
 
-    def __init__(self, space: spaces.Space, shape: tuple, describe: Callable[[], str]):
+    def __init__(self, space: spaces.Space, shape: Sequence[int], describe: Callable[[], str]) -> None:
         self.space, self.shape, self.describe = space, tuple(shape), describe
         self.integer = isinstance(space, (spaces.Discrete, spaces.MultiDiscrete))
-        self.high, self.scalar_high = None, True
+        self.high: int | np.ndarray | None = None
+        self.scalar_high = True
         if isinstance(space, spaces.Discrete):
             self.high = int(space.n)
         elif isinstance(space, spaces.MultiDiscrete):
@@ -161,7 +172,7 @@ class ActionCheck:
         if int(np.prod(self.shape)) == 0:
             self.high = None  # nothing to check, and a reduction over nothing would raise
 
-    def __call__(self, actions) -> np.ndarray:
+    def __call__(self, actions: npt.ArrayLike) -> np.ndarray:
         if not isinstance(actions, np.ndarray):
             actions = np.asarray(actions)
         if actions.shape != self.shape:
@@ -181,7 +192,7 @@ class ActionCheck:
                                 'policy that outputs NaN has usually diverged (check the loss and the learning rate)')
         return actions
 
-    def _out_of_range(self, actions):
+    def _out_of_range(self, actions: np.ndarray) -> NoReturn:
         high = np.broadcast_to(np.asarray(self.high, np.int64), self.shape)
         values = actions.astype(object)  # exact for every integer width, uint64 included
         index = tuple(int(i) for i in np.argwhere((values < 0) | (values >= high))[0])
@@ -190,7 +201,7 @@ class ActionCheck:
                             'wrapped or clipped')
 
 
-def nonfinite_rows(observations: np.ndarray, rewards: np.ndarray, obs_dtype: np.dtype | None = None) -> np.ndarray:
+def nonfinite_rows(observations: np.ndarray, rewards: np.ndarray, obs_dtype: npt.DTypeLike | None = None) -> np.ndarray:
     """Positions of the rows whose reward, or any floating-point observation value, is NaN or +-inf.
 
     For a batch as recv() or step() returns it: `observations` [rows, ...], `rewards` [rows]. An
@@ -220,7 +231,7 @@ def nonfinite_rows(observations: np.ndarray, rewards: np.ndarray, obs_dtype: np.
 _sum = np.add.reduce
 
 
-def _float_views(observations, obs_dtype):
+def _float_views(observations: np.ndarray, obs_dtype: npt.DTypeLike | None) -> Sequence[np.ndarray]:
     """The floating-point parts of a batch of observation rows, as arrays with rows first."""
     if observations.dtype.kind == 'f':
         return (observations,)
@@ -240,9 +251,9 @@ def _float_views(observations, obs_dtype):
 
 
 @functools.lru_cache(maxsize=64)
-def _float_fields(dtype):
+def _float_fields(dtype: np.dtype) -> tuple[tuple[str, ...], ...]:
     """Field paths of the floating-point leaves of a structured dtype."""
-    if dtype.names is None:
+    if dtype.names is None or dtype.fields is None:  # both are None for a plain dtype, neither otherwise
         base = dtype.subdtype[0] if dtype.subdtype else dtype
         return ((),) if base.kind == 'f' else ()
     return tuple((name, *path) for name in dtype.names for path in _float_fields(dtype.fields[name][0]))
@@ -271,8 +282,8 @@ def idle_action_mask(space: spaces.Space) -> np.ndarray:
 def buffer_bytes(observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
                  mask_width: int | None = None) -> int:
     """The memory the arrays of `make_buffers` take."""
-    row = (int(np.prod(observation_space.shape)) * np.dtype(observation_space.dtype).itemsize
-           + int(np.prod(action_space.shape)) * np.dtype(action_dtype(action_space)).itemsize + 4 + 3
+    row = (int(np.prod(space_shape(observation_space))) * np.dtype(observation_space.dtype).itemsize
+           + int(np.prod(space_shape(action_space))) * np.dtype(action_dtype(action_space)).itemsize + 4 + 3
            + (mask_width or 0))
     return int(num_agents) * row
 
@@ -299,8 +310,8 @@ def make_buffers(observation_space: spaces.Space, action_space: spaces.Space, nu
     when `mask_width` is given."""
     check_buffer_size(observation_space, action_space, num_agents, who, mask_width)
     buf = SimpleNamespace(
-        observations=np.zeros((num_agents, *observation_space.shape), dtype=observation_space.dtype),
-        actions=np.zeros((num_agents, *action_space.shape), dtype=action_dtype(action_space)),
+        observations=np.zeros((num_agents, *space_shape(observation_space)), dtype=observation_space.dtype),
+        actions=np.zeros((num_agents, *space_shape(action_space)), dtype=action_dtype(action_space)),
         rewards=np.zeros(num_agents, dtype=np.float32),
         terminals=np.zeros(num_agents, dtype=bool),
         truncations=np.zeros(num_agents, dtype=bool),
@@ -322,21 +333,29 @@ class PufferEnv:
     (flat: Box observations; Discrete, MultiDiscrete or Box actions) and `num_agents`.
     """
 
-    single_observation_space = None
-    single_action_space = None
+    # Declared, not defined: a subclass that forgets one gets the APIUsageError of __init__.
+    single_observation_space: spaces.Box
+    single_action_space: spaces.Space
     num_agents = 1
     # Emulated envs set this to the structured dtype of one observation row (see emulation.nativize).
-    obs_dtype = None
+    obs_dtype: np.dtype | None = None
     # And this to the original action space, for models that want the structure.
-    native_action_space = None
+    native_action_space: spaces.Space | None = None
     # Envs that publish legal actions set this (see the module docstring) before __init__, which then
     # binds `action_masks`; the env rewrites that array in place on every reset and step.
-    action_mask_width = None
-    action_masks = None
+    action_mask_width: int | None = None
+    action_masks: np.ndarray | None = None
+    # The arrays of `buf`, bound by __init__ (BUFFER_NAMES).
+    observations: np.ndarray
+    actions: np.ndarray
+    rewards: np.ndarray
+    terminals: np.ndarray
+    truncations: np.ndarray
+    masks: np.ndarray
 
-    def __init__(self, buf: SimpleNamespace | None = None):
+    def __init__(self, buf: SimpleNamespace | None = None) -> None:
         for name in ('single_observation_space', 'single_action_space'):
-            if getattr(self, name) is None:
+            if getattr(self, name, None) is None:
                 raise APIUsageError(f'{type(self).__name__} must set {name} before PufferEnv.__init__')
         if not isinstance(self.single_observation_space, spaces.Box):
             raise SpaceError(f'{type(self).__name__}.single_observation_space must be a Box '
@@ -374,7 +393,7 @@ class PufferEnv:
         """How errors name this env."""
         return type(self).__name__
 
-    def copy_actions(self, actions) -> None:
+    def copy_actions(self, actions: npt.ArrayLike) -> None:
         """Check caller-supplied actions (see ActionCheck) and copy them into `self.actions`.
 
         A no-op for that array itself: a vector backend has already checked what it wrote there.
@@ -390,21 +409,22 @@ class PufferEnv:
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, list]:
         raise NotImplementedError
 
-    def step(self, actions) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
         raise NotImplementedError
 
-    def render(self):
+    def render(self) -> np.ndarray | None:
+        """An RGB frame (uint8 [h, w, 3]), or None for an env that does not draw."""
         return None
 
     def close(self) -> None:
         pass
 
 
-def check_buffers(buf, observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
+def check_buffers(buf: object, observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,
                   owner: str = 'env', mask_width: int | None = None) -> None:
     shapes = {
-        'observations': ((num_agents, *observation_space.shape), observation_space.dtype),
-        'actions': ((num_agents, *action_space.shape), action_dtype(action_space)),
+        'observations': ((num_agents, *space_shape(observation_space)), observation_space.dtype),
+        'actions': ((num_agents, *space_shape(action_space)), action_dtype(action_space)),
         'rewards': ((num_agents,), np.dtype(np.float32)),
         'terminals': ((num_agents,), np.dtype(bool)),
         'truncations': ((num_agents,), np.dtype(bool)),

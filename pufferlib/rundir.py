@@ -158,7 +158,8 @@ class DirLock:
 
     def __init__(self, directory: str, kind: str = 'train', error: type[PufferError] = RunDirError):
         self.directory, self.kind, self.error = directory, kind, error
-        self.path, self.fd = os.path.join(directory, 'lock'), None
+        self.path = os.path.join(directory, 'lock')
+        self.fd: int | None = None
 
     def acquire(self) -> None:
         while True:

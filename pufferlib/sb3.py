@@ -63,7 +63,7 @@ class SB3VecEnv(VecEnv):
     def step_wait(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         if self._actions is None:
             raise APIUsageError('SB3VecEnv.step_wait() without step_async(actions)')
-        actions = self._actions.reshape(self.num_envs, *self.action_space.shape)
+        actions = self._actions.reshape(self.num_envs, *(self.action_space.shape or ()))
         self._actions = None
         obs, rewards, terminals, truncations, _ = self.vecenv.step(actions)
         dones = np.logical_or(terminals, truncations)
@@ -78,7 +78,7 @@ class SB3VecEnv(VecEnv):
 
     def get_attr(self, attr_name: str, indices: None | int | Iterable[int] = None) -> list[Any]:
         """An attribute of the vector env, the same for every row; the rows' envs live in worker processes."""
-        n = len(self._get_indices(indices))
+        n = len(list(self._get_indices(indices)))
         if hasattr(self.vecenv, attr_name):
             return [getattr(self.vecenv, attr_name)] * n
         if attr_name == 'render_mode':  # SB3 asks for it; vector envs render through `puffer eval --video`
@@ -94,7 +94,7 @@ class SB3VecEnv(VecEnv):
         raise APIUsageError(f'SB3VecEnv cannot call {method_name}() on single envs: they live in worker processes')
 
     def env_is_wrapped(self, wrapper_class: type, indices: None | int | Iterable[int] = None) -> list[bool]:
-        return [False] * len(self._get_indices(indices))  # no gymnasium wrappers are visible from here
+        return [False] * len(list(self._get_indices(indices)))  # no gymnasium wrappers are visible from here
 
     def get_images(self) -> Sequence[np.ndarray | None]:
         return [None] * self.num_envs

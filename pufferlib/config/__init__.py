@@ -10,7 +10,8 @@ import importlib
 import math
 import os
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from pufferlib.pufferenv import APIUsageError, option_kind, typed_option
 
@@ -50,7 +51,7 @@ def merge(base: dict, override: dict, source: str) -> dict:
     return out
 
 
-def check(section: str, key: str, value, current: dict, source: str):
+def check(section: str, key: str, value: Any, current: dict, source: str) -> Any:
     if section in FREE_SECTIONS and key not in current:
         return value
     if isinstance(current.get(key), dict) and isinstance(value, dict):
@@ -71,7 +72,7 @@ def check(section: str, key: str, value, current: dict, source: str):
     return value
 
 
-def merge_tables(base, override):
+def merge_tables(base: dict, override: dict) -> dict:
     """Nested tables (the [sweep] search space) merge key by key; pufferlib.sweep checks their contents."""
     out = dict(base)
     for key, value in override.items():
@@ -80,21 +81,21 @@ def merge_tables(base, override):
     return out
 
 
-def _suggest(key, options):
+def _suggest(key: str, options: Iterable[str]) -> str:
     close = difflib.get_close_matches(key, list(options), n=3, cutoff=0.6)
     return f' (did you mean {", ".join(close)}?)' if close else ''
 
 
-def _integral(value):
+def _integral(value: object) -> object:
     """1e6 or 2.0 (text or float) as the int it names; anything else unchanged, for check() to refuse."""
     try:
-        number = float(value.replace('_', '') if isinstance(value, str) else value)
+        number = float(value.replace('_', '') if isinstance(value, str) else value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         return value
     return int(number) if math.isfinite(number) and number.is_integer() else value
 
 
-def parse_value(text: str, like):
+def parse_value(text: str, like: object) -> Any:
     """A flag's text as the type of `like` (the current value), or as TOML would read it."""
     if isinstance(like, bool):
         lowered = text.lower()
@@ -123,7 +124,8 @@ def parse_value(text: str, like):
 
 def parse_flags(args: list[str], config: dict) -> dict:
     """Apply `--section.key value` / `--section.key=value` flags; return the new config."""
-    override, i = {}, 0
+    override: dict[str, dict[str, Any]] = {}
+    i = 0
     while i < len(args):
         arg = args[i]
         if not arg.startswith('--') or '.' not in arg:
@@ -217,7 +219,7 @@ NON_NEGATIVE = ('clip_coef', 'vf_coef', 'vf_clip_coef', 'ent_coef', 'prio_alpha'
 INFINITE_OK = ('vtrace_rho_clip', 'vtrace_c_clip')  # inf turns the clipping off
 
 
-def _check_numbers(config):
+def _check_numbers(config: dict) -> None:
     """nan, inf or 1e400 (inf once parsed) in a float setting is a typo, never a setting that trains."""
     for section in ('vec', 'train', 'policy', 'rnn'):
         for key, value in config[section].items():
@@ -241,7 +243,7 @@ def to_toml(config: dict) -> str:
     """A config as TOML text (flat sections of plain values), for the run directory."""
     lines = []
 
-    def table(name, values):
+    def table(name: str, values: dict) -> None:
         lines.append(f'[{name}]')
         lines.extend(f'{key} = {_toml_value(value)}' for key, value in values.items() if not isinstance(value, dict))
         lines.append('')
@@ -254,7 +256,7 @@ def to_toml(config: dict) -> str:
     return '\n'.join(lines)
 
 
-def _toml_value(value):
+def _toml_value(value: object) -> str:
     if isinstance(value, bool):
         return 'true' if value else 'false'
     if isinstance(value, (int, float)):

@@ -9,6 +9,7 @@ Adding a family: write `pufferlib/environments/<family>.py`, add its line below,
 default config `pufferlib/config/<family>.toml` (docs/contributing.md).
 """
 import importlib
+from types import ModuleType
 
 # family (module under pufferlib.environments) -> the prefix of its env names
 FAMILIES = {
@@ -24,6 +25,6 @@ FAMILIES = {
 }
 
 
-def module(family: str):
+def module(family: str) -> ModuleType:
     """The family's module (imports only it)."""
     return importlib.import_module(f'pufferlib.environments.{family}')

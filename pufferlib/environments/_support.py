@@ -1,11 +1,13 @@
 """Small helpers shared by the family modules: dependency checks and name errors."""
 import difflib
 import importlib
+from collections.abc import Callable, Sequence
+from types import ModuleType
 
 from pufferlib.pufferenv import APIUsageError, MissingDependencyError
 
 
-def require(module, extra, also=None):
+def require(module: str, extra: str, also: str | None = None) -> ModuleType:
     """Import `module` or raise a MissingDependencyError (an ImportError) that says which pip extra installs it.
 
     `also` is a second install line for packages whose metadata pins conflict with ours
@@ -22,19 +24,19 @@ def require(module, extra, also=None):
                           f'{hint}') from e
 
 
-def check_name(name, names, family):
+def check_name(name: str, names: Sequence[str], family: str) -> None:
     if name not in names:
         close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
         hint = f' Did you mean {", ".join(close)}?' if close else ''
         raise APIUsageError(f'unknown {family} environment {name!r}.{hint} Known: {", ".join(names)}')
 
 
-def lazy_policy(module_name, build):
+def lazy_policy(module_name: str, build: Callable[[], type]) -> Callable[[str], type]:
     """A module-level __getattr__ that builds `Policy` (which needs torch) on first access and keeps
     it, so importing a binding stays torch-free."""
-    cache = []
+    cache: list[type] = []
 
-    def __getattr__(attr):
+    def __getattr__(attr: str) -> type:
         if attr == 'Policy':
             if not cache:
                 cache.append(build())

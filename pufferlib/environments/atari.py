@@ -14,11 +14,14 @@ Preprocessing is one wrapper (no wrapper stack), the standard DQN/PPO recipe:
 gymnasium's AtariPreprocessing restarts the whole game on a life loss when its episodic-life flag
 is on, and the frame stack would be a second wrapper, so this module drives the ALE directly.
 """
+from types import SimpleNamespace
+from typing import Any, SupportsInt
+
 import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, require
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, PufferEnv
 
 # The 57 games of the standard Atari benchmark; any other ROM in ale-py works through
 # `make('atari', game=<rom id>)`.
@@ -34,11 +37,12 @@ GAMES = (
 )
 
 
-def env_names():
+def env_names() -> list[str]:
     return [f'atari_{game}' for game in GAMES] + ['atari']
 
 
-def make(name, buf=None, seed=None, game=None, **kwargs):
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, game: str | None = None,
+         **kwargs: Any) -> PufferEnv:
     """kwargs: see AtariEnv (frameskip, repeat_action_probability, noop_max, episodic_life, ...)."""
     check_name(name, env_names(), 'Atari')
     if name == 'atari':
@@ -55,9 +59,10 @@ def make(name, buf=None, seed=None, game=None, **kwargs):
 class AtariEnv(gymnasium.Env):
     metadata = {'render_modes': ['rgb_array']}
 
-    def __init__(self, game, frameskip=4, repeat_action_probability=0.25, noop_max=30, episodic_life=True,
-                 frame_stack=4, screen_size=84, max_episode_frames=108_000, full_action_space=False,
-                 clip_rewards=False, render_mode=None):
+    def __init__(self, game: str, frameskip: int = 4, repeat_action_probability: float = 0.25, noop_max: int = 30,
+                 episodic_life: bool = True, frame_stack: int = 4, screen_size: int = 84,
+                 max_episode_frames: int = 108_000, full_action_space: bool = False, clip_rewards: bool = False,
+                 render_mode: str | None = None) -> None:
         import ale_py
         from gymnasium import spaces
         if game not in ale_py.roms.get_all_rom_ids():
@@ -83,10 +88,10 @@ class AtariEnv(gymnasium.Env):
         self._score = 0.0
         self._game_over = True
 
-    def _grab(self, slot):
+    def _grab(self, slot: int) -> None:
         self.ale.getScreenGrayscale(self._screens[slot])
 
-    def _observe(self, fill=False):
+    def _observe(self, fill: bool = False) -> np.ndarray:
         import cv2
         frame = np.maximum(self._screens[0], self._screens[1])
         frame = cv2.resize(frame, (self.screen_size, self.screen_size), interpolation=cv2.INTER_AREA)
@@ -97,7 +102,8 @@ class AtariEnv(gymnasium.Env):
             self._stack[-1] = frame
         return np.ascontiguousarray(self._stack.transpose(1, 2, 0))  # a fresh array: callers may keep it
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
             self._ale_env.reset(seed=seed)  # reseeds the ALE (sticky actions) and restarts the game
@@ -120,7 +126,7 @@ class AtariEnv(gymnasium.Env):
         self._screens[1] = self._screens[0]
         return self._observe(fill=True), {'lives': self._lives}
 
-    def step(self, action):
+    def step(self, action: SupportsInt) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         ale_action = self._action_set[int(action)]
         reward = 0.0
         for i in range(self.frameskip):
@@ -146,8 +152,8 @@ class AtariEnv(gymnasium.Env):
             reward = float(np.sign(reward))
         return self._observe(), reward, terminated, truncated and not terminated, info
 
-    def render(self):
+    def render(self) -> np.ndarray:
         return self.ale.getScreenRGB()
 
-    def close(self):
+    def close(self) -> None:
         self._ale_env.close()

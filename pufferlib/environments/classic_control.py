@@ -3,7 +3,11 @@
 The Gymnasium ids (CartPole-v1, ...) also work with `pufferlib.make`; these names exist so the
 family has a default config (pufferlib/config/classic_control.toml) and a place in the catalogue.
 """
+from types import SimpleNamespace
+from typing import Any
+
 from pufferlib.environments._support import check_name
+from pufferlib.pufferenv import PufferEnv
 
 GYMNASIUM_IDS = {
     'classic_cartpole': 'CartPole-v1',
@@ -14,11 +18,12 @@ GYMNASIUM_IDS = {
 }
 
 
-def env_names():
+def env_names() -> list[str]:
     return list(GYMNASIUM_IDS)
 
 
-def make(name, buf=None, seed=None, max_episode_steps=None, **kwargs):
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, max_episode_steps: int | None = None,
+         **kwargs: Any) -> PufferEnv:
     """kwargs go to gymnasium.make (e.g. render_mode); max_episode_steps overrides the time limit."""
     check_name(name, env_names(), 'classic control')
     import gymnasium

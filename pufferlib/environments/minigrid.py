@@ -4,7 +4,11 @@ Observations: the agent's 7x7x3 egocentric view (`image`, uint8) and its `direct
 dict that emulation lays out as bytes. The text `mission` is dropped: emulation has no string
 space, and in the tasks bound here the mission never changes. Actions: Discrete(7).
 """
+from types import SimpleNamespace
+from typing import Any
+
 from pufferlib.environments._support import check_name, require
+from pufferlib.pufferenv import PufferEnv
 
 TASKS = {
     'minigrid_empty': 'MiniGrid-Empty-8x8-v0',
@@ -18,11 +22,12 @@ TASKS = {
 }
 
 
-def env_names():
+def env_names() -> list[str]:
     return list(TASKS)
 
 
-def make(name, buf=None, seed=None, max_episode_steps=None, **kwargs):
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, max_episode_steps: int | None = None,
+         **kwargs: Any) -> PufferEnv:
     """kwargs go to gymnasium.make (e.g. max_steps); max_episode_steps is MiniGrid's max_steps."""
     check_name(name, env_names(), 'MiniGrid')
     require('minigrid', 'minigrid')
@@ -32,7 +37,7 @@ def make(name, buf=None, seed=None, max_episode_steps=None, **kwargs):
     if max_episode_steps is not None:
         kwargs['max_steps'] = int(max_episode_steps)
 
-    def create():
+    def create() -> gymnasium.Env:
         return FilterObservation(gymnasium.make(TASKS[name], **kwargs), ['image', 'direction'])
 
     return GymnasiumPufferEnv(env_creator=create, buf=buf, seed=seed)

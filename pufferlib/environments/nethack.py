@@ -12,11 +12,15 @@ RNGs (core and disp, and optionally a level generator), which NLE seeds from the
 told otherwise. `SeededNLE` derives those seeds from reset(seed), so an env and a vector of envs
 are reproducible under a seed, in every backend.
 """
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
 import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, lazy_policy, require
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, PufferEnv
 
 TASKS = {
     'nethack': 'NetHackScore-v0',
@@ -33,11 +37,13 @@ NLE_INSTALL = 'pip install --no-deps nle==1.3.0'
 NUM_GLYPHS = 5977  # nle.nethack.MAX_GLYPH + 1 in nle 1.x; read from the env when it is there
 
 
-def env_names():
+def env_names() -> list[str]:
     return list(TASKS)
 
 
-def make(name, buf=None, seed=None, observation_keys=OBSERVATION_KEYS, max_episode_steps=None, **kwargs):
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
+         observation_keys: Sequence[str] = OBSERVATION_KEYS, max_episode_steps: int | None = None,
+         **kwargs: Any) -> PufferEnv:
     """kwargs go to the NLE task (character, penalty_step, savedir, ...)."""
     check_name(name, env_names(), 'NetHack')
     require('nle', 'nethack', also=NLE_INSTALL)
@@ -64,20 +70,21 @@ class SeededNLE(gymnasium.Wrapper):
     global random module.
     """
 
-    def __init__(self, env):
+    def __init__(self, env: gymnasium.Env) -> None:
         super().__init__(env)
-        self._seeds = None
+        self._seeds: np.random.Generator | None = None
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         if seed is not None:
             self._seeds = np.random.default_rng(seed)
         if self._seeds is not None:
             core, disp = (int(x) for x in self._seeds.integers(1, 2**63 - 1, size=2))
-            self.env.unwrapped.seed(core, disp, reseed=False)
+            nle: Any = self.env.unwrapped  # NLE's own env: its seed() takes NetHack's two seeds
+            nle.seed(core, disp, reseed=False)
         return self.env.reset(seed=seed, options=options)
 
 
-def _build_policy():
+def _build_policy() -> type:
     """The family's policy class, defined here because it needs torch (see lazy_policy)."""
     import numpy as np
     import torch
@@ -94,7 +101,7 @@ def _build_policy():
         message: a byte embedding over its 256 characters, a linear layer. Absent keys are skipped.
         """
 
-        def __init__(self, env, hidden_size=256, glyph_dim=32, conv_channels=32):
+        def __init__(self, env: Any, hidden_size: int = 256, glyph_dim: int = 32, conv_channels: int = 32) -> None:
             super().__init__(env, hidden_size)
             self.nativize = Nativizer(env.obs_dtype)
             names = env.obs_dtype.names
@@ -124,7 +131,7 @@ def _build_policy():
                 features += 64
             self.encoder = nn.Sequential(models.layer_init(nn.Linear(features, hidden_size)), nn.ReLU())
 
-        def encode_observations(self, obs, state=None):
+        def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
             native = self.nativize(obs.reshape(-1, obs.shape[-1]))
             glyphs = self.glyph_embed(native['glyphs'].long()).permute(0, 3, 1, 2)
             parts = [self.glyph_conv(glyphs)]

@@ -6,7 +6,11 @@ the others waiting) and publish their legal moves as action masks (pufferlib.emu
 PettingZooPufferEnv). The two poker games also need rlcard. All of it is the `pettingzoo` extra
 (`pip install -c constraints.txt -e ".[pettingzoo]"` in a checkout).
 """
+from types import SimpleNamespace
+from typing import Any
+
 from pufferlib.environments._support import check_name, require
+from pufferlib.pufferenv import PufferEnv
 
 # name -> (module under pettingzoo, its constructor, defaults that differ from PettingZoo's, packages)
 GAMES = {
@@ -31,11 +35,11 @@ GAMES = {
 TURN_BASED = tuple(name for name, (_, constructor, _, _) in GAMES.items() if constructor == 'env')
 
 
-def env_names():
+def env_names() -> list[str]:
     return list(GAMES)
 
 
-def make(name, buf=None, seed=None, **kwargs):
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, **kwargs: Any) -> PufferEnv:
     """kwargs go to the game's constructor (e.g. n_pistons, max_cycles, render_mode; num_players for
     texas_holdem)."""
     check_name(name, env_names(), 'PettingZoo')

@@ -21,14 +21,21 @@ check (the tests run a tiny homebrew ROM that way, and the reward components the
 - Episodes: a reset restores the start state (`state_path`, a PyBoy save state, e.g. one saved after
   the intro; without it the game boots from power-on), and are truncated after `max_steps` actions.
 """
+from __future__ import annotations
+
 import io
 import os
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any, SupportsInt, overload
 
 import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, lazy_policy, require
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, PufferEnv
+
+if TYPE_CHECKING:
+    import torch
 
 ROM_ENV_VAR = 'PUFFER_POKEMON_ROM'
 TITLE = b'POKEMON RED'
@@ -45,11 +52,11 @@ REWARD_WEIGHTS = {'badges': 5.0, 'party_level': 0.5, 'explored': 0.02, 'events':
 _POPCOUNT = np.array([bin(i).count('1') for i in range(256)], np.int64)
 
 
-def env_names():
+def env_names() -> list[str]:
     return ['pokemon_red']
 
 
-def make(name, buf=None, seed=None, **kwargs):
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, **kwargs: Any) -> PufferEnv:
     """kwargs: rom_path, state_path, check_rom, ticks_per_action, press_frames, max_steps, reward_weights."""
     check_name(name, env_names(), 'Pokémon')
     rom_path = resolve_rom(kwargs.pop('rom_path', None), kwargs.get('check_rom', True))
@@ -58,12 +65,12 @@ def make(name, buf=None, seed=None, **kwargs):
     return GymnasiumPufferEnv(env=PokemonRedEnv(rom_path, **kwargs), buf=buf, seed=seed)
 
 
-def rom_title(data):
+def rom_title(data: bytes) -> bytes:
     """The cartridge title in a Game Boy ROM header (0x134-0x143), without padding."""
     return bytes(data[0x134:0x144]).split(b'\x00')[0].rstrip()
 
 
-def header_checksum(data):
+def header_checksum(data: bytes) -> int:
     """The Game Boy header checksum over 0x134-0x14C: x = x - byte - 1, modulo 256."""
     x = 0
     for byte in data[0x134:0x14D]:
@@ -71,7 +78,7 @@ def header_checksum(data):
     return x
 
 
-def resolve_rom(rom_path=None, check_rom=True):
+def resolve_rom(rom_path: str | os.PathLike[str] | None = None, check_rom: bool = True) -> str:
     """The ROM path from the argument or PUFFER_POKEMON_ROM, checked; raises one clear error otherwise."""
     rom_path = rom_path or os.environ.get(ROM_ENV_VAR)
     if not rom_path:
@@ -101,7 +108,7 @@ def resolve_rom(rom_path=None, check_rom=True):
     return rom_path
 
 
-def pack_screen(gray, out=None):
+def pack_screen(gray: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """[144, 160] shades (0-255) -> [72, 20] bytes: every other pixel, 2 bits each, 4 per byte."""
     q = gray[::2, ::2] >> 6  # the 4 DMG shades (0x00, 0x55, 0x99/0xAA, 0xFF) -> 0..3
     out = np.empty(PACKED_SHAPE, np.uint8) if out is None else out
@@ -111,22 +118,30 @@ def pack_screen(gray, out=None):
     return out
 
 
-def unpack_screen(packed):
+@overload
+def unpack_screen(packed: np.ndarray) -> np.ndarray: ...
+
+
+@overload
+def unpack_screen(packed: torch.Tensor) -> torch.Tensor: ...
+
+
+def unpack_screen(packed: np.ndarray | torch.Tensor) -> np.ndarray | torch.Tensor:
     """[..., 72, 20] packed bytes -> [..., 72, 80] shades 0-3; numpy arrays or torch tensors."""
-    parts = [(packed >> shift) & 3 for shift in (6, 4, 2, 0)]
+    parts: list[Any] = [(packed >> shift) & 3 for shift in (6, 4, 2, 0)]
+    shape = (*packed.shape[:-1], packed.shape[-1] * 4)
     if isinstance(packed, np.ndarray):
-        stacked = np.stack(parts, axis=-1)
-    else:
-        import torch
-        stacked = torch.stack(parts, dim=-1)
-    return stacked.reshape(*packed.shape[:-1], packed.shape[-1] * 4)
+        return np.stack(parts, axis=-1).reshape(shape)
+    import torch
+    return torch.stack(parts, dim=-1).reshape(shape)
 
 
 class PokemonRedEnv(gymnasium.Env):
     metadata = {'render_modes': ['rgb_array']}
 
-    def __init__(self, rom_path, state_path=None, check_rom=True, ticks_per_action=24, press_frames=8,
-                 max_steps=20_480, reward_weights=None, render_mode=None):
+    def __init__(self, rom_path: str, state_path: str | None = None, check_rom: bool = True, ticks_per_action: int = 24,
+                 press_frames: int = 8, max_steps: int = 20_480, reward_weights: dict[str, float] | None = None,
+                 render_mode: str | None = None) -> None:
         from gymnasium import spaces
         from pyboy import PyBoy
         rom_path = resolve_rom(rom_path, check_rom)
@@ -154,14 +169,14 @@ class PokemonRedEnv(gymnasium.Env):
         self.pyboy.save_state(self._start_state)
         self.memory = self.pyboy.memory
         self._screen = np.empty(PACKED_SHAPE, np.uint8)
-        self._seen = set()
+        self._seen: set[tuple[int, int, int]] = set()
         self._steps = 0
 
-    def _observe(self):
+    def _observe(self) -> np.ndarray:
         pack_screen(self.pyboy.screen.ndarray[:, :, 0], out=self._screen)
         return self._screen.copy()
 
-    def progress(self):
+    def progress(self) -> dict[str, float]:
         """The RAM-derived reward components right now."""
         mem = self.memory
         count = min(int(mem[PARTY_COUNT]), 6)
@@ -173,7 +188,8 @@ class PokemonRedEnv(gymnasium.Env):
             'events': float(_POPCOUNT[np.asarray(mem[EVENT_FLAGS[0]:EVENT_FLAGS[1]], np.uint8)].sum()),
         }
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)  # the game itself is deterministic from the start state
         self._start_state.seek(0)
         self.pyboy.load_state(self._start_state)
@@ -183,7 +199,7 @@ class PokemonRedEnv(gymnasium.Env):
         self._progress = self.progress()
         return self._observe(), {}
 
-    def step(self, action):
+    def step(self, action: SupportsInt) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
         self.pyboy.button(BUTTONS[int(action)], self.press_frames)
         self.pyboy.tick(self.ticks_per_action, True)  # renders only the last frame
         self._steps += 1
@@ -193,14 +209,14 @@ class PokemonRedEnv(gymnasium.Env):
         truncated = self._steps >= self.max_steps
         return self._observe(), float(reward), False, truncated, (dict(now) if truncated else {})
 
-    def render(self):
+    def render(self) -> np.ndarray:
         return self.pyboy.screen.ndarray[:, :, :3].copy()
 
-    def close(self):
+    def close(self) -> None:
         self.pyboy.stop(save=False)
 
 
-def _build_policy():
+def _build_policy() -> type:
     """The family's policy class, defined here because it needs torch (see lazy_policy)."""
     import torch
     from torch import nn
@@ -213,7 +229,7 @@ def _build_policy():
         pufferlib.models.Policy adds the action and value heads.
         """
 
-        def __init__(self, env, hidden_size=256):
+        def __init__(self, env: models.EnvSpaces, hidden_size: int = 256) -> None:
             super().__init__(env, hidden_size)
             self.cnn = nn.Sequential(
                 models.layer_init(nn.Conv2d(1, 32, 8, stride=4)), nn.ReLU(),
@@ -224,7 +240,7 @@ def _build_policy():
                 features = self.cnn(torch.zeros(1, 1, *SCREEN_SHAPE)).shape[1]
             self.encoder = nn.Sequential(models.layer_init(nn.Linear(features, hidden_size)), nn.ReLU())
 
-        def encode_observations(self, obs, state=None):
+        def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
             packed = obs.reshape(-1, *PACKED_SHAPE).to(torch.uint8)
             screen = unpack_screen(packed).unsqueeze(1).float() / 3.0
             return self.encoder(self.cnn(screen))

@@ -10,11 +10,14 @@ Observations: uint8 [64, 64, 3] RGB; actions: Discrete(15). Procgen resets itsel
 ends (the returned observation is already the next level's); `max_episode_steps` adds a cap of
 ours (a truncation), which the game's own limits (e.g. 1000 steps for coinrun) come before.
 """
+from types import SimpleNamespace
+from typing import Any, SupportsInt
+
 import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, require
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, PufferEnv
 
 GAMES = ('bigfish', 'bossfight', 'caveflyer', 'chaser', 'climber', 'coinrun', 'dodgeball', 'fruitbot',
          'heist', 'jumper', 'leaper', 'maze', 'miner', 'ninja', 'plunder', 'starpilot')
@@ -22,11 +25,11 @@ DISTRIBUTION_MODES = ('easy', 'hard', 'extreme', 'memory', 'exploration')
 INSTALL = 'pip install --no-deps procgen-mirror==0.10.7 gym3==0.3.3'
 
 
-def env_names():
+def env_names() -> list[str]:
     return [f'procgen_{game}' for game in GAMES]
 
 
-def make(name, buf=None, seed=None, **kwargs):
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, **kwargs: Any) -> PufferEnv:
     """kwargs: distribution_mode ('easy'), num_levels (0 = unlimited), start_level, max_episode_steps,
     and any other ProcgenGym3Env option (use_backgrounds, restrict_themes, ...)."""
     check_name(name, env_names(), 'Procgen')
@@ -41,8 +44,8 @@ class ProcgenEnv(gymnasium.Env):
 
     metadata = {'render_modes': ['rgb_array']}
 
-    def __init__(self, game, distribution_mode='easy', num_levels=0, start_level=0, max_episode_steps=None,
-                 render_mode=None, **options):
+    def __init__(self, game: str, distribution_mode: str = 'easy', num_levels: int = 0, start_level: int = 0,
+                 max_episode_steps: int | None = None, render_mode: str | None = None, **options: Any) -> None:
         from gymnasium import spaces
         if game not in GAMES:
             raise APIUsageError(f'unknown procgen game {game!r}; games: {", ".join(GAMES)}')
@@ -54,12 +57,13 @@ class ProcgenEnv(gymnasium.Env):
         self.render_mode = render_mode
         self.observation_space = spaces.Box(0, 255, (64, 64, 3), np.uint8)
         self.action_space = spaces.Discrete(15)
-        self._env = None
-        self._pending = None  # the first observation of the next episode, already produced by procgen
+        self._env: Any = None  # procgen.ProcgenGym3Env once started
+        # the first observation of the next episode, already produced by procgen
+        self._pending: np.ndarray | None = None
         self._steps = 0
         self._action = np.zeros(1, np.int32)
 
-    def _start(self, seed):
+    def _start(self, seed: int | None) -> None:
         from procgen import ProcgenGym3Env
         if self._env is not None:
             self._env.close()
@@ -69,7 +73,8 @@ class ProcgenEnv(gymnasium.Env):
                                    rand_seed=int(seed) if seed is not None else None, num_threads=0,
                                    **self.options)
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None or self._env is None:
             self._start(seed if seed is not None else int(self.np_random.integers(2**31 - 1)))
@@ -81,7 +86,7 @@ class ProcgenEnv(gymnasium.Env):
         self._steps = 0
         return ob, {}
 
-    def step(self, action):
+    def step(self, action: SupportsInt) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
         if self._pending is not None:
             raise APIUsageError('ProcgenEnv: the episode ended; call reset()')
         self._action[0] = action
@@ -91,7 +96,7 @@ class ProcgenEnv(gymnasium.Env):
         ob = ob['rgb'][0].copy()
         terminated = bool(first[0])
         truncated = not terminated and self.max_episode_steps is not None and self._steps >= self.max_episode_steps
-        info = {}
+        info: dict[str, float] = {}
         if terminated:
             self._pending = ob  # procgen already started the next level
             info['level_complete'] = float(self._env.get_info()[0].get('prev_level_complete', 0))
@@ -99,11 +104,11 @@ class ProcgenEnv(gymnasium.Env):
             self._start(int(self.np_random.integers(2**31 - 1)))  # a fresh level: no mid-episode resume
         return ob, float(reward[0]), terminated, truncated, info
 
-    def render(self):
+    def render(self) -> np.ndarray:
         _, ob, _ = self._env.observe()
         return ob['rgb'][0]
 
-    def close(self):
+    def close(self) -> None:
         if self._env is not None:
             self._env.close()
             self._env = None

@@ -1,6 +1,7 @@
 """Synthetic Gymnasium envs that stress one property each, for benchmarks and tests."""
 import os
 import time
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -16,7 +17,7 @@ class BusyCartPole(gymnasium.Wrapper):
     CPU-time measurements on a shared machine stay comparable.
     """
 
-    def __init__(self, low_us=50, high_us=150, clock='wall'):
+    def __init__(self, low_us: float = 50, high_us: float = 150, clock: str = 'wall') -> None:
         super().__init__(gymnasium.make('CartPole-v1'))
         if clock not in ('wall', 'cpu'):
             raise ValueError(f"BusyCartPole clock must be 'wall' or 'cpu', got {clock!r}")
@@ -24,7 +25,7 @@ class BusyCartPole(gymnasium.Wrapper):
         self.clock = time.perf_counter if clock == 'wall' else time.thread_time
         self.rng = np.random.default_rng(os.getpid())
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[Any, Any, bool, bool, dict[str, Any]]:
         clock = self.clock
         end = clock() + self.rng.uniform(self.low, self.high)
         while clock() < end:
@@ -56,12 +57,13 @@ class NetHackLikeDict(gymnasium.Env):
     observation_space = NETHACK_LIKE
     action_space = spaces.Discrete(8)
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.obs = NETHACK_LIKE.sample()
 
-    def reset(self, seed=None, options=None):
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[dict[str, Any], dict[str, Any]]:
         super().reset(seed=seed)
         return self.obs, {}
 
-    def step(self, action):
+    def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         return self.obs, 0.0, False, False, {}
