@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The C style check: every C, C++ and CUDA source under ocean/ and pufferlib/csrc/ must be as
+# clang-format (.clang-format at the repository root) lays it out. Run by .ci/run and the pre-commit hook.
+#
+#   scripts/check_c_format.sh               list the files that differ and the command that fixes them
+#   scripts/check_c_format.sh --fix         rewrite them in place
+#   scripts/check_c_format.sh [--fix] FILE  only these files (the pre-commit hook passes the staged ones)
+#
+# clang-format comes from the `clang-format` wheel of the test extra, at the version pinned in
+# constraints.txt: other versions lay out a few constructs differently, so a different one is refused
+# rather than trusted. CLANG_FORMAT=/path/to/clang-format picks one by hand; otherwise the project venv's
+# ($PUFFER_VENV or .venv), then the one on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+fix=0
+if [ "${1:-}" = --fix ]; then
+    fix=1
+    shift
+fi
+fix_command="bash scripts/check_c_format.sh --fix"
+
+venv="${PUFFER_VENV:-.venv}"
+tool="${CLANG_FORMAT:-}"
+if [ -z "$tool" ] && [ -x "$venv/bin/clang-format" ]; then tool="$venv/bin/clang-format"; fi
+if [ -z "$tool" ]; then tool="$(command -v clang-format || true)"; fi
+pin="$(sed -n 's/^clang-format==//p' constraints.txt)"
+if [ -z "$tool" ]; then
+    echo "clang-format not found: install the pinned one with" \
+         "pip install --constraint constraints.txt clang-format (it comes with the test extra)" >&2
+    exit 2
+fi
+version="$("$tool" --version 2>/dev/null | sed -n 's/.*clang-format version \([0-9][0-9.]*\).*/\1/p')" || version=
+if [ -n "$pin" ] && [ "$version" != "$pin" ]; then
+    echo "$tool is clang-format ${version:-of an unknown version}, the style is checked with $pin" \
+         "(constraints.txt): pip install --constraint constraints.txt clang-format" >&2
+    exit 2
+fi
+
+if [ $# -gt 0 ]; then
+    files=("$@")
+else
+    mapfile -t files < <(find ocean pufferlib/csrc -type f \
+        \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.hpp' \) \
+        | LC_ALL=C sort)
+fi
+
+if [ "$fix" = 1 ]; then
+    "$tool" -i "${files[@]}"
+    exit 0
+fi
+
+differ=()
+for f in "${files[@]}"; do
+    "$tool" --dry-run --Werror "$f" > /dev/null 2>&1 || differ+=("$f")
+done
+if [ ${#differ[@]} -gt 0 ]; then
+    echo "clang-format would change ${#differ[@]} of ${#files[@]} C files:"
+    printf '  %s\n' "${differ[@]}"
+    echo "see where: $tool --dry-run FILE; fix them all: $fix_command"
+    exit 1
+fi
+echo "C format: ${#files[@]} files match .clang-format"
