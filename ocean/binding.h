@@ -326,8 +326,8 @@ static PyMethodDef ocean_methods[] = {
 };
 
 static struct PyModuleDef ocean_module = {
-    PyModuleDef_HEAD_INIT, "binding", "Vectorized Ocean environment (generated from ocean/binding.h)",
-    -1, ocean_methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "binding", "Vectorized Ocean environment (generated from ocean/binding.h)", -1,
+    ocean_methods,
 };
 
 PyMODINIT_FUNC PyInit_binding(void) {

@@ -105,7 +105,8 @@ static inline int ocean_randint(uint64_t *s, int n) {
     return (int)(((uint64_t)ocean_rand(s) * (uint64_t)n) >> 32);
 }
 
-static inline float ocean_randf(uint64_t *s) {  /* [0, 1) */
+/* Uniform float in [0, 1). */
+static inline float ocean_randf(uint64_t *s) {
     return (ocean_rand(s) >> 8) * (1.0f / 16777216.0f);
 }
 

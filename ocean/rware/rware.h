@@ -220,8 +220,8 @@ static void rw_write_obs(Rware *env) {
         const RwareAgent *ag = &env->agents[i];
         signed char *o = env->observations + (size_t)i * env->obs_size;
         const unsigned char *src = env->code + ag->cell - s * env->stride - s;
-        for (int r = 0; r < side; r++, src += env->stride)
-            for (int c = 0; c < side; c++, o += RW_FLAGS) memcpy(o, &RW_EXPAND[src[c]], RW_FLAGS);  /* little-endian */
+        for (int r = 0; r < side; r++, src += env->stride)  /* memcpy of RW_EXPAND's words: little-endian */
+            for (int c = 0; c < side; c++, o += RW_FLAGS) memcpy(o, &RW_EXPAND[src[c]], RW_FLAGS);
         /* heading one-hot in bytes 0-3, load one-hot in 4-6, then the job offset */
         uint64_t self = RW_BIT(ag->dir) | RW_BIT(4 + ag->load);
         memcpy(o, &self, 8);

@@ -48,6 +48,9 @@
 
 enum { TT_N, TT_E, TT_S, TT_W };
 
+/* The tables down to TT_OPEN_START are laid out by hand (one board row per line, or cells in aligned
+ * columns), which clang-format's packing to the column limit would lose. */
+/* clang-format off */
 /* Neighbour of each cell (row-major) on each side, TT_OFF off the board; side d faces side (d + 2) & 3. */
 static const unsigned char TT_NEIGHBOR[TT_CELLS][4] = {
     {TT_OFF, 1, 3, TT_OFF}, {TT_OFF, 2, 4, 0},      {TT_OFF, TT_OFF, 5, 1},
@@ -73,6 +76,7 @@ static const uint32_t TT_OPEN_START[TT_CELLS] = {
     0x00FFFFFFu, 0xFFFFFFFFu, 0xFFFF00FFu,
     0x0000FFFFu, 0xFF00FFFFu, 0xFF0000FFu,
 };
+/* clang-format on */
 
 /* A card is four ranks packed in one word, byte d = rank on side d, so a card's four comparisons
  * against its neighbours are one subtraction (see tt_beats). The words those comparisons need are
