@@ -210,7 +210,7 @@ static inline tt_f4 tt_quarters(tt_u4 counts) { return __builtin_convertvector((
 /* Lane i all ones where bit i of a 4-bit mask is set. */
 static const tt_u4 TT_LANES[16] = {
 #define TT_L(m) {(m) & 1 ? ~0u : 0u, (m) & 2 ? ~0u : 0u, (m) & 4 ? ~0u : 0u, (m) & 8 ? ~0u : 0u}
-    TT_L(0), TT_L(1), TT_L(2), TT_L(3), TT_L(4), TT_L(5), TT_L(6), TT_L(7),
+    TT_L(0), TT_L(1), TT_L(2),  TT_L(3),  TT_L(4),  TT_L(5),  TT_L(6),  TT_L(7),
     TT_L(8), TT_L(9), TT_L(10), TT_L(11), TT_L(12), TT_L(13), TT_L(14), TT_L(15),
 #undef TT_L
 };
@@ -503,8 +503,7 @@ static void tt_draw_rank(unsigned char *frame, int fh, int fw, int x, int y, int
 
 static inline int tt_rank(uint32_t card, int side) { return (int)(card >> (8 * side) & 0xFF); }
 
-static void tt_draw_card(unsigned char *frame, int fh, int fw, int x, int y, uint32_t card,
-                         const unsigned char bg[3]) {
+static void tt_draw_card(unsigned char *frame, int fh, int fw, int x, int y, uint32_t card, const unsigned char bg[3]) {
     static const unsigned char ink[3] = {250, 250, 250};
     ocean_fill_rect(frame, fh, fw, x, y, TT_CARD_PX, TT_CARD_PX, bg);
     int mid = TT_CARD_PX / 2 - TT_DIGIT_W;
