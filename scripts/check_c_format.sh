@@ -11,13 +11,23 @@
 # rather than trusted. CLANG_FORMAT=/path/to/clang-format picks one by hand; otherwise the project venv's
 # ($PUFFER_VENV or .venv), then the one on PATH.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-
 fix=0
 if [ "${1:-}" = --fix ]; then
     fix=1
     shift
 fi
+# FILE arguments are relative to where the script was started; below they are read from the root.
+root="$(cd "$(dirname "$0")/.." && pwd)"
+case "$PWD/" in
+    "$root/") prefix= ;;
+    "$root"/*) prefix="${PWD#"$root"/}/" ;;
+    *) prefix="$PWD/" ;;
+esac
+args=()
+for f in "$@"; do
+    if [[ "$f" = /* ]]; then args+=("$f"); else args+=("$prefix$f"); fi
+done
+cd "$root"
 fix_command="bash scripts/check_c_format.sh --fix"
 
 venv="${PUFFER_VENV:-.venv}"
@@ -37,8 +47,8 @@ if [ -n "$pin" ] && [ "$version" != "$pin" ]; then
     exit 2
 fi
 
-if [ $# -gt 0 ]; then
-    files=("$@")
+if [ ${#args[@]} -gt 0 ]; then
+    files=("${args[@]}")
 else
     mapfile -t files < <(find ocean pufferlib/csrc -type f \
         \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.hpp' \) \
