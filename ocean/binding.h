@@ -64,8 +64,8 @@ static VecEnv *get_vec(PyObject *capsule) {
 
 /* Acquire a writable C-contiguous buffer and check its element format and total size, so the env can
  * never write past the arrays it was given. */
-static int take_buffer(VecEnv *vec, int slot, PyObject *obj, const char *name, const char *format,
-                       Py_ssize_t itemsize, Py_ssize_t count) {
+static int take_buffer(VecEnv *vec, int slot, PyObject *obj, const char *name, const char *format, Py_ssize_t itemsize,
+                       Py_ssize_t count) {
     Py_buffer *b = &vec->bufs[slot];
     if (PyObject_GetBuffer(obj, b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) {
         PyErr_Clear();
@@ -78,8 +78,10 @@ static int take_buffer(VecEnv *vec, int slot, PyObject *obj, const char *name, c
     /* numpy spells int32 as 'i' or, where long is 32 bits, 'l'; accept either when the size is right */
     int format_ok = strcmp(f, format) == 0 || (format[0] == 'i' && f[0] == 'l' && f[1] == '\0');
     if (!format_ok || b->itemsize != itemsize || b->len != count * itemsize) {
-        PyErr_Format(PyExc_ValueError, "%s must hold %zd elements of format '%s' (itemsize %zd), got %zd bytes "
-                     "of format '%s'", name, count, format, itemsize, b->len, f);
+        PyErr_Format(PyExc_ValueError,
+                     "%s must hold %zd elements of format '%s' (itemsize %zd), got %zd bytes "
+                     "of format '%s'",
+                     name, count, format, itemsize, b->len, f);
         return -1;
     }
     return 0;
@@ -91,8 +93,7 @@ static PyObject *vec_init(PyObject *self, PyObject *args) {
     PyObject *obs, *act, *rew, *term, *trunc, *live, *masks;
     int num_envs;
     Py_buffer cfg_bytes;
-    if (!PyArg_ParseTuple(args, "OOOOOOOiy*", &obs, &act, &rew, &term, &trunc, &live, &masks, &num_envs,
-                          &cfg_bytes))
+    if (!PyArg_ParseTuple(args, "OOOOOOOiy*", &obs, &act, &rew, &term, &trunc, &live, &masks, &num_envs, &cfg_bytes))
         return NULL;
     OCEAN_CONFIG cfg;
     Py_ssize_t cfg_len = cfg_bytes.len;
@@ -121,8 +122,10 @@ static PyObject *vec_init(PyObject *self, PyObject *args) {
     long long act_size = ocean_spec_act_size(&cfg), num_actions = ocean_spec_num_actions(&cfg);
     long long rows = agents * num_envs;
     if (agents < 1 || obs_size < 1 || rows > INT32_MAX || rows * obs_size > PY_SSIZE_T_MAX / 4) {
-        PyErr_Format(PyExc_ValueError, "%s: %lld agents per env with %lld observation elements each is not a "
-                     "usable layout", OCEAN_ENV_NAME, agents, obs_size);
+        PyErr_Format(PyExc_ValueError,
+                     "%s: %lld agents per env with %lld observation elements each is not a "
+                     "usable layout",
+                     OCEAN_ENV_NAME, agents, obs_size);
         return NULL;
     }
     VecEnv *vec = (VecEnv *)calloc(1, sizeof(VecEnv));
@@ -326,10 +329,8 @@ static PyMethodDef ocean_methods[] = {
 };
 
 static struct PyModuleDef ocean_module = {
-    PyModuleDef_HEAD_INIT, "binding", "Vectorized Ocean environment (generated from ocean/binding.h)",
-    -1, ocean_methods, NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT, "binding", "Vectorized Ocean environment (generated from ocean/binding.h)", -1,
+    ocean_methods,
 };
 
-PyMODINIT_FUNC PyInit_binding(void) {
-    return PyModule_Create(&ocean_module);
-}
+PyMODINIT_FUNC PyInit_binding(void) { return PyModule_Create(&ocean_module); }

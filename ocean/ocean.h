@@ -53,18 +53,18 @@ typedef struct Log {
  * action_masks: NULL unless the spec says `mask = true` under [action]; then the env writes 1 (legal)
  *   or 0 for every action of every agent, in c_reset and after every c_step, and Python reads them as
  *   `env.action_masks` [rows, n_actions]. */
-#define OCEAN_SLOTS(obs_type)                                                                \
+#define OCEAN_SLOTS(obs_type)                                                               \
     obs_type *observations;        /* [num_agents * obs_size] */                            \
     int32_t *actions;              /* [num_agents * act_size] */                            \
     float *rewards;                /* [num_agents] */                                       \
     unsigned char *terminals;      /* [num_agents] numpy bool: one byte, 0 or 1 */          \
-    unsigned char *truncations;                                                            \
+    unsigned char *truncations;                                                             \
     unsigned char *masks;          /* [num_agents] 1 = live (acts this step); see above */  \
     unsigned char *action_masks;   /* [num_agents * n_actions], 1 = legal; NULL: no mask */ \
-    int num_agents;                                                                        \
-    int obs_size;                                                                          \
-    int act_size;                                                                          \
-    uint64_t rng;                                                                          \
+    int num_agents;                                                                         \
+    int obs_size;                                                                           \
+    int act_size;                                                                           \
+    uint64_t rng;                                                                           \
     const char *error;             /* set by ocean_fail: why c_init failed */               \
     Log log
 
@@ -74,9 +74,7 @@ typedef struct Log {
 
 /* The action helpers below are the only way envs read actions: out-of-range values from a buggy
  * policy are clamped, never used as an index. */
-static inline int ocean_clamp(int32_t a, int n) {
-    return a < 0 ? 0 : (a >= n ? n - 1 : (int)a);
-}
+static inline int ocean_clamp(int32_t a, int n) { return a < 0 ? 0 : (a >= n ? n - 1 : (int)a); }
 
 /* splitmix64: a seed per env from (vector seed, env index), so env i's stream does not depend on how
  * many envs share its vector. */
@@ -101,13 +99,10 @@ static inline uint32_t ocean_rand(uint64_t *s) {
 
 /* Uniform integer in [0, n) by multiply-shift (Lemire) without the rejection step: the bias is below
  * n / 2^32, invisible for the small n used here, and it avoids a division. */
-static inline int ocean_randint(uint64_t *s, int n) {
-    return (int)(((uint64_t)ocean_rand(s) * (uint64_t)n) >> 32);
-}
+static inline int ocean_randint(uint64_t *s, int n) { return (int)(((uint64_t)ocean_rand(s) * (uint64_t)n) >> 32); }
 
-static inline float ocean_randf(uint64_t *s) {  /* [0, 1) */
-    return (ocean_rand(s) >> 8) * (1.0f / 16777216.0f);
-}
+/* Uniform float in [0, 1). */
+static inline float ocean_randf(uint64_t *s) { return (ocean_rand(s) >> 8) * (1.0f / 16777216.0f); }
 
 static inline void ocean_log_episode(Log *log, float ret, float len, float score, float perf) {
     log->episode_return += ret;
@@ -126,13 +121,15 @@ static inline void ocean_fill_rect(unsigned char *frame, int fh, int fw, int x, 
     for (int r = y0; r < y1; r++)
         for (int c = x0; c < x1; c++) {
             unsigned char *p = frame + 3 * (r * fw + c);
-            p[0] = rgb[0]; p[1] = rgb[1]; p[2] = rgb[2];
+            p[0] = rgb[0];
+            p[1] = rgb[1];
+            p[2] = rgb[2];
         }
 }
 
 /* Paint a grid of palette indices, one cell = `scale` x `scale` pixels. */
-static inline void ocean_render_grid(unsigned char *frame, const unsigned char *cells, int rows, int cols,
-                                     int stride, int scale, const unsigned char (*palette)[3], int palette_n) {
+static inline void ocean_render_grid(unsigned char *frame, const unsigned char *cells, int rows, int cols, int stride,
+                                     int scale, const unsigned char (*palette)[3], int palette_n) {
     for (int r = 0; r < rows; r++)
         for (int c = 0; c < cols; c++) {
             int v = cells[r * stride + c];
@@ -161,7 +158,10 @@ static inline void ocean_puti(OceanText *t, long v) {
     int n = 0;
     int neg = v < 0;
     unsigned long u = neg ? (unsigned long)(-(v + 1)) + 1 : (unsigned long)v;
-    do { tmp[n++] = (char)('0' + u % 10); u /= 10; } while (u);
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
     if (neg) ocean_putc(t, '-');
     while (n) ocean_putc(t, tmp[--n]);
 }

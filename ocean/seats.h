@@ -41,14 +41,10 @@ static inline int seats_row(const OceanSeats *s, int player) {
 }
 
 /* The player whose action is in row `row`. */
-static inline int seats_player(const OceanSeats *s, int row) {
-    return s->two_player ? row : s->agent_seat;
-}
+static inline int seats_player(const OceanSeats *s, int row) { return s->two_player ? row : s->agent_seat; }
 
 /* Whether the env moves `player` itself (one-row mode, the other seat). */
-static inline int seats_builtin(const OceanSeats *s, int player) {
-    return !s->two_player && player != s->agent_seat;
-}
+static inline int seats_builtin(const OceanSeats *s, int player) { return !s->two_player && player != s->agent_seat; }
 
 /* Write the rows' liveness (`masks`) and action masks for a turn of `to_act`, whose legal actions are
  * `legal` [n_actions]. */

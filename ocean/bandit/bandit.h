@@ -33,20 +33,28 @@ static void c_step(Bandit *env) {
     ocean_log_episode(&env->log, reward, 1.0f, (float)arm, arm == env->cfg.best_arm ? 1.0f : 0.0f);
 }
 
-static void c_frame_shape(Bandit *env, int *h, int *w) { *h = 32; *w = 16 * env->cfg.num_arms; }
+static void c_frame_shape(Bandit *env, int *h, int *w) {
+    *h = 32;
+    *w = 16 * env->cfg.num_arms;
+}
 
 static void c_render_rgb(Bandit *env, unsigned char *frame) {
     static const unsigned char arm_rgb[3] = {90, 90, 90}, pulled[3] = {0, 160, 255}, paid[3] = {255, 210, 0};
     int w = 16 * env->cfg.num_arms;
     for (int i = 0; i < env->cfg.num_arms; i++)
-        ocean_fill_rect(frame, 32, w, 16 * i + 2, 8, 12, 22, i == env->last_arm ? (env->last_reward > 0 ? paid : pulled) : arm_rgb);
+        ocean_fill_rect(frame, 32, w, 16 * i + 2, 8, 12, 22,
+                        i == env->last_arm ? (env->last_reward > 0 ? paid : pulled) : arm_rgb);
 }
 
 static int c_render_text(Bandit *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    for (int i = 0; i < env->cfg.num_arms; i++) ocean_putc(&t, i == env->last_arm ? (env->last_reward > 0 ? '$' : 'x') : '|');
-    ocean_puts(&t, "  last arm "); ocean_puti(&t, env->last_arm);
-    ocean_puts(&t, "  reward "); ocean_puti(&t, (long)env->last_reward); ocean_putc(&t, '\n');
+    for (int i = 0; i < env->cfg.num_arms; i++)
+        ocean_putc(&t, i == env->last_arm ? (env->last_reward > 0 ? '$' : 'x') : '|');
+    ocean_puts(&t, "  last arm ");
+    ocean_puti(&t, env->last_arm);
+    ocean_puts(&t, "  reward ");
+    ocean_puti(&t, (long)env->last_reward);
+    ocean_putc(&t, '\n');
     return t.len;
 }
 

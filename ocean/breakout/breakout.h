@@ -27,7 +27,10 @@ typedef struct Breakout {
     unsigned char bricks[BO_BRICKS];
 } Breakout;
 
-static int c_init(Breakout *env) { (void)env; return 0; }
+static int c_init(Breakout *env) {
+    (void)env;
+    return 0;
+}
 
 static inline float bo_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
@@ -69,9 +72,18 @@ static float breakout_frame(Breakout *env, float move) {
     float py = env->ball_y + 0.5f * BO_BALL;  /* centre height before the move */
     env->ball_x += env->ball_vx;
     env->ball_y += env->ball_vy;
-    if (env->ball_x < 0) { env->ball_x = -env->ball_x; env->ball_vx = -env->ball_vx; }
-    if (env->ball_x > BO_W - BO_BALL) { env->ball_x = 2 * (BO_W - BO_BALL) - env->ball_x; env->ball_vx = -env->ball_vx; }
-    if (env->ball_y < 0) { env->ball_y = -env->ball_y; env->ball_vy = -env->ball_vy; }
+    if (env->ball_x < 0) {
+        env->ball_x = -env->ball_x;
+        env->ball_vx = -env->ball_vx;
+    }
+    if (env->ball_x > BO_W - BO_BALL) {
+        env->ball_x = 2 * (BO_W - BO_BALL) - env->ball_x;
+        env->ball_vx = -env->ball_vx;
+    }
+    if (env->ball_y < 0) {
+        env->ball_y = -env->ball_y;
+        env->ball_vy = -env->ball_vy;
+    }
 
     float reward = 0;
     float cx = env->ball_x + 0.5f * BO_BALL, cy = env->ball_y + 0.5f * BO_BALL;
@@ -87,8 +99,13 @@ static float breakout_frame(Breakout *env, float move) {
             reward = 1.0f;
             /* entered through a horizontal face if the row changed, else through a side */
             int prev_row = py < BO_TOP ? -1 : (int)((py - BO_TOP) / BO_BRICK_H);
-            if (prev_row != row) { env->ball_vy = -env->ball_vy; env->ball_y += env->ball_vy; }
-            else { env->ball_vx = -env->ball_vx; env->ball_x += env->ball_vx; }
+            if (prev_row != row) {
+                env->ball_vy = -env->ball_vy;
+                env->ball_y += env->ball_vy;
+            } else {
+                env->ball_vx = -env->ball_vx;
+                env->ball_x += env->ball_vx;
+            }
         }
     }
     if (env->ball_vy > 0 && env->ball_y + BO_BALL >= BO_PADDLE_Y && py + 0.5f * BO_BALL < BO_PADDLE_Y &&
@@ -126,19 +143,23 @@ static void c_step(Breakout *env) {
     }
 }
 
-static void c_frame_shape(Breakout *env, int *h, int *w) { *h = (int)BO_H; *w = (int)BO_W; }
+static void c_frame_shape(Breakout *env, int *h, int *w) {
+    *h = (int)BO_H;
+    *w = (int)BO_W;
+}
 
 static void c_render_rgb(Breakout *env, unsigned char *frame) {
-    static const unsigned char rows[BO_ROWS][3] = {{200, 72, 72}, {198, 108, 58}, {180, 122, 48},
-                                                   {162, 162, 42}, {72, 160, 72}, {66, 72, 200}};
+    static const unsigned char rows[BO_ROWS][3] = {{200, 72, 72},  {198, 108, 58}, {180, 122, 48},
+                                                   {162, 162, 42}, {72, 160, 72},  {66, 72, 200}};
     static const unsigned char paddle[3] = {200, 72, 72}, ball[3] = {236, 236, 236};
     int h = (int)BO_H, w = (int)BO_W;
     for (int r = 0; r < BO_ROWS; r++)
         for (int c = 0; c < BO_COLS; c++)
             if (env->bricks[r * BO_COLS + c])
-                ocean_fill_rect(frame, h, w, (int)(c * BO_BRICK_W), (int)(BO_TOP + r * BO_BRICK_H),
-                                (int)BO_BRICK_W - 1, (int)BO_BRICK_H - 1, rows[r]);
-    ocean_fill_rect(frame, h, w, (int)env->paddle_x, (int)BO_PADDLE_Y, (int)env->cfg.paddle_width, (int)BO_PADDLE_H, paddle);
+                ocean_fill_rect(frame, h, w, (int)(c * BO_BRICK_W), (int)(BO_TOP + r * BO_BRICK_H), (int)BO_BRICK_W - 1,
+                                (int)BO_BRICK_H - 1, rows[r]);
+    ocean_fill_rect(frame, h, w, (int)env->paddle_x, (int)BO_PADDLE_Y, (int)env->cfg.paddle_width, (int)BO_PADDLE_H,
+                    paddle);
     ocean_fill_rect(frame, h, w, (int)env->ball_x, (int)env->ball_y, (int)BO_BALL, (int)BO_BALL, ball);
 }
 
@@ -146,8 +167,11 @@ static int c_render_text(Breakout *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
     enum { COLS = BO_COLS * 2, ROWS = 32 };
     float sx = COLS / BO_W, sy = ROWS / BO_H;
-    ocean_puts(&t, "score "); ocean_puti(&t, env->score);
-    ocean_puts(&t, "  lives "); ocean_puti(&t, env->lives); ocean_putc(&t, '\n');
+    ocean_puts(&t, "score ");
+    ocean_puti(&t, env->score);
+    ocean_puts(&t, "  lives ");
+    ocean_puti(&t, env->lives);
+    ocean_putc(&t, '\n');
     int bx = (int)(env->ball_x * sx), by = (int)(env->ball_y * sy), pr = (int)(BO_PADDLE_Y * sy);
     for (int r = 0; r < ROWS; r++) {
         for (int c = 0; c < COLS; c++) {

@@ -23,7 +23,10 @@ typedef struct Cartpole {
     int tick;
 } Cartpole;
 
-static int c_init(Cartpole *env) { (void)env; return 0; }
+static int c_init(Cartpole *env) {
+    (void)env;
+    return 0;
+}
 
 static void cartpole_write_obs(Cartpole *env) {
     env->observations[0] = env->x;
@@ -55,7 +58,8 @@ static void c_step(Cartpole *env) {
     env->theta += CP_TAU * env->theta_dot;
     env->theta_dot += CP_TAU * theta_acc;
     env->tick++;
-    int fell = env->x < -CP_X_LIMIT || env->x > CP_X_LIMIT || env->theta < -CP_THETA_LIMIT || env->theta > CP_THETA_LIMIT;
+    int fell =
+        env->x < -CP_X_LIMIT || env->x > CP_X_LIMIT || env->theta < -CP_THETA_LIMIT || env->theta > CP_THETA_LIMIT;
     int timeout = !fell && env->tick >= env->cfg.max_steps;
     env->rewards[0] = 1.0f;
     env->terminals[0] = (unsigned char)fell;
@@ -71,7 +75,10 @@ static void c_step(Cartpole *env) {
 
 #define CP_W 240
 #define CP_H 160
-static void c_frame_shape(Cartpole *env, int *h, int *w) { *h = CP_H; *w = CP_W; }
+static void c_frame_shape(Cartpole *env, int *h, int *w) {
+    *h = CP_H;
+    *w = CP_W;
+}
 
 static void c_render_rgb(Cartpole *env, unsigned char *frame) {
     static const unsigned char track[3] = {120, 120, 120}, cart[3] = {40, 40, 200}, pole[3] = {200, 140, 60};
@@ -93,8 +100,11 @@ static int c_render_text(Cartpole *env, char *out, int cap) {
     for (int i = 0; i <= 40; i++) ocean_putc(&t, i == col + lean ? (lean > 0 ? '/' : lean < 0 ? '\\' : '|') : ' ');
     ocean_putc(&t, '\n');
     for (int i = 0; i <= 40; i++) ocean_putc(&t, i == col ? '#' : '_');
-    ocean_puts(&t, "\nstep "); ocean_puti(&t, env->tick);
-    ocean_puts(&t, "  angle mrad "); ocean_puti(&t, (long)(env->theta * 1000)); ocean_putc(&t, '\n');
+    ocean_puts(&t, "\nstep ");
+    ocean_puti(&t, env->tick);
+    ocean_puts(&t, "  angle mrad ");
+    ocean_puti(&t, (long)(env->theta * 1000));
+    ocean_putc(&t, '\n');
     return t.len;
 }
 

@@ -30,14 +30,21 @@ typedef struct Connect4 {
     int moves, tick;            /* moves this game: player moves & 1 is to move */
 } Connect4;
 
-static int c_init(Connect4 *env) { (void)env; return 0; }
+static int c_init(Connect4 *env) {
+    (void)env;
+    return 0;
+}
 
 static inline int c4_won(uint64_t b) {
     uint64_t m;
-    m = b & (b >> 7); if (m & (m >> 14)) return 1;  /* horizontal */
-    m = b & (b >> 6); if (m & (m >> 12)) return 1;  /* diagonal down-right */
-    m = b & (b >> 8); if (m & (m >> 16)) return 1;  /* diagonal up-right */
-    m = b & (b >> 1); if (m & (m >> 2)) return 1;   /* vertical */
+    m = b & (b >> 7);
+    if (m & (m >> 14)) return 1;  /* horizontal */
+    m = b & (b >> 6);
+    if (m & (m >> 12)) return 1;  /* diagonal down-right */
+    m = b & (b >> 8);
+    if (m & (m >> 16)) return 1;  /* diagonal up-right */
+    m = b & (b >> 1);
+    if (m & (m >> 2)) return 1;   /* vertical */
     return 0;
 }
 
@@ -99,7 +106,8 @@ static void c4_new_game(Connect4 *env) {
     seats_new_game(&env->seats);
     memset(env->observations, 0, sizeof(float) * C4_CELLS * env->num_agents);
     int payoff0;
-    if (seats_builtin(&env->seats, 0)) c4_move(env, c4_scripted_move(env, 0), &payoff0);  /* one move never ends a game */
+    if (seats_builtin(&env->seats, 0))
+        c4_move(env, c4_scripted_move(env, 0), &payoff0);  /* one move never ends a game */
     c4_write_turn(env);
 }
 
@@ -116,14 +124,17 @@ static void c_step(Connect4 *env) {
     int done = c4_move(env, col, &payoff0);
     if (!done && seats_builtin(&env->seats, c4_to_move(env)))
         done = c4_move(env, c4_scripted_move(env, c4_to_move(env)), &payoff0);
-    seats_finish_step(&env->seats, env->rewards, env->terminals, env->truncations, &env->log, done,
-                      (float)payoff0, env->tick);
+    seats_finish_step(&env->seats, env->rewards, env->terminals, env->truncations, &env->log, done, (float)payoff0,
+                      env->tick);
     if (done) c4_new_game(env);
     else c4_write_turn(env);
 }
 
 #define C4_SCALE 24
-static void c_frame_shape(Connect4 *env, int *h, int *w) { *h = C4_ROWS * C4_SCALE; *w = C4_COLS * C4_SCALE; }
+static void c_frame_shape(Connect4 *env, int *h, int *w) {
+    *h = C4_ROWS * C4_SCALE;
+    *w = C4_COLS * C4_SCALE;
+}
 
 /* Player 0 yellow, player 1 red. */
 static void c_render_rgb(Connect4 *env, unsigned char *frame) {
@@ -135,7 +146,8 @@ static void c_render_rgb(Connect4 *env, unsigned char *frame) {
         for (int r = 0; r < C4_ROWS; r++) {
             uint64_t bit = 1ULL << (7 * c + r);
             const unsigned char *rgb = (env->pieces[0] & bit) ? first : (env->pieces[1] & bit) ? second : empty;
-            ocean_fill_rect(frame, h, w, c * C4_SCALE + 3, (C4_ROWS - 1 - r) * C4_SCALE + 3, C4_SCALE - 6, C4_SCALE - 6, rgb);
+            ocean_fill_rect(frame, h, w, c * C4_SCALE + 3, (C4_ROWS - 1 - r) * C4_SCALE + 3, C4_SCALE - 6, C4_SCALE - 6,
+                            rgb);
         }
 }
 
@@ -150,8 +162,8 @@ static int c_render_text(Connect4 *env, char *out, int cap) {
         ocean_putc(&t, '\n');
     }
     ocean_puts(&t, "0123456\n");
-    if (!env->seats.two_player) ocean_puts(&t, env->seats.agent_seat == 0 ? "agent X, scripted O\n"
-                                                                         : "scripted X, agent O\n");
+    if (!env->seats.two_player)
+        ocean_puts(&t, env->seats.agent_seat == 0 ? "agent X, scripted O\n" : "scripted X, agent O\n");
     ocean_puts(&t, c4_to_move(env) == 0 ? "X to move\n" : "O to move\n");
     return t.len;
 }

@@ -125,8 +125,11 @@ static void en_write_obs(Enduro *env) {
         int l = c->lane;
         if (c->z >= 0) {
             if (c->z > env->sight) continue;
-            if (c->z < ahead1[l]) { ahead2[l] = ahead1[l]; ahead1[l] = c->z; rel1[l] = env->v - c->speed; }
-            else if (c->z < ahead2[l]) ahead2[l] = c->z;
+            if (c->z < ahead1[l]) {
+                ahead2[l] = ahead1[l];
+                ahead1[l] = c->z;
+                rel1[l] = env->v - c->speed;
+            } else if (c->z < ahead2[l]) ahead2[l] = c->z;
         } else if (-c->z < behind[l]) {
             behind[l] = -c->z;
             relb[l] = c->speed - env->v;
@@ -170,12 +173,18 @@ static int en_scripted_action(const Enduro *env) {
     float best = 1e9f;
     for (int l = 0; l < EN_LANES; l++) {
         float d = EN_LANE_X[l] - env->x;
-        if (d * d < best) { best = d * d; lane = l; }
+        if (d * d < best) {
+            best = d * d;
+            lane = l;
+        }
     }
     int target = lane;
     float free = o[9 + 5 * lane];
     for (int l = 0; l < EN_LANES; l++)
-        if (o[9 + 5 * l] > free + 0.15f) { free = o[9 + 5 * l]; target = l; }
+        if (o[9 + 5 * l] > free + 0.15f) {
+            free = o[9 + 5 * l];
+            target = l;
+        }
     float dx = EN_LANE_X[target] - env->x;
     int steer = dx > 0.05f ? 1 : (dx < -0.05f ? -1 : 0);
     /* brake when the car ahead in its lane is close and closing, unless already leaving the lane */
@@ -222,8 +231,15 @@ static void c_step(Enduro *env) {
         EnduroCar *c = &env->cars[i];
         float z0 = c->z;
         c->z -= env->v - c->speed;
-        if (z0 >= 0 && c->z < 0) { reward += 1; env->passed++; env->day_passed++; }
-        else if (z0 < 0 && c->z >= 0) { reward -= 1; env->passed--; env->day_passed--; }
+        if (z0 >= 0 && c->z < 0) {
+            reward += 1;
+            env->passed++;
+            env->day_passed++;
+        } else if (z0 < 0 && c->z >= 0) {
+            reward -= 1;
+            env->passed--;
+            env->day_passed--;
+        }
         if (c->z < EN_CAR_LEN && c->z > -EN_CAR_LEN && env->crash_left == 0) {
             float dx = env->x - EN_LANE_X[c->lane];
             if (dx < 2 * EN_CAR_HALF_W && dx > -2 * EN_CAR_HALF_W) {
@@ -231,7 +247,11 @@ static void c_step(Enduro *env) {
                 env->v = 0.3f * c->speed;
                 env->crash_left = env->cfg.crash_steps;
                 env->crashes++;
-                if (c->z < 0) { reward -= 1; env->passed--; env->day_passed--; }
+                if (c->z < 0) {
+                    reward -= 1;
+                    env->passed--;
+                    env->day_passed--;
+                }
                 c->z = EN_CAR_LEN;
             }
         }
@@ -278,18 +298,30 @@ static void c_step(Enduro *env) {
 #define EN_ROAD_HALF 70.0f     /* road half-width in pixels at the bottom of the screen */
 #define EN_DEPTH 12.0f         /* perspective constant: distance at which things look half size */
 
-static void c_frame_shape(Enduro *env, int *h, int *w) { *h = EN_H; *w = EN_W; }
+static void c_frame_shape(Enduro *env, int *h, int *w) {
+    *h = EN_H;
+    *w = EN_W;
+}
 
-typedef struct EnduroPalette { unsigned char sky[3], ground[3], road[3], edge[3], car[3]; int lights_only; } EnduroPalette;
+typedef struct EnduroPalette {
+    unsigned char sky[3], ground[3], road[3], edge[3], car[3];
+    int lights_only;
+} EnduroPalette;
 
 static EnduroPalette en_palette(int phase) {
     switch (phase) {
-    case EN_SNOW: return (EnduroPalette){{150, 170, 200}, {236, 236, 236}, {170, 170, 180}, {60, 60, 60}, {200, 40, 40}, 0};
-    case EN_DUSK: return (EnduroPalette){{200, 110, 60}, {70, 90, 40}, {90, 90, 90}, {220, 220, 220}, {170, 40, 40}, 0};
-    case EN_NIGHT: return (EnduroPalette){{8, 8, 30}, {10, 10, 20}, {20, 20, 24}, {120, 120, 120}, {240, 40, 40}, 1};
-    case EN_FOG: return (EnduroPalette){{120, 120, 120}, {100, 100, 100}, {110, 110, 110}, {150, 150, 150}, {240, 40, 40}, 1};
-    case EN_DAWN: return (EnduroPalette){{230, 160, 120}, {60, 100, 50}, {100, 100, 100}, {230, 230, 230}, {190, 40, 40}, 0};
-    default: return (EnduroPalette){{80, 150, 230}, {40, 140, 40}, {110, 110, 110}, {240, 240, 240}, {200, 30, 30}, 0};
+    case EN_SNOW:
+        return (EnduroPalette){{150, 170, 200}, {236, 236, 236}, {170, 170, 180}, {60, 60, 60}, {200, 40, 40}, 0};
+    case EN_DUSK:
+        return (EnduroPalette){{200, 110, 60}, {70, 90, 40}, {90, 90, 90}, {220, 220, 220}, {170, 40, 40}, 0};
+    case EN_NIGHT:
+        return (EnduroPalette){{8, 8, 30}, {10, 10, 20}, {20, 20, 24}, {120, 120, 120}, {240, 40, 40}, 1};
+    case EN_FOG:
+        return (EnduroPalette){{120, 120, 120}, {100, 100, 100}, {110, 110, 110}, {150, 150, 150}, {240, 40, 40}, 1};
+    case EN_DAWN:
+        return (EnduroPalette){{230, 160, 120}, {60, 100, 50}, {100, 100, 100}, {230, 230, 230}, {190, 40, 40}, 0};
+    default:
+        return (EnduroPalette){{80, 150, 230}, {40, 140, 40}, {110, 110, 110}, {240, 240, 240}, {200, 30, 30}, 0};
     }
 }
 
@@ -339,18 +371,24 @@ static void c_render_rgb(Enduro *env, unsigned char *frame) {
     static const unsigned char clock[3] = {230, 230, 80}, quota[3] = {80, 230, 80};
     ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 14, EN_W, 14, hud);
     ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 12, (int)((long)EN_W * env->day_tick / env->cfg.day_length), 4, clock);
-    int got = env->day_passed < 0 ? 0 : (env->day_passed > env->cfg.cars_per_day ? env->cfg.cars_per_day : env->day_passed);
+    int got =
+        env->day_passed < 0 ? 0 : (env->day_passed > env->cfg.cars_per_day ? env->cfg.cars_per_day : env->day_passed);
     ocean_fill_rect(frame, EN_H, EN_W, 0, EN_H - 6, EN_W * got / env->cfg.cars_per_day, 4, quota);
 }
 
 /* Text: the road seen from above, 3 lanes, far at the top; 'A' is the player, 'o' a car. */
 static int c_render_text(Enduro *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    ocean_puts(&t, "day "); ocean_puti(&t, env->day + 1);
-    ocean_puts(&t, " ("); ocean_puts(&t, EN_PHASE_NAMES[env->phase]);
-    ocean_puts(&t, ")  passed "); ocean_puti(&t, env->day_passed);
-    ocean_putc(&t, '/'); ocean_puti(&t, env->cfg.cars_per_day);
-    ocean_puts(&t, "  speed "); ocean_puti(&t, (int)(100 * env->v / EN_VMAX));
+    ocean_puts(&t, "day ");
+    ocean_puti(&t, env->day + 1);
+    ocean_puts(&t, " (");
+    ocean_puts(&t, EN_PHASE_NAMES[env->phase]);
+    ocean_puts(&t, ")  passed ");
+    ocean_puti(&t, env->day_passed);
+    ocean_putc(&t, '/');
+    ocean_puti(&t, env->cfg.cars_per_day);
+    ocean_puts(&t, "  speed ");
+    ocean_puti(&t, (int)(100 * env->v / EN_VMAX));
     ocean_puts(&t, env->crash_left ? "  CRASH\n" : "\n");
     enum { ROWS = 16, COLS = 13 };
     const float dz = (EN_FAR + EN_BACK) / ROWS;

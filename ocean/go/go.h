@@ -405,9 +405,7 @@ static void c_step(Go *env) {
 #define GO_SCALE 24
 #define GO_MARGIN 12
 
-static void c_frame_shape(Go *env, int *h, int *w) {
-    *h = *w = (env->size - 1) * GO_SCALE + 2 * GO_MARGIN;
-}
+static void c_frame_shape(Go *env, int *h, int *w) { *h = *w = (env->size - 1) * GO_SCALE + 2 * GO_MARGIN; }
 
 static void c_render_rgb(Go *env, unsigned char *frame) {
     static const unsigned char wood[3] = {214, 170, 96}, line[3] = {60, 40, 20}, black[3] = {20, 20, 20},
@@ -425,8 +423,9 @@ static void c_render_rgb(Go *env, unsigned char *frame) {
     for (int r = 0; r < env->size; r++)
         for (int c = 0; c < env->size; c++) {
             int p = r * env->stride + c;
-            const unsigned char *rgb = (env->stones[GO_BLACK] & go_bit(p)) ? black
-                                     : (env->stones[GO_WHITE] & go_bit(p)) ? white : NULL;
+            const unsigned char *rgb = (env->stones[GO_BLACK] & go_bit(p))   ? black
+                                       : (env->stones[GO_WHITE] & go_bit(p)) ? white
+                                                                             : NULL;
             int cx = origin + c * GO_SCALE, cy = origin + r * GO_SCALE;
             if (p == env->ko) ocean_fill_rect(frame, h, w, cx - 3, cy - 3, 7, 7, ko);
             if (!rgb) continue;
@@ -453,8 +452,10 @@ static int c_render_text(Go *env, char *out, int cap) {
     for (int r = 0; r < env->size; r++) {
         for (int c = 0; c < env->size; c++) {
             int p = r * env->stride + c;
-            char ch = (env->stones[GO_BLACK] & go_bit(p)) ? 'X' : (env->stones[GO_WHITE] & go_bit(p)) ? 'O'
-                    : p == env->ko ? '*' : '.';
+            char ch = (env->stones[GO_BLACK] & go_bit(p))   ? 'X'
+                      : (env->stones[GO_WHITE] & go_bit(p)) ? 'O'
+                      : p == env->ko                        ? '*'
+                                                            : '.';
             ocean_putc(&t, ch);
             if (c + 1 < env->size) ocean_putc(&t, ' ');
         }

@@ -34,7 +34,10 @@ typedef struct Kuhn {
     int tick;                     /* steps in this hand */
 } Kuhn;
 
-static int c_init(Kuhn *env) { (void)env; return 0; }
+static int c_init(Kuhn *env) {
+    (void)env;
+    return 0;
+}
 
 static inline int kuhn_to_act(const Kuhn *env) { return env->n_moves & 1; }
 
@@ -119,7 +122,10 @@ static void c_step(Kuhn *env) {
 
 #define KUHN_W 120
 #define KUHN_H 112
-static void c_frame_shape(Kuhn *env, int *h, int *w) { *h = KUHN_H; *w = KUHN_W; }
+static void c_frame_shape(Kuhn *env, int *h, int *w) {
+    *h = KUHN_H;
+    *w = KUHN_W;
+}
 
 static void c_render_rgb(Kuhn *env, unsigned char *frame) {
     static const unsigned char felt[3] = {20, 90, 50}, card[3] = {240, 240, 230}, pip[3] = {30, 30, 30},
@@ -142,9 +148,11 @@ static int c_render_text(Kuhn *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
     int to_act = kuhn_to_act(env);
     for (int p = 0; p < 2; p++) {
-        ocean_puts(&t, "player "); ocean_puti(&t, p);
+        ocean_puts(&t, "player ");
+        ocean_puti(&t, p);
         if (!env->seats.two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)  " : " (agent)   ");
-        ocean_puts(&t, "  card "); ocean_putc(&t, ranks[env->card[p]]);
+        ocean_puts(&t, "  card ");
+        ocean_putc(&t, ranks[env->card[p]]);
         if (p == to_act) ocean_puts(&t, "  <- to act");
         ocean_putc(&t, '\n');
     }

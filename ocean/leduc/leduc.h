@@ -48,7 +48,10 @@ typedef struct Leduc {
     int tick;                     /* steps in this hand */
 } Leduc;
 
-static int c_init(Leduc *env) { (void)env; return 0; }
+static int c_init(Leduc *env) {
+    (void)env;
+    return 0;
+}
 
 /* The observation row of `player`, or NULL when the env plays that seat itself. */
 static inline float *leduc_row(Leduc *env, int player) {
@@ -190,7 +193,10 @@ static void c_step(Leduc *env) {
 
 #define LEDUC_W 160
 #define LEDUC_H 168
-static void c_frame_shape(Leduc *env, int *h, int *w) { *h = LEDUC_H; *w = LEDUC_W; }
+static void c_frame_shape(Leduc *env, int *h, int *w) {
+    *h = LEDUC_H;
+    *w = LEDUC_W;
+}
 
 static void leduc_draw_card(unsigned char *frame, int x, int y, int card, int face_up) {
     static const unsigned char back[3] = {60, 60, 140}, face[3] = {240, 240, 230},
@@ -220,25 +226,34 @@ static void c_render_rgb(Leduc *env, unsigned char *frame) {
 static int c_render_text(Leduc *env, char *out, int cap) {
     static const char *actions[3] = {"fold", "call", "raise"};
     OceanText t = {out, 0, cap};
-    ocean_puts(&t, "round "); ocean_puti(&t, env->round + 1);
-    ocean_puts(&t, "  pot "); ocean_puti(&t, env->ante[0] + env->ante[1]);
+    ocean_puts(&t, "round ");
+    ocean_puti(&t, env->round + 1);
+    ocean_puts(&t, "  pot ");
+    ocean_puti(&t, env->ante[0] + env->ante[1]);
     ocean_puts(&t, "  public ");
     if (env->round == 1) {
-        ocean_putc(&t, "JQK"[env->public_card / 2]); ocean_puti(&t, env->public_card % 2 + 1);
+        ocean_putc(&t, "JQK"[env->public_card / 2]);
+        ocean_puti(&t, env->public_card % 2 + 1);
     } else {
         ocean_puts(&t, "??");
     }
     ocean_putc(&t, '\n');
     for (int p = 0; p < 2; p++) {
-        ocean_puts(&t, "player "); ocean_puti(&t, p);
+        ocean_puts(&t, "player ");
+        ocean_puti(&t, p);
         if (!env->seats.two_player) ocean_puts(&t, seats_builtin(&env->seats, p) ? " (random)" : " (agent) ");
-        ocean_puts(&t, "  card "); ocean_putc(&t, "JQK"[env->card[p] / 2]); ocean_puti(&t, env->card[p] % 2 + 1);
-        ocean_puts(&t, "  in pot "); ocean_puti(&t, env->ante[p]);
+        ocean_puts(&t, "  card ");
+        ocean_putc(&t, "JQK"[env->card[p] / 2]);
+        ocean_puti(&t, env->card[p] % 2 + 1);
+        ocean_puts(&t, "  in pot ");
+        ocean_puti(&t, env->ante[p]);
         if (p == env->to_act) ocean_puts(&t, "  <- to act");
         ocean_putc(&t, '\n');
     }
     for (int r = 0; r < 2; r++) {
-        ocean_puts(&t, "round "); ocean_puti(&t, r + 1); ocean_putc(&t, ':');
+        ocean_puts(&t, "round ");
+        ocean_puti(&t, r + 1);
+        ocean_putc(&t, ':');
         for (int i = 0; i < env->seq_len[r]; i++) {
             ocean_putc(&t, ' ');
             ocean_puts(&t, actions[env->seq[r][i]]);

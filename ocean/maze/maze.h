@@ -52,7 +52,10 @@ static void maze_generate(Maze *env) {
                 env->grid[mz_cell(env, nr, nc)] == MZ_WALL)
                 options[n++] = d;
         }
-        if (n == 0) { top--; continue; }
+        if (n == 0) {
+            top--;
+            continue;
+        }
         int d = options[ocean_randint(&env->rng, n)];
         env->grid[mz_cell(env, cr + dr[d] / 2, cc + dc[d] / 2)] = MZ_FLOOR;
         env->grid[mz_cell(env, cr + dr[d], cc + dc[d])] = MZ_FLOOR;
@@ -101,13 +104,17 @@ static void c_step(Maze *env) {
 }
 
 #define MZ_SCALE 8
-static void c_frame_shape(Maze *env, int *h, int *w) { *h = env->cfg.height * MZ_SCALE; *w = env->cfg.width * MZ_SCALE; }
+static void c_frame_shape(Maze *env, int *h, int *w) {
+    *h = env->cfg.height * MZ_SCALE;
+    *w = env->cfg.width * MZ_SCALE;
+}
 
 static void c_render_rgb(Maze *env, unsigned char *frame) {
     static const unsigned char palette[3][3] = {{230, 230, 230}, {30, 30, 60}, {40, 200, 40}};
     static const unsigned char agent_rgb[3] = {220, 40, 40};
     int h = env->cfg.height * MZ_SCALE, w = env->cfg.width * MZ_SCALE;
-    ocean_render_grid(frame, env->grid + mz_cell(env, 0, 0), env->cfg.height, env->cfg.width, env->stride, MZ_SCALE, palette, 3);
+    ocean_render_grid(frame, env->grid + mz_cell(env, 0, 0), env->cfg.height, env->cfg.width, env->stride, MZ_SCALE,
+                      palette, 3);
     int r = env->agent / env->stride - MZ_VIEW, c = env->agent % env->stride - MZ_VIEW;
     ocean_fill_rect(frame, h, w, c * MZ_SCALE + 1, r * MZ_SCALE + 1, MZ_SCALE - 2, MZ_SCALE - 2, agent_rgb);
 }
@@ -121,11 +128,15 @@ static int c_render_text(Maze *env, char *out, int cap) {
         }
         ocean_putc(&t, '\n');
     }
-    ocean_puts(&t, "step "); ocean_puti(&t, env->tick); ocean_putc(&t, '\n');
+    ocean_puts(&t, "step ");
+    ocean_puti(&t, env->tick);
+    ocean_putc(&t, '\n');
     return t.len;
 }
 
 static void c_close(Maze *env) {
-    free(env->grid); env->grid = NULL;
-    free(env->stack); env->stack = NULL;
+    free(env->grid);
+    env->grid = NULL;
+    free(env->stack);
+    env->stack = NULL;
 }

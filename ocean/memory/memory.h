@@ -13,7 +13,10 @@ typedef struct Memory {
     unsigned char sequence[MEM_MAX];
 } Memory;
 
-static int c_init(Memory *env) { (void)env; return 0; }
+static int c_init(Memory *env) {
+    (void)env;
+    return 0;
+}
 
 /* obs: one-hot of the shown symbol (num_symbols values), then the recall flag */
 static void memory_write_obs(Memory *env) {
@@ -24,7 +27,8 @@ static void memory_write_obs(Memory *env) {
 }
 
 static void memory_new_episode(Memory *env) {
-    for (int i = 0; i < env->cfg.length; i++) env->sequence[i] = (unsigned char)ocean_randint(&env->rng, env->cfg.num_symbols);
+    for (int i = 0; i < env->cfg.length; i++)
+        env->sequence[i] = (unsigned char)ocean_randint(&env->rng, env->cfg.num_symbols);
     env->tick = 0;
     env->correct = 0;
     env->episode_return = 0;
@@ -58,12 +62,16 @@ static void c_step(Memory *env) {
     }
 }
 
-static void c_frame_shape(Memory *env, int *h, int *w) { *h = 32; *w = 16 * env->cfg.length; }
+static void c_frame_shape(Memory *env, int *h, int *w) {
+    *h = 32;
+    *w = 16 * env->cfg.length;
+}
 
 static void c_render_rgb(Memory *env, unsigned char *frame) {
     int w = 16 * env->cfg.length;
     for (int i = 0; i < env->cfg.length; i++) {  /* the sequence, brighter for larger symbols */
-        unsigned char v = (unsigned char)(60 + 195 * env->sequence[i] / (env->cfg.num_symbols > 1 ? env->cfg.num_symbols - 1 : 1));
+        unsigned char v =
+            (unsigned char)(60 + 195 * env->sequence[i] / (env->cfg.num_symbols > 1 ? env->cfg.num_symbols - 1 : 1));
         unsigned char rgb[3] = {v, v, 0};
         ocean_fill_rect(frame, 32, w, 16 * i + 1, 1, 14, 14, rgb);
     }
@@ -74,11 +82,15 @@ static void c_render_rgb(Memory *env, unsigned char *frame) {
 
 static int c_render_text(Memory *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    int phase_show = env->tick < env->cfg.length, phase_delay = !phase_show && env->tick < env->cfg.length + env->cfg.delay;
+    int phase_show = env->tick < env->cfg.length,
+        phase_delay = !phase_show && env->tick < env->cfg.length + env->cfg.delay;
     ocean_puts(&t, phase_show ? "show   " : phase_delay ? "wait   " : "recall ");
     for (int i = 0; i < env->cfg.length; i++) ocean_puti(&t, env->sequence[i]);
-    ocean_puts(&t, "  step "); ocean_puti(&t, env->tick);
-    ocean_puts(&t, "  correct "); ocean_puti(&t, env->correct); ocean_putc(&t, '\n');
+    ocean_puts(&t, "  step ");
+    ocean_puti(&t, env->tick);
+    ocean_puts(&t, "  correct ");
+    ocean_puti(&t, env->correct);
+    ocean_putc(&t, '\n');
     return t.len;
 }
 

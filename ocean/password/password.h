@@ -48,7 +48,10 @@ static void c_step(Password *env) {
     }
 }
 
-static void c_frame_shape(Password *env, int *h, int *w) { *h = 32; *w = 16 * env->cfg.length; }
+static void c_frame_shape(Password *env, int *h, int *w) {
+    *h = 32;
+    *w = 16 * env->cfg.length;
+}
 
 static void c_render_rgb(Password *env, unsigned char *frame) {
     static const unsigned char palette[3][3] = {{40, 40, 40}, {0, 0, 200}, {200, 200, 0}};

@@ -29,7 +29,10 @@ typedef struct Pong {
     float episode_return;
 } Pong;
 
-static int c_init(Pong *env) { (void)env; return 0; }
+static int c_init(Pong *env) {
+    (void)env;
+    return 0;
+}
 
 static inline float pong_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
@@ -79,7 +82,8 @@ static void c_reset(Pong *env) { pong_new_episode(env); }
 
 /* Bounce off a paddle whose top is at y: the return angle grows with the distance from its centre. */
 static void pong_bounce(Pong *env, float paddle_y, float direction) {
-    float offset = (env->ball_y + 0.5f * PONG_BALL - paddle_y - 0.5f * env->cfg.paddle_height) / (0.5f * env->cfg.paddle_height);
+    float offset =
+        (env->ball_y + 0.5f * PONG_BALL - paddle_y - 0.5f * env->cfg.paddle_height) / (0.5f * env->cfg.paddle_height);
     float speed = env->ball_vx < 0 ? -env->ball_vx : env->ball_vx;
     speed = speed * 1.05f > PONG_MAX_VX ? PONG_MAX_VX : speed * 1.05f;
     env->ball_vx = direction * speed;
@@ -102,25 +106,32 @@ static void c_step(Pong *env) {
             env->opp_y = pong_clampf(env->opp_y + opp_move, 0, top);
         } else {
             /* the opponent chases the ball only while it approaches, else drifts back to the middle */
-            float target = env->ball_vx < 0 ? env->ball_y + 0.5f * PONG_BALL - 0.5f * env->cfg.paddle_height : 0.5f * top;
+            float target =
+                env->ball_vx < 0 ? env->ball_y + 0.5f * PONG_BALL - 0.5f * env->cfg.paddle_height : 0.5f * top;
             float d = pong_clampf(target - env->opp_y, -env->cfg.opponent_speed, env->cfg.opponent_speed);
             env->opp_y = pong_clampf(env->opp_y + d, 0, top);
         }
 
         env->ball_x += env->ball_vx;
         env->ball_y += env->ball_vy;
-        if (env->ball_y < 0) { env->ball_y = -env->ball_y; env->ball_vy = -env->ball_vy; }
+        if (env->ball_y < 0) {
+            env->ball_y = -env->ball_y;
+            env->ball_vy = -env->ball_vy;
+        }
         if (env->ball_y > PONG_H - PONG_BALL) {
             env->ball_y = 2 * (PONG_H - PONG_BALL) - env->ball_y;
             env->ball_vy = -env->ball_vy;
         }
         float agent_face = PONG_W - PONG_PADDLE_W - PONG_BALL, opp_face = PONG_PADDLE_W;
-        int overlaps_agent = env->ball_y + PONG_BALL >= env->agent_y && env->ball_y <= env->agent_y + env->cfg.paddle_height;
+        int overlaps_agent =
+            env->ball_y + PONG_BALL >= env->agent_y && env->ball_y <= env->agent_y + env->cfg.paddle_height;
         int overlaps_opp = env->ball_y + PONG_BALL >= env->opp_y && env->ball_y <= env->opp_y + env->cfg.paddle_height;
-        if (env->ball_vx > 0 && env->ball_x >= agent_face && env->ball_x - env->ball_vx < agent_face && overlaps_agent) {
+        if (env->ball_vx > 0 && env->ball_x >= agent_face && env->ball_x - env->ball_vx < agent_face &&
+            overlaps_agent) {
             env->ball_x = agent_face;
             pong_bounce(env, env->agent_y, -1.0f);
-        } else if (env->ball_vx < 0 && env->ball_x <= opp_face && env->ball_x - env->ball_vx > opp_face && overlaps_opp) {
+        } else if (env->ball_vx < 0 && env->ball_x <= opp_face && env->ball_x - env->ball_vx > opp_face &&
+                   overlaps_opp) {
             env->ball_x = opp_face;
             pong_bounce(env, env->opp_y, 1.0f);
         } else if (env->ball_x > PONG_W - PONG_BALL) {
@@ -153,7 +164,10 @@ static void c_step(Pong *env) {
     }
 }
 
-static void c_frame_shape(Pong *env, int *h, int *w) { *h = (int)PONG_H; *w = (int)PONG_W; }
+static void c_frame_shape(Pong *env, int *h, int *w) {
+    *h = (int)PONG_H;
+    *w = (int)PONG_W;
+}
 
 static void c_render_rgb(Pong *env, unsigned char *frame) {
     static const unsigned char agent[3] = {90, 200, 90}, opp[3] = {200, 90, 90}, ball[3] = {235, 235, 235},
@@ -161,7 +175,8 @@ static void c_render_rgb(Pong *env, unsigned char *frame) {
     int h = (int)PONG_H, w = (int)PONG_W;
     for (int y = 0; y < h; y += 8) ocean_fill_rect(frame, h, w, w / 2, y, 1, 4, net);
     ocean_fill_rect(frame, h, w, 0, (int)env->opp_y, (int)PONG_PADDLE_W, (int)env->cfg.paddle_height, opp);
-    ocean_fill_rect(frame, h, w, w - (int)PONG_PADDLE_W, (int)env->agent_y, (int)PONG_PADDLE_W, (int)env->cfg.paddle_height, agent);
+    ocean_fill_rect(frame, h, w, w - (int)PONG_PADDLE_W, (int)env->agent_y, (int)PONG_PADDLE_W,
+                    (int)env->cfg.paddle_height, agent);
     ocean_fill_rect(frame, h, w, (int)env->ball_x, (int)env->ball_y, (int)PONG_BALL, (int)PONG_BALL, ball);
 }
 
@@ -169,8 +184,11 @@ static int c_render_text(Pong *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
     enum { COLS = 40, ROWS = 16 };
     float sx = COLS / PONG_W, sy = ROWS / PONG_H;
-    ocean_puts(&t, "opponent "); ocean_puti(&t, env->opp_score);
-    ocean_puts(&t, " : "); ocean_puti(&t, env->agent_score); ocean_puts(&t, " agent\n");
+    ocean_puts(&t, "opponent ");
+    ocean_puti(&t, env->opp_score);
+    ocean_puts(&t, " : ");
+    ocean_puti(&t, env->agent_score);
+    ocean_puts(&t, " agent\n");
     int bx = (int)(env->ball_x * sx), by = (int)(env->ball_y * sy);
     for (int r = 0; r < ROWS; r++) {
         for (int c = 0; c < COLS; c++) {

@@ -37,9 +37,10 @@
 /* A cell's 8 flags are stored as one byte (bit k = flag k) and written to the observation as 8 bytes
  * (byte k = flag k) through this table: a byte per cell keeps a warehouse's grids a few hundred
  * bytes, so thousands of warehouses stay in cache. Built by the preprocessor: no mutable state. */
-#define RW_X(b) ((uint64_t)((b) & 1) | (uint64_t)(((b) >> 1) & 1) << 8 | (uint64_t)(((b) >> 2) & 1) << 16 | \
-                 (uint64_t)(((b) >> 3) & 1) << 24 | (uint64_t)(((b) >> 4) & 1) << 32 | (uint64_t)(((b) >> 5) & 1) << 40 | \
-                 (uint64_t)(((b) >> 6) & 1) << 48 | (uint64_t)(((b) >> 7) & 1) << 56)
+#define RW_X(b)                                                                                               \
+    ((uint64_t)((b) & 1) | (uint64_t)(((b) >> 1) & 1) << 8 | (uint64_t)(((b) >> 2) & 1) << 16 |               \
+     (uint64_t)(((b) >> 3) & 1) << 24 | (uint64_t)(((b) >> 4) & 1) << 32 | (uint64_t)(((b) >> 5) & 1) << 40 | \
+     (uint64_t)(((b) >> 6) & 1) << 48 | (uint64_t)(((b) >> 7) & 1) << 56)
 #define RW_X4(n) RW_X(n), RW_X(n + 1), RW_X(n + 2), RW_X(n + 3)
 #define RW_X16(n) RW_X4(n), RW_X4(n + 4), RW_X4(n + 8), RW_X4(n + 12)
 #define RW_X64(n) RW_X16(n), RW_X16(n + 16), RW_X16(n + 32), RW_X16(n + 48)
@@ -100,7 +101,9 @@ typedef struct Rware {
 
 /* ---- layout ---- */
 
-static inline int rw_cell(const Rware *env, int x, int y) { return (y + env->cfg.sight) * env->stride + x + env->cfg.sight; }
+static inline int rw_cell(const Rware *env, int x, int y) {
+    return (y + env->cfg.sight) * env->stride + x + env->cfg.sight;
+}
 
 /* The fixed observation flags of each cell kind (bit k = flag k). */
 static const unsigned char RW_KIND_FLAGS[4] = {1u << RW_F_WALL, 1u << RW_F_HIGHWAY, 0, 1u << RW_F_GOAL};
@@ -120,10 +123,18 @@ static int c_init(Rware *env) {
     size_t shelves = (size_t)(2 * env->cfg.shelf_cols * env->cfg.column_height * env->cfg.shelf_rows);
     /* sizes of the arrays in `block`, each rounded up to 8 bytes */
     size_t requests = (size_t)env->cfg.requests, autopilot = env->cfg.autopilot != 0;  /* path search arrays */
-    size_t sizes[] = {cells, cells, 2 * cells, 2 * cells, agents * sizeof(RwareAgent),
-                      requests * sizeof(int), requests * sizeof(int), requests * sizeof(int), (agents + 1) * sizeof(int),
+    size_t sizes[] = {cells,
+                      cells,
+                      2 * cells,
+                      2 * cells,
+                      agents * sizeof(RwareAgent),
+                      requests * sizeof(int),
+                      requests * sizeof(int),
+                      requests * sizeof(int),
+                      (agents + 1) * sizeof(int),
                       shelves * sizeof(RwareShelf),
-                      autopilot * 2 * cells, autopilot * cells * sizeof(int)};
+                      autopilot * 2 * cells,
+                      autopilot * cells * sizeof(int)};
     enum { N_ARRAYS = sizeof(sizes) / sizeof(sizes[0]) };
     size_t total = 0;
     for (int k = 0; k < N_ARRAYS; k++) total += (sizes[k] + 7) & ~(size_t)7;
@@ -131,10 +142,22 @@ static int c_init(Rware *env) {
     if (p == NULL) return ocean_fail(env, "out of memory for the warehouse");
     env->block = p;
     void *arrays[N_ARRAYS];
-    for (int k = 0; k < N_ARRAYS; k++) { arrays[k] = p; p += (sizes[k] + 7) & ~(size_t)7; }
-    env->code = arrays[0]; env->claim = arrays[1]; env->agent_at = arrays[2]; env->shelf_at = arrays[3];
-    env->agents = arrays[4]; env->requested = arrays[5]; env->request_cell = arrays[6]; env->free_requests = arrays[7];
-    env->empty_slots = arrays[8]; env->shelves = arrays[9]; env->dist = arrays[10]; env->queue = arrays[11];
+    for (int k = 0; k < N_ARRAYS; k++) {
+        arrays[k] = p;
+        p += (sizes[k] + 7) & ~(size_t)7;
+    }
+    env->code = arrays[0];
+    env->claim = arrays[1];
+    env->agent_at = arrays[2];
+    env->shelf_at = arrays[3];
+    env->agents = arrays[4];
+    env->requested = arrays[5];
+    env->request_cell = arrays[6];
+    env->free_requests = arrays[7];
+    env->empty_slots = arrays[8];
+    env->shelves = arrays[9];
+    env->dist = arrays[10];
+    env->queue = arrays[11];
     env->inv_stride = ((1u << 20) + (unsigned)env->stride - 1) / (unsigned)env->stride;
     int slots = 0;
     memset(env->code, RW_KIND_FLAGS[RW_WALL], cells);  /* the border; the field is written next */
@@ -205,7 +228,10 @@ static inline int rw_job(const Rware *env, const RwareAgent *ag) {
         rw_xy(env, cells[k], &cx, &cy);
         int dx = cx - x, dy = cy - y;
         int d = (dx < 0 ? -dx : dx) + (dy < 0 ? -dy : dy);
-        if (d < best_d) { best_d = d; best = cells[k]; }
+        if (d < best_d) {
+            best_d = d;
+            best = cells[k];
+        }
     }
     return best;
 }
@@ -220,8 +246,8 @@ static void rw_write_obs(Rware *env) {
         const RwareAgent *ag = &env->agents[i];
         signed char *o = env->observations + (size_t)i * env->obs_size;
         const unsigned char *src = env->code + ag->cell - s * env->stride - s;
-        for (int r = 0; r < side; r++, src += env->stride)
-            for (int c = 0; c < side; c++, o += RW_FLAGS) memcpy(o, &RW_EXPAND[src[c]], RW_FLAGS);  /* little-endian */
+        for (int r = 0; r < side; r++, src += env->stride)  /* memcpy of RW_EXPAND's words: little-endian */
+            for (int c = 0; c < side; c++, o += RW_FLAGS) memcpy(o, &RW_EXPAND[src[c]], RW_FLAGS);
         /* heading one-hot in bytes 0-3, load one-hot in 4-6, then the job offset */
         uint64_t self = RW_BIT(ag->dir) | RW_BIT(4 + ag->load);
         memcpy(o, &self, 8);
@@ -340,9 +366,15 @@ static int rw_scripted_action(Rware *env, int i) {
         int d = (ag->dir + k) & 3, n = here + env->delta[d];
         if (env->dist[n] >= 0 && env->dist[n] < env->dist[here] && best < 0) best = d;
     }
-    if (best < 0) { ag->stuck++; return RW_NOOP; }
+    if (best < 0) {
+        ag->stuck++;
+        return RW_NOOP;
+    }
     if (best != ag->dir) return best == ((ag->dir + 3) & 3) ? RW_LEFT : RW_RIGHT;
-    if (env->agent_at[here + env->delta[best]]) { ag->stuck++; return RW_NOOP; }
+    if (env->agent_at[here + env->delta[best]]) {
+        ag->stuck++;
+        return RW_NOOP;
+    }
     return RW_FORWARD;
 }
 
@@ -350,13 +382,19 @@ static int rw_scripted_action(Rware *env, int i) {
 
 static void rw_empty_slots_remove(Rware *env, int cell) {
     for (int k = 0; k < env->n_empty; k++)
-        if (env->empty_slots[k] == cell) { env->empty_slots[k] = env->empty_slots[--env->n_empty]; return; }
+        if (env->empty_slots[k] == cell) {
+            env->empty_slots[k] = env->empty_slots[--env->n_empty];
+            return;
+        }
 }
 
 /* A requested shelf was lifted (cell -1) or put down again before its delivery (its cell). */
 static void rw_request_moved(Rware *env, int shelf, int cell) {
     for (int k = 0; k < env->cfg.requests; k++)
-        if (env->requested[k] == shelf) { env->request_cell[k] = cell; return; }
+        if (env->requested[k] == shelf) {
+            env->request_cell[k] = cell;
+            return;
+        }
 }
 
 static float rw_toggle(Rware *env, int i) {
@@ -373,7 +411,10 @@ static float rw_toggle(Rware *env, int i) {
         env->shelf_at[cell] = 0;  /* the shelf now rides on the robot: the cell is an empty slot */
         env->empty_slots[env->n_empty++] = cell;
         rw_update_code(env, cell);
-        if (s->requested && !s->pickup_paid) { s->pickup_paid = 1; return 0.5f; }
+        if (s->requested && !s->pickup_paid) {
+            s->pickup_paid = 1;
+            return 0.5f;
+        }
         return 0;
     }
     if (rw_kind(env, cell) != RW_SLOT || env->shelf_at[cell]) return 0;
@@ -457,7 +498,10 @@ static void c_step(Rware *env) {
             rewards[i] += 1.0f;
             env->deliveries++;
             for (int r = 0; r < env->cfg.requests; r++)
-                if (env->requested[r] == ag->shelf) { rw_request(env, r); break; }
+                if (env->requested[r] == ag->shelf) {
+                    rw_request(env, r);
+                    break;
+                }
         }
         ag->ret += rewards[i];
     }
@@ -483,12 +527,15 @@ static void c_step(Rware *env) {
 
 #define RW_SCALE 16
 
-static void c_frame_shape(Rware *env, int *h, int *w) { *h = env->height * RW_SCALE; *w = env->width * RW_SCALE; }
+static void c_frame_shape(Rware *env, int *h, int *w) {
+    *h = env->height * RW_SCALE;
+    *w = env->width * RW_SCALE;
+}
 
 static void c_render_rgb(Rware *env, unsigned char *frame) {
     static const unsigned char floor_rgb[3] = {30, 34, 40}, highway_rgb[3] = {52, 58, 66}, goal_rgb[3] = {60, 170, 90},
-        shelf_rgb[3] = {0, 150, 170}, requested_rgb[3] = {220, 50, 50}, agent_rgb[3] = {240, 200, 60},
-        nose_rgb[3] = {20, 20, 20};
+                               shelf_rgb[3] = {0, 150, 170}, requested_rgb[3] = {220, 50, 50},
+                               agent_rgb[3] = {240, 200, 60}, nose_rgb[3] = {20, 20, 20};
     int h = env->height * RW_SCALE, w = env->width * RW_SCALE;
     for (int y = 0; y < env->height; y++)
         for (int x = 0; x < env->width; x++) {
@@ -508,7 +555,8 @@ static void c_render_rgb(Rware *env, unsigned char *frame) {
         if (ag->shelf >= 0)  /* a carried shelf shows as a frame around the robot */
             for (int e = 0; e < 4; e++) {
                 const unsigned char *rgb = env->shelves[ag->shelf].requested ? requested_rgb : shelf_rgb;
-                static const int ex[4] = {1, 1, 1, 13}, ey[4] = {1, 13, 1, 1}, ew[4] = {13, 13, 2, 2}, eh[4] = {2, 2, 13, 13};
+                static const int ex[4] = {1, 1, 1, 13}, ey[4] = {1, 13, 1, 1}, ew[4] = {13, 13, 2, 2},
+                                 eh[4] = {2, 2, 13, 13};
                 ocean_fill_rect(frame, h, w, px + ex[e], py + ey[e], ew[e], eh[e], rgb);
             }
         static const int nx[4] = {6, 10, 6, 4}, ny[4] = {4, 6, 10, 6};  /* a dark nose shows the heading */
@@ -520,8 +568,10 @@ static void c_render_rgb(Rware *env, unsigned char *frame) {
  * their heading ^ > v < (a, b, c, d when carrying a shelf). */
 static int c_render_text(Rware *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    ocean_puts(&t, "step "); ocean_puti(&t, env->tick);
-    ocean_puts(&t, "  deliveries "); ocean_puti(&t, env->deliveries);
+    ocean_puts(&t, "step ");
+    ocean_puti(&t, env->tick);
+    ocean_puts(&t, "  deliveries ");
+    ocean_puti(&t, env->deliveries);
     ocean_putc(&t, '\n');
     for (int y = 0; y < env->height; y++) {
         for (int x = 0; x < env->width; x++) {

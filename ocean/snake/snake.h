@@ -139,13 +139,17 @@ static void c_step(Snake *env) {
 }
 
 #define SN_SCALE 4
-static void c_frame_shape(Snake *env, int *h, int *w) { *h = env->cfg.height * SN_SCALE; *w = env->cfg.width * SN_SCALE; }
+static void c_frame_shape(Snake *env, int *h, int *w) {
+    *h = env->cfg.height * SN_SCALE;
+    *w = env->cfg.width * SN_SCALE;
+}
 
 static void c_render_rgb(Snake *env, unsigned char *frame) {
     static const unsigned char palette[4][3] = {{6, 24, 24}, {0, 200, 80}, {120, 120, 120}, {0, 120, 220}};
     static const unsigned char head_rgb[3] = {250, 220, 60};
     int v = env->cfg.vision, h = env->cfg.height * SN_SCALE, w = env->cfg.width * SN_SCALE;
-    ocean_render_grid(frame, env->grid + v * env->stride + v, env->cfg.height, env->cfg.width, env->stride, SN_SCALE, palette, 4);
+    ocean_render_grid(frame, env->grid + v * env->stride + v, env->cfg.height, env->cfg.width, env->stride, SN_SCALE,
+                      palette, 4);
     for (int i = 0; i < env->cfg.num_snakes; i++) {
         int cell = env->body[i * env->cfg.max_length + env->head[i]];
         int r = cell / env->stride - v, c = cell % env->stride - v;
@@ -170,6 +174,13 @@ static int c_render_text(Snake *env, char *out, int cap) {
 }
 
 static void c_close(Snake *env) {
-    free(env->grid); free(env->body); free(env->head); free(env->length); free(env->tick); free(env->returns);
-    env->grid = NULL; env->body = env->head = env->length = env->tick = NULL; env->returns = NULL;
+    free(env->grid);
+    free(env->body);
+    free(env->head);
+    free(env->length);
+    free(env->tick);
+    free(env->returns);
+    env->grid = NULL;
+    env->body = env->head = env->length = env->tick = NULL;
+    env->returns = NULL;
 }

@@ -60,10 +60,14 @@ static void c_step(Spaces *env) {
     spaces_new_episode(env);
 }
 
-static void c_frame_shape(Spaces *env, int *h, int *w) { *h = 60; *w = 90; }
+static void c_frame_shape(Spaces *env, int *h, int *w) {
+    *h = 60;
+    *w = 90;
+}
 
 static void c_render_rgb(Spaces *env, unsigned char *frame) {
-    static const unsigned char on[3] = {230, 230, 230}, neg[3] = {200, 40, 40}, zero[3] = {60, 60, 60}, pos[3] = {40, 200, 40};
+    static const unsigned char on[3] = {230, 230, 230}, neg[3] = {200, 40, 40}, zero[3] = {60, 60, 60},
+                               pos[3] = {40, 200, 40};
     for (int i = 0; i < SP_IMAGE; i++)
         if (env->image[i] > 0) ocean_fill_rect(frame, 60, 90, 5 + 10 * (i % 5), 5 + 10 * (i / 5), 9, 9, on);
     for (int i = 0; i < SP_FLAT; i++) {
@@ -80,8 +84,11 @@ static int c_render_text(Spaces *env, char *out, int cap) {
         ocean_puts(&t, env->flat[r] < 0 ? "-1" : env->flat[r] > 0 ? "+1" : " 0");
         ocean_putc(&t, '\n');
     }
-    ocean_puts(&t, "answers: flat "); ocean_puti(&t, env->flat_answer);
-    ocean_puts(&t, " image "); ocean_puti(&t, env->image_answer); ocean_putc(&t, '\n');
+    ocean_puts(&t, "answers: flat ");
+    ocean_puti(&t, env->flat_answer);
+    ocean_puts(&t, " image ");
+    ocean_puti(&t, env->image_answer);
+    ocean_putc(&t, '\n');
     return t.len;
 }
 

@@ -43,7 +43,9 @@ static void squared_new_episode(Squared *env) {
     /* partial Fisher-Yates: num_targets distinct border cells */
     for (int i = 0; i < env->cfg.num_targets; i++) {
         int j = i + ocean_randint(&env->rng, env->perimeter_n - i);
-        int t = env->perimeter[i]; env->perimeter[i] = env->perimeter[j]; env->perimeter[j] = t;
+        int t = env->perimeter[i];
+        env->perimeter[i] = env->perimeter[j];
+        env->perimeter[j] = t;
         env->grid[env->perimeter[i]] = SQ_TARGET;
     }
     env->row = env->col = s / 2;
@@ -74,9 +76,12 @@ static void c_step(Squared *env) {
             reward = 1.0f / env->cfg.num_targets;
             env->remaining--;
         }
-        env->grid[old] = SQ_EMPTY; env->observations[old] = SQ_EMPTY;
-        env->grid[cell] = SQ_AGENT; env->observations[cell] = SQ_AGENT;
-        env->row = r; env->col = c;
+        env->grid[old] = SQ_EMPTY;
+        env->observations[old] = SQ_EMPTY;
+        env->grid[cell] = SQ_AGENT;
+        env->observations[cell] = SQ_AGENT;
+        env->row = r;
+        env->col = c;
     }
     env->tick++;
     env->episode_return += reward;
@@ -103,12 +108,17 @@ static void c_render_rgb(Squared *env, unsigned char *frame) {
 static int c_render_text(Squared *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
     ocean_text_grid(&t, env->grid, env->cfg.size, env->cfg.size, env->cfg.size, ".@*", 3);
-    ocean_puts(&t, "targets left "); ocean_puti(&t, env->remaining);
-    ocean_puts(&t, "  step "); ocean_puti(&t, env->tick); ocean_putc(&t, '\n');
+    ocean_puts(&t, "targets left ");
+    ocean_puti(&t, env->remaining);
+    ocean_puts(&t, "  step ");
+    ocean_puti(&t, env->tick);
+    ocean_putc(&t, '\n');
     return t.len;
 }
 
 static void c_close(Squared *env) {
-    free(env->grid); env->grid = NULL;
-    free(env->perimeter); env->perimeter = NULL;
+    free(env->grid);
+    env->grid = NULL;
+    free(env->perimeter);
+    env->perimeter = NULL;
 }

@@ -11,7 +11,10 @@ typedef struct Stochastic {
     int tick, zeros;
 } Stochastic;
 
-static int c_init(Stochastic *env) { (void)env; return 0; }
+static int c_init(Stochastic *env) {
+    (void)env;
+    return 0;
+}
 
 static void stochastic_new_episode(Stochastic *env) {
     env->tick = 0;
@@ -38,7 +41,10 @@ static void c_step(Stochastic *env) {
     }
 }
 
-static void c_frame_shape(Stochastic *env, int *h, int *w) { *h = 32; *w = 128; }
+static void c_frame_shape(Stochastic *env, int *h, int *w) {
+    *h = 32;
+    *w = 128;
+}
 
 static void c_render_rgb(Stochastic *env, unsigned char *frame) {
     static const unsigned char target[3] = {200, 200, 0}, played[3] = {0, 120, 220};
@@ -49,10 +55,15 @@ static void c_render_rgb(Stochastic *env, unsigned char *frame) {
 
 static int c_render_text(Stochastic *env, char *out, int cap) {
     OceanText t = {out, 0, cap};
-    ocean_puts(&t, "step "); ocean_puti(&t, env->tick);
-    ocean_puts(&t, "/"); ocean_puti(&t, env->cfg.horizon);
-    ocean_puts(&t, "  action-0 count "); ocean_puti(&t, env->zeros);
-    ocean_puts(&t, "  target fraction "); ocean_puti(&t, (long)(env->cfg.p * 100)); ocean_puts(&t, "%\n");
+    ocean_puts(&t, "step ");
+    ocean_puti(&t, env->tick);
+    ocean_puts(&t, "/");
+    ocean_puti(&t, env->cfg.horizon);
+    ocean_puts(&t, "  action-0 count ");
+    ocean_puti(&t, env->zeros);
+    ocean_puts(&t, "  target fraction ");
+    ocean_puti(&t, (long)(env->cfg.p * 100));
+    ocean_puts(&t, "%\n");
     return t.len;
 }
 

@@ -68,7 +68,10 @@ static void c_step(Template *env) {
 }
 
 #define TP_SCALE 16
-static void c_frame_shape(Template *env, int *h, int *w) { *h = TP_SCALE; *w = env->cfg.length * TP_SCALE; }
+static void c_frame_shape(Template *env, int *h, int *w) {
+    *h = TP_SCALE;
+    *w = env->cfg.length * TP_SCALE;
+}
 
 static void c_render_rgb(Template *env, unsigned char *frame) {
     static const unsigned char palette[3][3] = {{20, 20, 20}, {0, 180, 220}, {40, 200, 40}};

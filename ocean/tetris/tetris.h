@@ -88,8 +88,8 @@ static inline int tt_right(int piece, int rot) {
 static inline int tt_fits(const Tetris *env, const uint32_t *rows, int piece, int rot, int row, int col) {
     const uint32_t *s = TT_SHAPES[piece][rot];
     int shift = col + TT_PAD;
-    return !(((s[0] << shift) & rows[row]) | ((s[1] << shift) & rows[row + 1]) |
-             ((s[2] << shift) & rows[row + 2]) | ((s[3] << shift) & rows[row + 3]));
+    return !(((s[0] << shift) & rows[row]) | ((s[1] << shift) & rows[row + 1]) | ((s[2] << shift) & rows[row + 2]) |
+             ((s[3] << shift) & rows[row + 3]));
 }
 
 static inline int tt_landing(const Tetris *env, const uint32_t *rows, int piece, int rot, int row, int col) {
@@ -131,7 +131,9 @@ static void tt_write_rows(Tetris *env, int end) {
     }
 }
 
-static inline int tt_queue_at(const Tetris *env, int k) { return env->queue[(env->queue_head + k) % (TT_MAX_PREVIEW + 1)]; }
+static inline int tt_queue_at(const Tetris *env, int k) {
+    return env->queue[(env->queue_head + k) % (TT_MAX_PREVIEW + 1)];
+}
 
 /* One-hots after the board: current piece and `preview` upcoming ones, the held piece, can-hold,
  * and whether gravity pulls on the next step. */
@@ -153,7 +155,9 @@ static int tt_draw(Tetris *env) {
     if (env->bag_pos == TT_PIECES) {
         for (int i = TT_PIECES - 1; i > 0; i--) {  /* Fisher-Yates */
             int j = ocean_randint(&env->rng, i + 1);
-            int t = env->bag[i]; env->bag[i] = env->bag[j]; env->bag[j] = t;
+            int t = env->bag[i];
+            env->bag[i] = env->bag[j];
+            env->bag[j] = t;
         }
         env->bag_pos = 0;
     }
@@ -194,9 +198,10 @@ static inline int tt_popcount(uint32_t x) {
  * Holes are counted in byte lanes of two 64-bit words (columns 0-7, 8-15): a row's gap bits are
  * spread to bytes four at a time through TT_SPREAD and added, so a row costs a few adds whatever the
  * number of holes in it. */
-#define TT_S(b) ((uint32_t)((b) & 1) | (uint32_t)(((b) >> 1) & 1) << 8 | (uint32_t)(((b) >> 2) & 1) << 16 | \
-                 (uint32_t)(((b) >> 3) & 1) << 24)
-static const uint32_t TT_SPREAD[16] = {TT_S(0), TT_S(1), TT_S(2), TT_S(3), TT_S(4), TT_S(5), TT_S(6), TT_S(7),
+#define TT_S(b)                                                                                 \
+    ((uint32_t)((b) & 1) | (uint32_t)(((b) >> 1) & 1) << 8 | (uint32_t)(((b) >> 2) & 1) << 16 | \
+     (uint32_t)(((b) >> 3) & 1) << 24)
+static const uint32_t TT_SPREAD[16] = {TT_S(0), TT_S(1), TT_S(2),  TT_S(3),  TT_S(4),  TT_S(5),  TT_S(6),  TT_S(7),
                                        TT_S(8), TT_S(9), TT_S(10), TT_S(11), TT_S(12), TT_S(13), TT_S(14), TT_S(15)};
 
 static int tt_write_surface(Tetris *env) {
@@ -324,7 +329,10 @@ static float tt_placement_score(const Tetris *env, const uint32_t *rows, int cle
     uint32_t field = ~env->empty_row;
     int holes = tt_count_holes(env, rows), top = env->cfg.n_rows;
     for (int r = 0; r < env->cfg.n_rows; r++)
-        if (rows[r] & field) { top = r; break; }
+        if (rows[r] & field) {
+            top = r;
+            break;
+        }
     return 1.0f * cleared - 1.0f * holes - 0.1f * (float)(env->cfg.n_rows - top);
 }
 
@@ -346,7 +354,11 @@ static void tt_plan(Tetris *env) {
             int land = tt_landing(env, rows, env->piece, rot, env->row, col);
             int cleared = tt_lock_into(env, rows, NULL, env->piece, rot, land, col);
             float score = tt_placement_score(env, rows, cleared);
-            if (score > best) { best = score; env->plan_rot = rot; env->plan_col = col; }
+            if (score > best) {
+                best = score;
+                env->plan_rot = rot;
+                env->plan_col = col;
+            }
         }
     }
     env->plan_ready = 1;
@@ -360,7 +372,9 @@ static int tt_scripted_action(Tetris *env) {
     if (!env->plan_ready) tt_plan(env);
     else if (env->row == env->last_row && env->col == env->last_col && env->rot == env->last_rot)
         return TT_HARD;  /* the last move was blocked: take what we have */
-    env->last_row = env->row; env->last_col = env->col; env->last_rot = env->rot;
+    env->last_row = env->row;
+    env->last_col = env->col;
+    env->last_rot = env->rot;
     if (env->rot != env->plan_rot) return TT_ROTATE;
     if (env->col < env->plan_col) return TT_RIGHT;
     if (env->col > env->plan_col) return TT_LEFT;
@@ -520,7 +534,8 @@ static void tt_step_moves(Tetris *env) {
         break;
     }
     if (!locked && !over) {
-        if (env->rot != rot || env->col != col) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
+        if (env->rot != rot || env->col != col)
+            env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
         if (++env->fall_tick >= env->cfg.ticks_per_fall) {
             env->fall_tick = 0;
             if (env->row < env->ghost_row) env->row++;
@@ -546,9 +561,9 @@ static void c_frame_shape(Tetris *env, int *h, int *w) {
     *w = (env->cfg.n_cols + TT_SIDE) * TT_SCALE;
 }
 
-static const unsigned char TT_RGB[TT_PIECES + 2][3] = {
-    {16, 16, 24}, {0, 200, 220}, {230, 210, 0}, {170, 60, 200}, {40, 200, 60},
-    {220, 40, 40}, {40, 80, 220}, {240, 140, 20}, {110, 110, 110}};
+static const unsigned char TT_RGB[TT_PIECES + 2][3] = {{16, 16, 24},   {0, 200, 220},  {230, 210, 0},
+                                                       {170, 60, 200}, {40, 200, 60},  {220, 40, 40},
+                                                       {40, 80, 220},  {240, 140, 20}, {110, 110, 110}};
 
 static void tt_render_piece(unsigned char *frame, int h, int w, const Tetris *env, int piece, int rot, int row, int col,
                             const unsigned char rgb[3]) {
@@ -569,7 +584,8 @@ static void c_render_rgb(Tetris *env, unsigned char *frame) {
     for (int r = 0; r < env->cfg.n_rows; r++)
         for (int c = 0; c < env->cfg.n_cols; c++) {
             int v = env->color[r * env->cfg.n_cols + c];
-            if (v) ocean_fill_rect(frame, h, w, c * TT_SCALE + 1, r * TT_SCALE + 1, TT_SCALE - 2, TT_SCALE - 2, TT_RGB[v]);
+            if (v)
+                ocean_fill_rect(frame, h, w, c * TT_SCALE + 1, r * TT_SCALE + 1, TT_SCALE - 2, TT_SCALE - 2, TT_RGB[v]);
         }
     tt_render_piece(frame, h, w, env, env->piece, env->rot, env->ghost_row, env->col, ghost);
     tt_render_piece(frame, h, w, env, env->piece, env->rot, env->row, env->col, TT_RGB[env->piece + 1]);
@@ -577,17 +593,22 @@ static void c_render_rgb(Tetris *env, unsigned char *frame) {
         int p = tt_queue_at(env, k);
         tt_render_piece(frame, h, w, env, p, 0, 3 * k, env->cfg.n_cols + 1, TT_RGB[p + 1]);
     }
-    if (env->hold >= 0) tt_render_piece(frame, h, w, env, env->hold, 0, env->cfg.n_rows - 3, env->cfg.n_cols + 1, TT_RGB[env->hold + 1]);
+    if (env->hold >= 0)
+        tt_render_piece(frame, h, w, env, env->hold, 0, env->cfg.n_rows - 3, env->cfg.n_cols + 1,
+                        TT_RGB[env->hold + 1]);
 }
 
 static int c_render_text(Tetris *env, char *out, int cap) {
     if (env->cfg.placement) env->ghost_row = tt_landing(env, env->rows, env->piece, env->rot, env->row, env->col);
     OceanText t = {out, 0, cap};
-    ocean_puts(&t, "lines "); ocean_puti(&t, env->lines);
-    ocean_puts(&t, "  pieces "); ocean_puti(&t, env->pieces);
+    ocean_puts(&t, "lines ");
+    ocean_puti(&t, env->lines);
+    ocean_puts(&t, "  pieces ");
+    ocean_puti(&t, env->pieces);
     ocean_puts(&t, "  next ");
     for (int k = 0; k < env->cfg.preview; k++) ocean_putc(&t, TT_NAMES[tt_queue_at(env, k)]);
-    ocean_puts(&t, "  hold "); ocean_putc(&t, env->hold >= 0 ? TT_NAMES[env->hold] : '-');
+    ocean_puts(&t, "  hold ");
+    ocean_putc(&t, env->hold >= 0 ? TT_NAMES[env->hold] : '-');
     ocean_putc(&t, '\n');
     for (int r = 0; r < env->cfg.n_rows; r++) {
         ocean_putc(&t, '|');

@@ -175,8 +175,9 @@ static void c_render_rgb(TrashPickup *env, unsigned char *frame) {
             int what = tp_what(env, (r + env->sight) * env->stride + c + env->sight);
             int inset = what == 1 ? 4 : 1;  /* trash drawn smaller than bins and agents */
             ocean_fill_rect(frame, h, w, c * TP_SCALE, r * TP_SCALE, TP_SCALE, TP_SCALE, palette[0]);
-            if (what) ocean_fill_rect(frame, h, w, c * TP_SCALE + inset, r * TP_SCALE + inset,
-                                      TP_SCALE - 2 * inset, TP_SCALE - 2 * inset, palette[what]);
+            if (what)
+                ocean_fill_rect(frame, h, w, c * TP_SCALE + inset, r * TP_SCALE + inset, TP_SCALE - 2 * inset,
+                                TP_SCALE - 2 * inset, palette[what]);
         }
 }
 
@@ -190,7 +191,8 @@ static int c_render_text(TrashPickup *env, char *out, int cap) {
     ocean_puti(&t, env->trash);
     ocean_puts(&t, "  (t trash, B bin, a agent, A agent carrying)\n");
     for (int r = 0; r < env->size; r++) {
-        for (int c = 0; c < env->size; c++) ocean_putc(&t, ".tBaA"[tp_what(env, (r + env->sight) * env->stride + c + env->sight)]);
+        for (int c = 0; c < env->size; c++)
+            ocean_putc(&t, ".tBaA"[tp_what(env, (r + env->sight) * env->stride + c + env->sight)]);
         ocean_putc(&t, '\n');
     }
     return t.len;

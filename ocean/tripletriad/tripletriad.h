@@ -48,6 +48,9 @@
 
 enum { TT_N, TT_E, TT_S, TT_W };
 
+/* The tables down to TT_OPEN_START are laid out by hand (one board row per line, or cells in aligned
+ * columns), which clang-format's packing to the column limit would lose. */
+/* clang-format off */
 /* Neighbour of each cell (row-major) on each side, TT_OFF off the board; side d faces side (d + 2) & 3. */
 static const unsigned char TT_NEIGHBOR[TT_CELLS][4] = {
     {TT_OFF, 1, 3, TT_OFF}, {TT_OFF, 2, 4, 0},      {TT_OFF, TT_OFF, 5, 1},
@@ -73,6 +76,7 @@ static const uint32_t TT_OPEN_START[TT_CELLS] = {
     0x00FFFFFFu, 0xFFFFFFFFu, 0xFFFF00FFu,
     0x0000FFFFu, 0xFF00FFFFu, 0xFF0000FFu,
 };
+/* clang-format on */
 
 /* A card is four ranks packed in one word, byte d = rank on side d, so a card's four comparisons
  * against its neighbours are one subtraction (see tt_beats). The words those comparisons need are
@@ -206,7 +210,7 @@ static inline tt_f4 tt_quarters(tt_u4 counts) { return __builtin_convertvector((
 /* Lane i all ones where bit i of a 4-bit mask is set. */
 static const tt_u4 TT_LANES[16] = {
 #define TT_L(m) {(m) & 1 ? ~0u : 0u, (m) & 2 ? ~0u : 0u, (m) & 4 ? ~0u : 0u, (m) & 8 ? ~0u : 0u}
-    TT_L(0), TT_L(1), TT_L(2), TT_L(3), TT_L(4), TT_L(5), TT_L(6), TT_L(7),
+    TT_L(0), TT_L(1), TT_L(2),  TT_L(3),  TT_L(4),  TT_L(5),  TT_L(6),  TT_L(7),
     TT_L(8), TT_L(9), TT_L(10), TT_L(11), TT_L(12), TT_L(13), TT_L(14), TT_L(15),
 #undef TT_L
 };
@@ -499,8 +503,7 @@ static void tt_draw_rank(unsigned char *frame, int fh, int fw, int x, int y, int
 
 static inline int tt_rank(uint32_t card, int side) { return (int)(card >> (8 * side) & 0xFF); }
 
-static void tt_draw_card(unsigned char *frame, int fh, int fw, int x, int y, uint32_t card,
-                         const unsigned char bg[3]) {
+static void tt_draw_card(unsigned char *frame, int fh, int fw, int x, int y, uint32_t card, const unsigned char bg[3]) {
     static const unsigned char ink[3] = {250, 250, 250};
     ocean_fill_rect(frame, fh, fw, x, y, TT_CARD_PX, TT_CARD_PX, bg);
     int mid = TT_CARD_PX / 2 - TT_DIGIT_W;

@@ -13,9 +13,9 @@
 
 /* One segment; `w` may be NULL, meaning every importance ratio is 1 (still clipped: a clip below 1
  * scales even on-policy steps). */
-static void advantage_row(const float *values, const float *rewards, const float *dones,
-                          const float *w, float last_value, float *out, Py_ssize_t horizon,
-                          float gamma, float lam, float rho_clip, float c_clip) {
+static void advantage_row(const float *values, const float *rewards, const float *dones, const float *w,
+                          float last_value, float *out, Py_ssize_t horizon, float gamma, float lam, float rho_clip,
+                          float c_clip) {
     float next_value = last_value;
     float next_adv = 0.0f;
     float rho_one = 1.0f < rho_clip ? 1.0f : rho_clip, c_one = 1.0f < c_clip ? 1.0f : c_clip;
@@ -38,21 +38,19 @@ static int get_floats(PyObject *obj, Py_buffer *view, const char *name, Py_ssize
     int flags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0);
     if (PyObject_GetBuffer(obj, view, flags) != 0) {
         PyErr_Clear();
-        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous%s float32 buffer", name,
-                     writable ? ", writable" : "");
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous%s float32 buffer", name, writable ? ", writable" : "");
         return -1;
     }
     const char *fmt = view->format ? view->format : "B";
     if (fmt[0] == '<' || fmt[0] == '=' || fmt[0] == '@') fmt++;
     if (fmt[0] != 'f' || fmt[1] != '\0' || view->itemsize != 4) {
-        PyErr_Format(PyExc_TypeError, "%s must hold float32 values (buffer format 'f'), got format '%s'",
-                     name, view->format ? view->format : "B");
+        PyErr_Format(PyExc_TypeError, "%s must hold float32 values (buffer format 'f'), got format '%s'", name,
+                     view->format ? view->format : "B");
         PyBuffer_Release(view);
         return -1;
     }
     if (view->len != count * 4) {
-        PyErr_Format(PyExc_ValueError, "%s holds %zd float32 values, expected %zd", name,
-                     view->len / 4, count);
+        PyErr_Format(PyExc_ValueError, "%s holds %zd float32 values, expected %zd", name, view->len / 4, count);
         PyBuffer_Release(view);
         return -1;
     }
@@ -65,9 +63,9 @@ static PyObject *compute(PyObject *self, PyObject *args) {
     PyObject *objs[B_COUNT];
     Py_ssize_t segments, horizon;
     float gamma, lam, rho_clip, c_clip;
-    if (!PyArg_ParseTuple(args, "OOOOOOnnffff:compute", &objs[B_VALUES], &objs[B_REWARDS],
-                          &objs[B_DONES], &objs[B_LAST], &objs[B_OUT], &objs[B_IMPORTANCE],
-                          &segments, &horizon, &gamma, &lam, &rho_clip, &c_clip))
+    if (!PyArg_ParseTuple(args, "OOOOOOnnffff:compute", &objs[B_VALUES], &objs[B_REWARDS], &objs[B_DONES],
+                          &objs[B_LAST], &objs[B_OUT], &objs[B_IMPORTANCE], &segments, &horizon, &gamma, &lam,
+                          &rho_clip, &c_clip))
         return NULL;
     if (segments < 0 || horizon < 0) {
         PyErr_SetString(PyExc_ValueError, "segments and horizon must be non-negative");
@@ -91,8 +89,8 @@ static PyObject *compute(PyObject *self, PyObject *args) {
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t s = 0; s < segments; s++) {
             Py_ssize_t row = s * horizon;
-            advantage_row(values + row, rewards + row, dones + row, w ? w + row : NULL, last[s],
-                          out + row, horizon, gamma, lam, rho_clip, c_clip);
+            advantage_row(values + row, rewards + row, dones + row, w ? w + row : NULL, last[s], out + row, horizon,
+                          gamma, lam, rho_clip, c_clip);
         }
         Py_END_ALLOW_THREADS
     }

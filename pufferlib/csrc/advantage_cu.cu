@@ -9,9 +9,8 @@
 
 __global__ void puffer_advantage_kernel(const float* __restrict__ values, const float* __restrict__ rewards,
                                         const float* __restrict__ dones, const float* __restrict__ importance,
-                                        const float* __restrict__ last_values, float* __restrict__ out,
-                                        int segments, int horizon, float gamma, float lam, float rho_clip,
-                                        float c_clip) {
+                                        const float* __restrict__ last_values, float* __restrict__ out, int segments,
+                                        int horizon, float gamma, float lam, float rho_clip, float c_clip) {
     int s = blockIdx.x * blockDim.x + threadIdx.x;
     if (s >= segments) return;
     long long row = (long long)s * horizon;
@@ -41,8 +40,8 @@ extern "C" {
 // may be NULL for all ratios 1. Returns a cudaError_t (0 on success) of the launch itself; errors inside
 // the kernel surface asynchronously, like any CUDA work on that stream.
 int puffer_advantage_cuda(const float* values, const float* rewards, const float* dones, const float* importance,
-                          const float* last_values, float* out, int segments, int horizon, float gamma,
-                          float lam, float rho_clip, float c_clip, void* stream) {
+                          const float* last_values, float* out, int segments, int horizon, float gamma, float lam,
+                          float rho_clip, float c_clip, void* stream) {
     if (segments <= 0 || horizon <= 0) return 0;
     const int threads = 128;
     int blocks = (segments + threads - 1) / threads;
