@@ -37,14 +37,10 @@ import pufferlib.vector
 from pufferlib import config as configuration
 from pufferlib import rundir
 from pufferlib.advantage import compute_advantage
-from pufferlib.models import sample_logits
+from pufferlib.models import load_checkpoint, make_policy, sample_logits
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import EnvError, PufferError, nonfinite_rows
-from pufferlib.rundir import RunDirError, atomic_write, write_failure
-
-
-class CheckpointError(PufferError, RuntimeError):
-    """A checkpoint is missing, corrupt, or belongs to another env or policy."""
+from pufferlib.rundir import CheckpointError, RunDirError, atomic_write, latest_checkpoint, write_failure
 
 
 class NonFiniteError(PufferError, ArithmeticError):
@@ -108,26 +104,6 @@ def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> puff
                                  **options)
 
 
-def make_policy(vecenv, config: dict) -> torch.nn.Module:
-    policy_config = dict(config['policy'])
-    cls = configuration.import_class(policy_config.pop('class'), 'policy.class')
-    try:
-        policy = cls(vecenv, **policy_config)
-    except (TypeError, ValueError, RuntimeError) as e:  # an unknown keyword, or a size torch refuses
-        raise configuration.ConfigError(f'policy {cls.__name__} rejected its [policy] options '
-                                        f'{policy_config}: {str(e).splitlines()[0]}') from None
-    rnn = dict(config['rnn'])
-    rnn_path = rnn.pop('class')
-    if rnn_path:
-        wrapper = configuration.import_class(rnn_path, 'rnn.class')
-        try:
-            policy = wrapper(vecenv, policy, **rnn)
-        except (TypeError, ValueError, RuntimeError) as e:
-            raise configuration.ConfigError(f'{wrapper.__name__} rejected its [rnn] options {rnn}: '
-                                            f'{str(e).splitlines()[0]}') from None
-    return policy
-
-
 def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Optimizer]:
     """Muon for the 2-D weight matrices, AdamW for everything else; or Adam for all."""
     params = [p for p in policy.parameters() if p.requires_grad]
@@ -148,38 +124,6 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
 # ---------------------------------------------------------------------------------------------
 # Metrics and checkpoints (the run directory itself: pufferlib.rundir)
 # ---------------------------------------------------------------------------------------------
-
-def latest_checkpoint(run_dir: str) -> str | None:
-    folder = os.path.join(run_dir, 'checkpoints')
-    names = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt')) \
-        if os.path.isdir(folder) else []
-    return os.path.join(folder, names[-1]) if names else None
-
-
-def load_checkpoint(path: str, policy: torch.nn.Module | None = None) -> dict:
-    """Load a checkpoint with weights_only=True; check it fits `policy` when one is given."""
-    if not os.path.exists(path):
-        raise CheckpointError(f'checkpoint {path} does not exist')
-    try:
-        state = torch.load(path, map_location='cpu', weights_only=True)
-    except Exception as e:  # torch raises several types for truncated or foreign files
-        raise CheckpointError(f'checkpoint {path} is corrupt or not a pufferlib checkpoint ({type(e).__name__}: '
-                              f'{str(e).splitlines()[0] if str(e) else ""}); use an earlier one from its '
-                              'checkpoints/ folder') from None
-    if not isinstance(state, dict) or 'policy' not in state:
-        raise CheckpointError(f'checkpoint {path} is not a pufferlib checkpoint (no policy weights)')
-    if policy is not None:
-        load_policy_weights(policy, state, path)
-    return state
-
-
-def load_policy_weights(policy: torch.nn.Module, state: dict, path: str) -> None:
-    try:
-        policy.load_state_dict(state['policy'])
-    except RuntimeError as e:
-        raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): '
-                              f'{str(e).splitlines()[0]}') from None
-
 
 class Metrics:
     """metrics.jsonl in the run directory, plus wandb when enabled."""
