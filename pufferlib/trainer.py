@@ -280,17 +280,19 @@ class Trainer:
                                  gamma=c['gamma'], lam=c['gae_lambda'], rho_clip=c['vtrace_rho_clip'],
                                  c_clip=c['vtrace_c_clip'])
 
-    def update(self) -> dict:
+    def update(self) -> dict[str, float]:
+        """PPO on the rollout: `update_epochs` passes of minibatches of whole segments; the mean losses."""
         c = self.train_config
         self.ratio.fill_(1.0)
         progress = self.epoch / self.total_epochs
         beta = c['prio_beta0'] + (1 - c['prio_beta0']) * progress
-        minibatches = c['update_epochs'] * (self.batch_size // c['minibatch_size'])
-        totals = {}
+        minibatches = max(1, c['update_epochs'] * (self.batch_size // c['minibatch_size']))
+        totals: dict[str, float] = {}
         params = [p for p in self.policy.parameters() if p.requires_grad]
-        for _ in range(max(1, minibatches)):
+        for _ in range(minibatches):
             advantages = self.advantages()
-            # Segments with more to learn (larger summed |A|) are drawn more often.
+            # Segments with more to learn (larger summed |A|) are drawn more often; the importance
+            # weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training.
             priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
                 else torch.ones(self.segments, device=self.device)
             probs = priority / priority.sum()
@@ -301,24 +303,11 @@ class Trainer:
 
             mb_adv = advantages[idx]
             returns = mb_adv + self.values[idx]
-            with self.autocast:
-                if self.recurrent:
-                    state = {key: self.segment_start[key][idx] for key in self.segment_start}
-                    state['dones'] = self.dones[idx]
-                    logits, new_values = self.model(self.obs[idx], state)
-                else:
-                    logits, new_values = self.model(self.obs[idx].flatten(0, 1))
-            actions = self.actions[idx].flatten(0, 1)
-            legal = None if self.action_masks is None else self.action_masks[idx].flatten(0, 1)
-            _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
-            new_logprob = new_logprob.float().reshape(self.minibatch_segments, self.horizon)
-            entropy = entropy.float().reshape(self.minibatch_segments, self.horizon)
-            new_values = new_values.float().reshape(self.minibatch_segments, self.horizon)
-
+            new_logprob, entropy, new_values = self._evaluate(idx)
             log_ratio = new_logprob - self.logprobs[idx]
             ratio = log_ratio.exp()
-            self.ratio[idx] = ratio.detach()
-            mask = self.masks[idx]
+            self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
+            mask = self.masks[idx]  # steps of rows that were not live count in no mean
             count = mask.sum().clamp(min=1)
             if c['norm_adv']:
                 mean = (mb_adv * mask).sum() / count
@@ -341,13 +330,7 @@ class Trainer:
             loss.backward()
             self.profile.lap('backward')
             grad_norm = torch.nn.utils.clip_grad_norm_(params, c['max_grad_norm'])
-            # One check (one device sync) per minibatch, before the step: the weights stay finite.
-            if not bool(torch.isfinite(torch.stack([loss.detach().float(), grad_norm.float()])).all()):
-                raise NonFiniteError(
-                    f'the loss became non-finite in the update of epoch {self.epoch + 1} (global step '
-                    f'{self.global_step:,}): policy_loss {pg_loss.item():.4g}, value_loss {v_loss.item():.4g}, '
-                    f'entropy {entropy_mean.item():.4g}, gradient norm {grad_norm.item():.4g}. The weights were '
-                    'not stepped; lower train.learning_rate or train.max_grad_norm')
+            self._check_finite_loss(loss, grad_norm, pg_loss, v_loss, entropy_mean)
             for optimizer in self.optimizers:
                 optimizer.step()
             self.profile.lap('optimizer')
@@ -364,10 +347,39 @@ class Trainer:
         self.profile.lap('optimizer')
         self.epoch += 1
         self.boundary_step, self.boundary_rng = self.global_step, torch.get_rng_state()
-        n = max(1, minibatches)
-        self.losses = {key: value / n for key, value in totals.items()}
+        self.losses = {key: value / minibatches for key, value in totals.items()}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
+
+    def _evaluate(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The current policy on the segments `idx`: the log-probability and entropy of the actions they took
+        (under the masks they were sampled with) and the values, each [segments, horizon]."""
+        with self.autocast:
+            if self.recurrent:
+                # Each segment replays from the memory it started with; its dones reset it within.
+                state = {key: self.segment_start[key][idx] for key in self.segment_start}
+                state['dones'] = self.dones[idx]
+                logits, new_values = self.model(self.obs[idx], state)
+            else:
+                logits, new_values = self.model(self.obs[idx].flatten(0, 1))
+        actions = self.actions[idx].flatten(0, 1)
+        legal = None if self.action_masks is None else self.action_masks[idx].flatten(0, 1)
+        _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
+        new_logprob = new_logprob.float().reshape(self.minibatch_segments, self.horizon)
+        entropy = entropy.float().reshape(self.minibatch_segments, self.horizon)
+        new_values = new_values.float().reshape(self.minibatch_segments, self.horizon)
+        return new_logprob, entropy, new_values
+
+    def _check_finite_loss(self, loss: torch.Tensor, grad_norm: torch.Tensor, pg_loss: torch.Tensor,
+                           v_loss: torch.Tensor, entropy: torch.Tensor) -> None:
+        """Before the optimizer steps, so the weights stay finite; one check (one device sync) per minibatch."""
+        if bool(torch.isfinite(torch.stack([loss.detach().float(), grad_norm.float()])).all()):
+            return
+        raise NonFiniteError(
+            f'the loss became non-finite in the update of epoch {self.epoch + 1} (global step '
+            f'{self.global_step:,}): policy_loss {pg_loss.item():.4g}, value_loss {v_loss.item():.4g}, '
+            f'entropy {entropy.item():.4g}, gradient norm {grad_norm.item():.4g}. The weights were '
+            'not stepped; lower train.learning_rate or train.max_grad_norm')
 
     # --- checkpoints --------------------------------------------------------------------------
 
