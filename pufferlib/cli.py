@@ -60,7 +60,7 @@ def _config_help(env):
             + configuration.flag_help(config, env_options))
 
 
-def cmd_train(args, flags):
+def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
     from pufferlib import config as configuration
     if args.help:
         args.parser.print_help()
@@ -79,16 +79,16 @@ def cmd_train(args, flags):
         # Unknown names, keys, types and env options fail here, with suggestions, before any set-up.
         config = configuration.load(args.env, flags, config_file=args.config)
         pufferlib.make(args.env, **config['env']).close()
-    from pufferlib import trainer
-    summary = trainer.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
-                            quiet=args.quiet)
+    from pufferlib import train
+    summary = train.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
+                          quiet=args.quiet)
     stopped_by = summary.get('interrupted')
-    if stopped_by in trainer.STOP_SIGNALS:
+    if stopped_by in train.STOP_SIGNALS:
         what = 'Ctrl-C' if stopped_by == 'SIGINT' else stopped_by
         print(f'puffer train: stopped by {what} after {summary["global_step"]:,} steps ({summary["epoch"]} epochs); '
               f'checkpoint {summary.get("checkpoint")}\nresume with: puffer train --resume {summary["run_dir"]}',
               file=sys.stderr)
-        return trainer.STOP_SIGNALS[stopped_by]
+        return train.STOP_SIGNALS[stopped_by]
     print(f'done: {summary["global_step"]:,} steps in {summary["epoch"]} epochs; run directory '
           f'{summary["run_dir"]}; checkpoint {summary.get("checkpoint")}')
     return 0
@@ -335,7 +335,7 @@ def main(argv=None):
     except (pufferlib.PufferError, OSError) as exc:  # a user's mistake or a file system's refusal: no traceback
         print(f'puffer {args.command}: error: {exc}', file=sys.stderr)
         return 2
-    except KeyboardInterrupt as exc:  # trainer.StoppedAtOnce says what was lost and where to resume
+    except KeyboardInterrupt as exc:  # pufferlib.train.StoppedAtOnce says what was lost and where to resume
         print(f'puffer {args.command}: {str(exc) or "interrupted"}', file=sys.stderr)
         return getattr(exc, 'exit_code', 130)
 

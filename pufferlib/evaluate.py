@@ -2,6 +2,7 @@
 import json
 import os
 import sys
+from typing import Any
 
 import numpy as np
 import torch
@@ -9,18 +10,18 @@ import torch
 import pufferlib
 from pufferlib import config as configuration
 from pufferlib import registry, rundir
-from pufferlib import trainer as training
-from pufferlib.models import mask_logits, sample_logits
+from pufferlib.models import load_checkpoint, load_policy_weights, make_policy, mask_logits, sample_logits
+from pufferlib.rundir import CheckpointError
 
 
-def _resolve_checkpoint(env_name, checkpoint):
+def _resolve_checkpoint(env_name: str, checkpoint: str) -> tuple[str, str]:
     """A checkpoint file from a file, a run directory, or `latest` (pufferlib.rundir.latest_run of this env)."""
     if checkpoint == 'latest':
         checkpoint = rundir.latest_run(env_name)
     if os.path.isdir(checkpoint):
-        path = training.latest_checkpoint(checkpoint)
+        path = rundir.latest_checkpoint(checkpoint)
         if path is None:
-            raise training.CheckpointError(f'run directory {checkpoint} has no checkpoints yet')
+            raise CheckpointError(f'run directory {checkpoint} has no checkpoints yet')
         return path, checkpoint
     return checkpoint, os.path.dirname(os.path.dirname(os.path.abspath(checkpoint)))
 
@@ -32,15 +33,15 @@ def _render_kwargs(env_name):
     return {'render_mode': 'rgb_array'} if family == 'gymnasium' else {}
 
 
-def _load(env_name, checkpoint, config=None):
+def _load(env_name: str, checkpoint: str, config: dict | None = None) -> tuple[str, dict, dict]:
     """(checkpoint path, its saved state, the config): the run's saved config unless `config` is given."""
     path, run_dir = _resolve_checkpoint(env_name, checkpoint)
-    state_dict = training.load_checkpoint(path)
+    state_dict = load_checkpoint(path)
     trained = state_dict.get('env')
     if isinstance(trained, str) and trained and trained != env_name:
-        raise training.CheckpointError(f'checkpoint {path} was trained on {trained}, not {env_name}: evaluate it '
-                                       f'with `puffer eval {trained} --checkpoint {checkpoint}`, or pass a '
-                                       f'checkpoint of {env_name}')
+        raise CheckpointError(f'checkpoint {path} was trained on {trained}, not {env_name}: evaluate it '
+                              f'with `puffer eval {trained} --checkpoint {checkpoint}`, or pass a '
+                              f'checkpoint of {env_name}')
     if config is None:
         config_path = os.path.join(run_dir, 'config.toml')
         if os.path.exists(config_path):
@@ -56,10 +57,10 @@ class _Player:
     """A checkpoint's policy choosing actions for every row of an env, as in training: illegal actions
     (where the env publishes masks) are never played, and an LSTM's state is cleared where an episode ended."""
 
-    def __init__(self, env, config, state_dict, path, deterministic=False):
+    def __init__(self, env: Any, config: dict, state_dict: dict, path: str, deterministic: bool = False) -> None:
         self.env, self.deterministic = env, deterministic
-        self.policy = training.make_policy(env, config)
-        training.load_policy_weights(self.policy, state_dict, path)
+        self.policy = make_policy(env, config)
+        load_policy_weights(self.policy, state_dict, path)
         self.policy.eval()
         self.recurrent = getattr(self.policy, 'is_recurrent', False)
         self.state = self.policy.initial_state(env.num_agents) if self.recurrent else None

@@ -787,7 +787,7 @@ class League:
         return os.path.join(self.path, 'policies', f'{name}.pt')
 
     def new_network(self, arena):
-        from pufferlib.trainer import make_policy
+        from pufferlib.models import make_policy
         return make_policy(arena, self.config)
 
     def save_policy(self, name: str, network) -> None:
@@ -1115,7 +1115,7 @@ def _task_arena(env_name: str, config: dict, games: int, arena=None):
 
 
 def _network(config: dict, arena, state: dict):
-    from pufferlib.trainer import make_policy
+    from pufferlib.models import make_policy
     network = make_policy(arena, config)
     network.load_state_dict(state)
     return network

@@ -14,8 +14,14 @@ MultiDiscrete, a `torch.distributions.Independent(Normal)` with event shape = th
 `sample_logits(logits, action=None)` turns any of them into (action, logprob, entropy).
 
     policy = LSTMWrapper(env, Default(env))       # recurrent: see LSTMWrapper for state handling
+
+From a config and a checkpoint, as training, evaluation and the league build them:
+
+    policy = make_policy(env, config)             # [policy] and [rnn] of a pufferlib config
+    state = load_checkpoint(path, policy)         # a run's checkpoints/epoch-*.pt, checked to fit
 """
 import math
+import os
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, cast, overload
 
@@ -24,10 +30,13 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
+from pufferlib import config as configuration
 from pufferlib.emulation import Nativizer
 from pufferlib.pufferenv import ActionMaskError, APITypeError, APIUsageError, SpaceError
+from pufferlib.rundir import CheckpointError
 
-__all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits', 'mask_logits']
+__all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits', 'mask_logits', 'make_policy',
+           'load_checkpoint', 'load_policy_weights']
 
 # Orthogonal-init gains: sqrt(2) keeps ReLU activations' scale; a near-zero policy head starts
 # every action equally likely; the value head starts at the scale of its targets.
@@ -458,3 +467,55 @@ def _categorical(logits: torch.Tensor,
     safe = log_probs.clamp(min=torch.finfo(log_probs.dtype).min)
     entropy = -(safe.exp() * safe).sum(-1)
     return action, logprob, entropy
+
+
+# ---------------------------------------------------------------------------------------------
+# A policy from a config; checkpoints (their paths and names: pufferlib.rundir)
+# ---------------------------------------------------------------------------------------------
+
+def make_policy(env: Any, config: dict) -> nn.Module:
+    """The [policy] class built on `env` (a vector env or a single env), wrapped in the [rnn] class if one
+    is set; options a class refuses are a ConfigError that names the section."""
+    policy_config = dict(config['policy'])
+    cls = configuration.import_class(policy_config.pop('class'), 'policy.class')
+    try:
+        policy = cls(env, **policy_config)
+    except (TypeError, ValueError, RuntimeError) as e:  # an unknown keyword, or a size torch refuses
+        raise configuration.ConfigError(f'policy {cls.__name__} rejected its [policy] options '
+                                        f'{policy_config}: {str(e).splitlines()[0]}') from None
+    rnn = dict(config['rnn'])
+    rnn_path = rnn.pop('class')
+    if rnn_path:
+        wrapper = configuration.import_class(rnn_path, 'rnn.class')
+        try:
+            policy = wrapper(env, policy, **rnn)
+        except (TypeError, ValueError, RuntimeError) as e:
+            raise configuration.ConfigError(f'{wrapper.__name__} rejected its [rnn] options {rnn}: '
+                                            f'{str(e).splitlines()[0]}') from None
+    return policy
+
+
+def load_checkpoint(path: str, policy: nn.Module | None = None) -> dict:
+    """Load a checkpoint with weights_only=True; check it fits `policy` when one is given."""
+    if not os.path.exists(path):
+        raise CheckpointError(f'checkpoint {path} does not exist')
+    try:
+        state = torch.load(path, map_location='cpu', weights_only=True)
+    except Exception as e:  # torch raises several types for truncated or foreign files
+        raise CheckpointError(f'checkpoint {path} is corrupt or not a pufferlib checkpoint ({type(e).__name__}: '
+                              f'{str(e).splitlines()[0] if str(e) else ""}); use an earlier one from its '
+                              'checkpoints/ folder') from None
+    if not isinstance(state, dict) or 'policy' not in state:
+        raise CheckpointError(f'checkpoint {path} is not a pufferlib checkpoint (no policy weights)')
+    if policy is not None:
+        load_policy_weights(policy, state, path)
+    return state
+
+
+def load_policy_weights(policy: nn.Module, state: dict, path: str) -> None:
+    """The checkpoint's policy weights into `policy`, or a CheckpointError that names the file and its env."""
+    try:
+        policy.load_state_dict(state['policy'])
+    except RuntimeError as e:
+        raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): '
+                              f'{str(e).splitlines()[0]}') from None

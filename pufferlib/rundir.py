@@ -15,6 +15,8 @@ thing, owned by one process at a time. Everything here is about not losing what 
 - one meaning of "latest" (`latest_run`, `find_run`): the run directory under the experiments folder
   (`$PUFFER_EXPERIMENTS`, default `./experiments`) written to most recently (its newest checkpoint,
   else its config.toml), among the runs of the named env when an env is named.
+- a run's newest checkpoint (`latest_checkpoint`), and the error a missing or bad one raises
+  (`CheckpointError`); reading one needs torch, so that lives in pufferlib.models.
 """
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ class RunDirError(PufferError, OSError):
 
 class RunNotFoundError(PufferError, FileNotFoundError):
     """`latest` or a run id names no run directory."""
+
+
+class CheckpointError(PufferError, RuntimeError):
+    """A checkpoint is missing, corrupt, or belongs to another env or policy."""
 
 
 def write_failure(what: str, path: str, error: OSError) -> RunDirError:
@@ -313,6 +319,14 @@ def last_written(run_dir: str) -> float:
     if os.path.isdir(folder):
         times += [os.path.getmtime(os.path.join(folder, n)) for n in os.listdir(folder) if n.endswith('.pt')]
     return max(times)
+
+
+def latest_checkpoint(run_dir: str) -> str | None:
+    """The newest `checkpoints/epoch-*.pt` of a run (the names sort by epoch), or None before the first."""
+    folder = os.path.join(run_dir, 'checkpoints')
+    names = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt')) \
+        if os.path.isdir(folder) else []
+    return os.path.join(folder, names[-1]) if names else None
 
 
 def latest_run(env: str | None = None, root: str | None = None) -> str:

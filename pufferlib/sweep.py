@@ -21,7 +21,7 @@ A sweep reads top to bottom in this file:
    longest run it allows; it is also the cost GP's prior mean: where unsure, it predicts an expensive run.
 3. The ledger: `trials.jsonl` in the sweep directory, append-only and fsync'd, one `start` and one
    `end` record per trial. Resuming replays it: finished trials are kept, unfinished ones rerun.
-4. Trials: one subprocess each (`python -m pufferlib.sweep RUN_DIR`) running `pufferlib.trainer.train`
+4. Trials: one subprocess each (`python -m pufferlib.sweep RUN_DIR`) running `pufferlib.train.train`
    into an ordinary run directory. A crash, a NaN loss or an overrun time budget is a failed trial
    with its error; it never stops the sweep. Locally K trials run at once, each pinned to its share of
    the cores (and GPUs); with `--sweep.backend ray` each trial is a Ray task and the ledger stays here.
@@ -717,7 +717,7 @@ def _die_with_parent():
         os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _trial_main(run_dir):
+def _trial_main(run_dir: str) -> int:
     """The trial subprocess: train with the spec's config, stop on a NaN loss or the time limit."""
     _die_with_parent()
     spec = rundir.read_json(os.path.join(run_dir, 'trial.json'))
@@ -727,7 +727,7 @@ def _trial_main(run_dir):
         cores = [int(c) for c in cpus.split(',')]
         os.sched_setaffinity(0, cores)  # env workers started by the trainer inherit it
         torch.set_num_threads(len(cores))
-    from pufferlib import trainer
+    from pufferlib import train
     limit, start = spec.get('limit_s') or None, time.time()
     outcome = {'error': None, 'cpus': sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else None}
 
@@ -742,7 +742,7 @@ def _trial_main(run_dir):
         return False
 
     try:
-        summary = trainer.train(spec['env'], config=spec['config'], run_dir=run_dir, quiet=True, on_log=on_log)
+        summary = train.train(spec['env'], config=spec['config'], run_dir=run_dir, quiet=True, on_log=on_log)
         if summary.get('interrupted') not in (None, 'on_log') and outcome['error'] is None:
             outcome['error'] = f'stopped by {summary["interrupted"]} before the end of training'
     except Exception as e:  # any failure of a trial is data for the sweep, never the end of it

@@ -1,6 +1,10 @@
 """PPO with the puffer advantage, prioritized segment replay and Muon. Reads top to bottom.
 
-    run = pufferlib.trainer.train('puffer_squared')            # or: puffer train puffer_squared
+    trainer = Trainer(config, vecenv, pufferlib.models.make_policy(vecenv, config))   # any vector env
+    while trainer.epoch < trainer.total_epochs:
+        trainer.rollout()
+        losses = trainer.update()
+    trainer.save(run_dir)
 
 One epoch = one rollout + one update:
 1. Rollout. Every agent row of the vector env fills one segment of `bptt_horizon` steps of the
@@ -17,34 +21,24 @@ One epoch = one rollout + one update:
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine learning-rate annealing.
 
-Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints/ (atomic writes, one
-process at a time: see pufferlib.rundir).
+A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint into the one it is
+given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
 """
 import contextlib
-import json
 import math
 import os
-import signal
-import sys
-import threading
-import time
-from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import rundir
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import sample_logits
 from pufferlib.profile import Profile
-from pufferlib.pufferenv import EnvError, PufferError, nonfinite_rows
-from pufferlib.rundir import RunDirError, atomic_write, write_failure
-
-
-class CheckpointError(PufferError, RuntimeError):
-    """A checkpoint is missing, corrupt, or belongs to another env or policy."""
+from pufferlib.pufferenv import PufferError, nonfinite_rows
+from pufferlib.rundir import CheckpointError, atomic_write, write_failure
 
 
 class NonFiniteError(PufferError, ArithmeticError):
@@ -52,67 +46,9 @@ class NonFiniteError(PufferError, ArithmeticError):
     outputs or its weights became one. `weights_ok`: the weights are still good (the bad numbers came
     from the env and never reached them), so the state at the epoch boundary may be saved."""
 
-    def __init__(self, message: str, weights_ok: bool = False):
+    def __init__(self, message: str, weights_ok: bool = False) -> None:
         super().__init__(message)
         self.weights_ok = weights_ok
-
-
-# ---------------------------------------------------------------------------------------------
-# Building the pieces
-# ---------------------------------------------------------------------------------------------
-
-def resolve_device(name: str) -> torch.device:
-    if name == 'auto':
-        return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
-    device = torch.device(name)
-    if device.type == 'cuda' and not torch.cuda.is_available():
-        raise configuration.ConfigError(f'train.device={name!r} but no CUDA device is available; use cpu or auto')
-    return device
-
-
-def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
-    """train.torch_threads, where 0 means the cores that the env worker processes leave free (at least 1).
-
-    torch's own default is one thread per core, but here the trainer shares the cores with the env
-    workers: while one half of the envs steps, the policy acts on the other, and each of torch's
-    parallel regions may wait for a thread whose core a worker holds. It is a guard against the bad
-    case, not the fastest setting everywhere: on 2 quiet cores with 2 workers breakout trains ~1.4x
-    faster with two threads than with one, but under other load two threads ran 3-30x slower than
-    one (docs/benchmarks.md, "Where the time goes", and its first sitting in 13c1a24;
-    scripts/bench_profile.py). Serial envs step in this process, between the policy's calls, so
-    they leave every core to torch."""
-    if setting > 0:
-        return setting
-    # Multiprocessing's num_processes leaves out a local worker, which steps in this process.
-    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else getattr(vecenv, 'num_processes',
-                                                                               vecenv.num_workers)
-    return max(1, pufferlib.vector.cpu_count() - workers)
-
-
-def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
-    """The vector env of an experiment; `env` is a name or an env creator."""
-    return pufferlib.vector.from_config(env, config['vec'], seed=config['train']['seed'] + seed_offset,
-                                        env_kwargs=config['env'])
-
-
-def make_policy(vecenv, config: dict) -> torch.nn.Module:
-    policy_config = dict(config['policy'])
-    cls = configuration.import_class(policy_config.pop('class'), 'policy.class')
-    try:
-        policy = cls(vecenv, **policy_config)
-    except (TypeError, ValueError, RuntimeError) as e:  # an unknown keyword, or a size torch refuses
-        raise configuration.ConfigError(f'policy {cls.__name__} rejected its [policy] options '
-                                        f'{policy_config}: {str(e).splitlines()[0]}') from None
-    rnn = dict(config['rnn'])
-    rnn_path = rnn.pop('class')
-    if rnn_path:
-        wrapper = configuration.import_class(rnn_path, 'rnn.class')
-        try:
-            policy = wrapper(vecenv, policy, **rnn)
-        except (TypeError, ValueError, RuntimeError) as e:
-            raise configuration.ConfigError(f'{wrapper.__name__} rejected its [rnn] options {rnn}: '
-                                            f'{str(e).splitlines()[0]}') from None
-    return policy
 
 
 def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Optimizer]:
@@ -124,8 +60,9 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
     matrices = [p for p in params if p.ndim == 2]
     others = [p for p in params if p.ndim != 2]
     # match_rms_adamw scales Muon's step to AdamW's update size, so one learning rate serves both.
-    optimizers = [torch.optim.Muon(matrices, lr=train['learning_rate'], weight_decay=train['weight_decay'],
-                                   adjust_lr_fn='match_rms_adamw')]
+    optimizers: list[torch.optim.Optimizer] = [
+        torch.optim.Muon(matrices, lr=train['learning_rate'], weight_decay=train['weight_decay'],
+                         adjust_lr_fn='match_rms_adamw')]
     if others:
         optimizers.append(torch.optim.AdamW(others, lr=train['learning_rate'], betas=betas, eps=eps,
                                             weight_decay=train['weight_decay']))
@@ -133,100 +70,24 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
 
 
 # ---------------------------------------------------------------------------------------------
-# Metrics and checkpoints (the run directory itself: pufferlib.rundir)
-# ---------------------------------------------------------------------------------------------
-
-def latest_checkpoint(run_dir: str) -> str | None:
-    folder = os.path.join(run_dir, 'checkpoints')
-    names = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt')) \
-        if os.path.isdir(folder) else []
-    return os.path.join(folder, names[-1]) if names else None
-
-
-def load_checkpoint(path: str, policy: torch.nn.Module | None = None) -> dict:
-    """Load a checkpoint with weights_only=True; check it fits `policy` when one is given."""
-    if not os.path.exists(path):
-        raise CheckpointError(f'checkpoint {path} does not exist')
-    try:
-        state = torch.load(path, map_location='cpu', weights_only=True)
-    except Exception as e:  # torch raises several types for truncated or foreign files
-        raise CheckpointError(f'checkpoint {path} is corrupt or not a pufferlib checkpoint ({type(e).__name__}: '
-                              f'{str(e).splitlines()[0] if str(e) else ""}); use an earlier one from its '
-                              'checkpoints/ folder') from None
-    if not isinstance(state, dict) or 'policy' not in state:
-        raise CheckpointError(f'checkpoint {path} is not a pufferlib checkpoint (no policy weights)')
-    if policy is not None:
-        load_policy_weights(policy, state, path)
-    return state
-
-
-def load_policy_weights(policy: torch.nn.Module, state: dict, path: str) -> None:
-    try:
-        policy.load_state_dict(state['policy'])
-    except RuntimeError as e:
-        raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): '
-                              f'{str(e).splitlines()[0]}') from None
-
-
-class Metrics:
-    """metrics.jsonl in the run directory, plus wandb when enabled."""
-
-    def __init__(self, run_dir, config, resume):
-        self.path = os.path.join(run_dir, 'metrics.jsonl')
-        try:
-            self.file = open(self.path, 'a')
-        except OSError as e:
-            raise write_failure('the metrics file', self.path, e) from None
-        self.wandb = None
-        if config['wandb']['enabled']:
-            self.wandb = start_wandb(run_dir, config, resume)
-
-    def write(self, row):
-        try:
-            self.file.write(json.dumps(row) + '\n')
-            self.file.flush()
-        except OSError as e:
-            raise write_failure('the metrics file', self.path, e) from None
-        if self.wandb is not None:
-            self.wandb.log(row, step=row['global_step'])
-
-    def close(self):
-        with contextlib.suppress(OSError):  # a full disk already raised at write(); closing must not mask it
-            self.file.close()
-        if self.wandb is not None:
-            self.wandb.finish()
-
-
-def start_wandb(run_dir, config, resume):
-    try:
-        import wandb
-    except ImportError:
-        raise configuration.ConfigError('wandb.enabled needs wandb: pip install -e ".[wandb]" in this '
-                                        'repository') from None
-    # Offline unless a key is configured: a missing login must never prompt or crash a run.
-    mode = 'online' if os.environ.get('WANDB_API_KEY') else 'offline'
-    mode = os.environ.get('WANDB_MODE', mode)
-    return wandb.init(project=config['wandb']['project'], group=config['wandb']['group'] or None,
-                      config=config, dir=run_dir, name=os.path.basename(run_dir), mode=mode,
-                      id=os.path.basename(run_dir), resume='allow' if resume else None)
-
-# ---------------------------------------------------------------------------------------------
 # The trainer
 # ---------------------------------------------------------------------------------------------
 
 class Trainer:
-    def __init__(self, config: dict, vecenv: pufferlib.vector.VecEnv, policy: torch.nn.Module, device: str = 'cpu',
-                 distributed: bool = False, env_name: str = ''):
+    """PPO on one vector env: `rollout()` fills the buffers, `update()` learns from them (module docstring)."""
+
+    def __init__(self, config: dict, vecenv: pufferlib.vector.VecEnv, policy: torch.nn.Module,
+                 device: str | torch.device = 'cpu', distributed: bool = False, env_name: str = '') -> None:
         self.config, self.vecenv, self.device = config, vecenv, torch.device(device)
         self.env_name = env_name  # recorded in checkpoints
         train = config['train']
         self.train_config = train
         self.policy = policy.to(self.device)
         self.recurrent = getattr(policy, 'is_recurrent', False)
-        self.ddp = None
+        self.ddp: torch.nn.parallel.DistributedDataParallel | None = None
         if distributed:
             self.ddp = torch.nn.parallel.DistributedDataParallel(self.policy)
-        self.model = self.ddp or self.policy
+        self.model: Any = self.ddp or self.policy  # what the update calls: wrapped by DDP, compiled if set
         if train['compile']:
             self.model = torch.compile(self.model)
 
@@ -265,7 +126,7 @@ class Trainer:
                              if legal is not None and self.discrete else None)
         self.last_values = torch.zeros(S, device=d)
         self.step_of_row = np.zeros(S, dtype=np.int64)   # next write index of each row's segment
-        self.state = {}
+        self.state: dict[str, torch.Tensor] = {}
         if self.recurrent:
             self.state = policy.initial_state(S, device=d)
             self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
@@ -282,10 +143,11 @@ class Trainer:
         # of a rollout (an env failed, the workers got a SIGTERM), so that the half-finished rollout's
         # steps are not counted and a resumed run ends on the same step as one never interrupted.
         self.boundary_step, self.boundary_rng = 0, torch.get_rng_state()
-        self.held = []          # batches whose segments were full: (obs, env_ids), answered next epoch
-        self.episode_infos = []
+        # Batches whose segments were full, answered next epoch: (obs, env_ids, masks, legal actions).
+        self.held: list[tuple[torch.Tensor, np.ndarray, np.ndarray | None, torch.Tensor | None]] = []
+        self.episode_infos: list[dict] = []
         self.started = False
-        self.losses = {}
+        self.losses: dict[str, float] = {}
         self.profile = Profile(train.get('profile', False), self.device)  # see pufferlib/profile.py
 
     # --- rollout ------------------------------------------------------------------------------
@@ -329,7 +191,7 @@ class Trainer:
                 continue
             self._act(obs, ids, masks, legal)
 
-    def _check_finite(self, obs, rewards, ids):
+    def _check_finite(self, obs: np.ndarray, rewards: np.ndarray, ids: np.ndarray) -> None:
         """One sum per array when all is finite (pufferlib.nonfinite_rows, which also reads the float
         fields of structured observations); the rows are only looked for when something is wrong."""
         bad = nonfinite_rows(obs, rewards, getattr(self.vecenv, 'obs_dtype', None))
@@ -347,7 +209,8 @@ class Trainer:
                              'training stopped before they reached the loss. Fix the env (its rewards and '
                              'observations must be finite numbers)', weights_ok=True)
 
-    def _sample(self, logits, actions=None, mask=None):
+    def _sample(self, logits: Any, actions: torch.Tensor | None = None,
+                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """sample_logits, with torch's "invalid multinomial distribution" for non-finite logits made clear."""
         try:
             return sample_logits(logits, actions, mask=mask)
@@ -360,7 +223,8 @@ class Trainer:
                                  f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
                                  f'train.max_grad_norm): {str(e).splitlines()[0]}') from None
 
-    def _policy_step(self, obs, state):
+    def _policy_step(self, obs: torch.Tensor,
+                     state: dict[str, torch.Tensor] | None) -> tuple[torch.Tensor, Any, torch.Tensor]:
         obs = obs.to(self.device, non_blocking=True)
         self.profile.lap('copy')
         with torch.no_grad(), self.autocast:
@@ -370,12 +234,13 @@ class Trainer:
                 logits, value = self.policy(obs)
         return obs, logits, value
 
-    def _value(self, obs, rows):
+    def _value(self, obs: torch.Tensor, rows: slice) -> torch.Tensor:
         # The bootstrap value must not advance the memory: the next epoch acts on this same observation.
         state = {k: v[rows].clone() for k, v in self.state.items()}
         return self._policy_step(obs, state)[2].float().flatten()
 
-    def _act(self, obs, ids, masks=None, legal=None):
+    def _act(self, obs: torch.Tensor, ids: np.ndarray, masks: np.ndarray | None = None,
+             legal: torch.Tensor | None = None) -> None:
         rows = slice(int(ids[0]), int(ids[-1]) + 1)
         t = int(self.step_of_row[rows.start])
         if self.recurrent:
@@ -415,17 +280,19 @@ class Trainer:
                                  gamma=c['gamma'], lam=c['gae_lambda'], rho_clip=c['vtrace_rho_clip'],
                                  c_clip=c['vtrace_c_clip'])
 
-    def update(self) -> dict:
+    def update(self) -> dict[str, float]:
+        """PPO on the rollout: `update_epochs` passes of minibatches of whole segments; the mean losses."""
         c = self.train_config
         self.ratio.fill_(1.0)
         progress = self.epoch / self.total_epochs
         beta = c['prio_beta0'] + (1 - c['prio_beta0']) * progress
-        minibatches = c['update_epochs'] * (self.batch_size // c['minibatch_size'])
-        totals = {}
+        minibatches = max(1, c['update_epochs'] * (self.batch_size // c['minibatch_size']))
+        totals: dict[str, float] = {}
         params = [p for p in self.policy.parameters() if p.requires_grad]
-        for _ in range(max(1, minibatches)):
+        for _ in range(minibatches):
             advantages = self.advantages()
-            # Segments with more to learn (larger summed |A|) are drawn more often.
+            # Segments with more to learn (larger summed |A|) are drawn more often; the importance
+            # weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training.
             priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
                 else torch.ones(self.segments, device=self.device)
             probs = priority / priority.sum()
@@ -436,24 +303,11 @@ class Trainer:
 
             mb_adv = advantages[idx]
             returns = mb_adv + self.values[idx]
-            with self.autocast:
-                if self.recurrent:
-                    state = {key: self.segment_start[key][idx] for key in self.segment_start}
-                    state['dones'] = self.dones[idx]
-                    logits, new_values = self.model(self.obs[idx], state)
-                else:
-                    logits, new_values = self.model(self.obs[idx].flatten(0, 1))
-            actions = self.actions[idx].flatten(0, 1)
-            legal = None if self.action_masks is None else self.action_masks[idx].flatten(0, 1)
-            _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
-            new_logprob = new_logprob.float().reshape(self.minibatch_segments, self.horizon)
-            entropy = entropy.float().reshape(self.minibatch_segments, self.horizon)
-            new_values = new_values.float().reshape(self.minibatch_segments, self.horizon)
-
+            new_logprob, entropy, new_values = self._evaluate(idx)
             log_ratio = new_logprob - self.logprobs[idx]
             ratio = log_ratio.exp()
-            self.ratio[idx] = ratio.detach()
-            mask = self.masks[idx]
+            self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
+            mask = self.masks[idx]  # steps of rows that were not live count in no mean
             count = mask.sum().clamp(min=1)
             if c['norm_adv']:
                 mean = (mb_adv * mask).sum() / count
@@ -476,13 +330,7 @@ class Trainer:
             loss.backward()
             self.profile.lap('backward')
             grad_norm = torch.nn.utils.clip_grad_norm_(params, c['max_grad_norm'])
-            # One check (one device sync) per minibatch, before the step: the weights stay finite.
-            if not bool(torch.isfinite(torch.stack([loss.detach().float(), grad_norm.float()])).all()):
-                raise NonFiniteError(
-                    f'the loss became non-finite in the update of epoch {self.epoch + 1} (global step '
-                    f'{self.global_step:,}): policy_loss {pg_loss.item():.4g}, value_loss {v_loss.item():.4g}, '
-                    f'entropy {entropy_mean.item():.4g}, gradient norm {grad_norm.item():.4g}. The weights were '
-                    'not stepped; lower train.learning_rate or train.max_grad_norm')
+            self._check_finite_loss(loss, grad_norm, pg_loss, v_loss, entropy_mean)
             for optimizer in self.optimizers:
                 optimizer.step()
             self.profile.lap('optimizer')
@@ -499,10 +347,39 @@ class Trainer:
         self.profile.lap('optimizer')
         self.epoch += 1
         self.boundary_step, self.boundary_rng = self.global_step, torch.get_rng_state()
-        n = max(1, minibatches)
-        self.losses = {key: value / n for key, value in totals.items()}
+        self.losses = {key: value / minibatches for key, value in totals.items()}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
+
+    def _evaluate(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The current policy on the segments `idx`: the log-probability and entropy of the actions they took
+        (under the masks they were sampled with) and the values, each [segments, horizon]."""
+        with self.autocast:
+            if self.recurrent:
+                # Each segment replays from the memory it started with; its dones reset it within.
+                state = {key: self.segment_start[key][idx] for key in self.segment_start}
+                state['dones'] = self.dones[idx]
+                logits, new_values = self.model(self.obs[idx], state)
+            else:
+                logits, new_values = self.model(self.obs[idx].flatten(0, 1))
+        actions = self.actions[idx].flatten(0, 1)
+        legal = None if self.action_masks is None else self.action_masks[idx].flatten(0, 1)
+        _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
+        new_logprob = new_logprob.float().reshape(self.minibatch_segments, self.horizon)
+        entropy = entropy.float().reshape(self.minibatch_segments, self.horizon)
+        new_values = new_values.float().reshape(self.minibatch_segments, self.horizon)
+        return new_logprob, entropy, new_values
+
+    def _check_finite_loss(self, loss: torch.Tensor, grad_norm: torch.Tensor, pg_loss: torch.Tensor,
+                           v_loss: torch.Tensor, entropy: torch.Tensor) -> None:
+        """Before the optimizer steps, so the weights stay finite; one check (one device sync) per minibatch."""
+        if bool(torch.isfinite(torch.stack([loss.detach().float(), grad_norm.float()])).all()):
+            return
+        raise NonFiniteError(
+            f'the loss became non-finite in the update of epoch {self.epoch + 1} (global step '
+            f'{self.global_step:,}): policy_loss {pg_loss.item():.4g}, value_loss {v_loss.item():.4g}, '
+            f'entropy {entropy.item():.4g}, gradient norm {grad_norm.item():.4g}. The weights were '
+            'not stepped; lower train.learning_rate or train.max_grad_norm')
 
     # --- checkpoints --------------------------------------------------------------------------
 
@@ -543,7 +420,7 @@ class Trainer:
             raise write_failure('the checkpoint', path, e) from None
         return path
 
-    def episode_stats(self) -> dict:
+    def episode_stats(self) -> dict[str, float]:
         """Means of the numeric episode statistics since the last call, and `episodes`: how many ended.
 
         The count lets a reader weigh a row's means (a mean of 2 episodes is not one of 200) and pool
@@ -551,7 +428,8 @@ class Trainer:
         `n`, the summary of n episodes (Ocean's logs).
         """
         infos, self.episode_infos = self.episode_infos, []
-        sums, counts = {}, {}
+        sums: dict[str, float] = {}
+        counts: dict[str, int] = {}
         for info in infos:
             for key, value in info.items():
                 if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
@@ -562,297 +440,10 @@ class Trainer:
             stats['episodes'] = int(round(sum(float(info.get('n', 1)) for info in infos)))
         return stats
 
-    def close(self):
+    def close(self) -> None:
         self.vecenv.close()
 
 
-def _listing(values, limit=8):
+def _listing(values: list, limit: int = 8) -> str:
     shown = ', '.join(str(v) for v in values[:limit])
     return shown + (f' and {len(values) - limit} more' if len(values) > limit else '')
-
-
-# ---------------------------------------------------------------------------------------------
-# The whole job: set up, resume, loop, shut down
-# ---------------------------------------------------------------------------------------------
-
-class Distributed:
-    """torchrun's data parallelism as seen by one process; one process alone when WORLD_SIZE is unset.
-
-    Only the leader (rank 0) writes the run directory, the metrics and the checkpoints."""
-
-    def __init__(self):
-        self.world_size = int(os.environ.get('WORLD_SIZE', '1'))
-        self.rank = int(os.environ.get('RANK', '0'))
-        self.enabled = self.world_size > 1
-        self.leader = self.rank == 0
-        if self.enabled:
-            torch.distributed.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')
-
-    def device(self, device):
-        if self.enabled and device.type == 'cuda':
-            device = torch.device('cuda', int(os.environ.get('LOCAL_RANK', '0')))
-            torch.cuda.set_device(device)
-        return device
-
-    def close(self):
-        if self.enabled:
-            torch.distributed.destroy_process_group()
-
-
-class Job:
-    """What one training run holds between its steps (see `train`)."""
-
-    def __init__(self, env_name, config, trainer, run_dir, checkpoint, resumed, dist, lock):
-        self.env_name, self.config, self.trainer, self.run_dir = env_name, config, trainer, run_dir
-        self.checkpoint, self.resumed, self.dist, self.lock = checkpoint, resumed, dist, lock
-        self.summary = {'run_dir': run_dir, 'env': env_name}
-        self.interrupted = None  # 'SIGINT', 'SIGTERM' or 'on_log' once something asked the run to stop
-
-
-# The signals that stop a run at the end of its epoch, and the exit status of `puffer train` then.
-STOP_SIGNALS = {'SIGINT': 128 + signal.SIGINT, 'SIGTERM': 128 + signal.SIGTERM}
-
-
-class StoppedAtOnce(KeyboardInterrupt):
-    """A second Ctrl-C (or SIGTERM) stopped training in the middle of an epoch, without a checkpoint."""
-
-    def __init__(self, message: str, exit_code: int = STOP_SIGNALS['SIGINT']):
-        super().__init__(message)
-        self.exit_code = exit_code
-
-
-def train(env: str | Callable | None, config: dict | None = None, flags: Sequence[str] = (), resume: str | None = None,
-          run_dir: str | None = None, printer: Callable | None = None, quiet: bool = False,
-          on_log: Callable[[dict], bool | None] | None = None) -> dict:
-    """Train on `env` (a name, or a creator with `config` given); return a summary dict.
-
-    `on_log(row)` sees every metrics row; returning True stops training after that epoch (with a
-    checkpoint), e.g. once a target score or a time budget is reached. Ctrl-C and SIGTERM do the same
-    (summary['interrupted'] names the signal); a second one raises StoppedAtOnce.
-
-    With `resume` (latest, a run id or a run directory; see pufferlib.rundir for "latest"), the run
-    directory's saved config is used (flags may still override it) and training continues from its
-    latest checkpoint: same step count, optimizer and scheduler state.
-    """
-    dist = Distributed()
-    job = None
-    try:
-        job = set_up(env, config, flags, resume, run_dir, dist)
-        resume_from_checkpoint(job)
-        loop(job, printer=printer, quiet=quiet, on_log=on_log)
-        save_if_stopped_early(job)
-    finally:
-        shut_down(job, dist)
-    job.summary.update(global_step=job.trainer.boundary_step, epoch=job.trainer.epoch, interrupted=job.interrupted)
-    return job.summary
-
-
-def set_up(env, config, flags, resume, run_dir, dist):
-    """The run directory (claimed, see `rundir.claim`), the config (saved, given or loaded), seeds,
-    device, vector env, policy and trainer."""
-    if resume:
-        run_dir = rundir.find_run(resume, env if isinstance(env, str) else None)
-    elif run_dir is None:
-        rundir.experiments_dir()  # a PUFFER_EXPERIMENTS that names a file fails before any worker starts
-    # An existing run directory is claimed before anything else: a second `--resume` fails at once.
-    lock = rundir.claim(run_dir) if dist.leader and run_dir is not None else None
-    try:
-        env, env_name, config = resolve_config(env, config, flags, run_dir if resume else None)
-        trainer = make_trainer(env, env_name, config, dist)
-    except BaseException:
-        if lock is not None:
-            lock.release()
-        raise
-    try:
-        if dist.leader and run_dir is None:
-            run_dir = rundir.new_run_dir(env_name)
-            lock = rundir.claim(run_dir)
-        if dist.leader and not resume:
-            text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
-            path = os.path.join(run_dir, 'config.toml')
-            try:
-                atomic_write(path, lambda f: f.write(text.encode()))
-            except OSError as e:
-                raise write_failure('the config', path, e) from None
-    except BaseException:
-        trainer.close()
-        if lock is not None:
-            lock.release()
-        raise
-    checkpoint = latest_checkpoint(run_dir) if resume else None
-    return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist, lock)
-
-
-def resolve_config(env, config, flags, resume_dir):
-    """(env, env name, validated config): the run's saved config when resuming, else the given or loaded one."""
-    env_name = env if isinstance(env, str) else getattr(env, '__name__', 'custom')
-    if resume_dir:
-        saved = configuration.read(os.path.join(resume_dir, 'config.toml'))
-        env_name = saved.pop('_meta', {}).get('env', env_name)
-        if env is None or isinstance(env, str):
-            env = env_name
-        config = configuration.parse_flags(list(flags), configuration.merge(configuration.defaults(), saved,
-                                                                            'saved config'))
-    elif config is None:
-        config = configuration.load(env_name if isinstance(env, str) else None, flags)
-    configuration.validate(config)
-    return env, env_name, config
-
-
-def make_trainer(env, env_name, config, dist):
-    train_config = config['train']
-    torch.manual_seed(train_config['seed'] + dist.rank)
-    np.random.seed(train_config['seed'] + dist.rank)
-    device = dist.device(resolve_device(train_config['device']))
-    vecenv = make_vecenv(env, config, seed_offset=1000 * dist.rank)
-    torch.set_num_threads(torch_threads(train_config['torch_threads'], vecenv))
-    try:
-        policy = make_policy(vecenv, config)
-        return Trainer(config, vecenv, policy, device=device, distributed=dist.enabled, env_name=env_name)
-    except BaseException:
-        vecenv.close()
-        raise
-
-
-def resume_from_checkpoint(job):
-    """The checkpoint's state, and metrics.jsonl cut back to its step (the rows after it are trained again)."""
-    if job.checkpoint is not None:
-        job.trainer.load_state_dict(load_checkpoint(job.checkpoint), job.checkpoint)
-    if job.dist.leader:
-        rundir.trim_metrics(job.run_dir, job.trainer.global_step)
-
-
-@contextlib.contextmanager
-def stop_signals(job):
-    """Ctrl-C and SIGTERM ask the run to stop at the end of the epoch (`job.interrupted`); a second one
-    raises StoppedAtOnce wherever the run is. Signal handlers belong to the main thread: elsewhere
-    this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handle(signum, frame):
-        name = signal.Signals(signum).name
-        if job.interrupted in STOP_SIGNALS:
-            raise StoppedAtOnce(name, STOP_SIGNALS[name])
-        job.interrupted = name
-        what = 'Ctrl-C' if name == 'SIGINT' else name
-        # os.write, not print: a handler may run in the middle of a print to the same stream.
-        os.write(2, f'\npuffer train: {what}: stopping at the end of this epoch with a checkpoint '
-                    '(Ctrl-C again stops at once)\n'.encode())
-    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
-
-
-def loop(job, printer=None, quiet=False, on_log=None):
-    """Rollout and update until the step budget, a signal or `on_log` stops it; checkpoints and metrics
-    rows as configured. Every way it can fail says where the last good checkpoint is."""
-    from pufferlib.dashboard import Dashboard
-    trainer, train_config, leader = job.trainer, job.config['train'], job.dist.leader
-    dashboard = Dashboard(job.env_name, trainer, job.run_dir, printer=printer, quiet=quiet or not leader)
-    metrics = None
-    last_log, start_step, start = 0.0, trainer.global_step, time.time()
-    trainer.profile.start(trainer.global_step)
-    try:
-        with stop_signals(job) if leader else contextlib.nullcontext(), dashboard:
-            metrics = Metrics(job.run_dir, job.config, job.resumed) if leader else None
-            while trainer.epoch < trainer.total_epochs and job.interrupted is None:
-                rollout_start = time.time()
-                trainer.rollout()
-                update_start = time.time()
-                losses = trainer.update()
-                done = time.time()
-                is_last = trainer.epoch >= trainer.total_epochs
-                if leader and (trainer.epoch % train_config['checkpoint_interval'] == 0 or is_last):
-                    job.summary['checkpoint'] = trainer.save(job.run_dir)
-                trainer.profile.lap('checkpoint')
-                if leader and (done - last_log >= train_config['log_interval'] or is_last):
-                    last_log = done
-                    episodes = {f'env/{k}': v for k, v in trainer.episode_stats().items()}
-                    trainer.profile.lap('stats')
-                    if episodes:
-                        job.summary['episodes'] = episodes  # the latest; some log rows have none
-                    row = {'global_step': trainer.global_step, 'epoch': trainer.epoch,
-                           'sps': (trainer.global_step - start_step) / max(done - start, 1e-9),
-                           'rollout_s': update_start - rollout_start, 'train_s': done - update_start,
-                           'elapsed_s': done - start, **losses, **episodes}
-                    metrics.write(row)
-                    dashboard.update(row)
-                    job.summary['last'] = row
-                    if on_log is not None and on_log(row):
-                        job.interrupted = 'on_log'
-                trainer.profile.lap('logging')
-                trainer.profile.end_epoch(trainer.global_step)
-        if leader and trainer.profile.enabled:
-            job.summary['profile'] = trainer.profile.report(job.run_dir, time.time() - start, job.env_name, quiet)
-    except EnvError as e:
-        if job.interrupted in STOP_SIGNALS:
-            return  # the signal reached the env workers too (`kill -TERM -PGID`): a stop, not an env crash
-        if leader:
-            print(f'\npuffer train: an environment failed, so training stopped.\n{e}\n\n'
-                  f'{last_checkpoint(job, save=True)} once the env is fixed.', file=sys.stderr)
-        raise
-    except NonFiniteError as e:
-        if not leader:
-            raise
-        # From the env, the weights never saw the bad numbers: the epoch boundary is a good checkpoint.
-        # Otherwise (the loss, the weights), the newest checkpoint on disk is the last good one.
-        raise NonFiniteError(f'{e}. {last_checkpoint(job, save=e.weights_ok)}') from None
-    except RunDirError as e:
-        if not leader:
-            raise
-        # A last checkpoint where space allows, unless writing the checkpoint is what just failed.
-        retry = getattr(e, 'what', None) != 'the checkpoint'
-        raise RunDirError(f'{e}. {last_checkpoint(job, save=retry)}') from None
-    except KeyboardInterrupt as e:  # a second Ctrl-C or SIGTERM (StoppedAtOnce), or one in set-up
-        name = str(e) if str(e) in STOP_SIGNALS else 'SIGINT'
-        what = 'a second Ctrl-C' if name == 'SIGINT' else f'a second {name}'
-        raise StoppedAtOnce(f'stopped at once by {what}, in the middle of epoch {trainer.epoch + 1}. '
-                            f'{last_checkpoint(job, save=False)}', STOP_SIGNALS[name]) from None
-    finally:
-        if metrics is not None:
-            metrics.close()
-
-
-def last_checkpoint(job, save):
-    """A sentence for error messages: the checkpoint of the last finished epoch, saved now when `save`
-    (and the disk allows), else the newest one on disk; and how to resume from it."""
-    failed, resume = '', f'resume with `puffer train --resume {job.run_dir}`'
-    if save and job.trainer.epoch > 0:
-        try:
-            path = job.trainer.save(job.run_dir)
-            job.summary['checkpoint'] = path
-            return f'The last checkpoint is {path}, saved now at the end of epoch {job.trainer.epoch}; {resume}'
-        except (RunDirError, NonFiniteError) as e:
-            failed = f'A last checkpoint could not be saved ({e}). '
-    path = latest_checkpoint(job.run_dir) if job.run_dir else None
-    if path is None:
-        return (f'{failed}No checkpoint was written yet in {job.run_dir} (one every train.checkpoint_interval '
-                'epochs)')
-    return f'{failed}The last checkpoint is {path}; {resume}'
-
-
-def save_if_stopped_early(job):
-    """A run stopped by a signal or by `on_log` keeps the epoch it finished."""
-    if job.interrupted and job.dist.leader:
-        try:
-            job.summary['checkpoint'] = job.trainer.save(job.run_dir)
-        except RunDirError as e:
-            raise RunDirError(f'{e}; training was stopping ({job.interrupted}). '
-                              f'{last_checkpoint(job, save=False)}') from None
-
-
-def shut_down(job, dist):
-    """Close the vector env (its workers), release the run directory and leave the process group,
-    whatever happened before."""
-    try:
-        if job is not None:
-            job.trainer.close()
-    finally:
-        if job is not None and job.lock is not None:
-            job.lock.release()
-        dist.close()

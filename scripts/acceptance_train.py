@@ -31,7 +31,7 @@ import torch
 
 from pufferlib import config as configuration
 from pufferlib import evaluate
-from pufferlib import trainer as training
+from pufferlib import train as training
 
 sys.path.insert(0, __file__.rsplit('/', 1)[0])
 import baselines  # noqa: E402

@@ -24,7 +24,7 @@ import time
 import torch
 
 from pufferlib import config as configuration
-from pufferlib import trainer as training
+from pufferlib import train as training
 
 import benchdoc
 from pufferlib import benchmark as bd

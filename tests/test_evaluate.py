@@ -10,8 +10,9 @@ import pytest
 
 import pufferlib
 from pufferlib import config as configuration
-from pufferlib import trainer as training
+from pufferlib import train as training
 from pufferlib.evaluate import episode_means
+from pufferlib.rundir import CheckpointError
 
 from small_run import SMALL
 
@@ -54,7 +55,7 @@ def test_bad_arguments_and_checkpoints_of_another_env_are_refused(tmp_path, monk
     monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
     summary = training.train('puffer_squared', config=configuration.load(
         'puffer_squared', ONE_BATCH), quiet=True)
-    with pytest.raises(training.CheckpointError, match='was trained on puffer_squared, not puffer_bandit'):
+    with pytest.raises(CheckpointError, match='was trained on puffer_squared, not puffer_bandit'):
         episode_means('puffer_bandit', summary['checkpoint'])
 
 

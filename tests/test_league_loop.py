@@ -283,7 +283,7 @@ def test_scripted_games_are_whole_rounds_of_every_env_in_round_order(tmp_path):
     """scripted_task plays every env the same number of games and counts those (the first games to end
     anywhere are the short ones, more often won): 1,500 games are 2 rounds of 1,024 envs, the first
     1,500 in round order, from each seat."""
-    from pufferlib.trainer import make_policy
+    from pufferlib.models import make_policy
     path = league.create('puffer_connect4', ['--league.method', 'fsp', *TINY], root=str(tmp_path))
     config = league.League(path).config
     config['league']['scripted_games'] = 1500

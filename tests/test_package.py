@@ -16,6 +16,19 @@ def test_core_imports_without_torch():
     assert out.stdout.strip() == '(2, 4)'
 
 
+def test_the_run_layer_imports_without_torch(tmp_path):
+    """Run directories and their checkpoints' paths are found before torch loads (pufferlib.rundir)."""
+    (tmp_path / 'checkpoints').mkdir()
+    for name in ('epoch-0000002.pt', 'epoch-0000010.pt', 'notes.txt'):
+        (tmp_path / 'checkpoints' / name).write_bytes(b'')
+    code = ('import sys; sys.modules["torch"] = None\n'
+            'from pufferlib.rundir import CheckpointError, latest_checkpoint\n'
+            'print(latest_checkpoint(sys.argv[1]))')
+    out = subprocess.run([sys.executable, '-c', code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(tmp_path / 'checkpoints' / 'epoch-0000010.pt')
+
+
 def test_console_script_is_installed():
     out = subprocess.run([PUFFER, '--help'], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and 'autotune' in out.stdout

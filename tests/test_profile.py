@@ -10,7 +10,7 @@ import pufferlib.vector
 
 from pufferlib import config as configuration
 from pufferlib import profile as profiling
-from pufferlib import trainer as training
+from pufferlib import train as training
 from pufferlib.cli import main
 
 from small_run import SMALL

@@ -1,6 +1,6 @@
 """The run layer (pufferlib/rundir.py): unique dated directories, the lock that names its owner and is
 taken over when stale, whole writes, the ledger cut back on resume, and what "latest" means. The same
-lock guards run, sweep and league directories: tests/test_trainer.py, test_sweep.py and
+lock guards run, sweep and league directories: tests/test_train.py, test_sweep.py and
 test_league_loop.py refuse a second process on each."""
 import json
 import os

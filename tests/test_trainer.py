@@ -1,29 +1,24 @@
-"""The trainer, its config, CLI, run directories and checkpoints, on real Ocean and Gymnasium envs."""
+"""The PPO core (pufferlib.trainer.Trainer): rollout, update, the numbers it guards and the checkpoints it
+writes, on real Ocean and Gymnasium envs. The job around it (runs, resume, signals): tests/test_train.py."""
 import contextlib
 import functools
 import glob
-import json
 import math
 import os
 import re
-import signal
-import subprocess
-import sys
-import time
 
-import numpy as np
 import pytest
 import torch
 
 import pufferlib
 from pufferlib import config as configuration
-from pufferlib import trainer as training
-from pufferlib.cli import main
+from pufferlib import train as training
+from pufferlib.models import load_checkpoint, make_policy
+from pufferlib.rundir import CheckpointError
+from pufferlib.trainer import NonFiniteError, Trainer
 
-from envs import FaultyEnv, NonFiniteEnv, NonFiniteRowEnv
+from envs import NonFiniteEnv, NonFiniteRowEnv
 from small_run import SMALL
-
-PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 
 
 @pytest.fixture(autouse=True)
@@ -39,68 +34,11 @@ def run_train(env, *flags, steps=4096):
     return training.train(env, config=config, quiet=True)
 
 
-# --- config and flags ------------------------------------------------------------------------
-
-@pytest.mark.parametrize('flags, match', [
-    (['--train.learnin-rate', '0.1'], r'unknown key train.learnin_rate \(did you mean learning_rate'),
-    (['--train.gamma', 'high'], 'train.gamma must be float'),
-    (['--vec.num-envs', '2.5'], 'vec.num_envs must be int'),
-    (['--train.minibatch-size', '100'], 'multiple of train.bptt_horizon'),
-    (['--trian.gamma', '0.9'], r'unknown section \[trian\]'),
-    (['--train.optimizer', 'sgd'], 'train.optimizer must be muon or adam'),
-    (['train.gamma'], 'unexpected argument'),
-    (['--vec.backend', 'Serial', '--vec.local-worker', 'true'],
-     'vec.local_worker=true needs vec.backend=Multiprocessing'),
-    (['--vec.backend', 'Serial', '--vec.num-processes', '1'], 'vec.num_processes=1 needs vec.backend=Multiprocessing'),
-    (['--vec.num-processes', '-1'], r'vec.num_processes must be >= 0'),
-])
-def test_bad_flags_name_the_key(flags, match):
-    with pytest.raises(configuration.ConfigError, match=match):
-        configuration.load('puffer_squared', flags)
-
-
-def test_bad_config_file(tmp_path):
-    path = tmp_path / 'bad.toml'
-    path.write_text('[train]\nlearning_rate = "fast"\n')
-    with pytest.raises(configuration.ConfigError, match='bad.toml: train.learning_rate must be float'):
-        configuration.load('puffer_squared', config_file=str(path))
-    path.write_text('[train\n')
-    with pytest.raises(configuration.ConfigError, match='not valid TOML'):
-        configuration.load('puffer_squared', config_file=str(path))
-
+# --- rollout and update ----------------------------------------------------------------------
 
 def test_minibatch_larger_than_rollout_is_an_error():
     with pytest.raises(configuration.ConfigError, match='train.minibatch_size=8192 is larger than one rollout'):
         run_train('puffer_squared', '--train.minibatch-size', '8192')
-
-
-def test_cli_errors_exit_2_with_one_line(capsys):
-    assert main(['train', 'puffer_squared', '--train.gama', '0.9']) == 2
-    err = capsys.readouterr().err
-    assert 'did you mean gamma' in err and 'Traceback' not in err
-    assert main(['train', 'puffer_squaredd']) == 2
-    assert 'Did you mean puffer_squared' in capsys.readouterr().err
-
-
-def test_cli_help_lists_options_and_envs(capsys):
-    assert main(['train', 'puffer_squared', '--help']) == 0
-    out = capsys.readouterr().out
-    assert '--train.learning-rate' in out and '--env.size' in out and 'puffer envs' in out
-
-
-# --- a real run -------------------------------------------------------------------------------
-
-def test_run_directory_metrics_and_checkpoint(experiments):
-    summary = run_train('puffer_squared', steps=8192)
-    run_dir = summary['run_dir']
-    assert run_dir.startswith(str(experiments))
-    assert summary['global_step'] == 8192 and summary['epoch'] == 8
-    saved = configuration.read(os.path.join(run_dir, 'config.toml'))
-    assert saved['_meta']['env'] == 'puffer_squared' and saved['train']['bptt_horizon'] == 16
-    rows = [json.loads(line) for line in open(os.path.join(run_dir, 'metrics.jsonl'))]
-    assert rows[-1]['global_step'] == 8192 and np.isfinite(rows[-1]['policy_loss'])
-    state = torch.load(summary['checkpoint'], weights_only=True)
-    assert state['global_step'] == 8192 and state['epoch'] == 8
 
 
 def test_every_transition_trains_and_bootstraps_from_the_next_observation():
@@ -127,83 +65,9 @@ def small_trainer(steps):
     config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', str(steps)])
     vecenv = training.make_vecenv('puffer_squared', config)
     try:
-        yield training.Trainer(config, vecenv, training.make_policy(vecenv, config))
+        yield Trainer(config, vecenv, make_policy(vecenv, config))
     finally:
         vecenv.close()
-
-
-def test_resume_after_sigkill_reaches_the_same_step_count(experiments):
-    steps = 64 * 16 * 12
-    args = [PUFFER, 'train', 'puffer_squared', *SMALL, '--train.total-timesteps', str(steps),
-            '--train.checkpoint-interval', '1', '--quiet']
-    env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments)}
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    run_dir = None
-    while time.monotonic() < deadline:
-        runs = list(experiments.glob('puffer_squared-*')) if experiments.exists() else []
-        if runs and len(list((runs[0] / 'checkpoints').glob('epoch-*.pt'))) >= 2:
-            run_dir = runs[0]
-            break
-        assert proc.poll() is None, proc.stderr.read()
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=120)  # bounds a hang only: a killed process still needs the CPU to be torn down
-    assert run_dir is not None
-    before = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)['global_step']
-    assert before < steps
-    out = subprocess.run([PUFFER, 'train', '--resume', 'latest', '--quiet'], env=env, capture_output=True,
-                         text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    state = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)
-    assert state['global_step'] == steps  # the same as a run never interrupted
-    assert state['epoch'] == 12
-
-
-def test_corrupt_and_mismatched_checkpoints_are_clear_errors(tmp_path):
-    summary = run_train('puffer_squared', steps=1024)
-    env = pufferlib.make('puffer_squared')
-    config = configuration.load('puffer_squared', ['--policy.hidden-size', '64'])
-    policy = training.make_policy(env, config)
-    with pytest.raises(training.CheckpointError, match='does not fit this policy'):
-        training.load_checkpoint(summary['checkpoint'], policy)
-    corrupt = tmp_path / 'corrupt.pt'
-    corrupt.write_bytes(open(summary['checkpoint'], 'rb').read()[:100])
-    with pytest.raises(training.CheckpointError, match='corrupt or not a pufferlib checkpoint'):
-        training.load_checkpoint(str(corrupt))
-    with pytest.raises(training.CheckpointError, match='does not exist'):
-        training.load_checkpoint(str(tmp_path / 'missing.pt'))
-
-
-@pytest.mark.parametrize('backend, flag, expected', [('Multiprocessing', [], 120.0),
-                                                     ('Multiprocessing', ['--vec.step-timeout', '7.5'], 7.5),
-                                                     ('Multiprocessing', ['--vec.step-timeout', '0'], None),
-                                                     ('Serial', ['--vec.step-timeout', '7.5'], None)])
-def test_vec_step_timeout_reaches_the_vector_env(backend, flag, expected):
-    config = configuration.load('CartPole-v1', ['--vec.backend', backend, '--vec.num-envs', '2', *flag])
-    with training.make_vecenv('CartPole-v1', config) as vecenv:
-        assert getattr(vecenv, 'step_timeout', None) == expected
-
-
-def test_worker_crash_ends_the_run_with_a_message_and_a_usable_checkpoint(capsys):
-    """Each env fails at its 100th step, in the middle of epoch 13 (8 steps per row per epoch): the
-    checkpoint holds the end of epoch 12, not the half-finished rollout, so the resumed run ends on the
-    same step as one never interrupted."""
-    config = configuration.load('CartPole-v1', ['--vec.num-envs', '2', '--vec.num-workers', '2',
-                                                '--train.bptt-horizon', '8', '--train.minibatch-size', '16',
-                                                '--train.total-timesteps', str(20 * 16),
-                                                '--train.checkpoint-interval', '1000'])
-    with pytest.raises(pufferlib.EnvError, match='boom'):
-        training.train(functools.partial(FaultyEnv, 'raise', 100), config=config, quiet=True)
-    err = capsys.readouterr().err
-    assert 'an environment failed' in err and 'The last checkpoint is' in err
-    path = re.search(r"The last checkpoint is (\S+\.pt)", err).group(1)
-    env = pufferlib.emulation.GymnasiumPufferEnv(env=FaultyEnv())
-    state = training.load_checkpoint(path, training.make_policy(env, config))
-    assert state['epoch'] == 12 and state['global_step'] == 12 * 16
-    run_dir = os.path.dirname(os.path.dirname(path))
-    resumed = training.train(functools.partial(FaultyEnv, 'raise', 10**9), resume=run_dir, quiet=True)
-    assert resumed['global_step'] == 20 * 16 and resumed['epoch'] == 20
 
 
 def test_recurrent_policy_and_pool_paths_train():
@@ -229,6 +93,40 @@ def test_bfloat16_autocast_trains_with_finite_losses(monkeypatch):
     assert losses and all(math.isfinite(v) for v in losses.values()), summary['last']
 
 
+def test_default_hyperparameters_solve_bandit_quickly():
+    """A fast learning check for CI; the full sanity suite runs in scripts/acceptance_train.py."""
+    config = configuration.load('puffer_bandit', ['--train.total-timesteps', '2000000', '--train.log-interval', '0'])
+    summary = training.train('puffer_bandit', config=config, quiet=True)
+    assert summary['episodes']['env/perf'] > 0.9, summary['episodes']
+
+
+def test_episode_stats_count_the_episodes_behind_their_means():
+    """A log row says how many episodes its means pool (Ocean's infos summarize `n` episodes each)."""
+    import types
+    holder = types.SimpleNamespace(episode_infos=[{'episode_return': 1.0}, {'episode_return': 3.0},
+                                                  {'episode_return': 2.0, 'score': 2.0, 'n': 5.0}])
+    stats = Trainer.episode_stats(holder)
+    assert stats['episodes'] == 7 and stats['episode_return'] == 2.0 and stats['score'] == 2.0
+    assert holder.episode_infos == [] and Trainer.episode_stats(holder) == {}
+
+
+# --- checkpoints -----------------------------------------------------------------------------
+
+def test_corrupt_and_mismatched_checkpoints_are_clear_errors(tmp_path):
+    summary = run_train('puffer_squared', steps=1024)
+    env = pufferlib.make('puffer_squared')
+    config = configuration.load('puffer_squared', ['--policy.hidden-size', '64'])
+    policy = make_policy(env, config)
+    with pytest.raises(CheckpointError, match='does not fit this policy'):
+        load_checkpoint(summary['checkpoint'], policy)
+    corrupt = tmp_path / 'corrupt.pt'
+    corrupt.write_bytes(open(summary['checkpoint'], 'rb').read()[:100])
+    with pytest.raises(CheckpointError, match='corrupt or not a pufferlib checkpoint'):
+        load_checkpoint(str(corrupt))
+    with pytest.raises(CheckpointError, match='does not exist'):
+        load_checkpoint(str(tmp_path / 'missing.pt'))
+
+
 @pytest.mark.slow
 def test_compiled_policy_trains_and_checkpoints_the_plain_weights(experiments):
     """torch.compile on CPU (inductor builds C++ with the system compiler): about a minute."""
@@ -238,78 +136,7 @@ def test_compiled_policy_trains_and_checkpoints_the_plain_weights(experiments):
     assert not any('_orig_mod' in key for key in state['policy']), 'checkpoint holds the compiled wrapper'
 
 
-def test_trainer_runs_with_a_local_worker():
-    summary = run_train('puffer_squared', '--vec.batch-size', '2', '--vec.local-worker', 'true', steps=2048)
-    assert summary['global_step'] == 2048
-
-
-def test_trainer_runs_double_buffered():
-    """vec.num_processes reaches the vector env: 4 workers in 2 processes, a batch from each."""
-    config = configuration.load('puffer_squared', [*SMALL, '--vec.num-envs', '4', '--vec.num-workers', '4',
-                                                   '--vec.batch-size', '2', '--vec.num-processes', '2'])
-    vecenv = training.make_vecenv('puffer_squared', config)
-    try:
-        assert vecenv.num_processes == len(vecenv.processes) == 2 and vecenv.num_workers == 4
-    finally:
-        vecenv.close()
-    summary = run_train('puffer_squared', '--vec.num-envs', '4', '--vec.num-workers', '4', '--vec.batch-size', '2',
-                        '--vec.num-processes', '2', steps=2048)
-    assert summary['global_step'] == 2048
-
-
-def test_eval_writes_a_video_and_plot_writes_a_png(experiments, tmp_path, capsys):
-    summary = run_train('puffer_squared', steps=2048)
-    video = tmp_path / 'squared.gif'
-    assert main(['eval', 'puffer_squared', '--checkpoint', 'latest', '--episodes', '2',
-                 '--video', str(video)]) == 0
-    assert 'mean episode return' in capsys.readouterr().out
-    assert video.read_bytes()[:6] == b'GIF89a'
-    png = tmp_path / 'curve.png'
-    assert main(['plot', summary['run_dir'], '--metric', 'policy_loss', '--out', str(png)]) == 0
-    assert png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
-
-
-def test_runs_and_checkpoints_of_another_env_are_refused(experiments, capsys):
-    """`puffer train puffer_pong --resume latest` resumes only a puffer_pong run; eval compares the
-    env stored in the checkpoint; and a config flag's value after --resume is not an env name."""
-    summary = run_train('puffer_squared', steps=1024)
-    assert main(['train', 'puffer_pong', '--resume', 'latest']) == 2
-    assert '"latest": no runs of puffer_pong' in capsys.readouterr().err
-    assert main(['train', 'puffer_pong', '--resume', summary['run_dir']]) == 2
-    assert 'is a run of puffer_squared, not puffer_pong' in capsys.readouterr().err
-    assert main(['eval', 'puffer_pong', '--checkpoint', summary['checkpoint'], '--episodes', '1']) == 2
-    assert 'was trained on puffer_squared, not puffer_pong' in capsys.readouterr().err
-    assert main(['train', '--resume', 'latest', '--train.total-timesteps', '2048', '--quiet']) == 0
-    assert 'done: 2,048 steps in 2 epochs' in capsys.readouterr().out
-
-
-def test_wandb_runs_offline_without_a_key(experiments):
-    summary = run_train('puffer_squared', '--wandb.enabled', 'true', steps=1024)
-    assert list((experiments / os.path.basename(summary['run_dir']) / 'wandb').glob('offline-run-*'))
-
-
-def test_default_hyperparameters_solve_bandit_quickly():
-    """A fast learning check for CI; the full sanity suite runs in scripts/acceptance_train.py."""
-    config = configuration.load('puffer_bandit', ['--train.total-timesteps', '2000000', '--train.log-interval', '0'])
-    summary = training.train('puffer_bandit', config=config, quiet=True)
-    assert summary['episodes']['env/perf'] > 0.9, summary['episodes']
-
-
-def test_data_parallel_two_processes_with_gloo(experiments):
-    """torchrun with 2 CPU processes: DDP averages gradients (gloo), rank 0 writes the run."""
-    env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments), 'OMP_NUM_THREADS': '1'}
-    cmd = [sys.executable, '-m', 'torch.distributed.run', '--standalone', '--nproc_per_node', '2',
-           '-m', 'pufferlib.cli', 'train', 'puffer_squared', *SMALL, '--vec.backend', 'Serial',
-           '--train.total-timesteps', '2048', '--quiet']
-    out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr[-3000:]
-    runs = list(experiments.glob('puffer_squared-*'))
-    assert len(runs) == 1  # only rank 0 writes
-    state = torch.load(training.latest_checkpoint(str(runs[0])), weights_only=True)
-    assert state['global_step'] == 2048 and state['epoch'] == 2
-
-
-# --- faults during a run: numbers, signals, the run directory --------------------------------
+# --- non-finite numbers ----------------------------------------------------------------------
 
 def nonfinite_config(steps=100_000):
     return configuration.load('CartPole-v1', ['--vec.backend', 'Serial', '--vec.num-envs', '4',
@@ -323,14 +150,14 @@ def test_non_finite_env_output_stops_with_its_rows_and_step_and_a_checkpoint(exp
     """Env 2 of 4 goes bad at its 20th step, in the third epoch (8 steps per row per epoch): the error
     names row 2 and the step, before the value reaches the loss, and the last epoch is saved."""
     env = functools.partial(NonFiniteRowEnv, what, 20, 2, value)
-    with pytest.raises(training.NonFiniteError) as error:
+    with pytest.raises(NonFiniteError) as error:
         training.train(env, config=nonfinite_config(), quiet=True)
     message = str(error.value)
     assert f'non-finite {what}s ({value})' in message and 'env rows 2 (envs 2)' in message, message
     assert re.search(r'at global step \d+, epoch 3', message), message
     assert re.search(r'\bnon-finite\b', message)  # what pufferlib.sweep reads as a diverged trial
     path = re.search(r'The last checkpoint is (\S+\.pt)', message).group(1)
-    state = training.load_checkpoint(path)
+    state = load_checkpoint(path)
     assert state['epoch'] == 2 and state['global_step'] == 2 * 4 * 8  # the two good epochs, nothing after
     assert all(torch.isfinite(t).all() for t in state['policy'].values())
 
@@ -339,7 +166,7 @@ def test_non_finite_float_field_of_a_structured_observation_stops_the_run(experi
     """A Dict observation travels as bytes; its float field going inf is still caught (the uint8 field
     is all 0xFF bytes, which would read as NaN if the bytes were taken for floats)."""
     env = functools.partial(NonFiniteEnv, 'obs', 20, True)
-    with pytest.raises(training.NonFiniteError, match=r'non-finite observations \(in a float field'):
+    with pytest.raises(NonFiniteError, match=r'non-finite observations \(in a float field'):
         training.train(env, config=nonfinite_config(), quiet=True)
 
 
@@ -351,8 +178,8 @@ def test_a_loss_that_becomes_non_finite_stops_before_the_weights_step():
         with torch.no_grad():
             value_head.bias.fill_(float('inf'))  # every value estimate, so the value loss, is inf
         before = {k: v.clone() for k, v in policy.state_dict().items()}
-        with pytest.raises(training.NonFiniteError, match=r'the loss became non-finite in the update of epoch 1 '
-                                                          r'\(global step 1,024\): .*value_loss (inf|nan)'):
+        with pytest.raises(NonFiniteError, match=r'the loss became non-finite in the update of epoch 1 '
+                                                 r'\(global step 1,024\): .*value_loss (inf|nan)'):
             trainer.update()
         for key, tensor in policy.state_dict().items():
             torch.testing.assert_close(tensor, before[key], equal_nan=True)  # nothing stepped
@@ -361,264 +188,17 @@ def test_a_loss_that_becomes_non_finite_stops_before_the_weights_step():
 def test_a_diverging_run_keeps_its_last_good_checkpoint(experiments, monkeypatch):
     """Two good epochs, then a learning rate of 1e30 blows the weights up: the run stops with one
     error (the sweep's "diverged") that points at a checkpoint whose weights are all finite."""
-    update = training.Trainer.update
+    update = Trainer.update
 
     def update_with_a_huge_rate_from_epoch_3(self):
         for group in (g for o in self.optimizers for g in o.param_groups if self.epoch >= 2):
             group['lr'] = 1e30
         return update(self)
-    monkeypatch.setattr(training.Trainer, 'update', update_with_a_huge_rate_from_epoch_3)
-    with pytest.raises(training.NonFiniteError, match=r'non-finite') as error:
+    monkeypatch.setattr(Trainer, 'update', update_with_a_huge_rate_from_epoch_3)
+    with pytest.raises(NonFiniteError, match=r'non-finite') as error:
         run_train('puffer_squared', '--train.checkpoint-interval', '1', steps=1024 * 50)
     named = re.search(r'The last checkpoint is (\S+\.pt)', str(error.value)).group(1)
     assert os.path.basename(named) in ('epoch-0000002.pt', 'epoch-0000003.pt')  # 3 if its weights stayed finite
     for path in glob.glob(os.path.join(os.path.dirname(named), '*.pt')):
         state = torch.load(path, weights_only=True)
         assert all(torch.isfinite(t).all() for t in state['policy'].values()), path
-
-
-def test_run_directory_names_are_unique_when_many_runs_start_at_once(experiments):
-    """Eight processes each create ten run directories for one env, all in the same second."""
-    code = ('import sys, time; from pufferlib.rundir import new_run_dir; start = float(sys.argv[1]); '
-            'time.sleep(max(0.0, start - time.time())); print("\\n".join(new_run_dir("same") for _ in range(10)))')
-    start = time.time() + 2  # after every process has started (pufferlib.rundir does not import torch)
-    procs = [subprocess.Popen([sys.executable, '-c', code, str(start)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True) for _ in range(8)]
-    paths = []
-    for proc in procs:
-        out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
-        paths += out.split()
-    assert len(paths) == 80 and len(set(paths)) == 80
-    assert all(os.path.isdir(os.path.join(p, 'checkpoints')) for p in paths)
-
-
-def hold_lock(run_dir):
-    """Another process that holds the run directory's lock until its stdin closes."""
-    code = ('import sys; from pufferlib.rundir import DirLock; lock = DirLock(sys.argv[1]); lock.acquire(); '
-            'print("locked", flush=True); sys.stdin.read()')
-    proc = subprocess.Popen([sys.executable, '-c', code, str(run_dir)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
-    assert proc.stdout.readline().strip() == 'locked'
-    return proc
-
-
-def test_a_second_process_on_a_run_directory_is_refused(experiments):
-    summary = run_train('puffer_squared', steps=1024)
-    holder = hold_lock(summary['run_dir'])
-    try:
-        env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments)}
-        out = subprocess.run([PUFFER, 'train', '--resume', 'latest', '--quiet'], env=env, capture_output=True,
-                             text=True, timeout=120)
-        assert out.returncode == 2, out.stderr
-        assert f'is in use by pid {holder.pid} on host' in out.stderr and 'Traceback' not in out.stderr
-    finally:
-        holder.communicate('', timeout=120)
-    # The holder is gone: its lock went with it, and the run resumes.
-    resumed = training.train(None, resume='latest', flags=['--train.total-timesteps', '2048'], quiet=True)
-    assert resumed['global_step'] == 2048
-
-
-def test_a_stale_lock_is_taken_over_with_a_message(experiments, capsys):
-    summary = run_train('puffer_squared', steps=1024)
-    dead = subprocess.Popen([sys.executable, '-c', 'pass'])
-    dead.wait()
-    with open(os.path.join(summary['run_dir'], 'lock'), 'w') as f:
-        f.write(f'pid {dead.pid} on host elsewhere since 2020-01-01 00:00:00')  # killed: text, but no flock
-    resumed = training.train(None, resume=summary['run_dir'], flags=['--train.total-timesteps', '2048'], quiet=True)
-    assert resumed['global_step'] == 2048
-    assert f'had a stale lock (pid {dead.pid} on host elsewhere' in capsys.readouterr().err
-    assert not os.path.exists(os.path.join(summary['run_dir'], 'lock'))  # released at the end
-
-
-def test_resume_drops_metrics_rows_past_the_checkpoint(experiments):
-    """A run killed after epoch 6 whose last checkpoint is epoch 4: epochs 5 and 6 are trained again,
-    and metrics.jsonl keeps each step once, in order (a torn last line is dropped too)."""
-    summary = run_train('puffer_squared', '--train.checkpoint-interval', '4', steps=6 * 1024)
-    run_dir = summary['run_dir']
-    os.remove(os.path.join(run_dir, 'checkpoints', 'epoch-0000006.pt'))  # as if killed before that save
-    with open(os.path.join(run_dir, 'metrics.jsonl'), 'a') as f:
-        f.write('{"global_step": 7168, "epo')
-    training.train(None, resume=run_dir, flags=['--train.total-timesteps', str(8 * 1024)], quiet=True)
-    steps = [json.loads(line)['global_step'] for line in open(os.path.join(run_dir, 'metrics.jsonl'))]
-    assert steps == [1024 * k for k in range(1, 9)]
-
-
-def test_resume_ends_a_metrics_row_whose_newline_was_lost(experiments):
-    summary = run_train('puffer_squared', steps=1024)
-    path = os.path.join(summary['run_dir'], 'metrics.jsonl')
-    text = open(path).read()
-    open(path, 'w').write(text.rstrip('\n'))
-    training.train(None, resume=summary['run_dir'], flags=['--train.total-timesteps', '2048'], quiet=True)
-    assert [json.loads(line)['global_step'] for line in open(path)] == [1024, 2048]
-
-
-def test_temporary_files_of_an_interrupted_write_are_removed_on_the_next_start(experiments, capsys):
-    summary = run_train('puffer_squared', steps=1024)
-    run_dir = summary['run_dir']
-    left = [os.path.join(run_dir, 'checkpoints', 'epoch-0000002.pt.tmp-4242'), os.path.join(run_dir,
-                                                                                            'config.toml.tmp-4242')]
-    for path in left:
-        open(path, 'wb').write(b'half a file')
-    training.train(None, resume=run_dir, flags=['--train.total-timesteps', '2048'], quiet=True)
-    assert not any(os.path.exists(p) for p in left)
-    assert 'removed 2 temporary file(s)' in capsys.readouterr().err
-
-
-# --- Ctrl-C and SIGTERM: a real `puffer train` process ---------------------------------------
-
-# `puffer train` on CartPole slowed to 20 ms a step (Serial, 2 envs, 16-step segments: about 0.7 s an
-# epoch), so that a second signal surely lands in the middle of an epoch.
-SLOW_PUFFER = '''
-import sys, time, gymnasium
-from pufferlib.cli import main
-class Slow(gymnasium.Wrapper):
-    def step(self, action):
-        time.sleep(0.02)
-        return self.env.step(action)
-gymnasium.register('SlowCartPole-v0', entry_point=lambda **kwargs: Slow(gymnasium.make('CartPole-v1')))
-sys.exit(main(sys.argv[1:]))
-'''
-SLOW_FLAGS = ['--vec.backend', 'Serial', '--vec.num-envs', '2', '--train.bptt-horizon', '16',
-              '--train.minibatch-size', '32', '--train.checkpoint-interval', '1000', '--train.log-interval', '0']
-
-
-def start_training(experiments, args, **popen):
-    env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments), 'OMP_NUM_THREADS': '1'}
-    return subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **popen)
-
-
-def wait_for_metrics(proc, experiments, rows=1):
-    """The run directory once its metrics.jsonl has `rows` rows (the run is in its loop)."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        for path in experiments.glob('*/metrics.jsonl'):
-            if len(path.read_text().splitlines()) >= rows:
-                return path.parent
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
-    raise AssertionError('no metrics row within 180 s')
-
-
-def test_ctrl_c_stops_at_the_end_of_the_epoch_with_a_checkpoint_and_exit_130(experiments):
-    proc = start_training(experiments, [sys.executable, '-c', SLOW_PUFFER, 'train', 'SlowCartPole-v0',
-                                        *SLOW_FLAGS, '--train.total-timesteps', '100000', '--quiet'])
-    run_dir = wait_for_metrics(proc, experiments)
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert 'Traceback' not in err and f'resume with: puffer train --resume {run_dir}' in err, err
-    state = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)
-    assert state['epoch'] >= 1 and state['global_step'] == state['epoch'] * 32  # an epoch boundary
-    # Resumed, it ends on the same step as a run never interrupted.
-    total = (state['epoch'] + 2) * 32
-    proc = start_training(experiments, [sys.executable, '-c', SLOW_PUFFER, 'train', '--resume', str(run_dir),
-                                        '--train.total-timesteps', str(total), '--quiet'])
-    out, err = proc.communicate(timeout=180)
-    assert proc.returncode == 0, err
-    assert torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)['global_step'] == total
-
-
-def test_a_second_ctrl_c_stops_at_once(experiments):
-    proc = start_training(experiments, [sys.executable, '-c', SLOW_PUFFER, 'train', 'SlowCartPole-v0',
-                                        *SLOW_FLAGS, '--train.total-timesteps', '100000', '--quiet'])
-    wait_for_metrics(proc, experiments)
-    proc.send_signal(signal.SIGINT)
-    while 'stopping at the end of this epoch' not in proc.stderr.readline():
-        assert proc.poll() is None
-    proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130, err
-    assert 'stopped at once by a second Ctrl-C' in err and 'Traceback' not in err, err
-
-
-def test_sigterm_to_the_process_group_stops_with_a_checkpoint_not_an_env_crash(experiments):
-    """`kill -TERM -PGID` reaches the env workers too: they die, and that is a stop (exit 143), not an
-    environment failure; the checkpoint is at an epoch boundary and no process of the group is left."""
-    proc = start_training(experiments, [PUFFER, 'train', 'puffer_squared', *SMALL, '--train.total-timesteps',
-                                        str(10**9), '--train.checkpoint-interval', '1000', '--quiet'],
-                          start_new_session=True)
-    run_dir = wait_for_metrics(proc, experiments)
-    os.killpg(proc.pid, signal.SIGTERM)
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 143, err
-    assert 'stopped by SIGTERM' in err and 'environment failed' not in err and 'Traceback' not in err, err
-    state = torch.load(training.latest_checkpoint(str(run_dir)), weights_only=True)
-    assert state['epoch'] >= 1 and state['global_step'] == state['epoch'] * 1024
-    deadline = time.monotonic() + 120  # bounds a hang only; on a busy machine the workers exit late
-    while time.monotonic() < deadline:
-        try:
-            os.killpg(proc.pid, 0)
-        except ProcessLookupError:
-            break
-        time.sleep(0.1)
-    else:
-        raise AssertionError('processes of the training group are still running')
-
-
-# --- a run directory that refuses writes -----------------------------------------------------
-# Real file systems, not a failing mock: a private mount namespace (`unshare -m`, as root) holds a
-# small tmpfs that a filler file makes full, or a read-only bind mount of the experiments folder.
-
-def can_mount():
-    try:
-        return subprocess.run(['unshare', '-m', 'true'], capture_output=True, timeout=30).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-needs_mount = pytest.mark.skipif(not can_mount(), reason='needs unshare -m (root) to mount a tmpfs')
-
-
-def in_mount_namespace(script, experiments, timeout=300):
-    env = {**os.environ, 'EXP': str(experiments), 'PUFFER': PUFFER, 'OMP_NUM_THREADS': '1',
-           'PUFFER_EXPERIMENTS': str(experiments)}
-    return subprocess.run(['unshare', '-m', 'bash', '-c', script], env=env, capture_output=True, text=True,
-                          timeout=timeout)
-
-
-@needs_mount
-def test_a_full_disk_is_one_error_and_leaves_no_temporary_files(experiments):
-    experiments.mkdir()
-    small = ' '.join(SMALL)
-    script = f'''
-        mount -t tmpfs -o size=64m tmpfs "$EXP"
-        "$PUFFER" train puffer_squared {small} --train.total-timesteps {10**9} --train.checkpoint-interval 1 \\
-            --quiet 2> /dev/fd/3 &
-        pid=$!
-        until [ -s "$(ls "$EXP"/*/metrics.jsonl 2>/dev/null | head -1)" ]; do sleep 0.05; done
-        dd if=/dev/zero of="$EXP/filler" bs=1M 2> /dev/null  # until the disk is full
-        wait $pid
-        echo "exit $?"
-        echo "temporary files: $(find "$EXP" -name '*.tmp-*' | wc -l)"
-        echo "lock files: $(find "$EXP" -name lock | wc -l)"
-    '''
-    out = in_mount_namespace(f'exec 3>&2; {script}', experiments)
-    err = [line for line in out.stderr.splitlines() if line.strip()]
-    assert 'exit 2' in out.stdout, (out.stdout, out.stderr)
-    assert 'temporary files: 0' in out.stdout and 'lock files: 0' in out.stdout, out.stdout
-    assert len(err) == 1 and 'Traceback' not in out.stderr, out.stderr
-    assert re.search(r'cannot write the (checkpoint|metrics file) .*No space left on device', err[0]), err[0]
-    assert re.search(r'(The last checkpoint is|A last checkpoint could not be saved)', err[0]), err[0]
-
-
-@needs_mount
-def test_a_read_only_run_directory_is_one_error(experiments):
-    summary = run_train('puffer_squared', steps=1024)
-    script = '''
-        mount --bind "$EXP" "$EXP" && mount -o remount,bind,ro "$EXP"
-        "$PUFFER" train --resume latest --train.total-timesteps 2048 --quiet
-    '''
-    out = in_mount_namespace(script, experiments)
-    assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
-    assert f'cannot write the lock file {summary["run_dir"]}/lock: Read-only file system' in out.stderr
-
-
-def test_episode_stats_count_the_episodes_behind_their_means():
-    """A log row says how many episodes its means pool (Ocean's infos summarize `n` episodes each)."""
-    import types
-    holder = types.SimpleNamespace(episode_infos=[{'episode_return': 1.0}, {'episode_return': 3.0},
-                                                  {'episode_return': 2.0, 'score': 2.0, 'n': 5.0}])
-    stats = training.Trainer.episode_stats(holder)
-    assert stats['episodes'] == 7 and stats['episode_return'] == 2.0 and stats['score'] == 2.0
-    assert holder.episode_infos == [] and training.Trainer.episode_stats(holder) == {}

@@ -13,10 +13,11 @@ from gymnasium import spaces
 import pufferlib
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import trainer as training
+from pufferlib import train as training
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.models import Default, sample_logits
+from pufferlib.models import Default, make_policy, sample_logits
 from pufferlib.pufferenv import ActionMaskError, IllegalActionError, PufferEnv, idle_action_mask
+from pufferlib.trainer import Trainer
 
 from envs import MaskedParallelEnv
 
@@ -220,7 +221,7 @@ def test_ocean_masks_reach_the_vector_and_the_trainer(backend):
     vecenv = training.make_vecenv('puffer_connect4', config)
     try:
         assert vecenv.action_masks is not None and vecenv.action_masks.shape == (32, 7)
-        trainer = training.Trainer(config, vecenv, Default(vecenv, hidden_size=16))
+        trainer = Trainer(config, vecenv, Default(vecenv, hidden_size=16))
         assert trainer.action_masks is not None
         trainer.rollout()
         # Waiting rows (masks False) allow action 0 alone and so played it; live rows played legal moves.
@@ -239,7 +240,7 @@ def test_the_trainer_samples_and_scores_under_the_masks_of_an_aec_game():
         '--train.minibatch-size', '128', '--train.total-timesteps', '1024', '--policy.hidden-size', '16'])
     vecenv = training.make_vecenv('pettingzoo_tictactoe', config)
     try:
-        trainer = training.Trainer(config, vecenv, training.make_policy(vecenv, config))
+        trainer = Trainer(config, vecenv, make_policy(vecenv, config))
         trainer.rollout()
         legal = trainer.action_masks
         taken = legal.gather(2, trainer.actions.unsqueeze(2)).squeeze(2)

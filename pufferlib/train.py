@@ -1,0 +1,412 @@
+"""The training job around pufferlib.trainer's PPO: what `puffer train` runs.
+
+    run = pufferlib.train.train('puffer_squared')              # or: puffer train puffer_squared
+
+`train` sets up a run (a run directory claimed for this process, the config, seeds, device, vector env,
+policy and Trainer), resumes it from its latest checkpoint when asked, then loops rollout and update
+until the step budget, a signal or `on_log` stops it, writing checkpoints and metrics rows (and wandb)
+on the way. Ctrl-C and SIGTERM stop at the end of an epoch, with a checkpoint; every way a run can fail
+names the last good checkpoint and how to resume from it. Under torchrun each process trains on its
+own envs and only rank 0 writes the run.
+
+Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints/ (atomic writes, one
+process at a time: see pufferlib.rundir).
+"""
+import contextlib
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
+from typing import Any
+
+import numpy as np
+import torch
+
+import pufferlib.vector
+from pufferlib import config as configuration
+from pufferlib import rundir
+from pufferlib.models import load_checkpoint, make_policy
+from pufferlib.pufferenv import EnvError
+from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
+from pufferlib.trainer import NonFiniteError, Trainer
+
+
+# ---------------------------------------------------------------------------------------------
+# Building the pieces
+# ---------------------------------------------------------------------------------------------
+
+def resolve_device(name: str) -> torch.device:
+    """train.device: `auto` is CUDA when there is one, else the CPU; a CUDA device without CUDA is a ConfigError."""
+    if name == 'auto':
+        return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    device = torch.device(name)
+    if device.type == 'cuda' and not torch.cuda.is_available():
+        raise configuration.ConfigError(f'train.device={name!r} but no CUDA device is available; use cpu or auto')
+    return device
+
+
+def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
+    """train.torch_threads, where 0 means the cores that the env worker processes leave free (at least 1).
+
+    torch's own default is one thread per core, but here the trainer shares the cores with the env
+    workers: while one half of the envs steps, the policy acts on the other, and each of torch's
+    parallel regions may wait for a thread whose core a worker holds. It is a guard against the bad
+    case, not the fastest setting everywhere: on 2 quiet cores with 2 workers breakout trains ~1.4x
+    faster with two threads than with one, but under other load two threads ran 3-30x slower than
+    one (docs/benchmarks.md, "Where the time goes", and its first sitting in 13c1a24;
+    scripts/bench_profile.py). Serial envs step in this process, between the policy's calls, so
+    they leave every core to torch."""
+    if setting > 0:
+        return setting
+    # Multiprocessing's num_processes leaves out a local worker, which steps in this process.
+    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else getattr(vecenv, 'num_processes',
+                                                                               vecenv.num_workers)
+    return max(1, pufferlib.vector.cpu_count() - workers)
+
+
+def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
+    """The vector env of an experiment; `env` is a name or an env creator."""
+    return pufferlib.vector.from_config(env, config['vec'], seed=config['train']['seed'] + seed_offset,
+                                        env_kwargs=config['env'])
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics (the run directory itself: pufferlib.rundir)
+# ---------------------------------------------------------------------------------------------
+
+class Metrics:
+    """metrics.jsonl in the run directory, plus wandb when enabled."""
+
+    def __init__(self, run_dir: str, config: dict, resume: bool) -> None:
+        self.path = os.path.join(run_dir, 'metrics.jsonl')
+        try:
+            self.file = open(self.path, 'a')
+        except OSError as e:
+            raise write_failure('the metrics file', self.path, e) from None
+        self.wandb: Any = None  # a wandb run; wandb is an optional dependency, imported only when enabled
+        if config['wandb']['enabled']:
+            self.wandb = start_wandb(run_dir, config, resume)
+
+    def write(self, row: dict) -> None:
+        try:
+            self.file.write(json.dumps(row) + '\n')
+            self.file.flush()
+        except OSError as e:
+            raise write_failure('the metrics file', self.path, e) from None
+        if self.wandb is not None:
+            self.wandb.log(row, step=row['global_step'])
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # a full disk already raised at write(); closing must not mask it
+            self.file.close()
+        if self.wandb is not None:
+            self.wandb.finish()
+
+
+def start_wandb(run_dir: str, config: dict, resume: bool) -> Any:
+    try:
+        import wandb
+    except ImportError:
+        raise configuration.ConfigError('wandb.enabled needs wandb: pip install -e ".[wandb]" in this '
+                                        'repository') from None
+    # Offline unless a key is configured: a missing login must never prompt or crash a run.
+    mode = 'online' if os.environ.get('WANDB_API_KEY') else 'offline'
+    mode = os.environ.get('WANDB_MODE', mode)
+    return wandb.init(project=config['wandb']['project'], group=config['wandb']['group'] or None,
+                      config=config, dir=run_dir, name=os.path.basename(run_dir), mode=mode,
+                      id=os.path.basename(run_dir), resume='allow' if resume else None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The whole job: set up, resume, loop, shut down
+# ---------------------------------------------------------------------------------------------
+
+class Distributed:
+    """torchrun's data parallelism as seen by one process; one process alone when WORLD_SIZE is unset.
+
+    Only the leader (rank 0) writes the run directory, the metrics and the checkpoints."""
+
+    def __init__(self) -> None:
+        self.world_size = int(os.environ.get('WORLD_SIZE', '1'))
+        self.rank = int(os.environ.get('RANK', '0'))
+        self.enabled = self.world_size > 1
+        self.leader = self.rank == 0
+        if self.enabled:
+            torch.distributed.init_process_group('nccl' if torch.cuda.is_available() else 'gloo')
+
+    def device(self, device: torch.device) -> torch.device:
+        if self.enabled and device.type == 'cuda':
+            device = torch.device('cuda', int(os.environ.get('LOCAL_RANK', '0')))
+            torch.cuda.set_device(device)
+        return device
+
+    def close(self) -> None:
+        if self.enabled:
+            torch.distributed.destroy_process_group()
+
+
+class Job:
+    """What one training run holds between its steps (see `train`)."""
+
+    def __init__(self, env_name: str, config: dict, trainer: Trainer, run_dir: str | None, checkpoint: str | None,
+                 resumed: bool, dist: Distributed, lock: rundir.DirLock | None) -> None:
+        self.env_name, self.config, self.trainer, self.run_dir = env_name, config, trainer, run_dir
+        self.checkpoint, self.resumed, self.dist, self.lock = checkpoint, resumed, dist, lock
+        self.summary: dict[str, Any] = {'run_dir': run_dir, 'env': env_name}
+        self.interrupted: str | None = None  # 'SIGINT', 'SIGTERM' or 'on_log' once something asked the run to stop
+
+
+# The signals that stop a run at the end of its epoch, and the exit status of `puffer train` then.
+STOP_SIGNALS = {'SIGINT': 128 + signal.SIGINT, 'SIGTERM': 128 + signal.SIGTERM}
+
+
+class StoppedAtOnce(KeyboardInterrupt):
+    """A second Ctrl-C (or SIGTERM) stopped training in the middle of an epoch, without a checkpoint."""
+
+    def __init__(self, message: str, exit_code: int = STOP_SIGNALS['SIGINT']) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def train(env: str | Callable | None, config: dict | None = None, flags: Sequence[str] = (), resume: str | None = None,
+          run_dir: str | None = None, printer: Callable | None = None, quiet: bool = False,
+          on_log: Callable[[dict], bool | None] | None = None) -> dict:
+    """Train on `env` (a name, or a creator with `config` given); return a summary dict.
+
+    `on_log(row)` sees every metrics row; returning True stops training after that epoch (with a
+    checkpoint), e.g. once a target score or a time budget is reached. Ctrl-C and SIGTERM do the same
+    (summary['interrupted'] names the signal); a second one raises StoppedAtOnce.
+
+    With `resume` (latest, a run id or a run directory; see pufferlib.rundir for "latest"), the run
+    directory's saved config is used (flags may still override it) and training continues from its
+    latest checkpoint: same step count, optimizer and scheduler state.
+    """
+    dist = Distributed()
+    job = None
+    try:
+        job = set_up(env, config, flags, resume, run_dir, dist)
+        resume_from_checkpoint(job)
+        loop(job, printer=printer, quiet=quiet, on_log=on_log)
+        save_if_stopped_early(job)
+    finally:
+        shut_down(job, dist)
+    job.summary.update(global_step=job.trainer.boundary_step, epoch=job.trainer.epoch, interrupted=job.interrupted)
+    return job.summary
+
+
+def set_up(env: str | Callable | None, config: dict | None, flags: Sequence[str], resume: str | None,
+           run_dir: str | None, dist: Distributed) -> Job:
+    """The run directory (claimed, see `rundir.claim`), the config (saved, given or loaded), seeds,
+    device, vector env, policy and trainer."""
+    if resume:
+        run_dir = rundir.find_run(resume, env if isinstance(env, str) else None)
+    elif run_dir is None:
+        rundir.experiments_dir()  # a PUFFER_EXPERIMENTS that names a file fails before any worker starts
+    # An existing run directory is claimed before anything else: a second `--resume` fails at once.
+    lock = rundir.claim(run_dir) if dist.leader and run_dir is not None else None
+    try:
+        env, env_name, config = resolve_config(env, config, flags, run_dir if resume else None)
+        trainer = make_trainer(env, env_name, config, dist)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    try:
+        if dist.leader and run_dir is None:
+            run_dir = rundir.new_run_dir(env_name)
+            lock = rundir.claim(run_dir)
+        if dist.leader and not resume:
+            text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
+            path = os.path.join(run_dir, 'config.toml')
+            try:
+                atomic_write(path, lambda f: f.write(text.encode()))
+            except OSError as e:
+                raise write_failure('the config', path, e) from None
+    except BaseException:
+        trainer.close()
+        if lock is not None:
+            lock.release()
+        raise
+    checkpoint = latest_checkpoint(run_dir) if resume else None
+    return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist, lock)
+
+
+def resolve_config(env: str | Callable | None, config: dict | None, flags: Sequence[str],
+                   resume_dir: str | None) -> tuple[str | Callable, str, dict]:
+    """(env, env name, validated config): the run's saved config when resuming, else the given or loaded one."""
+    env_name = env if isinstance(env, str) else getattr(env, '__name__', 'custom')
+    if resume_dir:
+        saved = configuration.read(os.path.join(resume_dir, 'config.toml'))
+        env_name = saved.pop('_meta', {}).get('env', env_name)
+        if env is None or isinstance(env, str):
+            env = env_name
+        config = configuration.parse_flags(list(flags), configuration.merge(configuration.defaults(), saved,
+                                                                            'saved config'))
+    elif config is None:
+        config = configuration.load(env_name if isinstance(env, str) else None, flags)
+    configuration.validate(config)
+    return env, env_name, config
+
+
+def make_trainer(env: str | Callable, env_name: str, config: dict, dist: Distributed) -> Trainer:
+    train_config = config['train']
+    torch.manual_seed(train_config['seed'] + dist.rank)
+    np.random.seed(train_config['seed'] + dist.rank)
+    device = dist.device(resolve_device(train_config['device']))
+    vecenv = make_vecenv(env, config, seed_offset=1000 * dist.rank)
+    torch.set_num_threads(torch_threads(train_config['torch_threads'], vecenv))
+    try:
+        policy = make_policy(vecenv, config)
+        return Trainer(config, vecenv, policy, device=device, distributed=dist.enabled, env_name=env_name)
+    except BaseException:
+        vecenv.close()
+        raise
+
+
+def resume_from_checkpoint(job: Job) -> None:
+    """The checkpoint's state, and metrics.jsonl cut back to its step (the rows after it are trained again)."""
+    if job.checkpoint is not None:
+        job.trainer.load_state_dict(load_checkpoint(job.checkpoint), job.checkpoint)
+    if job.dist.leader:
+        rundir.trim_metrics(job.run_dir, job.trainer.global_step)
+
+
+@contextlib.contextmanager
+def stop_signals(job: Job) -> Iterator[None]:
+    """Ctrl-C and SIGTERM ask the run to stop at the end of the epoch (`job.interrupted`); a second one
+    raises StoppedAtOnce wherever the run is. Signal handlers belong to the main thread: elsewhere
+    this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handle(signum: int, frame: FrameType | None) -> None:
+        name = signal.Signals(signum).name
+        if job.interrupted in STOP_SIGNALS:
+            raise StoppedAtOnce(name, STOP_SIGNALS[name])
+        job.interrupted = name
+        what = 'Ctrl-C' if name == 'SIGINT' else name
+        # os.write, not print: a handler may run in the middle of a print to the same stream.
+        os.write(2, f'\npuffer train: {what}: stopping at the end of this epoch with a checkpoint '
+                    '(Ctrl-C again stops at once)\n'.encode())
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+
+def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
+         on_log: Callable[[dict], bool | None] | None = None) -> None:
+    """Rollout and update until the step budget, a signal or `on_log` stops it; checkpoints and metrics
+    rows as configured. Every way it can fail says where the last good checkpoint is."""
+    from pufferlib.dashboard import Dashboard
+    trainer, train_config, leader = job.trainer, job.config['train'], job.dist.leader
+    dashboard = Dashboard(job.env_name, trainer, job.run_dir, printer=printer, quiet=quiet or not leader)
+    metrics = None
+    last_log, start_step, start = 0.0, trainer.global_step, time.time()
+    trainer.profile.start(trainer.global_step)
+    try:
+        with stop_signals(job) if leader else contextlib.nullcontext(), dashboard:
+            metrics = Metrics(job.run_dir, job.config, job.resumed) if leader else None
+            while trainer.epoch < trainer.total_epochs and job.interrupted is None:
+                rollout_start = time.time()
+                trainer.rollout()
+                update_start = time.time()
+                losses = trainer.update()
+                done = time.time()
+                is_last = trainer.epoch >= trainer.total_epochs
+                if leader and (trainer.epoch % train_config['checkpoint_interval'] == 0 or is_last):
+                    job.summary['checkpoint'] = trainer.save(job.run_dir)
+                trainer.profile.lap('checkpoint')
+                if leader and (done - last_log >= train_config['log_interval'] or is_last):
+                    last_log = done
+                    episodes = {f'env/{k}': v for k, v in trainer.episode_stats().items()}
+                    trainer.profile.lap('stats')
+                    if episodes:
+                        job.summary['episodes'] = episodes  # the latest; some log rows have none
+                    row = {'global_step': trainer.global_step, 'epoch': trainer.epoch,
+                           'sps': (trainer.global_step - start_step) / max(done - start, 1e-9),
+                           'rollout_s': update_start - rollout_start, 'train_s': done - update_start,
+                           'elapsed_s': done - start, **losses, **episodes}
+                    metrics.write(row)
+                    dashboard.update(row)
+                    job.summary['last'] = row
+                    if on_log is not None and on_log(row):
+                        job.interrupted = 'on_log'
+                trainer.profile.lap('logging')
+                trainer.profile.end_epoch(trainer.global_step)
+        if leader and trainer.profile.enabled:
+            job.summary['profile'] = trainer.profile.report(job.run_dir, time.time() - start, job.env_name, quiet)
+    except EnvError as e:
+        if job.interrupted in STOP_SIGNALS:
+            return  # the signal reached the env workers too (`kill -TERM -PGID`): a stop, not an env crash
+        if leader:
+            print(f'\npuffer train: an environment failed, so training stopped.\n{e}\n\n'
+                  f'{last_checkpoint(job, save=True)} once the env is fixed.', file=sys.stderr)
+        raise
+    except NonFiniteError as e:
+        if not leader:
+            raise
+        # From the env, the weights never saw the bad numbers: the epoch boundary is a good checkpoint.
+        # Otherwise (the loss, the weights), the newest checkpoint on disk is the last good one.
+        raise NonFiniteError(f'{e}. {last_checkpoint(job, save=e.weights_ok)}') from None
+    except RunDirError as e:
+        if not leader:
+            raise
+        # A last checkpoint where space allows, unless writing the checkpoint is what just failed.
+        retry = getattr(e, 'what', None) != 'the checkpoint'
+        raise RunDirError(f'{e}. {last_checkpoint(job, save=retry)}') from None
+    except KeyboardInterrupt as e:  # a second Ctrl-C or SIGTERM (StoppedAtOnce), or one in set-up
+        name = str(e) if str(e) in STOP_SIGNALS else 'SIGINT'
+        what = 'a second Ctrl-C' if name == 'SIGINT' else f'a second {name}'
+        raise StoppedAtOnce(f'stopped at once by {what}, in the middle of epoch {trainer.epoch + 1}. '
+                            f'{last_checkpoint(job, save=False)}', STOP_SIGNALS[name]) from None
+    finally:
+        if metrics is not None:
+            metrics.close()
+
+
+def last_checkpoint(job: Job, save: bool) -> str:
+    """A sentence for error messages: the checkpoint of the last finished epoch, saved now when `save`
+    (and the disk allows), else the newest one on disk; and how to resume from it."""
+    failed, resume = '', f'resume with `puffer train --resume {job.run_dir}`'
+    if save and job.trainer.epoch > 0:
+        try:
+            path = job.trainer.save(job.run_dir)
+            job.summary['checkpoint'] = path
+            return f'The last checkpoint is {path}, saved now at the end of epoch {job.trainer.epoch}; {resume}'
+        except (RunDirError, NonFiniteError) as e:
+            failed = f'A last checkpoint could not be saved ({e}). '
+    path = latest_checkpoint(job.run_dir) if job.run_dir else None
+    if path is None:
+        return (f'{failed}No checkpoint was written yet in {job.run_dir} (one every train.checkpoint_interval '
+                'epochs)')
+    return f'{failed}The last checkpoint is {path}; {resume}'
+
+
+def save_if_stopped_early(job: Job) -> None:
+    """A run stopped by a signal or by `on_log` keeps the epoch it finished."""
+    if job.interrupted and job.dist.leader:
+        try:
+            job.summary['checkpoint'] = job.trainer.save(job.run_dir)
+        except RunDirError as e:
+            raise RunDirError(f'{e}; training was stopping ({job.interrupted}). '
+                              f'{last_checkpoint(job, save=False)}') from None
+
+
+def shut_down(job: Job | None, dist: Distributed) -> None:
+    """Close the vector env (its workers), release the run directory and leave the process group,
+    whatever happened before."""
+    try:
+        if job is not None:
+            job.trainer.close()
+    finally:
+        if job is not None and job.lock is not None:
+            job.lock.release()
+        dist.close()
