@@ -16,6 +16,7 @@ import pytest
 
 from pufferlib import config as configuration
 from pufferlib import sweep
+from pufferlib.sweep import methods
 from pufferlib.cli import main
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
@@ -221,11 +222,11 @@ def test_protein_uses_the_budget_coordinate_when_total_timesteps_is_swept():
     space = sweep.Space([sweep.Param('train.learning_rate', 'log', 1e-4, 1e-1, 1e-2, False),
                          sweep.Param('train.total_timesteps', 'log', 1_000, 100_000, 10_000, True)])
     obs = sweep.Observation(space.centre, [1_000, 5_000, 10_000], [1.0, 5.0, 10.0], [0.1, 0.5, 0.9])
-    points = sweep._curve_points(space, obs)
+    points = methods._curve_points(space, obs)
     assert points.shape == (3, 2)  # no extra progress coordinate
     assert [space.params[1].value(z) for z in points[:, 1]] == [1_000, 5_000, 10_000]
     plain = toy_space()
-    points = sweep._curve_points(plain, sweep.Observation(plain.centre, [10, 100, 1000], [1, 2, 3], [0, 0, 1]))
+    points = methods._curve_points(plain, sweep.Observation(plain.centre, [10, 100, 1000], [1, 2, 3], [0, 0, 1]))
     assert points[:, 2].tolist() == [-1.0, 0.0, 1.0]  # progress: decades below the end
 
 
@@ -256,7 +257,7 @@ def test_thompson_draws_come_from_the_latent_score_not_a_noisy_observation():
     assert noise > 0.01
     grid = rng.uniform(-1, 1, (20, 2))
     _, noisy = gp.predict(grid, return_cov=True)
-    mean, latent = sweep._latent(gp).predict(grid, return_cov=True)
+    mean, latent = methods._latent(gp).predict(grid, return_cov=True)
     assert np.allclose(np.diag(noisy) - np.diag(latent), noise)  # only the noise term is gone
     assert np.allclose(noisy - np.diag(np.diag(noisy)), latent - np.diag(np.diag(latent)))
     assert np.allclose(mean, gp.predict(grid))

@@ -1,0 +1,494 @@
+"""The driver: a sweep directory (sweep.toml, its ledger), and the loop that hands trials to a backend.
+
+`run` claims the directory, replays the ledger (finished trials teach the method, cut-off ones rerun),
+then keeps `parallel` trials going, ordinary ones first and then the confirmation runs of the best,
+until max_trials or max_hours; the driver alone writes the ledger and best.toml. Locally each trial is
+pinned to its share of the cores (and GPUs); with `--sweep.backend ray` each trial is a Ray task.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import datetime
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import Any
+
+import numpy as np
+from rich.console import Console
+
+from pufferlib import config as configuration
+from pufferlib import rundir
+from pufferlib.backend import LocalBackend, RayBackend
+from pufferlib.config import ConfigError
+from pufferlib.sweep.ledger import Ledger, Record, SweepError, Trials, seed_scores, seeds_text, trials_of
+from pufferlib.sweep.methods import EPS, METHODS, Method, Observation, make_method
+from pufferlib.sweep.space import Space, parse_space, short
+from pufferlib.sweep.trials import run_trial, stop_trials
+
+Printer = Callable[[str], object]
+Job = tuple[Record, float | None, str | None]  # a start record, its time limit and what sets that limit
+
+SETTINGS: dict[str, tuple[type, Callable[[Any], bool], str]] = {  # [sweep] key: (type, check, what it must be)
+    'method': (str, lambda v: v in METHODS, f'one of {", ".join(METHODS)}'),
+    'metric': (str, lambda v: True, 'a metrics key'),
+    'goal': (str, lambda v: v in ('maximize', 'minimize'), 'maximize or minimize'),
+    'cost': (str, lambda v: v in ('seconds', 'steps'), 'seconds or steps'),
+    'max_trials': (int, lambda v: v >= 1, 'at least 1'),
+    'max_hours': (float, lambda v: v >= 0, '>= 0 (0 = no limit)'),
+    'trial_timeout': (float, lambda v: v >= 0, '>= 0 seconds (0 = no limit)'),
+    'parallel': (int, lambda v: v >= 1, 'at least 1'),
+    'backend': (str, lambda v: v in ('local', 'ray'), 'local or ray'),
+    'seed': (int, lambda v: True, 'an integer'),
+    'only': (str, lambda v: True, 'comma-separated swept keys'),
+    'confirm_top': (int, lambda v: v >= 0, 'a whole number >= 0: how many of the best trials to rerun on '
+                    'more seeds at the end (0 = none)'),
+    'confirm_seeds': (int, lambda v: v >= 0, 'a whole number >= 0: extra seeds for each confirmed trial '
+                      '(0 = no confirmation)'),
+}
+
+
+def check_settings(sweep: dict[str, Any]) -> None:
+    for key, (kind, ok, what) in SETTINGS.items():
+        value = sweep.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or not ok(value):
+            raise ConfigError(f'sweep.{key} (--sweep.{key.replace("_", "-")}) must be {what}, got {value!r}')
+
+
+def resolve(env_name: str, flags: Sequence[str] = (), config_file: str | None = None) -> tuple[dict[str, Any], Space]:
+    """The config of a new sweep (files, then flags) and its search space, both checked."""
+    config = configuration.load(env_name, flags, config_file=config_file)
+    check_settings(config['sweep'])
+    return config, parse_space(config)
+
+
+def sweeps_dir() -> str:
+    return os.path.join(rundir.experiments_dir(), 'sweeps')
+
+
+def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = None, root: str | None = None) -> str:
+    """A new sweep directory with its resolved config and space in sweep.toml; returns its path."""
+    config, _ = resolve(env_name, flags, config_file)
+    path = rundir.new_directory(root or sweeps_dir(), env_name)
+    meta = {'_meta': {'env': env_name, 'created': datetime.datetime.now().isoformat(timespec='seconds')}}
+    rundir.write_text(os.path.join(path, 'sweep.toml'), configuration.to_toml({**meta, **config}))
+    return path
+
+
+class Sweep:
+    """A sweep directory: its config (sweep.toml), space, ledger and method."""
+
+    def __init__(self, path: str, flags: Sequence[str] = ()):
+        toml_path = os.path.join(path, 'sweep.toml')
+        if not os.path.exists(toml_path):
+            raise SweepError(f'{path} is not a sweep directory (no sweep.toml); sweeps live in {sweeps_dir()}')
+        self.path = path
+        config = configuration.read(toml_path)
+        self.env = config.pop('_meta', {}).get('env')
+        bad = [f for f in flags if f.startswith('--') and not f.startswith('--sweep.')]
+        if bad:
+            raise ConfigError(f'{bad[0]}: a resumed sweep keeps its trials\' config; only --sweep.* settings '
+                              '(max-trials, max-hours, parallel, ...) may change')
+        self.config = configuration.parse_flags(list(flags), config) if flags else config
+        self.settings = self.config['sweep']
+        check_settings(self.settings)
+        self.space = parse_space(self.config)
+        self.ledger = Ledger(os.path.join(path, 'trials.jsonl'))
+        self.sign = 1.0 if self.settings['goal'] == 'maximize' else -1.0
+
+    def trial_config(self, values: dict[str, Any]) -> dict[str, Any]:
+        base = {k: v for k, v in self.config.items() if k != 'sweep' and not k.startswith('_')}
+        return self.space.apply(base, values)
+
+    def observation(self, start: Record, end: Record) -> Observation:
+        x = self.space.point(start['values'])
+        if end['status'] != 'ok':
+            return Observation(x, failed=True)
+        curve = np.array(end['curve'], dtype=float)
+        return Observation(x, curve[:, 0], np.maximum(curve[:, 1], EPS), self.sign * curve[:, 2])
+
+    def _done(self, trials: Trials) -> list[tuple[int, Record, Record]]:
+        return [(k, t['starts'][-1], t['end']) for k, t in trials.items()
+                if t['end'] is not None and t['end']['status'] == 'ok']
+
+    def best(self, trials: Trials | None = None) -> tuple[int, Record, Record] | None:
+        """(trial, start, end) of the best finished trial, or None.
+
+        Once trials have been confirmed on more seeds, the best is the confirmed trial with the best mean
+        over all its seeds (one with a failed confirmation ranks after every one without); before that, the
+        trial with the best score of its one run. The best of many single-seed scores is partly the
+        luckiest seed: the mean is what a retrain of the config gives.
+        """
+        trials = trials_of(self.ledger.read()) if trials is None else trials
+        done = self._done(trials)
+        confirmed = [item for item in done
+                     if any(c['end'] is not None for c in trials[item[0]].get('confirm', {}).values())]
+        if confirmed:
+            def rank(item: tuple[int, Record, Record]) -> tuple[bool, float]:
+                scores, failed = seed_scores(trials[item[0]])
+                return failed == 0, self.sign * float(np.mean(scores))
+            return max(confirmed, key=rank)
+        return max(done, key=lambda item: self.sign * item[2]['score']) if done else None
+
+    def to_confirm(self, trials: Trials) -> list[int]:
+        """The trials to rerun on more seeds: the `confirm_top` best by their own score."""
+        if not self.settings['confirm_seeds']:
+            return []
+        done = sorted(self._done(trials), key=lambda item: (-self.sign * item[2]['score'], item[0]))
+        return [k for k, _, _ in done[:self.settings['confirm_top']]]
+
+    def confirm_seconds(self, trials: Trials, parallel: int) -> float:
+        """Wall-clock seconds the confirmation of the current top trials takes, from what each of them took:
+        confirm_seeds reruns of each, `parallel` at a time. The time budget keeps this much for them."""
+        runs = [trials[k]['end']['seconds'] for k in self.to_confirm(trials)] * self.settings['confirm_seeds']
+        return max(max(runs), sum(runs) / parallel) if runs else 0.0
+
+    def confirm_seed(self, start: Record, repeat: int) -> int:
+        """The seed of a trial's repeat-th confirmation: its own training seed plus `repeat`."""
+        return self.trial_config(start['values'])['train']['seed'] + repeat
+
+    def time_used(self, records: Sequence[Record]) -> float:
+        """Seconds the driver has run in earlier sessions (from each session's first to last record)."""
+        used, session, last = 0.0, None, None
+        for record in records:
+            if record.get('type') == 'session':
+                if session is not None:
+                    used += last - session
+                session = last = record['time']
+            elif session is not None and 'time' in record:
+                last = record['time']
+        return used + (last - session if session is not None else 0.0)
+
+
+def _slots(parallel: int) -> list[dict[str, Any]]:
+    """The cores (and GPU) of each parallel slot: an even share of this process's cores."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else list(range(os.cpu_count() or 1))
+    gpus = 0
+    if parallel > 1:
+        try:
+            import torch  # the train extra; without it the trials run on CPUs
+            gpus = torch.cuda.device_count()
+        except ImportError:
+            pass
+    slots = []
+    for i in range(parallel):
+        share = cores[i * len(cores) // parallel:(i + 1) * len(cores) // parallel] or [cores[i % len(cores)]]
+        slots.append({'cpus': share if parallel > 1 else None, 'gpu': i % gpus if gpus > 1 else None})
+    return slots
+
+
+class Driver:
+    """One session of a sweep's driver: the trials of its ledger, the method that suggests new ones, the
+    backend that runs them in `parallel` slots, and the time left of the sweep's budget."""
+
+    def __init__(self, sweep: Sweep, quiet: bool = False, printer: Printer | None = None):
+        self.sweep, self.settings, self.space = sweep, sweep.settings, sweep.space
+        self.restore()
+        self.session_start = time.time()
+        sweep.ledger.append({'type': 'session', 'time': self.session_start, 'pid': os.getpid()})
+        self.budget = self.settings['max_hours'] * 3600 or None
+        self.parallel = self.settings['parallel']
+        self.ray = self.settings['backend'] == 'ray'
+        self.backend = (RayBackend(who='sweep.backend = "ray"', gpus=True) if self.ray
+                        else LocalBackend(threads=self.parallel))
+        self.slots = _slots(self.parallel)
+        self.free = list(range(self.parallel))
+        self.running: dict[concurrent.futures.Future, tuple[int, int, Record]] = {}  # -> (trial, slot, start)
+        self.confirming = False  # once confirmation has begun in this session, no new ordinary trial starts
+        self.progress = Progress(sweep, self.trials, quiet, printer)
+
+    def restore(self) -> None:
+        """Replay the ledger: finished trials teach the method, cut-off ones are queued to rerun."""
+        self.sweep.ledger.repair()
+        records = self.sweep.ledger.read()
+        self.used_before = self.sweep.time_used(records)
+        self.trials = trials_of(records)
+        self.method: Method = make_method(self.settings['method'], self.space,
+                                          seed=self.settings['seed'] + len(self.trials))
+        for trial in self.trials.values():
+            if trial['end'] is not None:
+                self.method.observe(self.sweep.observation(trial['starts'][-1], trial['end']))
+        self.rerun = [k for k, t in self.trials.items() if t['end'] is None]
+        self.next_trial = max(self.trials, default=-1) + 1
+
+    def remaining(self) -> float | None:
+        """Seconds left of the sweep's time budget over all its sessions, or None without a budget."""
+        return None if self.budget is None else self.budget - self.used_before - (time.time() - self.session_start)
+
+    def out_of_time(self) -> bool:
+        left = self.remaining()
+        return left is not None and left <= 0
+
+    def loop(self) -> None:
+        """Keep the slots busy until no job is left, recording each trial as it ends."""
+        while True:
+            self.start_jobs()
+            if not self.running:
+                break
+            done, _ = concurrent.futures.wait(list(self.running), timeout=1.0,
+                                              return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in done:
+                self.take(future)
+            self.progress.update(len(self.running), self.remaining())
+
+    def start_jobs(self) -> None:
+        while self.free and not self.out_of_time():
+            job = self.ordinary_job() or self.confirm_job()
+            if job is None:
+                break
+            self.start(*job)
+
+    def ordinary_job(self) -> Job | None:
+        """The next ordinary trial (a cut-off one to rerun, else a new suggestion), or None."""
+        if self.confirming or not (self.rerun or self.next_trial < self.settings['max_trials']):
+            return None
+        # The budget keeps the time the confirmation of the current top trials takes (confirm_seconds).
+        reserve = self.sweep.confirm_seconds(self.trials, self.parallel) if self.budget is not None else 0.0
+        left = self.remaining()
+        if left is not None and left <= reserve:
+            return None
+        predicted: dict[str, float] | None
+        if self.rerun:
+            k = self.rerun.pop(0)
+            values, attempt = self.trials[k]['starts'][-1]['values'], len(self.trials[k]['starts']) + 1
+            predicted = None
+        else:
+            k, attempt = self.next_trial, 1
+            self.next_trial += 1
+            values = self.space.values(self.suggest(left, reserve))
+            predicted = getattr(self.method, 'last', None) or None
+        start = sweep_start_record(self.sweep, k, attempt, values, predicted)
+        self.trials.setdefault(k, {'starts': [], 'end': None, 'confirm': {}})['starts'].append(start)
+        if left is None:
+            return start, None, None
+        return start, left - reserve, ("the sweep's time budget (sweep.max_hours) less the time kept for "
+                                       "confirming the best trials" if reserve else None)
+
+    def suggest(self, left: float | None, reserve: float) -> np.ndarray:
+        """The point of a new trial: the defaults first, then the method's suggestion away from the running
+        trials, among runs predicted to end within the time left."""
+        if not self.trials and not self.running:
+            return self.space.centre
+        pending = [self.space.point(start['values']) for _, _, start in self.running.values()
+                   if start['type'] == 'start']
+        max_cost = left - reserve if left is not None and self.settings['cost'] == 'seconds' else None
+        return self.method.suggest(pending=pending, max_cost=max_cost)
+
+    def confirm_job(self) -> Job | None:
+        """The next confirmation run (a top trial on another seed), once every ordinary trial has ended."""
+        if any(start['type'] == 'start' for _, _, start in self.running.values()):
+            return None  # the top trials are known when the running ones end
+        busy = {(start['trial'], start['repeat']) for _, _, start in self.running.values()}
+        for k in self.sweep.to_confirm(self.trials):
+            for repeat in range(1, self.settings['confirm_seeds'] + 1):
+                entry = self.trials[k]['confirm'].setdefault(repeat, {'starts': [], 'end': None})
+                if entry['end'] is not None or (k, repeat) in busy:
+                    continue
+                self.confirming = True
+                start = confirm_start_record(self.sweep, self.trials[k]['starts'][-1], repeat,
+                                             len(entry['starts']) + 1)
+                entry['starts'].append(start)
+                return start, self.remaining(), None
+        return None
+
+    def start(self, start: Record, limit: float | None, limit_what: str | None) -> None:
+        """Record a job's start in the ledger, then hand it to the backend in a free slot."""
+        slot = self.free.pop(0)
+        self.sweep.ledger.append(start)
+        spec = trial_spec(self.sweep, start, self.slots[slot], limit, limit_what)
+        if self.ray:  # Ray places the task and sets CUDA_VISIBLE_DEVICES
+            spec.update(cpus=None, gpu=None)
+        self.running[self.backend.submit(run_trial, spec)] = (start['trial'], slot, start)
+
+    def take(self, future: concurrent.futures.Future) -> None:
+        """Record a finished job: its end in the ledger, the method's data, best.toml, a progress line."""
+        k, slot, start = self.running.pop(future)
+        self.free.append(slot)
+        try:
+            result = future.result()
+        except Exception as e:  # a Ray worker that died, a task that could not start
+            result = {'status': 'failed', 'error': f'{type(e).__name__}: {e}', 'metric': self.settings['metric'],
+                      'curve': [], 'score': None, 'cost': None, 'steps': 0, 'seconds': 0.0}
+        if start['type'] == 'confirm_start':
+            # Confirmation runs only rank the top trials: the methods (Protein's GPs) learn from the
+            # ordinary trials alone, so a config rerun on more seeds does not weigh more in them.
+            end = {'type': 'confirm_end', 'trial': k, 'repeat': start['repeat'], 'seed': start['seed'],
+                   'attempt': start['attempt'], 'time': time.time(), **result}
+            self.sweep.ledger.append(end)
+            self.trials[k]['confirm'][start['repeat']]['end'] = end
+        else:
+            end = {'type': 'end', 'trial': k, 'attempt': start['attempt'], 'time': time.time(), **result}
+            self.sweep.ledger.append(end)
+            self.trials[k]['end'] = end
+            self.method.observe(self.sweep.observation(start, end))
+        write_best(self.sweep, self.trials)
+        self.progress.finished(k, start, end)
+
+    def stop(self) -> None:
+        """Ctrl-C or SIGTERM: stop the running trials (no `end` record: they rerun on resume), say how to resume."""
+        self.progress.close()
+        stop_trials()  # this machine's trial processes (none when they run as Ray tasks)
+        self.backend.cancel(list(self.running))
+        print(f'\nsweep interrupted: {sum(t["end"] is not None for t in self.trials.values())} trials finished, '
+              f'{len(self.running)} stopped (they rerun on resume). Resume with:\n  puffer sweep --resume '
+              f'{self.sweep.path}', file=sys.stderr)
+
+    def close(self) -> None:
+        self.progress.close()
+        self.backend.close()
+
+    def summary(self) -> dict[str, Any]:
+        best = self.sweep.best(self.trials)
+        finished = [t for t in self.trials.values() if t['end'] is not None]
+        failed = sum(t['end']['status'] != 'ok' for t in finished)
+        path = self.sweep.path
+        return {'path': path, 'env': self.sweep.env, 'trials': len(finished), 'failed': failed,
+                'best': None if best is None else {'trial': best[0], 'score': best[2]['score'],
+                                                   'values': best[1]['values'],
+                                                   'seeds': seeds_text(self.trials[best[0]])},
+                'best_toml': os.path.join(path, 'best.toml') if best else None}
+
+
+def run(path: str, flags: Sequence[str] = (), quiet: bool = False, printer: Printer | None = None) -> dict[str, Any]:
+    """Run (or resume) the sweep in `path` until max_trials or max_hours; returns a summary dict.
+
+    Ctrl-C or SIGTERM stops the running trials (no `end` record: they rerun on resume) and raises
+    KeyboardInterrupt after printing how to resume.
+    """
+    sweep = Sweep(path, flags)
+    # One driver per sweep (a second `--resume` would run its trials twice); the kernel drops the lock
+    # when the holder dies, so a SIGKILLed sweep resumes.
+    lock = rundir.claim(path, 'sweep', SweepError)
+    driver = Driver(sweep, quiet, printer)
+    previous_handler = None
+    if threading.current_thread() is threading.main_thread():
+        previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        driver.loop()
+    except KeyboardInterrupt:
+        driver.stop()
+        raise
+    finally:
+        driver.close()
+        lock.release()
+        if previous_handler is not None:
+            signal.signal(signal.SIGTERM, previous_handler)
+    return driver.summary()
+
+
+def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+def sweep_start_record(sweep: Sweep, k: int, attempt: int, values: dict[str, Any],
+                       predicted: dict[str, float] | None) -> Record:
+    name = f'trial-{k:04d}' if attempt == 1 else f'trial-{k:04d}-{attempt}'
+    record = {'type': 'start', 'trial': k, 'attempt': attempt, 'time': time.time(),
+              'run_dir': os.path.join('trials', name), 'values': values}
+    if predicted:
+        record['predicted'] = predicted
+    return record
+
+
+def confirm_start_record(sweep: Sweep, trial_start: Record, repeat: int, attempt: int) -> Record:
+    """A confirmation run: the trial's values on the seed of its repeat-th confirmation, linked by `trial`."""
+    k = trial_start['trial']
+    name = f'trial-{k:04d}-seed{repeat}' if attempt == 1 else f'trial-{k:04d}-seed{repeat}-{attempt}'
+    return {'type': 'confirm_start', 'trial': k, 'repeat': repeat, 'seed': sweep.confirm_seed(trial_start, repeat),
+            'attempt': attempt, 'time': time.time(), 'run_dir': os.path.join('trials', name),
+            'values': trial_start['values']}
+
+
+def trial_spec(sweep: Sweep, start: Record, slot: dict[str, Any], remaining: float | None,
+               remaining_what: str | None = None) -> dict[str, Any]:
+    timeout = sweep.settings['trial_timeout'] or None
+    limit, what = timeout, f'its time budget of {timeout:g} s (sweep.trial_timeout)' if timeout else None
+    if remaining is not None and (limit is None or remaining < limit):
+        limit, what = max(remaining, 1.0), remaining_what or 'the sweep\'s time budget (sweep.max_hours)'
+    config = sweep.trial_config(start['values'])
+    if 'seed' in start:  # a confirmation run
+        config['train']['seed'] = start['seed']
+    return {'env': sweep.env, 'config': config, 'trial': start['trial'],
+            'run_dir': os.path.abspath(os.path.join(sweep.path, start['run_dir'])),
+            'metric': sweep.settings['metric'], 'cost': sweep.settings['cost'], 'limit_s': limit,
+            'limit_what': what, **slot}
+
+
+def write_best(sweep: Sweep, trials: Trials) -> str | None:
+    """best.toml: every key of the best trial's config that differs from the env's defaults."""
+    best = sweep.best(trials)
+    if best is None:
+        return None
+    k, start, end = best
+    config = sweep.trial_config(start['values'])
+    defaults = configuration.load(sweep.env)
+    changed = {}
+    for section, values in config.items():
+        diff = {key: value for key, value in values.items() if defaults.get(section, {}).get(key) != value}
+        if diff:
+            changed[section] = diff
+    header = (f'# The best of {sum(t["end"] is not None for t in trials.values())} trials of the sweep {sweep.path}\n'
+              f'# trial {k}: {end["metric"]} = {end["score"]:.6g} after {end["steps"]:,} steps '
+              f'({end["seconds"]:.0f} s)' + (f'; {seeds_text(trials[k])}' if seeds_text(trials[k]) else '') + '\n'
+              f'# Train with it: puffer train {sweep.env} --config {os.path.join(sweep.path, "best.toml")}\n\n')
+    path = os.path.join(sweep.path, 'best.toml')
+    rundir.write_text(path, header + configuration.to_toml(changed))
+    return path
+
+
+class Progress:
+    """One rich status line while the sweep runs (trial k/N, best so far, ETA) and a line per trial."""
+
+    def __init__(self, sweep: Sweep, trials: Trials, quiet: bool, printer: Printer | None):
+        self.sweep, self.trials, self.quiet = sweep, trials, quiet
+        self.printer = printer or print
+        self.started = time.time()
+        self.done_here = 0
+        self.status: Any = None
+        if not quiet:
+            console = Console(stderr=True)
+            if console.is_terminal:
+                self.status = console.status('')
+                self.status.start()
+        self.update(0, None)
+
+    def finished(self, k: int, start: Record, end: Record) -> None:
+        self.done_here += 1
+        if self.quiet:
+            return
+        if end['status'] == 'ok':
+            text = f'{end["metric"]} {end["score"]:.4g}  cost {end["cost"]:.4g}'
+        else:
+            text = f'FAILED {end["error"].splitlines()[0][:120]}'
+        if start['type'] == 'confirm_start':
+            self.printer(f'trial {k:>3} on seed {start["seed"]}: {text}  ({end["seconds"]:.0f} s; '
+                         f'{seeds_text(self.trials[k])})')
+            return
+        values = ', '.join(f'{name.split(".", 1)[1]}={short(v)}' for name, v in start['values'].items())
+        self.printer(f'trial {k:>3}: {text}  ({end["seconds"]:.0f} s; {values})')
+
+    def update(self, running: int, remaining: float | None) -> None:
+        if self.status is None:
+            return
+        settings = self.sweep.settings
+        finished = sum(t['end'] is not None for t in self.trials.values())
+        best = self.sweep.best(self.trials)
+        best_text = f'best {best[2]["score"]:.4g} (trial {best[0]})' if best else 'best -'
+        eta = None
+        if self.done_here:
+            per_trial = (time.time() - self.started) / self.done_here
+            eta = per_trial * max(0, settings['max_trials'] - finished)
+        if remaining is not None:
+            eta = max(0.0, remaining) if eta is None else min(eta, max(0.0, remaining))
+        eta_text = str(datetime.timedelta(seconds=int(eta))) if eta is not None else '?'
+        self.status.update(f'sweep {self.sweep.env} ({settings["method"]})  trial {finished}/{settings["max_trials"]}'
+                           f'  running {running}  {best_text}  ETA {eta_text}')
+
+    def close(self) -> None:
+        if self.status is not None:
+            self.status.stop()
+            self.status = None
