@@ -1,4 +1,4 @@
-"""The game-theory toolkit of pufferlib/league.py: meta-game solvers, payoff table, ratings, and
+"""The game-theory toolkit of pufferlib/league/: meta-game solvers, payoff table, ratings, and
 OpenSpiel as the exploitability referee. Every test has a known answer."""
 import json
 
