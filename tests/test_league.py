@@ -1,6 +1,8 @@
-"""The game-theory toolkit of pufferlib/league.py: meta-game solvers, payoff table, ratings, and
+"""The game-theory toolkit of pufferlib/league/: meta-game solvers, payoff table, ratings, and
 OpenSpiel as the exploitability referee. Every test has a known answer."""
 import json
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -386,3 +388,19 @@ def test_referee_bad_input():
     # all mass on raise at a state where raising is illegal (after two raises)
     with pytest.raises(APIUsageError, match='no probability on a legal action'):
         league.exploitability('leduc', lambda o, m: np.tile([0.0, 0.0, 1.0], (len(o), 1)))
+
+
+def test_the_package_names_every_public_name_and_the_toolkit_imports_without_torch():
+    """pufferlib.league re-exports each module's public API; the loop, tasks and report load torch and are
+    named lazily, so that the toolkit (and `puffer league --help`) works where torch is not installed."""
+    for name in league.__all__:
+        assert getattr(league, name) is not None, name
+    assert league.report.__module__ == 'pufferlib.league.plots'  # a function, not a submodule
+    with pytest.raises(AttributeError, match='no attribute'):
+        league.no_such_name  # noqa: B018
+    code = ('import sys; sys.modules["torch"] = None\n'  # any "import torch" now raises ImportError
+            'from pufferlib import league\n'
+            'print(league.meta_strategy([[0, 1], [-1, 0]], "uniform").tolist(), league.PayoffTable(["a"]).names)')
+    out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ['[0.5,', '0.5]', "['a']"]

@@ -1,5 +1,5 @@
 /* Kuhn poker, exactly OpenSpiel's two-player `kuhn_poker`, so that a state here maps 1:1 to one there
- * and OpenSpiel can referee policies trained here (pufferlib/league.py, tests/test_poker.py).
+ * and OpenSpiel can referee policies trained here (pufferlib/league/, tests/test_poker.py).
  *
  * Rules: a deck of three cards J < Q < K (ids 0, 1, 2). Both players ante 1; chance deals player 0 a
  * card uniformly, then player 1 one of the two left. Player 0 acts first. Actions: 0 pass, 1 bet

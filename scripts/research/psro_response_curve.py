@@ -51,7 +51,7 @@ def main():
         run = league.League(league.create(env, ['--league.iterations', '1000000', *flags], root=root))
         run.open()
         run.names = [f'p{k:03d}' for k in range(len(states))]
-        run.networks = [league._network(run.config, run.arena, s) for s in states]
+        run.networks = [league.network_from_state(run.config, run.arena, s) for s in states]
         tree = league.game_tree(env)
         tables = np.stack([tree.tabulate(NetworkPlayer(n).probabilities) for n in run.networks])
         exact = run.exploitability(run.names, run.networks, weights)
@@ -59,7 +59,7 @@ def main():
         config['train']['total_timesteps'] = args.steps
         config['train']['seed'] = config['league']['seed'] + len(states)
         arena = league.League.open_env(env, config, config['league']['num_envs'])
-        network = league._network(config, arena, run.response_start(len(states)))
+        network = league.network_from_state(config, arena, run.response_start(len(states)))
         torch.manual_seed(config['train']['seed'])
         keep = np.flatnonzero(weights > 0)
         arena.set_opponents([NetworkPlayer(copy.deepcopy(run.networks[k]), name=str(k)) for k in keep],

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 MARKS = (15, 30, 60, 90, 120, 180, 240)
-# Where an iteration's CPU time goes: functions of pufferlib.league (parts of the response task) and
+# Where an iteration's CPU time goes: functions of pufferlib.league.tasks (parts of the response task) and
 # methods of League (the driver's work).
 TASK_PARTS = ('train_response', 'response_gain')
 DRIVER_PARTS = ('evaluate', 'output_weights', 'save_policy', 'write_views')
@@ -37,9 +37,10 @@ PARTS = TASK_PARTS + DRIVER_PARTS
 def timed_parts(spent: dict):
     """Add each part's process time to spent[part] while inside; the originals are put back after."""
     from pufferlib import league
+    from pufferlib.league import tasks
     originals = []
     for name in PARTS:
-        owner = league if name in TASK_PARTS else league.League
+        owner = tasks if name in TASK_PARTS else league.League
         method = getattr(owner, name)
 
         def wrapper(*args, _method=method, _name=name, **kwargs):
