@@ -40,7 +40,7 @@ def command(threads, steps):
 
 
 def profile_run(threads, steps):
-    """One training run by the CLI; its profile.json plus the load average after it."""
+    """One training run by the CLI; the profile.json it wrote."""
     scratch = tempfile.mkdtemp(prefix='puffer-bench-profile-')
     try:
         env = {**os.environ, 'PUFFER_EXPERIMENTS': scratch}
@@ -51,9 +51,8 @@ def profile_run(threads, steps):
         (run,) = os.listdir(scratch)
         with open(os.path.join(scratch, run, 'profile.json')) as f:
             report = json.load(f)
-        report['load_after'] = os.getloadavg()[0]
-        print(f'  {threads} torch threads: {report["steps_per_s"]:,.0f} steps/s over {report["epochs"]} epochs, '
-              f'load {report["load_after"]:.1f}', file=sys.stderr, flush=True)
+        print(f'  {threads} torch threads: {report["steps_per_s"]:,.0f} steps/s over {report["epochs"]} epochs',
+              file=sys.stderr, flush=True)
         return report
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -71,9 +70,7 @@ def render(reports, args, steps, where):
     default = torch.get_num_threads()  # what torch picks by itself: this script never changes it
     counts = list(reports)
     sps = {t: [r['steps_per_s'] for r in reports[t]] for t in counts}
-    loads = [r['load_after'] for rs in reports.values() for r in rs]
-    head = (f'Measured by `scripts/bench_profile.py`: {where}, load average {min(loads):.1f}-{max(loads):.1f} after '
-            f'the runs (their own 3 processes count in it: the trainer and 2 env workers). Each run: '
+    head = (f'Measured by `scripts/bench_profile.py`: {where}. Each run: '
             f'`{" ".join(command("T", steps))}` ({steps:,} agent steps, {steps // epoch_steps()} epochs of '
             f'{epoch_steps():,}; breakout\'s config: 2 worker processes, each half of the envs steps while the policy '
             f'acts on the other); median of {args.repeats} interleaved rounds; spread = (max - min) / median. '
@@ -104,15 +101,12 @@ def render(reports, args, steps, where):
         return bd.median([sum(r['phases'][n]['percent'] for n in names) for r in reports[t]])
     best = max(counts, key=lambda t: bd.median(sps[t]))
     # The rounds alternate, so the two runs of a round saw about the same machine: their ratio is
-    # less noisy than the ratio of medians when the load swings between rounds.
+    # less noisy than the ratio of medians when the machine's speed swings between rounds.
     paired = [a / b for a, b in zip(sps[counts[0]], sps[base], strict=True)]
-    loads_by_round = [[r['load_after'] for r in rs] for rs in zip(*reports.values(), strict=True)]
     ranked = sorted(PHASES, key=lambda n: -bd.median([r['phases'][n]['percent'] for r in reports[best]]))
     lines = [head, '', bd.markdown_table(['torch threads', 'steps/s', 'rounds', 'spread', f'vs {base} threads'],
                                          speed_rows, 'lrrrr'), '',
-             f'{counts[0]} / {base} threads within each round: ' + ', '.join(
-                 f'{ratio:.2f}x (load {min(load):.0f}-{max(load):.0f})'
-                 for ratio, load in zip(paired, loads_by_round, strict=True))
+             f'{counts[0]} / {base} threads within each round: ' + ', '.join(f'{r:.2f}x' for r in paired)
              + f'; median {bd.median(paired):.2f}x.', '',
              'Per phase, the median over the rounds (so a column need not add up to its total exactly); "steps/s '
              'alone" is the run\'s agent steps over that phase\'s seconds, the speed if it were the only cost '
