@@ -4,6 +4,7 @@
     scripts/baselines.py                          # every baseline below (about 20 minutes on 2 cores)
     scripts/baselines.py --only CartPole-v1       # one env (or several); the others keep their results
     scripts/baselines.py --replot                 # no training: redraw PNGs and the doc from the results files
+    scripts/baselines.py --print-commands         # the command of every baseline, as compose.yaml runs it
 
 Each baseline is `puffer train ENV FLAGS --train.seed S` for seeds 0, 1, 2, then seed 0 again: the
 spread over seeds is the score's uncertainty, the gap between the two seed-0 runs is the run-to-run
@@ -243,6 +244,21 @@ def command(env, steps, flags, seed, log_interval='0.25'):
              '--train.log-interval', log_interval] + list(flags))
 
 
+# The seed as compose.yaml passes it: `BASELINE_SEED=1 docker compose run --rm <service>` picks another.
+COMPOSE_SEED = '${BASELINE_SEED:-0}'
+
+
+def print_commands():
+    """One JSON object a line per baseline: env, compose service, step budget and the command its service
+    runs (the GPU ones log every 5 s), so compose.yaml can be checked against this file."""
+    for env, (_metric, steps, flags, service) in BASELINES.items():
+        print(json.dumps({'env': env, 'gpu': False, 'service': service, 'steps': steps,
+                          'command': command(env, steps, flags, COMPOSE_SEED)}))
+    for env, (_metric, steps, flags, service, _reference) in GPU_BASELINES.items():
+        print(json.dumps({'env': env, 'gpu': True, 'service': service, 'steps': steps,
+                          'command': command(env, steps, flags, COMPOSE_SEED, log_interval='5')}))
+
+
 def run_one(env, steps, flags, seed, experiments):
     before = set(os.listdir(experiments)) if os.path.isdir(experiments) else set()
     cmd = command(env, steps, flags, seed)
@@ -382,7 +398,12 @@ def main():
     parser.add_argument('--experiments', default=os.environ.get('PUFFER_EXPERIMENTS', '/tmp/baselines'))
     parser.add_argument('--replot', action='store_true',
                         help='no training: redraw PNGs and the doc from the results files')
+    parser.add_argument('--print-commands', action='store_true',
+                        help='no training: print every baseline\'s command as its compose service runs it (JSON lines)')
     args = parser.parse_args()
+    if args.print_commands:
+        print_commands()
+        return 0
     envs = list(BASELINES)
     if args.only:
         envs = [e for e in envs if any(e == o or e.lower().endswith(o.lower()) for o in args.only)]
