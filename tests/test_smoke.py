@@ -1,0 +1,23 @@
+"""pufferlib.smoke, what scripts/smoke_envs.py (the container check's env smoke test) asks of every
+family: a missing extra is "absent", but an import that breaks for any other reason is a failure (it
+once reported a broken image as 9 absent families and passed)."""
+import pytest
+
+import pufferlib
+from pufferlib.smoke import smoke
+
+
+@pytest.mark.parametrize('error, status', [
+    (ImportError('atari needs its packages. Install them with: pip install pufferlib[atari]'), 'absent'),
+    (ImportError("cannot import name 'ocean' from 'pufferlib'"), 'FAILED'),
+])
+def test_only_a_missing_extra_counts_as_absent(monkeypatch, error, status):
+    def make(name):
+        raise error
+    monkeypatch.setattr(pufferlib, 'make', make)
+    assert smoke('atari_alien')[0] == status
+
+
+def test_a_real_env_steps():
+    status, _, detail = smoke('classic_cartpole')
+    assert status == 'stepped', detail
