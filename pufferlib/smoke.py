@@ -12,6 +12,9 @@ import pufferlib
 
 # Files a user must bring (pufferlib never downloads them); a make() that asks for one is "needs file".
 NEEDS_FILE = re.compile(r'\brom\b|rom_path|ROM', re.IGNORECASE)
+# The extra in an install hint: `pufferlib[atari]`, or `-e ".[atari]"` as the bindings' own errors say
+# (pufferlib.environments._support.require).
+EXTRA = re.compile(r'(?:pufferlib|\.)\[(\w+)\]')
 
 
 def smoke(name):
@@ -21,7 +24,7 @@ def smoke(name):
     try:
         env = pufferlib.make(name)
     except ImportError as exc:
-        extra = re.search(r'pufferlib\[(\w+)\]', str(exc))
+        extra = EXTRA.search(str(exc))
         if not extra:  # not a missing extra (those name theirs) but a broken import: a failure
             return 'FAILED', '', f'import: {type(exc).__name__}: {exc}'
         return 'absent', extra.group(1), str(exc).split('. Install')[0]
