@@ -6,6 +6,7 @@
     scripts/acceptance_train.py --only squared   # some envs (sanity names, cartpole, pong); no training.md update
     scripts/acceptance_train.py --only go --seed 1   # one second-wave game: recorded in docs/baselines.md
     scripts/acceptance_train.py --only tetris --seconds 240   # a probe: the same run, cut short
+    scripts/acceptance_train.py --only go --results go.json  # every run's result also into go.json
 
 - Every Ocean sanity env is trained with the defaults (per-env files only set architecture, e.g. an
   LSTM for memory) until its `perf` reaches the target, within 2 minutes of wall time.
@@ -23,6 +24,7 @@ the checked value, and the best logged row. Runs of the second-wave games are al
 docs/baselines/acceptance.json, drawn and written into docs/baselines.md (scripts/baselines.py).
 """
 import argparse
+import json
 import platform
 import sys
 import time
@@ -165,6 +167,9 @@ def main():
     parser.add_argument('--seconds', type=float, default=None,
                         help='a probe: stop every run after this many seconds (the step budget and schedule stay '
                              "the task's); nothing recorded")
+    parser.add_argument('--results', metavar='FILE',
+                        help='also write every finished run (curve, checks, steps and seconds) to FILE as JSON, '
+                             'rewritten after each run; scripts/baselines.py --record-acceptance FILE records them')
     args = parser.parse_args()
     tasks = TASKS
     if args.only:
@@ -184,6 +189,9 @@ def main():
         if result['interrupted']:
             print(f'{env}: stopped by {result["interrupted"]}, so not recorded', flush=True)
             return training.STOP_SIGNALS.get(result['interrupted'], 1)
+        if args.results:
+            with open(args.results, 'w') as f:
+                json.dump(results, f, indent=1)
         if not args.seconds and env in baselines.ACCEPTANCE_ENVS:
             print(f'recorded in {baselines.record_acceptance(result)}', flush=True)
     text = table(results, args.seed)

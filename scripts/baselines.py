@@ -4,6 +4,8 @@
     scripts/baselines.py                          # every baseline below (about 20 minutes on 2 cores)
     scripts/baselines.py --only CartPole-v1       # one env (or several); the others keep their results
     scripts/baselines.py --replot                 # no training: redraw PNGs and the doc from the results files
+    scripts/baselines.py --record-acceptance FILE # keep acceptance runs (acceptance_train.py --results FILE)
+    scripts/baselines.py --print-commands         # the command of every baseline, as compose.yaml runs it
 
 Each baseline is `puffer train ENV FLAGS --train.seed S` for seeds 0, 1, 2, then seed 0 again: the
 spread over seeds is the score's uncertainty, the gap between the two seed-0 runs is the run-to-run
@@ -106,6 +108,15 @@ ACCEPTANCE_NOTES = {
 ACCEPTANCE_COMMAND = ('for S in 0 1 2; do flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python '
                       'scripts/acceptance_train.py --only {short} --seed $S; done')
 CURVE_POINTS = 400  # points kept per run's curve in ACCEPTANCE_RESULTS
+
+
+def use_docs(folder):
+    """Write the doc, the PNGs and the results files under `folder` instead of docs/."""
+    global DOC, PNG_DIR, RESULTS, ACCEPTANCE_RESULTS
+    DOC = os.path.join(folder, 'baselines.md')
+    PNG_DIR = os.path.join(folder, 'baselines')
+    RESULTS = os.path.join(PNG_DIR, 'results.json')
+    ACCEPTANCE_RESULTS = os.path.join(PNG_DIR, 'acceptance.json')
 
 
 def read_results(path):
@@ -241,6 +252,21 @@ def hardware():
 def command(env, steps, flags, seed, log_interval='0.25'):
     return (['puffer', 'train', env, '--train.total-timesteps', str(steps), '--train.seed', str(seed),
              '--train.log-interval', log_interval] + list(flags))
+
+
+# The seed as compose.yaml passes it: `BASELINE_SEED=1 docker compose run --rm <service>` picks another.
+COMPOSE_SEED = '${BASELINE_SEED:-0}'
+
+
+def print_commands():
+    """One JSON object a line per baseline: env, compose service, step budget and the command its service
+    runs (the GPU ones log every 5 s), so compose.yaml can be checked against this file."""
+    for env, (_metric, steps, flags, service) in BASELINES.items():
+        print(json.dumps({'env': env, 'gpu': False, 'service': service, 'steps': steps,
+                          'command': command(env, steps, flags, COMPOSE_SEED)}))
+    for env, (_metric, steps, flags, service, _reference) in GPU_BASELINES.items():
+        print(json.dumps({'env': env, 'gpu': True, 'service': service, 'steps': steps,
+                          'command': command(env, steps, flags, COMPOSE_SEED, log_interval='5')}))
 
 
 def run_one(env, steps, flags, seed, experiments):
@@ -382,7 +408,27 @@ def main():
     parser.add_argument('--experiments', default=os.environ.get('PUFFER_EXPERIMENTS', '/tmp/baselines'))
     parser.add_argument('--replot', action='store_true',
                         help='no training: redraw PNGs and the doc from the results files')
+    parser.add_argument('--record-acceptance', metavar='FILE',
+                        help='no training: keep the acceptance runs in FILE (written by scripts/acceptance_train.py '
+                             '--results), redraw their curves and rewrite the doc')
+    parser.add_argument('--print-commands', action='store_true',
+                        help='no training: print every baseline\'s command as its compose service runs it (JSON lines)')
+    parser.add_argument('--docs', metavar='DIR', help='write baselines.md and baselines/ under DIR (default: docs/)')
     args = parser.parse_args()
+    if args.print_commands:
+        print_commands()
+        return 0
+    if args.docs:
+        use_docs(args.docs)
+    if args.record_acceptance:
+        with open(args.record_acceptance) as f:
+            runs = json.load(f)
+        if not isinstance(runs, list) or not runs:
+            parser.error(f'{args.record_acceptance} holds no list of runs (scripts/acceptance_train.py --results)')
+        for result in runs:  # in order: a later run of the same env and seed replaces an earlier one
+            path = record_acceptance(result)
+        print(f'wrote {path}')
+        return 0
     envs = list(BASELINES)
     if args.only:
         envs = [e for e in envs if any(e == o or e.lower().endswith(o.lower()) for o in args.only)]

@@ -28,7 +28,6 @@ from pufferlib import train as training
 
 import benchdoc
 from pufferlib import benchmark as bd
-from bench_ocean import PEERS as OCEAN_PEERS
 
 # Ocean envs trained here, one line each: 3.0's name is the same.
 OCEAN = ['puffer_squared', 'puffer_breakout', 'puffer_pong', 'puffer_snake']
@@ -137,17 +136,6 @@ def cleanrl(peer, seconds, flags=(), target=None, seed=1):
 # The three tables
 # ---------------------------------------------------------------------------------------------
 
-def our_shape(env):
-    """3.0 flags (and [env] settings) that give its run our rollout and update shape and our env sizes."""
-    config = configuration.load(env)
-    vec, train = config['vec'], config['train']
-    workers = vec['num_workers'] or min(vec['num_envs'], os.cpu_count() or 1)
-    flags = ['--vec.num-envs', vec['num_envs'], '--vec.num-workers', workers,
-             '--vec.batch-size', vec['batch_size'] or vec['num_envs'], '--env.num-envs', config['env']['num_envs'],
-             '--train.bptt-horizon', train['bptt_horizon'], '--train.minibatch-size', train['minibatch_size']]
-    return [str(f) for f in flags], dict(OCEAN_PEERS.get(env.removeprefix('puffer_'), (None, None, ''))[1] or {})
-
-
 def anchor_flags(anchor, env, flags, notes, env_kwargs=None):
     """3.0's flags as given, or with --vec.num-workers N when its defaults refuse this machine's N cores."""
     flags = ['--train.device', 'cpu', *flags]  # its default device is cuda
@@ -173,7 +161,7 @@ def ocean_table(args, anchor, notes):
                       'ours, LSTM': lambda s, env=env: ours(env, LSTM, s)['sps']}
         setups = ()
         if anchor:
-            shape, sizes = our_shape(env)
+            shape, sizes = bd.our_shape(env)
             try:
                 setups = (('3.0 defaults', anchor_flags(anchor, env, [], notes), {}),
                           ('3.0 at our shape', anchor_flags(anchor, env, shape, notes, sizes), sizes))

@@ -8,21 +8,17 @@
 Runs inside the envs image in CI (scripts/test_containers.sh): the families whose packages the image
 bundles must step; families that are not installed are reported as absent (their ImportError names the
 pip extra). An env that is installed but needs a file pufferlib never ships (a ROM) is reported as
-such, not as a failure. Exit status 1 when an env fails, or when --expect-extras names an extra whose
-family is absent.
+such, not as a failure (pufferlib/smoke.py tells them apart). Exit status 1 when an env fails, or
+when --expect-extras names an extra whose family is absent.
 """
 import argparse
 import os
 import re
 import sys
-import time
 import tomllib
 
-import pufferlib
 from pufferlib import environments
-
-# Files a user must bring (pufferlib never downloads them); a make() that asks for one is "needs file".
-NEEDS_FILE = re.compile(r'\brom\b|rom_path|ROM', re.IGNORECASE)
+from pufferlib.smoke import smoke
 
 
 def expanded_extras(pyproject, extras):
@@ -49,33 +45,6 @@ def representative(names, chosen):
     # The bare family name (e.g. `atari`) usually needs an argument; prefer a concrete env.
     concrete = [name for name in names if '_' in name] or names
     return concrete[0]
-
-
-def smoke(name):
-    """(status, detail) for one env: stepped / absent / needs file / FAILED."""
-    start = time.perf_counter()
-    try:
-        env = pufferlib.make(name)
-    except ImportError as exc:
-        extra = re.search(r'pufferlib\[(\w+)\]', str(exc))
-        if not extra:  # not a missing extra (those name theirs) but a broken import: a failure
-            return 'FAILED', '', f'import: {type(exc).__name__}: {exc}'
-        return 'absent', extra.group(1), str(exc).split('. Install')[0]
-    except pufferlib.PufferError as exc:
-        if NEEDS_FILE.search(str(exc)):
-            return 'needs file', '', str(exc)
-        return 'FAILED', '', f'{type(exc).__name__}: {exc}'
-    except Exception as exc:  # noqa: BLE001 - report every failure, keep going through the families
-        return 'FAILED', '', f'make: {type(exc).__name__}: {exc}'
-    try:
-        env.reset(seed=0)
-        env.step(env.action_space.sample())
-        shape = env.observations.shape
-    except Exception as exc:  # noqa: BLE001
-        return 'FAILED', '', f'reset/step: {type(exc).__name__}: {exc}'
-    finally:
-        env.close()
-    return 'stepped', '', f'obs {shape}, {time.perf_counter() - start:.1f} s'
 
 
 def main(argv=None):

@@ -1,5 +1,5 @@
 """The benchmarks' logic: pufferlib.benchmark (rounds, medians, spread, ratios, tables, the doc writer,
-peers), the scripts' tables, and the one-sitting command run as a real process.
+peers, the sections the scripts write), and the scripts run as real processes.
 
 Nothing here times anything or asserts a speed: the figures live in docs/benchmarks.md, written by
 the scripts themselves.
@@ -11,15 +11,10 @@ import sys
 
 import pytest
 
+from pufferlib import benchmark as bd
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, 'scripts')
-sys.path.insert(0, SCRIPTS)
-
-import bench_ocean  # noqa: E402
-import bench_profile  # noqa: E402
-import bench_train  # noqa: E402
-
-from pufferlib import benchmark as bd  # noqa: E402
 
 ANCHOR_DRIVER = os.path.join(SCRIPTS, 'bench_anchor.py')
 
@@ -138,8 +133,7 @@ def test_ocean_render_puts_ratios_of_medians_in_the_head_to_head_table():
                'snake': {'ours': [4e6], '3.0 defaults': [8e6], '3.0 matched': [2e6]},
                'cartpole': {'ours': [20e6], 'Gymnasium CartPole-v1': [0.2e6]},
                'memory': {'ours': [5e6]}}
-    args = type('Args', (), {'repeats': 3, 'seconds': 1.0})
-    text = bench_ocean.render(results, args, None, {'pufferlib': 3.0, 'numpy': '2'})
+    text = bd.ocean_section(results, 3, 1.0, None, {'pufferlib': 3.0, 'numpy': '2'})
     lines = text.splitlines()
     squared = next(line for line in lines if line.startswith('| puffer_squared | PufferLib'))
     assert '| 25.0 | 10.0 | 10.0 / 12.0 / 8.0 | 40% | 2.50x |' in squared
@@ -153,7 +147,7 @@ def test_ocean_render_puts_ratios_of_medians_in_the_head_to_head_table():
 
 def test_ocean_peers_name_real_settings_of_our_envs():
     from pufferlib import ocean
-    for name, (peer, matched, differs) in bench_ocean.PEERS.items():
+    for name, (peer, matched, differs) in bd.OCEAN_PEERS.items():
         assert name in ocean.ENVS and peer == f'puffer_{name}'
         assert matched is None or isinstance(matched, dict)
         assert isinstance(differs, str)
@@ -188,12 +182,12 @@ def test_solved_at_weighs_each_window_by_its_episodes():
 
 
 def test_our_shape_gives_the_peer_our_rollout_and_env_sizes():
-    flags, sizes = bench_train.our_shape('puffer_snake')
+    flags, sizes = bd.our_shape('puffer_snake')
     pairs = dict(zip(flags[::2], flags[1::2]))
     assert pairs['--train.bptt-horizon'] == '64' and pairs['--train.minibatch-size'] == '8192'
     assert int(pairs['--vec.num-envs']) % int(pairs['--vec.num-workers']) == 0
-    assert sizes == bench_ocean.PEERS['snake'][1] and sizes['width'] == 64
-    assert bench_train.our_shape('puffer_squared')[1] == {}
+    assert sizes == bd.OCEAN_PEERS['snake'][1] and sizes['width'] == 64
+    assert bd.our_shape('puffer_squared')[1] == {}
 
 
 # What the sitting runs (scripts/benchdoc.py SCRIPTS and SHORT) and the section each script writes.
@@ -261,15 +255,13 @@ def _profile_report(steps_per_s, env_ms):
     for name, ms in (('env', env_ms), ('backward', 100 - env_ms)):
         phases[name] = {'seconds': ms / 100, 'percent': float(ms), 'per_epoch_ms': float(ms),
                         'steps_per_s': steps / (ms / 100)}
-    return {'epochs': 10, 'steps': steps, 'total_s': 1.0, 'steps_per_s': steps_per_s, 'phases': phases,
-            'load_after': 3.0}
+    return {'epochs': 10, 'steps': steps, 'total_s': 1.0, 'steps_per_s': steps_per_s, 'phases': phases}
 
 
 def test_profile_render_reports_medians_ratios_and_shares():
     reports = {1: [_profile_report(20_000, 60), _profile_report(22_000, 70), _profile_report(18_000, 50)],
                2: [_profile_report(10_000, 30), _profile_report(11_000, 30), _profile_report(12_000, 30)]}
-    args = type('Args', (), {'repeats': 3})()
-    text = bench_profile.render(reports, args, 30 * bench_profile.epoch_steps(), "2026-11-23; a test")
+    text = bd.profile_section(reports, 3, 30 * bd.profile_epoch_steps(), "2026-11-23; a test")
     # first cell (up to a note in brackets) -> the row
     rows = {line.split(' | ')[0].lstrip('| ').split(' (')[0]: line for line in text.splitlines()
             if line.startswith('| ')}
@@ -279,8 +271,8 @@ def test_profile_render_reports_medians_ratios_and_shares():
     assert rows['other'].endswith('| 0.0 | 0.0 | - | 0.0 | 0.0 | - |')   # under 0.5%: no steps/s alone
     assert 'With 1 thread the rollout (env wait, copies, inference) takes 60%' in text
     assert 'puffer train puffer_breakout --profile --quiet --train.device cpu --train.torch-threads T' in text
-    assert '1 / 2 threads within each round: 2.00x (load 3-3), 2.00x (load 3-3), 1.50x (load 3-3); median 2.00x.' \
-        in text
+    assert '1 / 2 threads within each round: 2.00x, 2.00x, 1.50x; median 2.00x.' in text
+    assert 'load average' not in text and '(load' not in text  # the machine's load is no figure of the page
     assert 'waits for the envs' in text and 'grows most' in text
 
 

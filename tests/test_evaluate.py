@@ -1,6 +1,5 @@
 """pufferlib.evaluate.episode_means (whole-episode stats of a checkpoint or a scripted player) and the
 record of the learning-acceptance runs that scripts/baselines.py draws and writes."""
-import importlib.util
 import json
 import os
 import subprocess
@@ -59,21 +58,20 @@ def test_bad_arguments_and_checkpoints_of_another_env_are_refused(tmp_path, monk
         episode_means('puffer_bandit', summary['checkpoint'])
 
 
-@pytest.fixture
-def baselines(tmp_path, monkeypatch):
-    """scripts/baselines.py writing into tmp_path instead of docs/."""
-    spec = importlib.util.spec_from_file_location('baselines_under_test', os.path.join(ROOT, 'scripts', 'baselines.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    monkeypatch.setattr(module, 'PNG_DIR', str(tmp_path / 'baselines'))
-    monkeypatch.setattr(module, 'RESULTS', str(tmp_path / 'baselines' / 'results.json'))
-    monkeypatch.setattr(module, 'ACCEPTANCE_RESULTS', str(tmp_path / 'baselines' / 'acceptance.json'))
-    monkeypatch.setattr(module, 'DOC', str(tmp_path / 'baselines.md'))
-    return module
+def record_acceptance(tmp_path, *runs):
+    """`scripts/baselines.py --record-acceptance` of `runs` (as acceptance_train.py --results writes them),
+    writing into tmp_path instead of docs/; the doc's path."""
+    given = tmp_path / 'runs.json'
+    given.write_text(json.dumps(runs))
+    done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'baselines.py'), '--docs', str(tmp_path),
+                           '--record-acceptance', str(given)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().removeprefix('wrote ')
 
 
 def acceptance_run(seed, solved, value):
-    curve = [[float(t), t * 1000, value * t / 100] for t in range(1, 101)]  # more rows than the doc keeps
+    # 1,200 rows, more than the 400 the results file keeps of a run
+    curve = [[t / 12, t * 1000 // 12, value * t / 1200] for t in range(1, 1201)]
     return {'env': 'puffer_go', 'metric': 'env/perf', 'target': 0.9, 'seed': seed, 'solved': solved,
             **({'step': 100_000, 'seconds': 100.0, 'value': value} if solved else {}),
             'best_row': value, 'final': value, 'steps_run': 100_000, 'seconds_run': 100.0, 'budget_s': 1200,
@@ -81,14 +79,14 @@ def acceptance_run(seed, solved, value):
             'checks': [{'seconds': 100.0, 'step': 100_000, 'value': value}], 'curve': curve}
 
 
-def test_acceptance_runs_are_kept_per_seed_drawn_and_written(baselines, tmp_path, monkeypatch):
-    monkeypatch.setattr(baselines, 'CURVE_POINTS', 30)
-    baselines.record_acceptance(acceptance_run(0, False, 0.5))
-    baselines.record_acceptance(acceptance_run(0, True, 0.95))   # seed 0 again: replaces the first
-    doc_path = baselines.record_acceptance(acceptance_run(1, False, 0.85))
-    runs = json.load(open(baselines.ACCEPTANCE_RESULTS))['puffer_go']
+def test_acceptance_runs_are_kept_per_seed_drawn_and_written(tmp_path):
+    doc_path = record_acceptance(tmp_path, acceptance_run(0, False, 0.5),
+                                 acceptance_run(0, True, 0.95),   # seed 0 again: replaces the first
+                                 acceptance_run(1, False, 0.85))
+    assert doc_path == str(tmp_path / 'baselines.md')
+    runs = json.load(open(tmp_path / 'baselines' / 'acceptance.json'))['puffer_go']
     assert sorted(runs) == ['0', '1'] and runs['0']['solved'] and not runs['1']['solved']
-    assert len(runs['0']['curve']) <= 31 and runs['0']['curve'][-1][0] == 100.0  # thinned, the last row kept
+    assert len(runs['0']['curve']) <= 401 and runs['0']['curve'][-1][0] == 100.0  # thinned, the last row kept
     assert 'run_dir' not in runs['0']  # scratch space of the machine that ran it
     assert (tmp_path / 'baselines' / 'acceptance_puffer_go.png').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
     doc = open(doc_path).read()
@@ -100,19 +98,20 @@ def test_acceptance_runs_are_kept_per_seed_drawn_and_written(baselines, tmp_path
     assert 'puffer_go' not in pending
 
 
-def test_an_acceptance_run_stops_on_a_checked_policy(tmp_path, monkeypatch):
+def test_an_acceptance_run_stops_on_a_checked_policy(tmp_path):
     """scripts/acceptance_train.py's run on the bandit: a row at the target stops training, the saved
     policy is checked over whole episodes, and the run is met only with a check at the target."""
-    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
-    spec = importlib.util.spec_from_file_location('acceptance_under_test',
-                                                  os.path.join(ROOT, 'scripts', 'acceptance_train.py'))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    result = module.run('puffer_bandit', 'env/perf', 0.9, 120, 4_000_000, seed=1)
+    results = tmp_path / 'results.json'
+    done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'acceptance_train.py'), '--only', 'bandit',
+                           '--seed', '1', '--results', str(results)], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, 'PUFFER_EXPERIMENTS': str(tmp_path / 'experiments')})
+    assert done.returncode == 0, done.stdout + done.stderr
+    (result,) = json.loads(results.read_text())
+    assert result['env'] == 'puffer_bandit' and result['metric'] == 'env/perf' and result['target'] == 0.9
     assert result['solved'] and result['interrupted'] is None
     assert result['checks'] and result['checks'][-1]['value'] == result['value'] >= 0.9
     assert all(check['value'] < 0.9 for check in result['checks'][:-1])  # earlier checks fell short
-    assert result['curve'][-1][1] == result['step'] < 4_000_000  # stopped at the check, not the budget
+    assert result['curve'][-1][1] == result['step'] < result['budget_steps']  # stopped at the check, not the budget
 
 
 def test_acceptance_refuses_a_name_that_matches_no_task():

@@ -267,12 +267,9 @@ def test_thompson_draws_come_from_the_latent_score_not_a_noisy_observation():
 # --- the synthetic benchmark's tasks ------------------------------------------------------------
 
 @pytest.fixture(scope='module')
-def bench(request):
-    scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts')
-    sys.path.insert(0, scripts)  # bench_sweep imports its neighbour benchdoc
-    request.addfinalizer(lambda: sys.path.remove(scripts))
-    import importlib
-    return importlib.import_module('bench_sweep')
+def bench():
+    from pufferlib import sweep_bench  # what scripts/bench_sweep.py runs
+    return sweep_bench
 
 
 def test_synthetic_tasks_score_a_factor_of_the_swept_key_times_a_function_of_cost(bench):

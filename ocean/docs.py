@@ -1,0 +1,61 @@
+"""The generated sections of docs/ocean.md: the catalogue of every listed env and the option reference,
+written from the parsed spec.toml files (scripts/ocean_docs.py puts them into the page).
+
+They live beside the specs so that anything that reads specs (the docs script, a test with a scratch
+env folder) renders the same text; none of it names an env.
+"""
+
+SECTIONS = {'ocean-catalogue': 'The suite', 'ocean-options': 'Every option'}  # marker -> heading
+
+
+def _size(exprs):
+    return ', '.join(e.text for e in exprs)
+
+
+def _actions(spec):
+    text = f'Discrete({spec.action_n.text})' if spec.action_n is not None else \
+        f'MultiDiscrete [{_size(spec.action_nvec)}]'
+    return text + (', masked' if spec.action_mask else '')
+
+
+def catalogue(specs, scripted):
+    """The table of every listed env: name, summary, agents, spaces, scripted agents."""
+    rows = ['| env | what it checks / what it is | agents per env | obs | actions | scripted |',
+            '|---|---|---|---|---|---|']
+    for s in specs.values():
+        if s.group == 'template':
+            continue
+        obs = f'{s.obs_dtype} [{_size(s.obs_shape)}]'
+        rows.append(f'| `{s.env_name}` | {s.summary} | {s.agents.text} | {obs} | {_actions(s)} | '
+                    f'{", ".join(scripted.get(s.name, [])) or "-"} |')
+    return '\n'.join(rows)
+
+
+def options(specs):
+    """Per env: every option with default, range and meaning, the cross-option checks, the row layout."""
+    out = []
+    for s in specs.values():
+        if s.group == 'template':
+            continue
+        out.append(f'### {s.env_name}\n')
+        if s.options:
+            out.append('| option | default | range | meaning |')
+            out.append('|---|---|---|---|')
+            for o in s.options.values():
+                rng = '-' if o.kind == 'bool' else f'[{o.min.describe()}, {o.max.describe()}]'
+                out.append(f'| `{o.name}` | {o.default!r} | {rng} | {o.help} |')
+        else:
+            out.append('No options.')
+        for expr, message in s.checks:
+            out.append(f'\nCheck: `{expr.text}` ({message}).')
+        fields = [f'{name}{"" if size.text == "1" else f" [{size.text}]"} in [{low:g}, {high:g}]'
+                  + (f' ({text})' if text else '') for name, size, low, high, text in s.obs_segments if name]
+        obs = ' '.join(part for part in (s.obs_help, f'Fields: {"; ".join(fields)}.' if fields else '') if part)
+        out.append(f'\nObservation: {s.obs_dtype} [{_size(s.obs_shape)}]: {obs}')
+        out.append(f'Actions: {_actions(s)}: {s.action_help}\n')
+    return '\n'.join(out).rstrip('\n')
+
+
+def render(specs, scripted):
+    """{section marker: text} for specs ({name: Spec}) and scripted ({name: [scripted policy names]})."""
+    return {'ocean-catalogue': catalogue(specs, scripted), 'ocean-options': options(specs)}
