@@ -20,7 +20,7 @@ solved at the first trial whose final point, without noise (what running that co
 lucky draw), is within 5% of the optimum; its cost is the summed cost of the trials run until then.
 Every method runs the defaults first. Methods: Protein, pareto_genetic and random (pufferlib.sweep),
 and Optuna's TPE (its default settings), all through the same observe/suggest interface. The tasks,
-the search and the table are in pufferlib/sweep_bench.py; this script runs them and times Protein.
+the search and the table are in pufferlib/sweep/synthetic.py; this script runs them and times Protein.
 """
 import argparse
 import os
@@ -31,7 +31,7 @@ import numpy as np
 
 from pufferlib import sweep
 from pufferlib.benchmark import update_section
-from pufferlib.sweep_bench import METHODS, TASKS, cost_factor, optima, search, table
+from pufferlib.sweep.synthetic import METHODS, TASKS, cost_factor, optima, search, table
 
 DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'docs', 'sweeps.md')
 

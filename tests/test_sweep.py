@@ -268,8 +268,8 @@ def test_thompson_draws_come_from_the_latent_score_not_a_noisy_observation():
 
 @pytest.fixture(scope='module')
 def bench():
-    from pufferlib import sweep_bench  # what scripts/bench_sweep.py runs
-    return sweep_bench
+    from pufferlib.sweep import synthetic  # what scripts/bench_sweep.py runs
+    return synthetic
 
 
 def test_synthetic_tasks_score_a_factor_of_the_swept_key_times_a_function_of_cost(bench):
