@@ -27,6 +27,15 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture
+def experiments(tmp_path, monkeypatch):
+    """A fresh experiments folder for the test's runs, and wandb offline (it never reaches a server)."""
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path / 'experiments'))
+    monkeypatch.setenv('WANDB_MODE', 'offline')
+    monkeypatch.delenv('WANDB_API_KEY', raising=False)
+    return tmp_path / 'experiments'
+
+
 @pytest.fixture(scope='module')
 def ray_cluster():
     """A real local Ray of 2 CPUs, shared by the tests of one module (the Ray vector backend in

@@ -2,3 +2,11 @@
 is 1,024 steps in 4 minibatches of 256; no log rows."""
 SMALL = ['--env.num-envs', '32', '--vec.num-envs', '2', '--vec.num-workers', '2', '--vec.batch-size', '1',
          '--train.bptt-horizon', '16', '--train.minibatch-size', '256', '--train.log-interval', '0']
+
+
+def train_small(env, *flags, steps=4096):
+    """A SMALL run of `env` for `steps` steps through the training job; returns its summary."""
+    from pufferlib import config as configuration
+    from pufferlib import train as training
+    config = configuration.load(env, [*SMALL, '--train.total-timesteps', str(steps), *flags])
+    return training.train(env, config=config, quiet=True)

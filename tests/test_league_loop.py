@@ -170,19 +170,23 @@ def test_psro_can_output_the_least_exploitable_mixture_of_its_population(tmp_pat
     np.testing.assert_allclose(run.opponent_weights(run.names, payoffs, run.ratings), nash)
 
 
-def test_a_league_killed_mid_iteration_resumes_without_losing_or_repeating_one(tmp_path):
-    path = league.create('puffer_kuhn', ['--league.iterations', '8', *TINY], root=str(tmp_path))
+def start_league(path, until):
+    """`puffer league --resume` of `path` as a process, returned once its ledger exists and `until()` holds."""
     proc = subprocess.Popen([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path, '--quiet'],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.time() + 300
-        while time.time() < deadline and (not os.path.exists(os.path.join(path, 'ledger.jsonl'))
-                                          or len(iterations(path)) < 2):
-            assert proc.poll() is None, proc.stderr.read().decode()
-            time.sleep(0.2)
-        proc.send_signal(signal.SIGKILL)
-    finally:
-        proc.wait()
+    deadline = time.time() + 300
+    while time.time() < deadline and not (os.path.exists(os.path.join(path, 'ledger.jsonl')) and until()):
+        if proc.poll() is not None:
+            raise AssertionError(proc.stderr.read().decode())
+        time.sleep(0.2)
+    return proc
+
+
+def test_a_league_killed_mid_iteration_resumes_without_losing_or_repeating_one(tmp_path):
+    path = league.create('puffer_kuhn', ['--league.iterations', '8', *TINY], root=str(tmp_path))
+    proc = start_league(path, until=lambda: len(iterations(path)) >= 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
     done = len(iterations(path))
     assert 2 <= done < 8
     summary = league.League(path, ['--league.iterations', str(done + 2)]).run(printer=None)
@@ -199,13 +203,8 @@ def test_a_league_killed_mid_iteration_resumes_without_losing_or_repeating_one(t
 def test_a_running_league_cannot_be_resumed_twice(tmp_path):
     """Two drivers of one league would both append to its ledger: the second is refused, naming the first."""
     path = league.create('puffer_kuhn', ['--league.iterations', '50', *TINY], root=str(tmp_path))
-    first = subprocess.Popen([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path, '--quiet'],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    first = start_league(path, until=lambda: True)  # its ledger exists: it holds the lock
     try:
-        deadline = time.time() + 300
-        while time.time() < deadline and not os.path.exists(os.path.join(path, 'ledger.jsonl')):
-            assert first.poll() is None, first.stderr.read().decode()
-            time.sleep(0.2)
         second = subprocess.run([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path, '--quiet'],
                                 capture_output=True, text=True, timeout=300)
         assert first.poll() is None  # still running: the refusal came from its lock

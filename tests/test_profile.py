@@ -13,21 +13,17 @@ from pufferlib import profile as profiling
 from pufferlib import train as training
 from pufferlib.cli import main
 
-from small_run import SMALL
+from small_run import SMALL, train_small
 
 # The phases that do real work in every epoch of a run (checkpoint and logging may be skipped).
 WORKING = ('env', 'copy', 'rollout_forward', 'advantage', 'update_forward', 'backward', 'optimizer', 'stats')
 
 
-@pytest.fixture(autouse=True)
-def experiments(tmp_path, monkeypatch):
-    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path / 'experiments'))
-    return tmp_path / 'experiments'
+pytestmark = pytest.mark.usefixtures('experiments')  # conftest.py: runs land in tmp_path
 
 
 def run_train(*flags, steps=6144):
-    config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', str(steps), *flags])
-    return training.train('puffer_squared', config=config, quiet=True)
+    return train_small('puffer_squared', *flags, steps=steps)
 
 
 def test_profile_phases_add_up_to_the_loop_time():

@@ -27,11 +27,7 @@ TINY = ['--vec.backend', 'Serial', '--vec.num-envs', '1', '--env.num-envs', '64'
         '--sweep.only', 'train.learning_rate,train.ent_coef', '--sweep.confirm-seeds', '0']
 
 
-@pytest.fixture(autouse=True)
-def experiments(tmp_path, monkeypatch):
-    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path / 'experiments'))
-    monkeypatch.setenv('WANDB_MODE', 'offline')
-    return tmp_path / 'experiments'
+pytestmark = pytest.mark.usefixtures('experiments')  # conftest.py: runs land in tmp_path
 
 
 def run_sweep(*flags, env='puffer_bandit', timeout=600, extra_env=None):

@@ -21,22 +21,15 @@ from pufferlib.models import load_checkpoint, make_policy
 from pufferlib.rundir import latest_checkpoint
 
 from envs import FaultyEnv
-from small_run import SMALL
+from small_run import SMALL, train_small
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 
 
-@pytest.fixture(autouse=True)
-def experiments(tmp_path, monkeypatch):
-    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path / 'experiments'))
-    monkeypatch.setenv('WANDB_MODE', 'offline')
-    monkeypatch.delenv('WANDB_API_KEY', raising=False)
-    return tmp_path / 'experiments'
+pytestmark = pytest.mark.usefixtures('experiments')  # conftest.py: runs land in tmp_path
 
 
-def run_train(env, *flags, steps=4096):
-    config = configuration.load(env, [*SMALL, '--train.total-timesteps', str(steps), *flags])
-    return training.train(env, config=config, quiet=True)
+run_train = train_small
 
 
 # --- config and flags ------------------------------------------------------------------------

@@ -33,6 +33,25 @@ def read(path: str) -> dict:
         raise ConfigError(f'config file {path} is not valid TOML: {e}') from None
 
 
+def read_saved(directory: str, filename: str, flags: Sequence[str], allowed: tuple[str, ...], refusal: str,
+               error: type[Exception], where: str) -> tuple[str, dict]:
+    """(env, config) of a sweep or league directory: its `filename` (the resolved config with an [_meta]
+    table naming the env), with the flags a resumed one may change (`allowed` prefixes) applied. Another
+    flag is `error` with `refusal` after its name: a resumed directory keeps the config it ran with."""
+    toml_path = os.path.join(directory, filename)
+    if not os.path.exists(toml_path):
+        kind = filename.split('.')[0]
+        raise error(f'{directory} is not a {kind} directory (no {filename}); {kind}s live in {where}')
+    config = read(toml_path)
+    env = config.pop('_meta', {}).get('env')
+    if not isinstance(env, str):
+        raise error(f'{toml_path} names no env in its [_meta] table; it was edited or not written by puffer')
+    bad = [f for f in flags if f.startswith('--') and not f.replace('_', '-').startswith(allowed)]
+    if bad:
+        raise error(f'{bad[0]}: {refusal}')
+    return env, config
+
+
 def defaults() -> dict:
     return read(os.path.join(HERE, 'default.toml'))
 

@@ -109,18 +109,13 @@ class League:
     here or as Ray tasks; policies go to them as state dicts and come back as state dicts."""
 
     def __init__(self, path: str, flags: Sequence[str] = ()) -> None:
-        toml_path = os.path.join(path, 'league.toml')
-        if not os.path.exists(toml_path):
-            raise LeagueError(f'{path} is not a league directory (no league.toml); leagues live in {leagues_dir()}')
         self.path = path
-        config = configuration.read(toml_path)
-        self.env = config.pop('_meta', {}).get('env')
+        self.env, config = configuration.read_saved(
+            path, 'league.toml', flags, RESUME_FLAGS, 'a resumed league keeps its config; only --league.iterations '
+            'and where its tasks run (--league.backend, --league.ray-address, --league.ray-cpus) may change',
+            LeagueError, leagues_dir())
         # a league made before a setting existed runs with its default (e.g. the Ray settings)
         config['league'] = {**configuration.defaults()['league'], **config.get('league', {})}
-        bad = [f for f in flags if f.startswith('--') and not f.replace('_', '-').startswith(RESUME_FLAGS)]
-        if bad:
-            raise LeagueError(f'{bad[0]}: a resumed league keeps its config; only --league.iterations and where '
-                              'its tasks run (--league.backend, --league.ray-address, --league.ray-cpus) may change')
         self.config = configuration.parse_flags(list(flags), config) if flags else config
         self.settings = self.config['league']
         check_settings(self.settings, self.env)

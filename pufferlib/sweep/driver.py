@@ -83,16 +83,10 @@ class Sweep:
     """A sweep directory: its config (sweep.toml), space, ledger and method."""
 
     def __init__(self, path: str, flags: Sequence[str] = ()):
-        toml_path = os.path.join(path, 'sweep.toml')
-        if not os.path.exists(toml_path):
-            raise SweepError(f'{path} is not a sweep directory (no sweep.toml); sweeps live in {sweeps_dir()}')
         self.path = path
-        config = configuration.read(toml_path)
-        self.env = config.pop('_meta', {}).get('env')
-        bad = [f for f in flags if f.startswith('--') and not f.startswith('--sweep.')]
-        if bad:
-            raise ConfigError(f'{bad[0]}: a resumed sweep keeps its trials\' config; only --sweep.* settings '
-                              '(max-trials, max-hours, parallel, ...) may change')
+        self.env, config = configuration.read_saved(
+            path, 'sweep.toml', flags, ('--sweep.',), "a resumed sweep keeps its trials' config; only --sweep.* "
+            'settings (max-trials, max-hours, parallel, ...) may change', ConfigError, sweeps_dir())
         self.config = configuration.parse_flags(list(flags), config) if flags else config
         self.settings = self.config['sweep']
         check_settings(self.settings)
