@@ -8,10 +8,15 @@ keep. `make('puffer_<name>', num_envs=N, ...)` returns one PufferEnv that runs N
 import difflib
 import importlib
 import os
+from types import ModuleType, SimpleNamespace
+from typing import Any, cast
 
-from pufferlib.ocean import spec as ocean_spec
-from pufferlib.ocean.env import OceanEnv
 from pufferlib.pufferenv import APIUsageError, EnvError
+
+# Relative imports inside ocean/: mypy checks this folder as the package `ocean` (it cannot see the
+# install's mapping to pufferlib.ocean) and resolves them there as Python does here.
+from . import spec as ocean_spec
+from .env import OceanEnv, ScriptedPolicy
 
 ROOT = os.path.dirname(os.path.abspath(__file__))
 PREFIX = ocean_spec.PREFIX
@@ -25,7 +30,7 @@ except ocean_spec.SpecError as e:
 ENVS = tuple(name for name, s in SPECS.items() if s.group != 'template')
 SANITY = tuple(name for name, s in SPECS.items() if s.group == 'sanity')
 TEMPLATES = tuple(name for name, s in SPECS.items() if s.group == 'template')
-_classes = {}
+_classes: dict[str, type[OceanEnv]] = {}
 
 
 def env_names() -> list[str]:
@@ -50,7 +55,7 @@ def spec_of(name: str) -> ocean_spec.Spec:
     return SPECS[short_name(name)]
 
 
-def _module(short):
+def _module(short: str) -> ModuleType | None:
     """The env folder's Python module, or None when the folder has none."""
     if not os.path.exists(os.path.join(ROOT, short, '__init__.py')):
         return None
@@ -64,24 +69,26 @@ def env_class(name: str) -> type[OceanEnv]:
     if short not in _classes:
         s = SPECS[short]
         module = _module(short)
-        cls = getattr(module, s.c_struct, None) if module else None
-        if cls is None:
-            cls = type(s.c_struct, (OceanEnv,), {'__doc__': f'{s.env_name}: {s.summary}',
-                                                 '__module__': f'pufferlib.ocean.{short}'})
-        elif not (isinstance(cls, type) and issubclass(cls, OceanEnv)):
+        found = getattr(module, s.c_struct, None) if module else None
+        if found is None:
+            cls = cast(type[OceanEnv], type(s.c_struct, (OceanEnv,), {'__doc__': f'{s.env_name}: {s.summary}',
+                                                                      '__module__': f'pufferlib.ocean.{short}'}))
+        elif not (isinstance(found, type) and issubclass(found, OceanEnv)):
             raise EnvError(f'pufferlib.ocean.{short}.{s.c_struct} must be a subclass of OceanEnv')
+        else:
+            cls = found
         cls.spec, cls.name = s, short
         _classes[short] = cls
     return _classes[short]
 
 
-def scripted_policies(name: str) -> dict:
+def scripted_policies(name: str) -> dict[str, ScriptedPolicy]:
     """The env's scripted policies, name -> policy(env, observations) -> actions (may be empty);
     the first one is the default. They live in the env folder's `SCRIPTED` dict."""
     module = _module(short_name(name))
     return dict(getattr(module, 'SCRIPTED', {})) if module else {}
 
 
-def make(name: str, buf=None, seed: int | None = None, **kwargs) -> OceanEnv:
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, **kwargs: Any) -> OceanEnv:
     """Create Ocean env `name` ('puffer_pong'); kwargs are `num_envs` and the env's options."""
     return env_class(name)(buf=buf, seed=seed, **kwargs)

@@ -5,20 +5,24 @@ They live beside the specs so that anything that reads specs (the docs script, a
 env folder) renders the same text; none of it names an env.
 """
 
+from collections.abc import Mapping, Sequence
+
+from .spec import Expr, Spec
+
 SECTIONS = {'ocean-catalogue': 'The suite', 'ocean-options': 'Every option'}  # marker -> heading
 
 
-def _size(exprs):
+def _size(exprs: Sequence[Expr]) -> str:
     return ', '.join(e.text for e in exprs)
 
 
-def _actions(spec):
+def _actions(spec: Spec) -> str:
     text = f'Discrete({spec.action_n.text})' if spec.action_n is not None else \
-        f'MultiDiscrete [{_size(spec.action_nvec)}]'
+        f'MultiDiscrete [{_size(spec.action_nvec or [])}]'
     return text + (', masked' if spec.action_mask else '')
 
 
-def catalogue(specs, scripted):
+def catalogue(specs: Mapping[str, Spec], scripted: Mapping[str, list[str]]) -> str:
     """The table of every listed env: name, summary, agents, spaces, scripted agents."""
     rows = ['| env | what it checks / what it is | agents per env | obs | actions | scripted |',
             '|---|---|---|---|---|---|']
@@ -31,7 +35,7 @@ def catalogue(specs, scripted):
     return '\n'.join(rows)
 
 
-def options(specs):
+def options(specs: Mapping[str, Spec]) -> str:
     """Per env: every option with default, range and meaning, the cross-option checks, the row layout."""
     out = []
     for s in specs.values():
@@ -42,7 +46,7 @@ def options(specs):
             out.append('| option | default | range | meaning |')
             out.append('|---|---|---|---|')
             for o in s.options.values():
-                rng = '-' if o.kind == 'bool' else f'[{o.min.describe()}, {o.max.describe()}]'
+                rng = '-' if o.kind == 'bool' else '[{}, {}]'.format(*(b.describe() for b in o.bounds()))
                 out.append(f'| `{o.name}` | {o.default!r} | {rng} | {o.help} |')
         else:
             out.append('No options.')
@@ -56,6 +60,6 @@ def options(specs):
     return '\n'.join(out).rstrip('\n')
 
 
-def render(specs, scripted):
+def render(specs: Mapping[str, Spec], scripted: Mapping[str, list[str]]) -> dict[str, str]:
     """{section marker: text} for specs ({name: Spec}) and scripted ({name: [scripted policy names]})."""
     return {'ocean-catalogue': catalogue(specs, scripted), 'ocean-options': options(specs)}

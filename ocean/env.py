@@ -13,12 +13,17 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
+from types import ModuleType, SimpleNamespace
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.ocean.spec import Spec
 from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, check_buffer_size, check_seed, typed_option
+
+from .spec import Spec, Value
 
 SEED_MASK = (1 << 64) - 1
 # Steps between polls of the C episode logs: infos stay empty on almost every step and the poll
@@ -26,7 +31,7 @@ SEED_MASK = (1 << 64) - 1
 REPORT_INTERVAL = 128
 
 
-def load_binding(name):
+def load_binding(name: str) -> ModuleType:
     """Import the compiled binding of env `name`.
 
     PUFFER_OCEAN_LIB points at an alternative build tree (the sanitizer build of
@@ -42,6 +47,8 @@ def load_binding(name):
                 if module_name in sys.modules:
                     return sys.modules[module_name]
                 spec = importlib.util.spec_from_file_location(module_name, path)
+                if spec is None or spec.loader is None:  # not for a path with an extension suffix
+                    raise EnvError(f'PUFFER_OCEAN_LIB={lib}: cannot load {path} as a Python extension')
                 module = importlib.util.module_from_spec(spec)
                 spec.loader.exec_module(module)
                 sys.modules[module_name] = module
@@ -55,7 +62,7 @@ def load_binding(name):
                        'from the repository root') from None
 
 
-def make_spaces(spec: Spec, config: dict) -> tuple[spaces.Box, spaces.Space]:
+def make_spaces(spec: Spec, config: dict[str, Value]) -> tuple[spaces.Box, spaces.Space]:
     """The (observation Box of one row, flat action space) that `spec` declares for `config`."""
     shape = spec.obs_shape_of(config)
     low = np.empty(int(np.prod(shape)), dtype=np.float64)
@@ -84,10 +91,12 @@ class OceanEnv(PufferEnv):
     array [num_agents, n_actions] (True = legal) that the C env rewrites on every reset and step.
     """
 
-    spec: Spec = None
-    name: str = None
+    # Declared, not defined: env_class sets both on each env's subclass.
+    spec: Spec
+    name: str
 
-    def __init__(self, num_envs: int = 1, buf=None, seed: int | None = None, **options):
+    def __init__(self, num_envs: int = 1, buf: SimpleNamespace | None = None, seed: int | None = None,
+                 **options: Any) -> None:
         who = self.describe()
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise APIUsageError(f'{who}: num_envs must be an int >= 1, got {num_envs!r}')
@@ -113,7 +122,8 @@ class OceanEnv(PufferEnv):
             raise APIUsageError(f'{who}: {e}') from None
         except RuntimeError as e:
             raise EnvError(f'{who}: the C env could not start: {e}') from None
-        self._seed = seed if seed is not None else int(np.random.SeedSequence().entropy)
+        # A SeedSequence made without entropy draws an int of its own.
+        self._seed = seed if seed is not None else int(cast(int, np.random.SeedSequence().entropy))
         self._resets = 0
         self._tick = 0
         self._binding.vec_reset(self._handle, self._seed & SEED_MASK)
@@ -123,7 +133,7 @@ class OceanEnv(PufferEnv):
     def describe(self) -> str:
         return self.spec.env_name
 
-    def resolve_config(self, options: dict) -> dict:
+    def resolve_config(self, options: dict[str, Any]) -> dict[str, Value]:
         """The defaults overridden by `options`, checked for names, types, ranges and the spec's checks."""
         who = self.describe()
         spec = self.spec
@@ -144,15 +154,16 @@ class OceanEnv(PufferEnv):
             raise APIUsageError(f'{who}: {problem}. Every option\'s range: `puffer train {who} --help`')
         return out
 
-    def make_spaces(self, config: dict) -> tuple[spaces.Box, spaces.Space]:
+    def make_spaces(self, config: dict[str, Value]) -> tuple[spaces.Box, spaces.Space]:
         """The spaces the spec declares; an env's subclass may extend this (see ocean/spaces)."""
         return make_spaces(self.spec, config)
 
     # ---- the PufferEnv API ----
 
-    def reset(self, seed=None):
-        if seed is not None:
-            self._seed, self._resets = check_seed(seed, self.describe), 0
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list]:
+        checked = check_seed(seed, self.describe)  # None exactly when seed is
+        if checked is not None:
+            self._seed, self._resets = checked, 0
         else:
             # An unseeded reset starts new episodes that still follow from the last seed.
             self._resets += 1
@@ -162,7 +173,7 @@ class OceanEnv(PufferEnv):
         self._tick = 0
         return self.observations, []
 
-    def step(self, actions):
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
         # Values outside the space are clamped by the C env, never used as an index.
         self.copy_actions(actions)
         try:
@@ -171,19 +182,19 @@ class OceanEnv(PufferEnv):
             self._check_open()
             raise
         self._tick += 1
-        infos = []
+        infos: list[dict] = []
         if self._tick % REPORT_INTERVAL == 0:
             log = self._binding.vec_log(self._handle)
             if log is not None:
                 infos.append(log)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
 
-    def log(self):
+    def log(self) -> dict[str, float] | None:
         """Episode means since the last report (or None), without waiting for the report interval."""
         self._check_open()
         return self._binding.vec_log(self._handle)
 
-    def render(self, index=0):
+    def render(self, index: int = 0) -> np.ndarray:
         """RGB frame (uint8 [h, w, 3]) of env instance `index`."""
         index = self._check_index(index)
         h, w = self._binding.vec_frame_shape(self._handle)
@@ -191,28 +202,32 @@ class OceanEnv(PufferEnv):
         self._binding.vec_render(self._handle, index, frame)
         return frame
 
-    def render_text(self, index=0):
+    def render_text(self, index: int = 0) -> str:
         """Text view of env instance `index`, for terminals."""
         return self._binding.vec_text(self._handle, self._check_index(index))
 
-    def close(self):
+    def close(self) -> None:
         self._closed = True
         handle = getattr(self, '_handle', None)
         if handle is not None:
             self._binding.vec_close(handle)
 
-    def _check_open(self):
+    def _check_open(self) -> None:
         if getattr(self, '_closed', False):
             raise EnvError(f'{self.describe()} is closed; make a new env')
 
-    def _check_index(self, index):
+    def _check_index(self, index: int) -> int:
         self._check_open()
         if isinstance(index, bool) or not isinstance(index, (int, np.integer)) or not 0 <= index < self.num_envs:
             raise APIUsageError(f'{self.describe()}: env index must be an int in [0, {self.num_envs}), got {index!r}')
         return int(index)
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:
             pass
+
+
+# A scripted policy (an env folder's SCRIPTED): policy(env, observations) -> one action row per agent.
+ScriptedPolicy = Callable[[OceanEnv, np.ndarray], np.ndarray]

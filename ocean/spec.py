@@ -24,7 +24,9 @@ import os
 import re
 import struct
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 PREFIX = 'puffer_'  # env 'pong' is 'puffer_pong' everywhere outside its folder
 # Catalogue groups, in catalogue order. 'template' envs are built and tested but not listed.
@@ -48,12 +50,15 @@ FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
 ACTION_KEYS = {'n', 'nvec', 'mask', 'builtin', 'help'}
 CHECK_KEYS = {'require', 'message'}
 
+# An option's value, a constant, or what an expression evaluates to (a bool is an int to Python too).
+Value = bool | int | float
+
 
 class SpecError(Exception):
     """A spec.toml is malformed (a developer's error, reported with the file and the key)."""
 
 
-def camel(name):
+def camel(name: str) -> str:
     """'trash_pickup' -> 'TrashPickup': the C struct and Python class name of an env."""
     return ''.join(part[:1].upper() + part[1:] for part in name.split('_'))
 
@@ -66,7 +71,7 @@ _ARITH = {ast.Add: '+', ast.Sub: '-', ast.Mult: '*', ast.Div: '/', ast.Mod: '%'}
 _COMPARE = {ast.Lt: '<', ast.LtE: '<=', ast.Gt: '>', ast.GtE: '>=', ast.Eq: '==', ast.NotEq: '!='}
 
 
-def _c_div(a, b):
+def _c_div(a: Value, b: Value) -> Value:
     if isinstance(a, float) or isinstance(b, float):
         if b == 0:
             return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
@@ -77,7 +82,7 @@ def _c_div(a, b):
     return q if (a >= 0) == (b >= 0) else -q
 
 
-def _c_mod(a, b):
+def _c_mod(a: Value, b: Value) -> Value:
     return 0 if b == 0 else a - b * _c_div(a, b)
 
 
@@ -88,7 +93,7 @@ class Expr:
     it reads, in order of first use (error messages show their values).
     """
 
-    def __init__(self, text, kinds, constants, where):
+    def __init__(self, text: object, kinds: Mapping[str, str], constants: Mapping[str, Value], where: str) -> None:
         self.text = str(text)
         self.where = where
         self._kinds = kinds          # option name -> kind
@@ -104,21 +109,21 @@ class Expr:
         self.names = list(dict.fromkeys(n.id for n in names))
 
     @property
-    def is_literal(self):
+    def is_literal(self) -> bool:
         return isinstance(self._tree, ast.Constant) or (
             isinstance(self._tree, ast.UnaryOp) and isinstance(self._tree.operand, ast.Constant))
 
-    def describe(self):
+    def describe(self) -> str:
         """The text, with the value where it uses only constants: 'MEM_MAX = 64'."""
         if self.is_literal or self.names:
             return self.text
         return f'{self.text} = {fmt(self({}), self.kind)}'
 
-    def _fail(self, what):
+    def _fail(self, what: str) -> NoReturn:
         raise SpecError(f'{self.where}: {what} in expression {self.text!r} (allowed: numbers, option and '
                         'constant names, + - * / %, parentheses, comparisons, and/or/not)')
 
-    def _infer(self, node):
+    def _infer(self, node: ast.expr) -> str:
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool):
                 return 'bool'
@@ -156,12 +161,12 @@ class Expr:
 
     # ---- Python ----
 
-    def __call__(self, values):
+    def __call__(self, values: Mapping[str, Value]) -> Value:
         """The value for `values` (option name -> value); an int result outside 64 bits raises OverflowError."""
         return self._eval(self._tree, values)
 
-    def _eval(self, node, values):
-        if isinstance(node, ast.Constant):
+    def _eval(self, node: ast.expr, values: Mapping[str, Value]) -> Value:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):  # bools are ints
             return node.value
         if isinstance(node, ast.Name):
             value = values[node.id] if node.id in self._kinds else self._constants[node.id]
@@ -181,10 +186,10 @@ class Expr:
             return self._int64(result)
         if isinstance(node, ast.Compare):
             left = self._eval(node.left, values)
-            for op, comparator in zip(node.ops, node.comparators):
+            for cmp, comparator in zip(node.ops, node.comparators):
                 right = self._eval(comparator, values)
                 ok = {ast.Lt: left < right, ast.LtE: left <= right, ast.Gt: left > right,
-                      ast.GtE: left >= right, ast.Eq: left == right, ast.NotEq: left != right}[type(op)]
+                      ast.GtE: left >= right, ast.Eq: left == right, ast.NotEq: left != right}[type(cmp)]
                 if not ok:
                     return False
                 left = right
@@ -194,19 +199,19 @@ class Expr:
             return all(results) if isinstance(node.op, ast.And) else any(results)
         raise AssertionError(node)  # _infer admitted only the nodes above
 
-    def _int64(self, value):
+    def _int64(self, value: Value) -> Value:
         if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
             raise OverflowError(f'{self.text} overflows 64 bits')
         return value
 
     # ---- C ----
 
-    def c(self, config='c'):
+    def c(self, config: str = 'c') -> str:
         """The expression as C, reading options from the struct pointer `config`."""
         return self._c(self._tree, config)
 
-    def _c(self, node, config):
-        if isinstance(node, ast.Constant):
+    def _c(self, node: ast.expr, config: str) -> str:
+        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
             if isinstance(node.value, bool):
                 return '1LL' if node.value else '0LL'
             return f'{node.value}LL' if isinstance(node.value, int) else repr(float(node.value))
@@ -237,7 +242,7 @@ class Expr:
 
 
 
-def fmt(value, kind):
+def fmt(value: Value, kind: str) -> str:
     """A value as both sides print it in messages: int and bool options as %lld, floats as %g."""
     return f'{float(value):g}' if kind == 'float' else str(int(value))
 
@@ -246,14 +251,24 @@ def fmt(value, kind):
 # The spec
 # ---------------------------------------------------------------------------------------------
 
+# One stretch of the observation row: (field name or '', size, low, high, help).
+Segment = tuple[str, Expr, int | float, int | float, str]
+
+
 @dataclass
 class Option:
     name: str
     kind: str           # 'int', 'float' or 'bool'
-    default: object
+    default: Value
     help: str
-    min: Expr = None    # inclusive bounds; None only for bools
-    max: Expr = None
+    min: Expr | None = None    # inclusive bounds; None only for bools
+    max: Expr | None = None
+
+    def bounds(self) -> tuple[Expr, Expr]:
+        """(min, max) of an int or float option."""
+        if self.min is None or self.max is None:
+            raise SpecError(f'option {self.name} is a {self.kind}: it has no range')
+        return self.min, self.max
 
 
 @dataclass
@@ -265,38 +280,38 @@ class Spec:
     summary: str
     group: str
     agents: Expr
-    constants: dict
-    options: dict                       # name -> Option, in file order (= struct field order)
-    checks: list                        # (Expr, message)
+    constants: dict[str, Value]
+    options: dict[str, Option]          # in file order (= struct field order)
+    checks: list[tuple[Expr, str]]      # (Expr, message)
     obs_dtype: str
-    obs_shape: list                     # [Expr], the row's shape (one entry unless `shape` is given)
-    obs_segments: list                  # [(name, size Expr, low, high, help)], low/high along the row
+    obs_shape: list[Expr]               # the row's shape (one entry unless `shape` is given)
+    obs_segments: list[Segment]         # low/high along the row
     obs_help: str
-    action_n: Expr = None               # Discrete(n) ...
-    action_nvec: list = None            # ... or MultiDiscrete(nvec)
+    action_n: Expr | None = None        # Discrete(n) ...
+    action_nvec: list[Expr] | None = None  # ... or MultiDiscrete(nvec)
     action_mask: bool = False
     action_builtin: bool = False        # a live row's action -1 hands its move to the built-in player (seats.h)
     action_help: str = ''
     struct_format: str = field(init=False, default='')
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         formats = [OPTION_TYPES[o.kind][1] for o in self.options.values()] or ['i']  # C has no empty struct
         self.struct_format = '=' + ''.join(formats)
 
     @property
-    def env_name(self):
+    def env_name(self) -> str:
         return PREFIX + self.name
 
     @property
-    def c_struct(self):
+    def c_struct(self) -> str:
         return camel(self.name)
 
     # ---- values ----
 
-    def defaults(self):
+    def defaults(self) -> dict[str, Value]:
         return {name: option.default for name, option in self.options.items()}
 
-    def problem(self, values):
+    def problem(self, values: Mapping[str, Value]) -> str | None:
         """The first broken range or check for a complete, typed `values`, as a message; None if all hold.
 
         The generated C function `ocean_spec_check` walks the same list in the same order and
@@ -306,8 +321,9 @@ class Spec:
             if option.kind == 'bool':
                 continue
             value = values[option.name]
+            low, high = option.bounds()
             try:
-                lo, hi = option.min(values), option.max(values)
+                lo, hi = low(values), high(values)
             except OverflowError as e:
                 return f'{option.name}: {e}'
             if not lo <= value <= hi:
@@ -321,53 +337,59 @@ class Spec:
                 return _check_message(self, expr, message, values)
         return None
 
-    def pack(self, values):
+    def pack(self, values: Mapping[str, Value]) -> bytes:
         """The option values as the bytes of the C `<Name>Config` struct."""
         if not self.options:
             return struct.pack(self.struct_format, 0)
         return struct.pack(self.struct_format, *(values[name] for name in self.options))
 
-    def num_agents(self, values):
+    def num_agents(self, values: Mapping[str, Value]) -> int:
         return int(self.agents(values))
 
-    def obs_shape_of(self, values):
+    def obs_shape_of(self, values: Mapping[str, Value]) -> tuple[int, ...]:
         return tuple(int(size(values)) for size in self.obs_shape)
 
-    def action_dims(self, values):
-        """Discrete: [n]; MultiDiscrete: nvec."""
+    def action_exprs(self) -> list[Expr]:
+        """Discrete: [n]; MultiDiscrete: nvec (as expressions)."""
         if self.action_n is not None:
-            return [int(self.action_n(values))]
-        return [int(n(values)) for n in self.action_nvec]
+            return [self.action_n]
+        if self.action_nvec is None:
+            raise SpecError(f'ocean/{self.name}/spec.toml: [action] has neither n nor nvec')
+        return self.action_nvec
 
-    def num_actions(self, values):
+    def action_dims(self, values: Mapping[str, Value]) -> list[int]:
+        """Discrete: [n]; MultiDiscrete: nvec."""
+        return [int(n(values)) for n in self.action_exprs()]
+
+    def num_actions(self, values: Mapping[str, Value]) -> int:
         """Width of one action-mask row: n, or the sum of nvec."""
         return sum(self.action_dims(values))
 
     # ---- C ----
 
-    def c_header(self):
+    def c_header(self) -> str:
         return _c_header(self)
 
-    def c_binding(self):
+    def c_binding(self) -> str:
         """The per-env translation unit: the generic binding instantiated for this env."""
         return (f'/* Generated by setup.py: the generic Ocean binding (ocean/binding.h) for '
                 f'ocean/{self.name}. Do not edit. */\n'
                 f'#include "spec.h"\n#include "{self.name}.h"\n#include "binding.h"\n')
 
 
-def _range_why(option):
+def _range_why(option: Option) -> str:
     """Where a bound is an expression, say which: 'num_targets=50 is outside [1, 40] (max is 4 * (size - 1))'."""
-    bounds = [f'{which} is {expr.text}' for which, expr in (('min', option.min), ('max', option.max))
+    bounds = [f'{which} is {expr.text}' for which, expr in zip(('min', 'max'), option.bounds())
               if not expr.is_literal]
     return f' ({"; ".join(bounds)})' if bounds else ''
 
 
-def _range_message(option, value, lo, hi):
+def _range_message(option: Option, value: Value, lo: Value, hi: Value) -> str:
     k = option.kind
     return f'{option.name}={fmt(value, k)} is outside [{fmt(lo, k)}, {fmt(hi, k)}]{_range_why(option)}'
 
 
-def _check_message(spec, expr, message, values):
+def _check_message(spec: Spec, expr: Expr, message: str, values: Mapping[str, Value]) -> str:
     got = ', '.join(f'{name}={fmt(values[name], spec.options[name].kind)}' for name in expr.names)
     return f'{message} (got {got})' if got else message
 
@@ -376,7 +398,7 @@ def _check_message(spec, expr, message, values):
 # Loading
 # ---------------------------------------------------------------------------------------------
 
-def _expect_keys(table, allowed, where):
+def _expect_keys(table: object, allowed: set[str], where: str) -> None:
     if not isinstance(table, dict):
         raise SpecError(f'{where} must be a table, got {table!r}')
     unknown = set(table) - allowed
@@ -384,22 +406,46 @@ def _expect_keys(table, allowed, where):
         raise SpecError(f'{where}: unknown key(s) {", ".join(sorted(unknown))}; allowed: {", ".join(sorted(allowed))}')
 
 
-def _identifier(name, where):
+def _identifier(name: str, where: str) -> None:
     if not re.fullmatch(r'[A-Za-z_][A-Za-z0-9_]*', name) or name in C_KEYWORDS:
         raise SpecError(f'{where}: {name!r} is not usable as a C identifier')
 
 
-def _number(value, where):
+def _number(value: object, where: str) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise SpecError(f'{where} must be a finite number, got {value!r}')
     return value
 
 
-def load(folder):
+def load(folder: str) -> Spec:
     """Parse `folder/spec.toml` (the env's name is the folder's name)."""
     name = os.path.basename(os.path.normpath(folder))
-    path = os.path.join(folder, 'spec.toml')
     where = f'ocean/{name}/spec.toml'
+    data = _read(folder, name, where)
+    constants = _load_constants(data.get('constants', {}), where)
+    kinds, options = _load_options(data.get('options', {}), constants, where)
+    checks = _load_checks(data.get('checks', []), kinds, constants, where)
+    obs = data['observation']
+    dtype, shape, segments = _load_observation(obs, kinds, constants, where)
+    action = data['action']
+    action_n, action_nvec, mask, builtin = _load_action(action, kinds, constants, where)
+    spec = Spec(name=name, folder=folder, summary=str(data['summary']), group=data['group'],
+                agents=_int_expr(data['agents'], kinds, constants, f'{where} agents'), constants=constants,
+                options=options, checks=checks, obs_dtype=dtype, obs_shape=shape, obs_segments=segments,
+                obs_help=str(obs.get('help', '')), action_n=action_n, action_nvec=action_nvec, action_mask=mask,
+                action_builtin=builtin, action_help=str(action.get('help', '')))
+    defaults = spec.defaults()
+    problem = spec.problem(defaults)
+    if problem:
+        raise SpecError(f'{where}: the defaults break the spec\'s own rules: {problem}')
+    if spec.num_agents(defaults) < 1 or min(spec.obs_shape_of(defaults)) < 1 or min(spec.action_dims(defaults)) < 1:
+        raise SpecError(f'{where}: with the defaults, agents, observation sizes and action counts must be >= 1')
+    return spec
+
+
+def _read(folder: str, name: str, where: str) -> dict[str, Any]:
+    """The spec.toml's top-level table, with the required keys present and a known group."""
+    path = os.path.join(folder, 'spec.toml')
     _identifier(name, where)
     try:
         with open(path, 'rb') as f:
@@ -414,15 +460,23 @@ def load(folder):
             raise SpecError(f'{where}: missing required key {key!r}')
     if data['group'] not in GROUPS:
         raise SpecError(f'{where}: group must be one of {", ".join(GROUPS)}, got {data["group"]!r}')
+    return data
 
+
+def _load_constants(raw: Any, where: str) -> dict[str, Value]:
     constants = {}
-    for key, value in data.get('constants', {}).items():
+    for key, value in raw.items():
         _identifier(key, f'{where} [constants]')
         constants[key] = _number(value, f'{where} [constants] {key}')
+    return constants
 
-    raw_options = data.get('options', {})
+
+def _load_options(raw_options: Any, constants: Mapping[str, Value],
+                  where: str) -> tuple[dict[str, str], dict[str, Option]]:
+    """(name -> kind, name -> Option): every kind is known before any bound is parsed, since a bound may
+    name any option."""
     _expect_keys(raw_options, set(raw_options), f'{where} [options]')
-    kinds = {}
+    kinds: dict[str, str] = {}
     for key, spec in raw_options.items():
         here = f'{where} [options] {key}'
         _identifier(key, here)
@@ -432,11 +486,12 @@ def load(folder):
         if 'default' not in spec or 'help' not in spec:
             raise SpecError(f'{here}: every option needs a default and a help text')
         default = spec['default']
-        kinds[key] = ('bool' if isinstance(default, bool) else 'int' if isinstance(default, int)
-                      else 'float' if isinstance(default, float) else None)
-        if kinds[key] is None:
+        kind = ('bool' if isinstance(default, bool) else 'int' if isinstance(default, int)
+                else 'float' if isinstance(default, float) else None)
+        if kind is None:
             raise SpecError(f'{here}: default must be an int, a float (with a dot: 1.0) or a bool, got {default!r}')
-        if kinds[key] == 'int' and not INT32[0] <= default <= INT32[1]:
+        kinds[key] = kind
+        if kind == 'int' and not INT32[0] <= default <= INT32[1]:
             raise SpecError(f'{here}: default {default} does not fit a 32-bit int')
     options = {}
     for key, spec in raw_options.items():
@@ -455,27 +510,38 @@ def load(folder):
                 raise SpecError(f'{here}: the {which} of an int option must be an int expression')
             bounds[which] = expr
         option = Option(key, kind, spec['default'], str(spec['help']), bounds.get('min'), bounds.get('max'))
-        if kind == 'int' and option.min.is_literal and option.max.is_literal:
-            lo, hi = option.min({}), option.max({})
-            if lo < INT32[0] or hi > INT32[1]:
-                raise SpecError(f'{here}: the range [{lo}, {hi}] does not fit a 32-bit int')
+        if kind == 'int':
+            low, high = option.bounds()
+            if low.is_literal and high.is_literal:
+                lo, hi = low({}), high({})
+                if lo < INT32[0] or hi > INT32[1]:
+                    raise SpecError(f'{here}: the range [{lo}, {hi}] does not fit a 32-bit int')
         options[key] = option
+    return kinds, options
 
+
+def _load_checks(raw: Any, kinds: Mapping[str, str], constants: Mapping[str, Value],
+                 where: str) -> list[tuple[Expr, str]]:
     checks = []
-    for i, check in enumerate(data.get('checks', [])):
+    for i, check in enumerate(raw):
         here = f'{where} [[checks]] #{i + 1}'
         _expect_keys(check, CHECK_KEYS, here)
         if set(check) != CHECK_KEYS:
             raise SpecError(f'{here}: needs `require` (an expression that must hold) and `message`')
         checks.append((Expr(check['require'], kinds, constants, here), str(check['message'])))
+    return checks
 
-    def int_expr(value, here):
-        expr = Expr(value, kinds, constants, here)
-        if expr.kind != 'int':
-            raise SpecError(f'{here}: must be an int expression, got {value!r}')
-        return expr
 
-    obs = data['observation']
+def _int_expr(value: object, kinds: Mapping[str, str], constants: Mapping[str, Value], here: str) -> Expr:
+    expr = Expr(value, kinds, constants, here)
+    if expr.kind != 'int':
+        raise SpecError(f'{here}: must be an int expression, got {value!r}')
+    return expr
+
+
+def _load_observation(obs: Any, kinds: Mapping[str, str], constants: Mapping[str, Value],
+                      where: str) -> tuple[str, list[Expr], list[Segment]]:
+    """(dtype, row shape, segments) of the [observation] table."""
     _expect_keys(obs, OBSERVATION_KEYS, f'{where} [observation]')
     dtype = obs.get('dtype')
     if dtype not in OBS_DTYPES:
@@ -483,7 +549,7 @@ def load(folder):
     given = [key for key in ('size', 'shape', 'fields') if key in obs]
     if len(given) != 1:
         raise SpecError(f'{where} [observation]: give exactly one of size, shape or fields')
-    segments = []
+    segments: list[Segment] = []
     if 'fields' in obs:
         if 'low' in obs or 'high' in obs:
             raise SpecError(f'{where} [observation]: with fields, low and high belong to each field')
@@ -492,8 +558,9 @@ def load(folder):
             _expect_keys(f, FIELD_KEYS, here)
             if not {'name', 'low', 'high'} <= set(f):
                 raise SpecError(f'{here}: a field needs name, low and high (size defaults to 1)')
-            segments.append((str(f['name']), int_expr(f.get('size', 1), here), _number(f['low'], f'{here} low'),
-                             _number(f['high'], f'{here} high'), str(f.get('help', ''))))
+            segments.append((str(f['name']), _int_expr(f.get('size', 1), kinds, constants, here),
+                             _number(f['low'], f'{here} low'), _number(f['high'], f'{here} high'),
+                             str(f.get('help', ''))))
         shape = [_sum_expr([s[1] for s in segments], kinds, constants, f'{where} [observation] fields')]
     else:
         for key in ('low', 'high'):
@@ -502,17 +569,21 @@ def load(folder):
         sizes = [obs['size']] if 'size' in obs else list(obs['shape'])
         if not sizes:
             raise SpecError(f'{where} [observation] shape must not be empty')
-        shape = [int_expr(s, f'{where} [observation] shape') for s in sizes]
+        shape = [_int_expr(s, kinds, constants, f'{where} [observation] shape') for s in sizes]
         total = _product_expr(shape, kinds, constants, f'{where} [observation]')
         segments.append(('', total, _number(obs['low'], f'{where} [observation] low'),
                          _number(obs['high'], f'{where} [observation] high'), ''))
+    return dtype, shape, segments
 
-    action = data['action']
+
+def _load_action(action: Any, kinds: Mapping[str, str], constants: Mapping[str, Value],
+                 where: str) -> tuple[Expr | None, list[Expr] | None, bool, bool]:
+    """(n, nvec, mask, builtin) of the [action] table; exactly one of n and nvec is given."""
     _expect_keys(action, ACTION_KEYS, f'{where} [action]')
     if ('n' in action) == ('nvec' in action):
         raise SpecError(f'{where} [action]: give n (Discrete) or nvec (MultiDiscrete)')
-    action_n = int_expr(action['n'], f'{where} [action] n') if 'n' in action else None
-    action_nvec = ([int_expr(n, f'{where} [action] nvec') for n in action['nvec']]
+    action_n = _int_expr(action['n'], kinds, constants, f'{where} [action] n') if 'n' in action else None
+    action_nvec = ([_int_expr(n, kinds, constants, f'{where} [action] nvec') for n in action['nvec']]
                    if 'nvec' in action else None)
     if action_nvec is not None and not action_nvec:
         raise SpecError(f'{where} [action] nvec must not be empty')
@@ -522,35 +593,23 @@ def load(folder):
     builtin = action.get('builtin', False)
     if not isinstance(builtin, bool):
         raise SpecError(f'{where} [action] builtin must be true or false')
-
-    spec = Spec(name=name, folder=folder, summary=str(data['summary']), group=data['group'],
-                agents=int_expr(data['agents'], f'{where} agents'), constants=constants, options=options,
-                checks=checks, obs_dtype=dtype, obs_shape=shape, obs_segments=segments,
-                obs_help=str(obs.get('help', '')), action_n=action_n, action_nvec=action_nvec, action_mask=mask,
-                action_builtin=builtin, action_help=str(action.get('help', '')))
-    defaults = spec.defaults()
-    problem = spec.problem(defaults)
-    if problem:
-        raise SpecError(f'{where}: the defaults break the spec\'s own rules: {problem}')
-    if spec.num_agents(defaults) < 1 or min(spec.obs_shape_of(defaults)) < 1 or min(spec.action_dims(defaults)) < 1:
-        raise SpecError(f'{where}: with the defaults, agents, observation sizes and action counts must be >= 1')
-    return spec
+    return action_n, action_nvec, mask, builtin
 
 
-def _sum_expr(parts, kinds, constants, where):
+def _sum_expr(parts: list[Expr], kinds: Mapping[str, str], constants: Mapping[str, Value], where: str) -> Expr:
     """The fields' sizes added up, literal ones folded: '6 + BO_ROWS * BO_COLS' rather than '(1) + ...'."""
     literal = sum(p({}) for p in parts if p.is_literal)
     others = [p.text if len(parts) == 1 else f'({p.text})' for p in parts if not p.is_literal]
     return Expr(' + '.join(([str(literal)] if literal or not others else []) + others), kinds, constants, where)
 
 
-def _product_expr(parts, kinds, constants, where):
+def _product_expr(parts: list[Expr], kinds: Mapping[str, str], constants: Mapping[str, Value], where: str) -> Expr:
     if len(parts) == 1:
         return parts[0]
     return Expr(' * '.join(f'({p.text})' for p in parts), kinds, constants, where)
 
 
-def discover(root):
+def discover(root: str) -> dict[str, Spec]:
     """Every env under `root` (a folder holding one sub-folder per env, each with a spec.toml):
     name -> Spec, in catalogue order (group, then name)."""
     specs = [load(os.path.join(root, entry)) for entry in sorted(os.listdir(root))
@@ -563,15 +622,15 @@ def discover(root):
 # The generated C header
 # ---------------------------------------------------------------------------------------------
 
-def _c_string(text):
+def _c_string(text: str) -> str:
     return '"' + text.replace('\\', '\\\\').replace('"', '\\"').replace('%', '%%') + '"'
 
 
-def _c_value_format(kind):
+def _c_value_format(kind: str) -> tuple[str, str]:
     return ('%lld', '(long long)') if kind in ('int', 'bool') else ('%g', '(double)')
 
 
-def _c_header(spec):
+def _c_header(spec: Spec) -> str:
     config = f'{spec.c_struct}Config'
     ctype, fmt_char = OBS_DTYPES[spec.obs_dtype]
     out = [f'/* Generated by setup.py from ocean/{spec.name}/spec.toml: edit the spec, not this file. */',
@@ -582,15 +641,18 @@ def _c_header(spec):
            f'#define OCEAN_OBS_T {ctype}',
            f'#define OCEAN_OBS_FORMAT "{fmt_char}"',
            f'#define OCEAN_ACTION_MASK {int(spec.action_mask)}', '']
-    for key, value in spec.constants.items():
-        out.append(f'#define {key} {repr(float(value)) + "f" if isinstance(value, float) else value}')
+    for key, constant in spec.constants.items():
+        out.append(f'#define {key} {repr(float(constant)) + "f" if isinstance(constant, float) else constant}')
     if spec.constants:
         out.append('')
     out.append(f'/* The options of puffer_{spec.name}; Python packs them (ocean.spec.Spec.pack), the binding copies')
     out.append(' * them into every env instance\'s `cfg` field. */')
     out.append(f'typedef struct {config} {{')
     for option in spec.options.values():
-        rng = '' if option.kind == 'bool' else f' [{option.min.describe()}, {option.max.describe()}]'
+        rng = ''
+        if option.kind != 'bool':
+            low, high = option.bounds()
+            rng = f' [{low.describe()}, {high.describe()}]'
         help_text = option.help.replace('*/', '* /')
         out.append(f'    {OPTION_TYPES[option.kind][0]} {option.name};  /* {option.kind}{rng}: {help_text} */')
     if not spec.options:
@@ -603,7 +665,7 @@ def _c_header(spec):
     out.append('static inline long long ocean_spec_mod(long long a, long long b) { return b ? a % b : 0; }')
     out.append('')
     obs_total = ' * '.join(f'({s.c()})' for s in spec.obs_shape)
-    dims = [spec.action_n] if spec.action_n is not None else spec.action_nvec
+    dims = spec.action_exprs()
     lines = [('num_agents', 'agents (rows) per env instance', spec.agents.c()),
              ('obs_size', 'observation elements per row', obs_total),
              ('act_size', 'action elements per row', str(len(dims))),
@@ -621,7 +683,7 @@ def _c_header(spec):
         if option.kind == 'bool':
             continue
         vfmt, cast = _c_value_format(option.kind)
-        lo, hi = option.min.c(), option.max.c()
+        lo, hi = (bound.c() for bound in option.bounds())
         value = f'({cast}c->{option.name})'
         message = (_c_string(f'{option.name}=') + f' "{vfmt} is outside [{vfmt}, {vfmt}]" '
                    + _c_string(_range_why(option)))

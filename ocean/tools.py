@@ -8,6 +8,7 @@ env. play: a random (or scripted) agent, drawn as text frame by frame.
 """
 import sys
 import time
+from typing import Any, TextIO
 
 import numpy as np
 from gymnasium import spaces
@@ -29,10 +30,10 @@ def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int =
     raise APIUsageError(f'random_actions: unsupported action space {space}')
 
 
-def bench(name: str, seconds: float = 2.0, num_envs: int | None = None, seed: int = 0, **config) -> float:
+def bench(name: str, seconds: float = 2.0, num_envs: int | None = None, seed: int = 0, **config: Any) -> float:
     """Agent steps per second of Ocean env `name` with random actions, on this core."""
-    from pufferlib import ocean
-    cls = ocean.env_class(name)
+    from . import env_class
+    cls = env_class(name)
     if num_envs is None:
         probe = cls(num_envs=1, seed=seed, **config)
         num_envs = max(1, BENCH_ROWS // probe.num_agents)
@@ -58,19 +59,19 @@ def bench(name: str, seconds: float = 2.0, num_envs: int | None = None, seed: in
 
 
 def play(name: str, steps: int = 200, fps: float = 15.0, seed: int = 0, scripted: bool | str = False,
-         out=None, clear: bool = True, **config) -> dict | None:
+         out: TextIO | None = None, clear: bool = True, **config: Any) -> dict[str, float] | None:
     """Show env instance 0 of `name` in the terminal for `steps` steps; returns the last episode log.
 
     `scripted`: False for random actions, True for the env's default scripted policy, or a policy's name.
     """
-    from pufferlib import ocean
+    from . import env_class, env_names, scripted_policies
     out = out or sys.stdout
-    cls = ocean.env_class(name)
+    cls = env_class(name)
     policy, label = None, 'random'
     if scripted:
-        policies = ocean.scripted_policies(name)
+        policies = scripted_policies(name)
         if not policies:
-            with_policies = [n for n in ocean.env_names() if ocean.scripted_policies(n)]
+            with_policies = [n for n in env_names() if scripted_policies(n)]
             raise APIUsageError(f'no scripted agent for {cls.spec.env_name}; scripted agents exist for '
                                 f'{", ".join(with_policies)}')
         label = next(iter(policies)) if scripted is True else scripted

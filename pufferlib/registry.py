@@ -16,14 +16,22 @@ Names, tried in this order:
 import difflib
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType, SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from pufferlib.pufferenv import APIUsageError, MissingDependencyError, PufferEnv, PufferError
+
+if TYPE_CHECKING:
+    import gymnasium
+
+    from pufferlib.ocean.spec import Option, Spec
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')
 
 
-def _gymnasium_make(name: str, kwargs: dict):
+def _gymnasium_make(name: str, kwargs: dict[str, Any]) -> 'gymnasium.Env':
     """gymnasium.make, with a missing package (MuJoCo for Walker2d-v4, Box2D for LunarLander-v3) as one line
     instead of a traceback from inside Gymnasium."""
     import gymnasium
@@ -42,7 +50,7 @@ class Entry:
     name: str
     family: str  # 'ocean', a module of pufferlib.environments, or 'gymnasium'
 
-    def make(self, buf=None, seed: int | None = None, **kwargs) -> PufferEnv:
+    def make(self, buf: SimpleNamespace | None = None, seed: int | None = None, **kwargs: Any) -> PufferEnv:
         """The emulated env, ready for `pufferlib.vector` (which passes `buf` and `seed`)."""
         try:
             return self._make(buf, seed, kwargs)
@@ -53,9 +61,9 @@ class Entry:
             raise APIUsageError(f'{self.name} takes no option {unexpected.group(1)!r} (--env.{unexpected.group(1)} '
                                 'or a keyword argument); see docs/environments.md for its options') from None
 
-    def _make(self, buf, seed, kwargs):
+    def _make(self, buf: SimpleNamespace | None, seed: int | None, kwargs: dict[str, Any]) -> PufferEnv:
         if self.family == 'ocean':
-            from pufferlib import ocean
+            import pufferlib.ocean as ocean
             return ocean.make(self.name, buf=buf, seed=seed, **kwargs)
         if self.family == 'gymnasium':
             from pufferlib import emulation
@@ -69,26 +77,26 @@ class Entry:
         return [p for i, p in enumerate(paths) if os.path.exists(p) and p not in paths[:i]]  # nethack: family = env
 
     @property
-    def spec(self):
+    def spec(self) -> 'Spec | None':
         """The Ocean spec (pufferlib.ocean.spec.Spec), or None for other families."""
         if self.family != 'ocean':
             return None
-        from pufferlib import ocean
+        import pufferlib.ocean as ocean
         return ocean.spec_of(self.name)
 
-    def option_specs(self) -> dict:
+    def option_specs(self) -> 'dict[str, Option]':
         """The env's declared options, name -> pufferlib.ocean.spec.Option (Ocean envs; {} elsewhere)."""
         return dict(self.spec.options) if self.spec else {}
 
-    def option_defaults(self) -> dict:
+    def option_defaults(self) -> dict[str, bool | int | float]:
         """The env's keyword arguments and their defaults, where it declares them (Ocean envs)."""
         return self.spec.defaults() if self.spec else {}
 
-    def scripted_policies(self) -> dict:
+    def scripted_policies(self) -> dict[str, Callable]:
         """name -> policy(env, observations) -> actions; the first is the default. May be empty."""
         if self.family != 'ocean':
             return {}
-        from pufferlib import ocean
+        import pufferlib.ocean as ocean
         return ocean.scripted_policies(self.name)
 
 
@@ -96,12 +104,12 @@ class Entry:
 # Looking names up
 # ---------------------------------------------------------------------------------------------
 
-def _family_module(family):
+def _family_module(family: str) -> ModuleType:
     from pufferlib import environments
     return environments.module(family)
 
 
-def _third_party_family(name):
+def _third_party_family(name: str) -> str | None:
     """The family whose prefix the name carries and which lists it, importing only that family."""
     from pufferlib import environments
     for family, prefix in environments.FAMILIES.items():
@@ -114,7 +122,7 @@ def family_of(name: str) -> str | None:
     """'ocean', a third-party family, 'gymnasium', or None for an unknown name."""
     if not isinstance(name, str):
         return None
-    from pufferlib import ocean
+    import pufferlib.ocean as ocean
     if name.startswith(ocean.PREFIX):
         return 'ocean' if name[len(ocean.PREFIX):] in ocean.SPECS else None
     family = _third_party_family(name)
@@ -136,7 +144,7 @@ def lookup(name: str) -> Entry:
     return Entry(name, family)
 
 
-def make(name: str, buf=None, seed: int | None = None, **kwargs) -> PufferEnv:
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, **kwargs: Any) -> PufferEnv:
     """Create an emulated env by name (see the module docstring for which names exist)."""
     return lookup(name).make(buf=buf, seed=seed, **kwargs)
 
@@ -146,10 +154,10 @@ def names(family: str | None = None) -> list[str]:
 
     Listing imports every family module (each is cheap: packages load only when an env is made)."""
     from pufferlib import environments
-    out = []
+    out: list[str] = []
     if family in (None, 'ocean'):
         try:
-            from pufferlib import ocean
+            import pufferlib.ocean as ocean
             out.extend(ocean.env_names())
         except ImportError:
             pass

@@ -5,8 +5,10 @@ with other_prob. The logged `perf` is the fraction of pulls of the best arm.
 """
 import numpy as np
 
+from ..env import OceanEnv
 
-def best_arm(env, obs):
+
+def best_arm(env: OceanEnv, obs: np.ndarray) -> np.ndarray:
     """The optimum: always pull the best arm."""
     return np.full(env.num_agents, env.config['best_arm'], dtype=np.int32)
 

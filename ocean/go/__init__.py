@@ -6,7 +6,8 @@ play --scripted` and the tests.
 """
 import numpy as np
 
-from pufferlib.ocean.seats import TurnBasedEnv
+from ..env import OceanEnv
+from ..seats import TurnBasedEnv
 
 PLANES = 5  # mine, theirs, legal, captures, atari (spec.toml: GO_PLANES)
 
@@ -14,16 +15,16 @@ PLANES = 5  # mine, theirs, legal, captures, atari (spec.toml: GO_PLANES)
 class Go(TurnBasedEnv):
     """puffer_go: in two-seat mode `env.masks` marks the row to move (the to_move field)."""
 
-    def turn_column(self):
-        return PLANES * self.config['size'] ** 2 + 1
+    def turn_column(self) -> int:
+        return PLANES * int(self.config['size']) ** 2 + 1
 
 
-def scripted_policy(env, obs, rng=None):
+def scripted_policy(env: OceanEnv, obs: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
     """The one-ply capture-greedy player, from observations alone: capture if it can, else a random
     legal move that does not fill one of its own eyes, else pass. The C opponent plays the same
     rules but picks the capture that takes the most stones (the observation only marks captures)."""
     rng = rng if rng is not None else np.random.default_rng()
-    size = env.config['size']
+    size = int(env.config['size'])
     n = size * size
     planes = obs[:, :PLANES * n].reshape(-1, PLANES, size, size) > 0.5
     mine, legal, capture = planes[:, 0], planes[:, 2], planes[:, 3]

@@ -5,8 +5,10 @@ as action; episodes last `horizon` steps.
 """
 import numpy as np
 
+from ..env import OceanEnv
 
-def own_id(env, obs):
+
+def own_id(env: OceanEnv, obs: np.ndarray) -> np.ndarray:
     """The optimum: each agent plays its own id (obs is the one-hot id, so agent 1 has obs[1] == 1)."""
     return obs[:, 1].astype(np.int32)
 

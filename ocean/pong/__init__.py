@@ -3,12 +3,15 @@
 Reward +1 / -1 per point; the game ends when a side reaches max_score. Each step runs `frameskip`
 physics frames.
 """
-from pufferlib.ocean.tools import follow, pixel_centre
+import numpy as np
+
+from ..env import OceanEnv
+from ..tools import follow, pixel_centre
 
 COURT_H = 128.0  # pixels: PONG_H in spec.toml
 
 
-def tracker(env, obs):
+def tracker(env: OceanEnv, obs: np.ndarray) -> np.ndarray:
     """Keep the paddle's centre on the ball's height."""
     return follow(pixel_centre(obs[:, 0], COURT_H, env.config['paddle_height']), pixel_centre(obs[:, 3], COURT_H, 2.0))
 

@@ -13,7 +13,9 @@ import numpy as np
 from gymnasium import spaces
 
 from pufferlib.emulation import emulate_action_space, emulate_observation_space
-from pufferlib.ocean.env import OceanEnv
+
+from ..env import OceanEnv
+from ..spec import Value
 
 NATIVE_OBSERVATION_SPACE = spaces.Dict({
     'image': spaces.Box(low=0, high=1, shape=(5, 5), dtype=np.float32),
@@ -26,12 +28,12 @@ class Spaces(OceanEnv):
     native_observation_space = NATIVE_OBSERVATION_SPACE
     native_action_space = NATIVE_ACTION_SPACE
 
-    def make_spaces(self, config):
+    def make_spaces(self, config: dict[str, Value]) -> tuple[spaces.Box, spaces.Space]:
         obs, act = super().make_spaces(config)
         emulated_obs, self.obs_dtype = emulate_observation_space(NATIVE_OBSERVATION_SPACE)
         emulated_act, _ = emulate_action_space(NATIVE_ACTION_SPACE)
         # The C code hard-codes this layout; fail loudly if emulation ever lays the Dict out differently.
-        fields = self.obs_dtype.fields
+        fields = self.obs_dtype.fields if self.obs_dtype is not None else None
         assert emulated_obs == obs and emulated_act == act, (emulated_obs, obs, emulated_act, act)
-        assert fields['flat'][1] == 0 and fields['image'][1] == 5, fields
+        assert fields is not None and fields['flat'][1] == 0 and fields['image'][1] == 5, fields
         return obs, act

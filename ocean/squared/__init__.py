@@ -5,8 +5,10 @@ the best return is 1.
 """
 import numpy as np
 
+from ..env import OceanEnv
 
-def greedy(env, obs):
+
+def greedy(env: OceanEnv, obs: np.ndarray) -> np.ndarray:
     """Walk toward the nearest remaining target (Manhattan distance)."""
     size = env.config['size']
     actions = np.zeros(env.num_agents, dtype=np.int32)

@@ -6,8 +6,10 @@ one, a subclass of OceanEnv named like the C struct (see ocean/spaces/__init__.p
 """
 import numpy as np
 
+from ..env import OceanEnv
 
-def walk_right(env, obs):
+
+def walk_right(env: OceanEnv, obs: np.ndarray) -> np.ndarray:
     """The optimal policy: always step toward the goal."""
     return np.ones(env.num_agents, dtype=np.int32)
 

@@ -5,15 +5,17 @@ collector, for `puffer play --scripted` and the tests.
 """
 import numpy as np
 
+from ..env import OceanEnv
+
 KINDS = 4  # planes of the window: wall, trash, bin, agent (spec.toml: TP_KINDS)
 
 
-def scripted_policy(env, obs, rng=None):
+def scripted_policy(env: OceanEnv, obs: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
     """A collector that sees only its window: walk to the nearest visible trash (or, carrying, the
     nearest visible bin), along the longer axis first, stepping aside at random when both useful
     moves are blocked; wander at random when nothing is in sight. Moves: 1 up, 2 down, 3 left, 4 right."""
     rng = rng if rng is not None else np.random.default_rng()
-    sight = env.config['sight']
+    sight = int(env.config['sight'])
     view = 2 * sight + 1
     planes = obs[:, :KINDS * view * view].reshape(-1, KINDS, view, view)
     actions = np.zeros(len(obs), dtype=np.int32)

@@ -6,7 +6,8 @@ module holds the env class (its turn flags, ocean/seats.py) and the scripted pol
 """
 import numpy as np
 
-from pufferlib.ocean.seats import TurnBasedEnv
+from ..env import OceanEnv
+from ..seats import TurnBasedEnv
 
 CELLS, HAND = 9, 5  # spec.toml: TT_CELLS, TT_HAND
 TO_MOVE = CELLS * 6 + 2 * HAND * 5  # index of the to_move field
@@ -21,11 +22,11 @@ class Tripletriad(TurnBasedEnv):
     """puffer_tripletriad: in two-seat mode `env.masks` marks the row to move (the to_move field; player
     0's last placement may have action 0 as its only legal action, so the action masks cannot say)."""
 
-    def turn_column(self):
+    def turn_column(self) -> int:
         return TO_MOVE
 
 
-def scripted_policy(env, obs, rng=None):
+def scripted_policy(env: OceanEnv, obs: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
     """Greedy on immediate flips, from observations alone (the rule the C opponent plays): the
     (card, cell) that turns the most opposing cards now, ties broken uniformly at random."""
     rng = rng if rng is not None else np.random.default_rng()
@@ -36,7 +37,8 @@ def scripted_policy(env, obs, rng=None):
         if obs[i, TO_MOVE] < 0.5:  # not this row's turn (two-player mode): ignored
             continue
         empty = (board[i, :, 0] + board[i, :, 1]) < 0.5
-        best, ties = -1, []
+        best = -1
+        ties: list[np.integer] = []
         for slot in np.flatnonzero(hand[i, :, 0] > 0.5):
             ranks = hand[i, slot, 1:]
             for cell in np.flatnonzero(empty):

@@ -11,11 +11,14 @@ observation shows to be illegal (a played card, an occupied cell) get a logit of
 not sampled; the env's action masks say the same, but the trainer does not read them. Imported only
 through the config: it needs torch, the env module does not.
 """
+from typing import cast
+
 import torch
 from torch import nn
 
 from pufferlib import models
-from pufferlib.ocean.tripletriad import CELLS, HAND, TO_MOVE
+
+from . import CELLS, HAND, TO_MOVE
 
 CELL_OBS, CARD_OBS = 6, 5  # spec.toml: per cell mine, theirs, 4 ranks; per card in hand, 4 ranks
 HINTS_AT = TO_MOVE + 4     # gain [cell, slot] then risk [cell, slot]
@@ -26,14 +29,15 @@ FEATURES = 5              # gain, risk, gain^2, risk^2, gain * risk
 class Policy(models.Default):
     """Default's MLP encoder; logits = actor(hidden) + features(gain, risk) . weights(hidden) per action."""
 
-    def __init__(self, env, hidden_size: int = 128, num_layers: int = 1):
+    def __init__(self, env: models.EnvSpaces, hidden_size: int = 128, num_layers: int = 1) -> None:
         super().__init__(env, hidden_size, num_layers)
         self.weights = models.layer_init(nn.Linear(hidden_size, FEATURES), models.POLICY_GAIN)
 
-    def forward(self, obs, state=None):
+    def forward(self, obs: torch.Tensor, state: models.State | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         obs = obs.float()
         hidden = self.encode_observations(obs, state)
-        logits, value = self.decode_actions(hidden)
+        decoded, value = self.decode_actions(hidden)
+        logits = cast(torch.Tensor, decoded)  # one Discrete action: a single logits tensor
         n = obs.shape[0]
         # hints are cell-major, actions slot-major (slot * 9 + cell)
         hints = obs[:, HINTS_AT:HINTS_AT + 2 * CELLS * HAND].reshape(n, 2, CELLS, HAND).transpose(2, 3)

@@ -7,6 +7,7 @@ from typing import Any
 
 import gymnasium
 import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 
 from pufferlib.emulation.spaces import _create, _Emulated, check_observation
@@ -96,7 +97,8 @@ def _scalar_infos(info: dict) -> dict[str, float]:
     out = {}
     for key, value in info.items():
         if isinstance(value, (numbers.Number, np.number, bool, np.bool_)):
-            out[key] = float(value)
+            # numbers.Number declares no __float__; a complex value raises here, as it always has.
+            out[key] = float(value)  # type: ignore[arg-type]
         elif isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in 'biuf':
             out[key] = float(value.reshape(()))
     return out
@@ -153,7 +155,7 @@ class GymnasiumPufferEnv(_Emulated):
             check_observation(self.native_observation_space, ob, self.describe())
             raise
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         if not self._steppable:
             if not self.initialized:
                 raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
@@ -162,7 +164,9 @@ class GymnasiumPufferEnv(_Emulated):
         if actions is not self.actions or not self._checked_first_action:
             self._take_actions(actions)  # a vector env passes its own checked buffer: nothing to copy or check
         ob, reward, terminated, truncated, info = self.env.step(self._first_action())
-        self.episode_return += reward
+        # Gymnasium types the reward as SupportsFloat; it is a number, and float() would change the sum
+        # (NumPy 2 keeps a float32 reward's running sum in float32).
+        self.episode_return += reward  # type: ignore[operator]
         self.episode_length += 1
         self.rewards[0] = reward
         self.terminals[0] = terminated

@@ -1,9 +1,10 @@
 """The PettingZoo wrapper (PettingZooPufferEnv): parallel and turn-based AEC envs, and their action masks."""
 from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 
 from pufferlib.emulation.spaces import _create, _Emulated, check_observation, emulate_action_space
@@ -31,7 +32,7 @@ def _mask_source(choice: str | None, obs_space: spaces.Space, act_space: spaces.
     width = action_mask_width(flat)
     if choice == 'info':
         return 'info'
-    leaf = obs_space[MASK_KEY]
+    leaf = cast(spaces.Dict, obs_space)[MASK_KEY]  # in_obs: a Dict with that entry
     shape = tuple(np.atleast_1d(leaf.n)) if isinstance(leaf, spaces.MultiBinary) else getattr(leaf, 'shape', None)
     if not isinstance(leaf, (spaces.Box, spaces.MultiBinary)) or shape != (width,):
         raise ActionMaskError(f'{describe()}: observation[{MASK_KEY!r}] is {leaf}; the action space {act_space} '
@@ -156,16 +157,16 @@ class PettingZooPufferEnv(_Emulated):
         self._mask_offsets = (np.concatenate([[0], np.cumsum(space.nvec)[:-1]]).astype(np.int64)
                               if isinstance(space, spaces.MultiDiscrete) else None)
         self._mask_view = None
-        if self._mask_source == 'obs':
+        if self._mask_source == 'obs' and self.obs_dtype is not None:  # a Dict observation: always structured
             # The mask leaf of every row, read in one vectorised pass after the rows are written.
             struct = self.observations.view(np.uint8).reshape(self.num_agents, -1).view(self.obs_dtype)[:, 0]
             self._mask_view = struct[MASK_KEY]
 
     def _write_masks(self, live: np.ndarray, infos: dict | None = None) -> None:
         """Fill `action_masks` from the observations (or infos) just written; rows not in `live` wait."""
-        if self._mask_source is None:
-            return
         legal = self.action_masks
+        if self._mask_source is None or legal is None:  # both or neither: __init__ sets the width from the source
+            return
         if self._mask_view is not None:
             view = self._mask_view
             if view.dtype != np.bool_ and view.size and (view.min() < 0 or view.max() > 1):
@@ -195,27 +196,29 @@ class PettingZooPufferEnv(_Emulated):
             raise ActionMaskError(f'{self.describe()}: agent {agent!r} must act but its action mask allows no action '
                                   '(of some sub-action); a mask must leave at least one legal action')
 
-    def _any_legal(self, legal: np.ndarray) -> np.ndarray:
+    def _any_legal(self, legal: np.ndarray) -> np.ndarray | np.bool_:
         if self._mask_offsets is None:
             return legal.any(1)
         return np.logical_or.reduceat(legal, self._mask_offsets, axis=1).all(1)
 
     def _check_legal(self, acting: np.ndarray) -> None:
         """Refuse the actions of `acting` rows (bool) that their masks forbid, before the env sees them."""
-        if self._mask_source is None:
+        legal = self.action_masks
+        if self._mask_source is None or legal is None:
             return
         acts = self.actions.astype(np.int64)
+        ok: np.ndarray | np.bool_
         if self._mask_offsets is None:
-            ok = self.action_masks[np.arange(self.num_agents), acts]
+            ok = legal[np.arange(self.num_agents), acts]
         else:
-            ok = np.take_along_axis(self.action_masks, acts + self._mask_offsets, axis=1).all(1)
+            ok = np.take_along_axis(legal, acts + self._mask_offsets, axis=1).all(1)
         bad = acting & ~ok
         if bad.any():
             row = int(np.flatnonzero(bad)[0])
-            legal = np.flatnonzero(self.action_masks[row]).tolist()
+            columns = np.flatnonzero(legal[row]).tolist()
             raise IllegalActionError(f'{self.describe()}: agent {self.possible_agents[row]!r} (row {row}) was given '
                                      f'action {self.actions[row].tolist()}, which its action mask forbids (legal '
-                                     f'columns: {legal}); sample under env.action_masks (pufferlib.models.'
+                                     f'columns: {columns}); sample under env.action_masks (pufferlib.models.'
                                      'sample_logits(logits, mask=...)), and give waiting rows action 0')
 
     # ---- episodes ----
@@ -244,7 +247,7 @@ class PettingZooPufferEnv(_Emulated):
         self.initialized = True
         return self.observations, []
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         if not self.initialized:
             raise APIUsageError(f'{self.describe()}: step() called before reset(); call reset(seed) first')
         self._take_actions(actions)

@@ -1,12 +1,13 @@
 """Spaces: the flat row layout of any observation space and the way back (Nativizer), writing and
 checking observations, flat action spaces, and the row machinery both env wrappers share."""
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError
+from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, space_shape
 
 if TYPE_CHECKING:
     import torch
@@ -23,7 +24,7 @@ def _leaf_dtype_shape(space: spaces.Space) -> tuple[np.dtype, tuple]:
         return np.dtype(space.dtype), ()
     if isinstance(space, spaces.MultiBinary):
         return np.dtype(space.dtype), tuple(np.atleast_1d(space.n))
-    return np.dtype(space.dtype), tuple(space.shape)
+    return np.dtype(space.dtype), space_shape(space)
 
 
 def _leaf_bounds(space: spaces.Space) -> tuple[np.ndarray, np.ndarray]:
@@ -35,8 +36,10 @@ def _leaf_bounds(space: spaces.Space) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(space, spaces.MultiDiscrete):
         return (np.asarray(space.start, np.float64).ravel(),
                 np.asarray(space.start + space.nvec - 1, np.float64).ravel())
-    size = int(np.prod(space.n))
-    return np.zeros(size), np.ones(size)
+    if isinstance(space, spaces.MultiBinary):
+        size = int(np.prod(space.n))
+        return np.zeros(size), np.ones(size)
+    raise SpaceError(f'{space} is not one of the leaf spaces {", ".join(s.__name__ for s in LEAF_SPACES)}')
 
 
 def _walk(space: spaces.Space, path: tuple = ()) -> Iterator[tuple[tuple, spaces.Space]]:
@@ -106,10 +109,11 @@ class _Leaf:
 
 def _layout(dtype: np.dtype, offset: int = 0, path: tuple = ()) -> tuple:
     """Tree of ('dict', [(name, node)]) / ('tuple', [node]) / ('leaf', _Leaf) from a structured dtype."""
-    if dtype.names is None:
+    fields = dtype.fields  # None exactly when names is
+    if dtype.names is None or fields is None:
         base, shape = (dtype.subdtype if dtype.subdtype else (dtype, ()))
         return ('leaf', _Leaf(path, base, shape, offset))
-    children = [(name, _layout(dtype.fields[name][0], offset + dtype.fields[name][1], path + (name,)))
+    children = [(name, _layout(fields[name][0], offset + fields[name][1], path + (name,)))
                 for name in dtype.names]
     if all(name == f'f{i}' for i, (name, _) in enumerate(children)):
         return ('tuple', [node for _, node in children])
@@ -132,7 +136,6 @@ class Nativizer:
         tree = _layout(self.dtype)
         # A lone non-Box observation was wrapped in one field named 'obs': unwrap it again.
         self.tree = tree[1][0][1] if self.dtype.names == ('obs',) else tree
-        self._torch_dtypes = None
 
     def __call__(self, rows: 'np.ndarray | torch.Tensor') -> Any:
         if isinstance(rows, np.ndarray):
@@ -146,7 +149,7 @@ class Nativizer:
             raise SpaceError(f'rows hold {raw.shape[1]} bytes, obs_dtype needs {self.dtype.itemsize}')
         struct = raw.view(self.dtype)[:, 0]
 
-        def build(node):
+        def build(node: tuple) -> Any:
             kind, body = node
             if kind == 'leaf':
                 view = struct
@@ -160,8 +163,6 @@ class Nativizer:
 
     def _torch(self, rows: 'torch.Tensor') -> Any:
         import torch
-        if self._torch_dtypes is None:
-            self._torch_dtypes = {}
         lead = rows.shape[:-1]
         flat = rows.reshape(-1, rows.shape[-1])
         row_np = _numpy_dtype_of(flat.dtype)
@@ -170,7 +171,7 @@ class Nativizer:
         if not by_elements:
             flat = flat.contiguous().view(torch.uint8)
 
-        def build(node):
+        def build(node: tuple) -> Any:
             kind, body = node
             if kind == 'tuple':
                 return tuple(build(child) for child in body)
@@ -193,9 +194,9 @@ class Nativizer:
         return build(self.tree)
 
     def _uniform_dtype(self) -> np.dtype | None:
-        kinds = set()
+        kinds: set[np.dtype] = set()
 
-        def visit(node):
+        def visit(node: tuple) -> None:
             kind, body = node
             if kind == 'leaf':
                 kinds.add(body.dtype)
@@ -250,6 +251,7 @@ def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tupl
     """
     if obs_dtype is None:
         return None, None
+    paths: list[tuple[tuple, tuple[str, ...], spaces.Space]]
     if obs_dtype.names == ('obs',):
         paths = [((), ('obs',), obs_space)]
     else:
@@ -265,7 +267,7 @@ def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tupl
         lines.append(f'        check_shapes(({values},), SHAPES)')
     for i in range(len(paths)):
         lines.append(f'    d[{i}][...] = v{i}')
-    namespace = {'SHAPES': tuple(shape for _, shape in shaped), 'check_shapes': _check_shapes}
+    namespace: dict[str, Any] = {'SHAPES': tuple(shape for _, shape in shaped), 'check_shapes': _check_shapes}
     exec('\n'.join(lines), namespace)
     return namespace['write'], [fields for _, fields, _ in paths]
 
@@ -336,7 +338,7 @@ def check_observation(space: spaces.Space, value: Any, who: str) -> None:
 # Actions
 # ---------------------------------------------------------------------------------------------
 
-def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable | None]:
+def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable]:
     """Return (flat action space, unflatten(row) -> native action)."""
     if isinstance(space, spaces.Box):
         dtype = space.dtype
@@ -346,8 +348,8 @@ def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable | 
         return spaces.Discrete(int(space.n)), (lambda row: py_int(row) + start)
     if isinstance(space, spaces.MultiDiscrete):
         nvec = np.asarray(space.nvec)
-        start, shape, dtype = np.asarray(space.start).ravel(), nvec.shape, space.dtype
-        return spaces.MultiDiscrete(nvec.ravel()), (lambda row: (row + start).reshape(shape).astype(dtype))
+        starts, shape, dtype = np.asarray(space.start).ravel(), nvec.shape, space.dtype
+        return spaces.MultiDiscrete(nvec.ravel()), (lambda row: (row + starts).reshape(shape).astype(dtype))
     if isinstance(space, spaces.MultiBinary):
         shape = tuple(np.atleast_1d(space.n))
         size = int(np.prod(shape))
@@ -367,15 +369,21 @@ def _emulate_structured_actions(space: spaces.Dict | spaces.Tuple) -> tuple[spac
         if isinstance(leaf, spaces.Box):
             raise SpaceError(f'action space {space} has a Box at {_fmt(path)}: structured action spaces '
                              'may only hold Discrete, MultiDiscrete and MultiBinary (use a flat Box instead)')
-    nvecs, converters, offset = [], [], 0
+    nvecs: list[np.ndarray] = []
+    converters: list[tuple[tuple, int, int, bool, Callable]] = []
+    offset = 0
     for path, leaf in leaves:
-        flat, unflatten = emulate_action_space(leaf)
-        size = 1 if isinstance(flat, spaces.Discrete) else len(flat.nvec)
-        nvecs.append(np.atleast_1d(flat.n if isinstance(flat, spaces.Discrete) else flat.nvec))
-        converters.append((path, offset, size, isinstance(flat, spaces.Discrete), unflatten))
+        flat, leaf_unflatten = emulate_action_space(leaf)
+        if isinstance(flat, spaces.Discrete):
+            size, nvec = 1, flat.n
+        else:  # no Box (refused above): Discrete stays Discrete, the other leaves flatten to MultiDiscrete
+            nvec = cast(spaces.MultiDiscrete, flat).nvec
+            size = len(nvec)
+        nvecs.append(np.atleast_1d(nvec))
+        converters.append((path, offset, size, isinstance(flat, spaces.Discrete), leaf_unflatten))
         offset += size
 
-    def unflatten(row):
+    def unflatten(row: np.ndarray) -> Any:
         out = _empty_like_space(space)
         for path, start, size, scalar, leaf_unflatten in converters:
             target = out
@@ -427,15 +435,16 @@ class _Emulated(PufferEnv):
         self.single_action_space, self._unflatten = emulate_action_space(act_space)
         self._write, self._field_paths = _compile_writer(obs_space, self.obs_dtype)
         self._discrete = isinstance(self.single_action_space, (spaces.Discrete, spaces.MultiDiscrete))
+        self._action_high: np.int64 | np.ndarray
         if isinstance(self.single_action_space, spaces.Discrete):
             self._action_high = np.int64(self.single_action_space.n)
-        elif self._discrete:
+        elif isinstance(self.single_action_space, spaces.MultiDiscrete):
             self._action_high = self.single_action_space.nvec
         self._checked_first_action = False
 
     def _bind_rows(self) -> None:
         self._row_shape = self.observations.shape[1:]
-        if self._write is not None:
+        if self.obs_dtype is not None and self._field_paths is not None:  # exactly when there is a _write
             self._row_views = _field_views(self.observations, self.obs_dtype, self._field_paths)
         # Agent 0's native action, built once: a Discrete one is read straight from the buffer as a
         # Python int, without a numpy scalar in between (the single-agent step is hot in slow-env workers).
@@ -457,7 +466,7 @@ class _Emulated(PufferEnv):
         else:
             self._write(ob, self._row_views[row])
 
-    def _take_actions(self, actions: np.ndarray) -> None:
+    def _take_actions(self, actions: npt.ArrayLike) -> None:
         self.copy_actions(actions)
         if not self._checked_first_action:
             self._check_action_values()

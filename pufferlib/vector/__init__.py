@@ -52,10 +52,10 @@ __all__ = ['BACKENDS', 'BUSY', 'CLOSE', 'CLOSED', 'DEFAULT_STEP_TIMEOUT_S', 'DON
            'Serial', 'VecEnv', 'Waiter', 'autotune', 'cpu_count', 'create_env', 'from_config', 'make', 'measure',
            'resolve_backend', 'set_parent_death_signal', 'yield_cpu']
 
-BACKENDS = {'serial': Serial, 'multiprocessing': Multiprocessing, 'ray': Ray}
+BACKENDS: dict[str, type[VecEnv]] = {'serial': Serial, 'multiprocessing': Multiprocessing, 'ray': Ray}
 
 
-def resolve_backend(backend: str | type) -> type:
+def resolve_backend(backend: str | type) -> type[VecEnv]:
     if isinstance(backend, type) and issubclass(backend, VecEnv):
         return backend
     if isinstance(backend, str) and backend.lower() in BACKENDS:
@@ -164,7 +164,7 @@ def autotune(env_creator: str | Callable, max_envs: int | None = None, seconds: 
     """Try backend / worker / batch settings on this machine and return the fastest as make() kwargs."""
     cores = cpu_count()
     max_envs = max_envs or 16 * cores
-    candidates = []
+    candidates: list[dict[str, Any]] = []
     num_envs = cores
     while num_envs <= max_envs:
         candidates.append(dict(backend='Serial', num_envs=num_envs))

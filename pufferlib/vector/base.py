@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, MASK_BUFFER, ActionCheck, ActionMaskError,
-                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows)
+                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows,
+                                 space_shape)
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Semaphore
@@ -114,7 +115,7 @@ def create_env(creator: Callable, env_args: Sequence = (), env_kwargs: dict | No
     env_kwargs = env_kwargs or {}
     takes_buf = _accepts(creator, 'buf')
     if takes_buf:
-        extra = {'buf': buf}
+        extra: dict[str, SimpleNamespace | int | None] = {'buf': buf}
         if _accepts(creator, 'seed'):
             extra['seed'] = seed
         env = creator(*env_args, **extra, **env_kwargs)
@@ -149,7 +150,11 @@ def _slice_buffers(buf: SimpleNamespace, start: int, stop: int) -> SimpleNamespa
 # ---------------------------------------------------------------------------------------------
 
 class VecEnv:
-    """Base class of the backends. Subclasses implement `_start`, `_dispatch`, `_collect`, `close`."""
+    """Base class of the backends. Subclasses implement `_dispatch`, `_collect`, `close` and set `buffers`."""
+
+    # The rows of every env (pufferlib.pufferenv.BUFFER_NAMES, plus action_masks when the envs publish
+    # them), allocated by each backend where its workers can reach them.
+    buffers: SimpleNamespace
 
     def __init__(self, env_creators: Sequence[Callable], env_args: Sequence = (), env_kwargs: dict | None = None,
                  num_envs: int = 1, num_workers: int | None = None, batch_size: int | None = None,
@@ -179,20 +184,24 @@ class VecEnv:
         self.action_space = batched_space(self.single_action_space, self.agents_per_batch)
         self.action_dtype = action_dtype(self.single_action_space)
         self._check_actions = ActionCheck(self.single_action_space,
-                                          (self.agents_per_batch, *self.single_action_space.shape),
+                                          (self.agents_per_batch, *space_shape(self.single_action_space)),
                                           self._describe_batch)
 
-        self._ready = []          # workers whose last command finished, in completion order
-        self._ready_infos = {}    # worker -> infos from its last command
-        self._inflight = {}       # workers with a command running, oldest command first (a dict as ordered set)
-        self._batches = []        # batches recv() handed to the caller and send() has not answered, oldest first
+        self._ready: list[int] = []               # workers whose last command finished, in completion order
+        self._ready_infos: dict[int, list] = {}   # worker -> infos from its last command
+        # Workers with a command running -> the monotonic deadline of that command, oldest command first
+        # (a dict as ordered set).
+        self._inflight: dict[int, float] = {}
+        # Batches (their workers) recv() handed to the caller and send() has not answered, oldest first.
+        self._batches: list[list[int]] = []
         self._worker_rows = [np.arange(w * self.rows_per_worker, (w + 1) * self.rows_per_worker)
                              for w in range(self.num_workers)]
         self._full_ids = np.arange(self.num_agents)
-        self._views = {}  # first worker of a zero-copy batch -> its views (see _block_views)
+        self._views: dict[int, BatchViews] = {}  # first worker of a zero-copy batch -> its views (see _block_views)
         self._first_reset = True
         # Non-zero-copy pools copy each batch into a buffer of its own (see _gather).
-        self._free_bufs, self._held_bufs = [], []
+        self._free_bufs: list[SimpleNamespace] = []
+        self._held_bufs: list[SimpleNamespace] = []
 
     def _configure(self, num_envs: int, num_workers: int | None, batch_size: int | None, zero_copy: bool) -> None:
         for key, value in (('num_envs', num_envs), ('num_workers', num_workers), ('batch_size', batch_size)):
@@ -281,11 +290,12 @@ class VecEnv:
         index = 0
         if env_ids is not None:
             first = int(env_ids[0])
-            index = next((i for i, workers in enumerate(self._batches)
+            found = next((i for i, workers in enumerate(self._batches)
                           if self._worker_rows[workers[0]][0] == first), None)
-            if index is None:
+            if found is None:
                 raise APIUsageError(f'send(env_ids=...): no outstanding batch starts at row {first}; pass the '
                                     'env_ids that recv() returned with the batch')
+            index = found
         actions = self._check_actions(actions)
         workers = self._batches.pop(index)
         if not (self.synchronous or self.zero_copy):
@@ -335,6 +345,19 @@ class VecEnv:
         except Exception:
             pass
 
+    # --- what each backend implements ----------------------------------------------------------
+
+    def _dispatch(self, workers: Sequence[int], command: int, seed: int | None = None) -> None:
+        """Start `command` (STEP or RESET, the latter seeding env k of the vector with seed + k) on `workers`."""
+        raise NotImplementedError
+
+    def _collect(self) -> None:
+        """Wait until at least one in-flight worker finishes and move it to `_ready`."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
     # --- helpers shared by the backends -------------------------------------------------------
 
     def _check_open(self) -> None:
@@ -378,7 +401,7 @@ class VecEnv:
         return batch
 
     def _take_infos(self, workers: Sequence[int]) -> list:
-        infos = []
+        infos: list[dict] = []
         if self._ready_infos:
             for w in workers:
                 infos.extend(self._ready_infos.pop(w, ()))

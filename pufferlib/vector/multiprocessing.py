@@ -15,18 +15,18 @@ import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
-from multiprocessing.context import ForkContext
+from multiprocessing.context import ForkContext, ForkProcess
 from multiprocessing.synchronize import Semaphore
 from types import SimpleNamespace
 
 import numpy as np
 
-from pufferlib.pufferenv import BUFFER_NAMES, MASK_BUFFER, APIUsageError, EnvError, PufferEnv
+from pufferlib.pufferenv import BUFFER_NAMES, MASK_BUFFER, APIUsageError, EnvError, PufferEnv, space_shape
 from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, LIVENESS_CHECK_S,
                                    NO_DEADLINE, RESET, VecEnv, Waiter, _check_agents, _check_step_timeout,
                                    _run_command, _slice_buffers, cpu_count, create_env)
 
-_OPEN = weakref.WeakSet()
+_OPEN: 'weakref.WeakSet[Multiprocessing]' = weakref.WeakSet()
 
 
 @atexit.register
@@ -106,7 +106,7 @@ def _mp_worker(workers: list[int], creators: Sequence[Callable], env_args: Seque
     slots = {w: memoryview(shared.info_slots[w]) for w in workers}
     w = workers[0]
 
-    def fail():
+    def fail() -> None:
         status[w] = ERROR
         done.release()
         try:
@@ -114,7 +114,7 @@ def _mp_worker(workers: list[int], creators: Sequence[Callable], env_args: Seque
         except Exception:
             pass
 
-    envs = {}
+    envs: dict[int, list[PufferEnv]] = {}
     try:
         for w in workers:
             envs[w] = _build_worker_envs(w, creators, env_args, env_kwargs, envs_per_worker, agents_per_env, shared)
@@ -126,7 +126,8 @@ def _mp_worker(workers: list[int], creators: Sequence[Callable], env_args: Seque
         done.release()
 
     single = len(workers) == 1
-    waiter = Waiter(go[w] if single else wake, spin_s)
+    # A process of several workers blocks on its wake semaphore (the parent passes one exactly then).
+    waiter = Waiter(go[w] if wake is None else wake, spin_s)
     parent_alive = lambda: os.getppid() == parent_pid  # noqa: E731
     while True:
         if not waiter.wait(parent_alive):
@@ -166,7 +167,7 @@ def _mp_worker(workers: list[int], creators: Sequence[Callable], env_args: Seque
             has_info[w] = len(payload)
         status[w] = DONE
         done.release()
-        if in_pipe:
+        if in_pipe and payload is not None:
             conns[w].send_bytes(payload)
 
 
@@ -209,7 +210,8 @@ class Multiprocessing(VecEnv):
             warnings.warn(f'workers in {stepping} processes are more than the {cores} cores this process may use; '
                           'they will share cores, which works but is usually slower', RuntimeWarning, stacklevel=3)
         self.local_worker = local_worker
-        self._local_envs, self._local_command = [], None
+        self._local_envs: list[PufferEnv] = []
+        self._local_command: int | None = None  # worker 0's command when it runs here, until _collect runs it
         self.spin_s = spin_us * 1e-6
         self._allocate_buffers()
 
@@ -219,10 +221,12 @@ class Multiprocessing(VecEnv):
         self._waiter = Waiter(self._done, self.spin_s)
         self._go = [ctx.Semaphore(0) for _ in range(W)]
         # Per worker, the wake semaphore of its process when that process runs several workers.
-        self._wake = [None] * W
+        self._wake: list[Semaphore | None] = [None] * W
         self._ticket = 0  # orders the commands of a process with several workers
         # Child processes, the workers each runs, and the workers' result pipes (none for a local worker).
-        self.processes, self._proc_workers, self._conns = [], [], {}
+        self.processes: list[ForkProcess] = []
+        self._proc_workers: list[list[int]] = []
+        self._conns: dict[int, Connection] = {}
         # Semaphore posts acquired minus finished workers consumed; never negative, so a positive
         # value guarantees a finished worker is there to be found.
         self._credits = 0
@@ -251,7 +255,7 @@ class Multiprocessing(VecEnv):
         n, W = self.num_agents, self.num_workers
         legal = [(MASK_BUFFER, (n, self.action_mask_width), bool)] if self.action_mask_width is not None else []
         self._region, arrays = _allocate_shared([
-            ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *act.shape), self.action_dtype),
+            ('observations', (n, *obs.shape), obs.dtype), ('actions', (n, *space_shape(act)), self.action_dtype),
             ('rewards', (n,), np.float32), ('terminals', (n,), bool), ('truncations', (n,), bool),
             ('masks', (n,), bool), *legal, ('status', (W,), np.int32), ('commands', (W,), np.int32),
             ('has_info', (W,), np.int32), ('seeds', (W,), np.int64), ('tickets', (W,), np.int64),
@@ -315,8 +319,8 @@ class Multiprocessing(VecEnv):
                 self._go[w].release()
                 wake.release()
 
-    def _run_local(self) -> None:
-        command, self._local_command = self._local_command, None
+    def _run_local(self, command: int) -> None:
+        self._local_command = None
         try:
             infos = _run_command(self._local_envs, command, int(self.shared.seeds[0]))
         except Exception as exc:
@@ -343,13 +347,14 @@ class Multiprocessing(VecEnv):
 
     def _collect(self) -> None:
         """Wait until at least one in-flight worker finishes and move it to the ready list."""
-        if self._local_command is not None:
+        local_command = self._local_command
+        if local_command is not None:
             # A remote worker that has already finished goes first: otherwise the local worker,
             # always "done" soonest, would starve the others in a pool.
             if self._credits == 0 and self._done.acquire(False):
                 self._credits += 1
             if self._credits == 0:
-                self._run_local()
+                self._run_local(local_command)
                 return
         while True:
             if self._credits > 0:
@@ -460,8 +465,9 @@ class Multiprocessing(VecEnv):
                 self.shared.commands[group] = CLOSE  # whichever posted command it takes next
                 w = group[0]
                 self._go[w].release()
-                if self._wake[w] is not None:
-                    self._wake[w].release()
+                wake = self._wake[w]
+                if wake is not None:
+                    wake.release()
         deadline = time.monotonic() + 1.0
         for proc in self.processes:
             proc.join(max(0.0, deadline - time.monotonic()))

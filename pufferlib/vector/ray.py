@@ -101,7 +101,7 @@ class Ray(VecEnv):
         timeout = None if first_deadline == NO_DEADLINE else max(0.0, first_deadline - time.monotonic())
         ready, _ = ray.wait(list(self._pending), num_returns=1, timeout=timeout)
         if not ready:
-            w = min(self._inflight, key=self._inflight.get)
+            w = min(self._inflight, key=self._inflight.__getitem__)
             envs = f'{w * self.envs_per_worker}-{(w + 1) * self.envs_per_worker - 1}'
             self.close()
             raise EnvError(f'Ray worker {w} (envs {envs}) spent more than step_timeout={self.step_timeout:g} s in '
