@@ -262,6 +262,19 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
         league.League(str(tmp_path))
 
 
+def test_a_one_seat_env_is_refused_in_one_line_that_names_the_env_and_the_two_seat_ones(tmp_path):
+    """A Gymnasium env runs in a Serial vector: the error names the env as typed, not the vector, says it
+    has one seat, and names the envs that have two."""
+    done = subprocess.run([sys.executable, '-m', 'pufferlib.cli', 'league', 'CartPole-v1'], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, 'PUFFER_EXPERIMENTS': str(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert 'CartPole-v1 has one seat (one agent) per game, and population play needs two or more' in line
+    assert 'puffer_kuhn' in line and 'pettingzoo_tictactoe' in line and '`puffer envs` lists every env' in line
+    assert 'Serial' not in line and 'agent row' not in line
+    assert not os.path.exists(tmp_path / 'leagues') or not os.listdir(tmp_path / 'leagues')
+
+
 def test_connect4_policies_are_measured_against_the_scripted_opponent_from_both_seats(tmp_path):
     path = league.create('puffer_connect4', ['--league.method', 'fsp', '--league.iterations', '2',
                                              '--league.scripted-games', '50', *TINY], root=str(tmp_path))
