@@ -34,6 +34,73 @@ OUTPUTS = ('meta', 'least_exploitable')
 RESUME_FLAGS = ('--league.iterations', '--league.backend', '--league.ray-address', '--league.ray-cpus')
 
 
+NUMBER = (int, float)
+# Each kind of ledger line: the keys every such line has, then those that lines written by older versions
+# may lack, each with the JSON types its value may take. Resume and --report read the lines back: one of
+# the wrong shape must fail there, naming its line, not later as a KeyError deep in a plot.
+LEDGER_RECORDS: dict[str, tuple[dict[str, tuple[type, ...]], dict[str, tuple[type, ...]]]] = {
+    'session': ({'time': NUMBER, 'pid': (int,)}, {'backend': (str,)}),
+    'iteration': ({'iteration': (int,), 'policy': (str,), 'population': (list,), 'method': (str,), 'meta': (list,),
+                   'exploitability': (*NUMBER, type(None)), 'seconds': NUMBER, 'payoffs': (dict,),
+                   'ratings': (dict,)},
+                  {'scripted_win_rate': (dict, type(None)), 'steps': NUMBER}),
+}
+JSON_NAMES = {int: 'an integer', float: 'a number', str: 'a string', list: 'a list', dict: 'an object',
+              bool: 'true or false', type(None): 'null'}
+
+
+def _typed(value: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))  # JSON true is no number
+
+
+def _wrong(what: str, value: Any, types: tuple[type, ...]) -> str:
+    names = [JSON_NAMES[t] for t in types if not (t is int and float in types)]
+    return f'{what} is {json.dumps(value)[:40]}, not {" or ".join(names)}'
+
+
+def ledger_problem(record: Any) -> str | None:
+    """What is wrong with a ledger line's record (LEDGER_RECORDS, and the payoff table's and ratings'
+    shapes that resume and --report read), or None."""
+    if not isinstance(record, dict):
+        return f'{JSON_NAMES.get(type(record), type(record).__name__)}, not an object'
+    kind = record.get('type')
+    if kind not in LEDGER_RECORDS:
+        return f'its type is {json.dumps(kind)}, not one of {", ".join(LEDGER_RECORDS)}'
+    required, optional = LEDGER_RECORDS[kind]
+    for key, types in {**required, **optional}.items():
+        if key not in record:
+            if key in required:
+                return f'no {key!r}'
+        elif not _typed(record[key], types):
+            return _wrong(repr(key), record[key], types)
+    if kind != 'iteration':
+        return None
+    names = record['population']
+    if not all(isinstance(name, str) for name in names) or record['policy'] not in names:
+        return f"'population' is not a list of policy names with {record['policy']!r} in it"
+    if len(record['meta']) != len(names) or not all(_typed(w, NUMBER) for w in record['meta']):
+        return f"'meta' is not {len(names)} numbers, one per policy of the population"
+    payoffs = record['payoffs']
+    for key, types in (('names', (list,)), ('zero_sum', (bool,)), ('sums', (list,)), ('games', (list,))):
+        if not _typed(payoffs.get(key), types):
+            return _wrong(f"'payoffs' {key!r}", payoffs.get(key), types)
+    n = len(payoffs['names'])
+    for key in ('sums', 'games'):
+        try:
+            shape = np.array(payoffs[key], dtype=np.float64).shape
+        except (TypeError, ValueError):
+            shape = None
+        if shape != (n, n):
+            return f"'payoffs' {key!r} is not {n} x {n} numbers, one per pair of its names"
+    for name, row in record['ratings'].items():
+        if not isinstance(row, dict):
+            return _wrong(f"'ratings' of {name}", row, (dict,))
+        for key, types in (('mu', NUMBER), ('sigma', NUMBER), ('games', (int,)), ('baseline', (bool,))):
+            if not _typed(row.get(key), types):
+                return _wrong(f"'ratings' {key!r} of {name}", row.get(key), types)
+    return None
+
+
 def leagues_dir() -> str:
     return os.path.join(rundir.experiments_dir(), 'leagues')
 
@@ -99,7 +166,8 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
 
 class League:
     """A league directory: league.toml (the config), ledger.jsonl (one fsync'd line per finished
-    iteration: the population, payoff table, ratings, meta-strategy, exploitability, seconds), policies/
+    iteration: the population, payoff table, ratings, meta-strategy, exploitability, seconds;
+    LEDGER_RECORDS is each kind of line's shape, checked as the ledger is read), policies/
     (every policy's weights, written before the ledger line that names it), payoffs.json and
     leaderboard.txt (views of the last line). The last ledger line is the league's state: a SIGKILL
     at any moment loses at most the iteration in progress, which is redone on resume.
@@ -119,7 +187,7 @@ class League:
         self.config = configuration.parse_flags(list(flags), config) if flags else config
         self.settings = self.config['league']
         check_settings(self.settings, self.env)
-        self.ledger = rundir.Ledger(os.path.join(path, 'ledger.jsonl'), LeagueError)
+        self.ledger = rundir.Ledger(os.path.join(path, 'ledger.jsonl'), LeagueError, ledger_problem)
         self.lock: rundir.DirLock | None = None
 
     @staticmethod
