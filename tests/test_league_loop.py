@@ -263,6 +263,42 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
         league.League(str(tmp_path))
 
 
+def test_a_policy_file_replaced_after_its_iteration_is_refused_on_resume(tmp_path, capsys):
+    """Each iteration's ledger line records its policy file's sha256: `cp p000.pt p001.pt` loads fine (one
+    architecture) but is not the league's p001, so resuming refuses it, naming the file; a ledger written
+    before the digests resumes unchecked, saying so once."""
+    import shutil
+    path = league.create('puffer_kuhn', ['--league.iterations', '2', *TINY], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    policies = os.path.join(path, 'policies')
+    ledger = open(os.path.join(path, 'ledger.jsonl'), 'rb').read()
+    shutil.copy(os.path.join(policies, 'p001.pt'), tmp_path / 'backup.pt')
+    shutil.copy(os.path.join(policies, 'p000.pt'), os.path.join(policies, 'p001.pt'))
+    resumed = subprocess.run([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path,
+                              '--league.iterations', '3', '--quiet'], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 2, resumed.stderr
+    assert f'{os.path.join(policies, "p001.pt")}: the pool policy p001 is not the file the league wrote' \
+        in resumed.stderr
+    assert 'Restore it from a backup, or cut the league back' in resumed.stderr and 'Traceback' not in resumed.stderr
+    assert open(os.path.join(path, 'ledger.jsonl'), 'rb').read() == ledger  # nothing written
+    assert sorted(os.listdir(policies)) == ['p000.pt', 'p001.pt']
+    assert all(len(row['policy_sha256']) == 64 for row in iterations(path))
+
+    shutil.copy(tmp_path / 'backup.pt', os.path.join(policies, 'p001.pt'))  # restored from the backup
+    with open(os.path.join(path, 'ledger.jsonl'), 'w') as f:  # as a league made before the digests wrote it
+        for record in map(json.loads, ledger.splitlines()):
+            record.pop('policy_sha256', None)
+            f.write(json.dumps(record) + '\n')
+    capsys.readouterr()
+    league.League(path, ['--league.iterations', '3']).run(printer=None)
+    err = capsys.readouterr().err
+    assert err.count('loaded unchecked') == 1 and 'no sha256 of 2 pool policies (p000, p001;' in err
+    assert 'policy_sha256' not in iterations(path)[1] and len(iterations(path)[2]['policy_sha256']) == 64
+    shutil.copy(os.path.join(policies, 'p000.pt'), os.path.join(policies, 'p002.pt'))  # checked from here on
+    with pytest.raises(LeagueError, match='p002 is not the file the league wrote'):
+        league.League(path, ['--league.iterations', '4']).run(printer=None)
+
+
 def test_a_one_seat_env_is_refused_in_one_line_that_names_the_env_and_the_two_seat_ones(tmp_path):
     """A Gymnasium env runs in a Serial vector: the error names the env as typed, not the vector, says it
     has one seat, and names the envs that have two."""
