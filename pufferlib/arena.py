@@ -201,17 +201,33 @@ def _arrays(env: ArenaEnv) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
     return buf.observations, buf.rewards, buf.terminals, buf.truncations, buf.masks, action_masks
 
 
-def agents_per_env(env: ArenaEnv) -> int:
-    """Rows per game of `env`, with the error a league gives for an env that has no two seats."""
+def two_seat_envs() -> list[str]:
+    """The Ocean envs that seat two players in a game: those with a `two_player` option, which a league
+    switches on (kuhn and leduc have it on by default)."""
+    from pufferlib import registry  # only for the error below: the arena itself needs no registry
+    try:
+        return [name for name in registry.names('ocean') if 'two_player' in registry.lookup(name).option_specs()]
+    except Exception:  # an Ocean build missing or broken: the error still names the env and `puffer envs`
+        return []
+
+
+def agents_per_env(env: ArenaEnv, name: str | None = None) -> int:
+    """Rows per game of `env` (`name`: the env's name, for the error a league gives for an env that has no
+    two seats)."""
     count = getattr(env, 'agents_per_env', None)
     if count is None:
         count = env.num_agents if not hasattr(env, 'num_envs') else env.num_agents // max(1, env.num_envs)
     count = int(count)
     if count < 2:
-        name = getattr(env, 'describe', lambda: type(env).__name__)()
-        raise LeagueError(f'{name} has {count} agent row per game; population play needs two or more (two '
-                          'seats of one game). For puffer_connect4 and puffer_pong pass two_player=True; the poker '
-                          'envs have two seats by default')
+        name = name or getattr(env, 'describe', lambda: type(env).__name__)()
+        seats = 'one seat (one agent)' if count == 1 else f'{count} agent rows'
+        two = two_seat_envs()
+        if name in two:
+            raise LeagueError(f'{name} has {seats} per game with two_player off, and population play needs two '
+                              'or more: turn its two_player option on (a league does unless told otherwise)')
+        envs = f'{", ".join(two)} (two_player on, as a league sets it) or ' if two else ''
+        raise LeagueError(f'{name} has {seats} per game, and population play needs two or more: use {envs}'
+                          "PettingZoo's turn-based games (pettingzoo_tictactoe, ...); `puffer envs` lists every env")
     return count
 
 
@@ -222,9 +238,9 @@ class Arena:
     truncations, infos, env_ids, masks) for the learner's rows, `send(actions)`, `close()`, and the spaces.
     """
 
-    def __init__(self, env: ArenaEnv, learner_seat: int | None = None, seed: int = 0) -> None:
+    def __init__(self, env: ArenaEnv, learner_seat: int | None = None, seed: int = 0, name: str | None = None) -> None:
         self.env = env
-        self.seats = agents_per_env(env)
+        self.seats = agents_per_env(env, name)
         self.games = env.num_agents // self.seats
         if learner_seat is not None and not 0 <= int(learner_seat) < self.seats:
             raise APIUsageError(f'learner_seat must be None (drawn every game) or a seat in [0, {self.seats}), '

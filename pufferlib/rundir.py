@@ -10,8 +10,9 @@ thing, owned by one process at a time. Everything here is about not losing what 
   message when its owner is gone (`claim`);
 - writes that are whole or absent (`atomic_write`, `write_text`), and errors that say which write
   the disk refused (`write_failure`);
-- an append-only, fsync'd ledger whose torn last line (a kill during a write) is cut on resume
-  (`Ledger`), and a metrics file cut back to the checkpoint a run resumes from (`trim_metrics`);
+- an append-only, fsync'd ledger whose torn last line (a kill during a write) is cut on resume and
+  whose other lines are checked against its owner's schema as they are read (`Ledger`), and a metrics
+  file cut back to the checkpoint a run resumes from (`trim_metrics`);
 - one meaning of "latest" (`latest_run`, `find_run`): the run directory under the experiments folder
   (`$PUFFER_EXPERIMENTS`, default `./experiments`) written to most recently (its newest checkpoint,
   else its config.toml), among the runs of the named env when an env is named.
@@ -233,10 +234,13 @@ class Ledger:
 
     A kill during a write leaves at most a torn last line, which never counted: `read` ignores it and
     `repair` (called on resume, before the first append) cuts it, so the next record starts on a line
-    of its own. A bad line anywhere else was edited or damaged: an `error` that names the line."""
+    of its own. A bad line anywhere else was edited or damaged: an `error` that names the line. So is a
+    whole JSON line that `check` (the owner's schema: a record -> what is wrong with it, or None) refuses,
+    which would otherwise fail later, far from the line, as a KeyError."""
 
-    def __init__(self, path: str, error: type[PufferError] = RunDirError):
-        self.path, self.error = path, error
+    def __init__(self, path: str, error: type[PufferError] = RunDirError,
+                 check: Callable[[Any], str | None] | None = None):
+        self.path, self.error, self.check = path, error, check
 
     def read(self) -> list[dict]:
         if not os.path.exists(self.path):
@@ -248,12 +252,17 @@ class Ledger:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                record = json.loads(line)
             except ValueError:
                 if number == len(lines):  # the torn last line of a killed write
                     break
                 raise self.error(f'{self.path} line {number} is not a JSON record; the ledger was edited or '
                                  'damaged. Fix or delete that line, then resume') from None
+            problem = self.check(record) if self.check is not None else None
+            if problem is not None:
+                raise self.error(f'{self.path} line {number} is not a record of this ledger ({problem}); the ledger '
+                                 'was edited or damaged. Fix or delete that line, then resume')
+            records.append(record)
         return records
 
     def repair(self) -> None:

@@ -2,6 +2,7 @@
 directory, resuming after a real SIGKILL, reports, and one clear error for each bad input."""
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -260,6 +261,120 @@ def test_bad_input_is_one_clear_error_and_loses_nothing(tmp_path, capsys, monkey
         league.League(path, ['--train.learning-rate', '0.1'])
     with pytest.raises(LeagueError, match='not a league directory'):
         league.League(str(tmp_path))
+
+
+def test_a_policy_file_replaced_after_its_iteration_is_refused_on_resume(tmp_path, capsys):
+    """Each iteration's ledger line records its policy file's sha256: `cp p000.pt p001.pt` loads fine (one
+    architecture) but is not the league's p001, so resuming refuses it, naming the file; a ledger written
+    before the digests resumes unchecked, saying so once."""
+    import shutil
+    path = league.create('puffer_kuhn', ['--league.iterations', '2', *TINY], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    policies = os.path.join(path, 'policies')
+    ledger = open(os.path.join(path, 'ledger.jsonl'), 'rb').read()
+    shutil.copy(os.path.join(policies, 'p001.pt'), tmp_path / 'backup.pt')
+    shutil.copy(os.path.join(policies, 'p000.pt'), os.path.join(policies, 'p001.pt'))
+    resumed = subprocess.run([sys.executable, '-m', 'pufferlib.cli', 'league', '--resume', path,
+                              '--league.iterations', '3', '--quiet'], capture_output=True, text=True, timeout=300)
+    assert resumed.returncode == 2, resumed.stderr
+    assert f'{os.path.join(policies, "p001.pt")}: the pool policy p001 is not the file the league wrote' \
+        in resumed.stderr
+    assert 'Restore it from a backup, or cut the league back' in resumed.stderr and 'Traceback' not in resumed.stderr
+    assert open(os.path.join(path, 'ledger.jsonl'), 'rb').read() == ledger  # nothing written
+    assert sorted(os.listdir(policies)) == ['p000.pt', 'p001.pt']
+    assert all(len(row['policy_sha256']) == 64 for row in iterations(path))
+
+    shutil.copy(tmp_path / 'backup.pt', os.path.join(policies, 'p001.pt'))  # restored from the backup
+    with open(os.path.join(path, 'ledger.jsonl'), 'w') as f:  # as a league made before the digests wrote it
+        for record in map(json.loads, ledger.splitlines()):
+            record.pop('policy_sha256', None)
+            f.write(json.dumps(record) + '\n')
+    capsys.readouterr()
+    league.League(path, ['--league.iterations', '3']).run(printer=None)
+    err = capsys.readouterr().err
+    assert err.count('loaded unchecked') == 1 and 'no sha256 of 2 pool policies (p000, p001;' in err
+    assert 'policy_sha256' not in iterations(path)[1] and len(iterations(path)[2]['policy_sha256']) == 64
+    shutil.copy(os.path.join(policies, 'p000.pt'), os.path.join(policies, 'p002.pt'))  # checked from here on
+    with pytest.raises(LeagueError, match='p002 is not the file the league wrote'):
+        league.League(path, ['--league.iterations', '4']).run(printer=None)
+
+
+def test_a_one_seat_env_is_refused_in_one_line_that_names_the_env_and_the_two_seat_ones(tmp_path):
+    """A Gymnasium env runs in a Serial vector: the error names the env as typed, not the vector, says it
+    has one seat, and names the envs that have two."""
+    done = subprocess.run([sys.executable, '-m', 'pufferlib.cli', 'league', 'CartPole-v1'], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, 'PUFFER_EXPERIMENTS': str(tmp_path)})
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert 'CartPole-v1 has one seat (one agent) per game, and population play needs two or more' in line
+    assert 'puffer_kuhn' in line and 'pettingzoo_tictactoe' in line and '`puffer envs` lists every env' in line
+    assert 'Serial' not in line and 'agent row' not in line
+    assert not os.path.exists(tmp_path / 'leagues') or not os.listdir(tmp_path / 'leagues')
+
+
+def rewrite_line(path, number, change):
+    """ledger.jsonl with its line `number` (from 1) replaced by change(record), as a hand edit would."""
+    ledger = os.path.join(path, 'ledger.jsonl')
+    lines = open(ledger).read().splitlines()
+    lines[number - 1] = change(json.loads(lines[number - 1]))
+    open(ledger, 'w').write('\n'.join(lines) + '\n')
+
+
+def test_a_ledger_line_of_the_wrong_shape_is_one_error_naming_it_on_resume_and_report(tmp_path, capsys):
+    """A whole JSON line that is not a record the league writes (a key missing, a value of another type)
+    fails where the ledger is read, naming the file and line, for --resume and --report alike."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '2', *TINY], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    ledger = os.path.join(path, 'ledger.jsonl')
+    original = open(ledger).read()
+    last = len(original.splitlines())  # session, p000, p001
+    assert json.loads(original.splitlines()[-1])['policy'] == 'p001'
+
+    def drop_ratings(record):
+        del record['ratings']
+        return json.dumps(record)
+    rewrite_line(path, last, drop_ratings)
+    edited = open(ledger).read()
+    report = subprocess.run([sys.executable, '-m', 'pufferlib.cli', 'league', '--report', path], capture_output=True,
+                            text=True, timeout=300)
+    assert report.returncode == 2, report.stderr
+    assert f"{ledger} line {last} is not a record of this ledger (no 'ratings')" in report.stderr
+    assert 'Fix or delete that line, then resume' in report.stderr and 'Traceback' not in report.stderr
+    assert cli.main(['league', '--resume', path, '--league.iterations', '3']) == 2
+    err = capsys.readouterr().err
+    assert f"{ledger} line {last} is not a record of this ledger (no 'ratings')" in err and 'Traceback' not in err
+    assert open(ledger).read() == edited  # the refused resume wrote nothing
+
+    wrong = {  # what a line holds -> what the error says of it
+        '[1, 2]': 'a list, not an object',
+        '{"type": "iteration_v2"}': 'its type is "iteration_v2", not one of session, iteration',
+        '{"type": "session", "time": "noon", "pid": 1}': "'time' is \"noon\", not a number",
+        '{"type": "session", "time": 1.5, "pid": true}': "'pid' is true, not an integer",
+    }
+    for line, problem in wrong.items():
+        rewrite_line(path, 1, lambda record, line=line: line)
+        with pytest.raises(LeagueError, match=f'line 1 is not a record of this ledger \\({re.escape(problem)}\\)'):
+            league.report(path, printer=None)
+    open(ledger, 'w').write(original)
+    record = json.loads(original.splitlines()[-1])
+    broken = {  # the last iteration record, changed: what the error says
+        'ratings': ([1, 2], "'ratings' is [1, 2], not an object"),
+        'population': (['p000'], "'population' is not a list of policy names with 'p001' in it"),
+        'meta': ([1.0], "'meta' is not 2 numbers"),
+        'payoffs': ({**record['payoffs'], 'sums': [[0.0]]}, "'payoffs' 'sums' is not 2 x 2 numbers"),
+        'exploitability': ('low', "'exploitability' is \"low\", not a number or null"),
+    }
+    for key, (value, problem) in broken.items():
+        rewrite_line(path, last, lambda record, key=key, value=value: json.dumps({**record, key: value}))
+        with pytest.raises(LeagueError, match=re.escape(f'line {last} is not a record of this ledger ({problem}')):
+            league.League(path, ['--league.iterations', '3']).run(printer=None)
+        open(ledger, 'w').write(original)
+    rewrite_line(path, last, lambda record: json.dumps(
+        {**record, 'ratings': {**record['ratings'], 'p001': {**record['ratings']['p001'], 'mu': None}}}))
+    with pytest.raises(LeagueError, match=re.escape("('ratings' 'mu' of p001 is null, not a number)")):
+        league.report(path, printer=None)
+    open(ledger, 'w').write(original.replace(', "backend": "local"', ''))  # a session line of an older version
+    assert len(league.report(path, printer=None)) == 3
 
 
 def test_connect4_policies_are_measured_against_the_scripted_opponent_from_both_seats(tmp_path):

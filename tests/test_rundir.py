@@ -83,6 +83,18 @@ def test_the_ledger_cuts_a_torn_last_line_and_names_a_damaged_one(tmp_path):
         ledger.read()
 
 
+def test_a_ledger_with_a_schema_names_a_whole_line_it_refuses(tmp_path):
+    def check(record):
+        return None if isinstance(record, dict) and isinstance(record.get('iteration'), int) else 'no iteration'
+    ledger = rundir.Ledger(str(tmp_path / 'ledger.jsonl'), OtherError, check)
+    ledger.append({'type': 'iteration', 'iteration': 0})
+    with open(ledger.path, 'a') as f:
+        f.write('{"type": "iteration"}\n{"type": "iter')  # a wrong line, then a torn one
+    with pytest.raises(OtherError, match=r'ledger.jsonl line 2 is not a record of this ledger \(no iteration\)'):
+        ledger.read()
+    assert len(rundir.Ledger(ledger.path).read()) == 2  # without a schema any JSON line is a record
+
+
 def _run(root, name, env, age):
     path = root / name
     (path / 'checkpoints').mkdir(parents=True)

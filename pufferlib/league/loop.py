@@ -5,8 +5,11 @@ tasks (tasks.py).
 """
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -32,6 +35,73 @@ BACKENDS = ('local', 'ray')
 OUTPUTS = ('meta', 'least_exploitable')
 # What a resumed league may change: how far it goes and where its tasks run, nothing that changes results.
 RESUME_FLAGS = ('--league.iterations', '--league.backend', '--league.ray-address', '--league.ray-cpus')
+
+
+NUMBER = (int, float)
+# Each kind of ledger line: the keys every such line has, then those that lines written by older versions
+# may lack, each with the JSON types its value may take. Resume and --report read the lines back: one of
+# the wrong shape must fail there, naming its line, not later as a KeyError deep in a plot.
+LEDGER_RECORDS: dict[str, tuple[dict[str, tuple[type, ...]], dict[str, tuple[type, ...]]]] = {
+    'session': ({'time': NUMBER, 'pid': (int,)}, {'backend': (str,)}),
+    'iteration': ({'iteration': (int,), 'policy': (str,), 'population': (list,), 'method': (str,), 'meta': (list,),
+                   'exploitability': (*NUMBER, type(None)), 'seconds': NUMBER, 'payoffs': (dict,),
+                   'ratings': (dict,)},
+                  {'policy_sha256': (str,), 'scripted_win_rate': (dict, type(None)), 'steps': NUMBER}),
+}
+JSON_NAMES = {int: 'an integer', float: 'a number', str: 'a string', list: 'a list', dict: 'an object',
+              bool: 'true or false', type(None): 'null'}
+
+
+def _typed(value: Any, types: tuple[type, ...]) -> bool:
+    return isinstance(value, types) and (bool in types or not isinstance(value, bool))  # JSON true is no number
+
+
+def _wrong(what: str, value: Any, types: tuple[type, ...]) -> str:
+    names = [JSON_NAMES[t] for t in types if not (t is int and float in types)]
+    return f'{what} is {json.dumps(value)[:40]}, not {" or ".join(names)}'
+
+
+def ledger_problem(record: Any) -> str | None:
+    """What is wrong with a ledger line's record (LEDGER_RECORDS, and the payoff table's and ratings'
+    shapes that resume and --report read), or None."""
+    if not isinstance(record, dict):
+        return f'{JSON_NAMES.get(type(record), type(record).__name__)}, not an object'
+    kind = record.get('type')
+    if kind not in LEDGER_RECORDS:
+        return f'its type is {json.dumps(kind)}, not one of {", ".join(LEDGER_RECORDS)}'
+    required, optional = LEDGER_RECORDS[kind]
+    for key, types in {**required, **optional}.items():
+        if key not in record:
+            if key in required:
+                return f'no {key!r}'
+        elif not _typed(record[key], types):
+            return _wrong(repr(key), record[key], types)
+    if kind != 'iteration':
+        return None
+    names = record['population']
+    if not all(isinstance(name, str) for name in names) or record['policy'] not in names:
+        return f"'population' is not a list of policy names with {record['policy']!r} in it"
+    if len(record['meta']) != len(names) or not all(_typed(w, NUMBER) for w in record['meta']):
+        return f"'meta' is not {len(names)} numbers, one per policy of the population"
+    payoffs = record['payoffs']
+    for key, types in (('names', (list,)), ('zero_sum', (bool,)), ('sums', (list,)), ('games', (list,))):
+        if not _typed(payoffs.get(key), types):
+            return _wrong(f"'payoffs' {key!r}", payoffs.get(key), types)
+    n = len(payoffs['names'])
+    for key in ('sums', 'games'):
+        try:
+            shape = np.array(payoffs[key], dtype=np.float64).shape
+        except (TypeError, ValueError):
+            shape = None
+        if shape != (n, n):
+            return f"'payoffs' {key!r} is not {n} x {n} numbers, one per pair of its names"
+    for name, row in record['ratings'].items():
+        if not isinstance(row, dict):
+            return _wrong(f"'ratings' of {name}", row, (dict,))
+        for key, types in (('mu', NUMBER), ('sigma', NUMBER), ('games', (int,)), ('baseline', (bool,))):
+            if not _typed(row.get(key), types):
+                return _wrong(f"'ratings' {key!r} of {name}", row.get(key), types)
+    return None
 
 
 def leagues_dir() -> str:
@@ -99,7 +169,8 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
 
 class League:
     """A league directory: league.toml (the config), ledger.jsonl (one fsync'd line per finished
-    iteration: the population, payoff table, ratings, meta-strategy, exploitability, seconds), policies/
+    iteration: the population, payoff table, ratings, meta-strategy, exploitability, seconds, the new
+    policy's sha256, checked when it is loaded again; LEDGER_RECORDS is each kind of line's shape), policies/
     (every policy's weights, written before the ledger line that names it), payoffs.json and
     leaderboard.txt (views of the last line). The last ledger line is the league's state: a SIGKILL
     at any moment loses at most the iteration in progress, which is redone on resume.
@@ -119,8 +190,9 @@ class League:
         self.config = configuration.parse_flags(list(flags), config) if flags else config
         self.settings = self.config['league']
         check_settings(self.settings, self.env)
-        self.ledger = rundir.Ledger(os.path.join(path, 'ledger.jsonl'), LeagueError)
+        self.ledger = rundir.Ledger(os.path.join(path, 'ledger.jsonl'), LeagueError, ledger_problem)
         self.lock: rundir.DirLock | None = None
+        self.digests: dict[str, str] = {}  # policy -> the sha256 its ledger line recorded (`state` fills it)
 
     @staticmethod
     def open_env(env_name: str, config: Config, games: int) -> Arena:
@@ -135,19 +207,34 @@ class League:
     def new_network(self, arena: Arena) -> torch.nn.Module:
         return make_policy(arena, self.config)
 
-    def save_policy(self, name: str, network: torch.nn.Module) -> None:
-        state = {'policy': network.state_dict(), 'name': name, 'env': self.env}
-        rundir.atomic_write(self.policy_path(name), lambda f: torch.save(state, f))
+    def save_policy(self, name: str, network: torch.nn.Module) -> str:
+        """Write the policy's file; returns its sha256, which the ledger line that adds it records."""
+        buffer = io.BytesIO()
+        torch.save({'policy': network.state_dict(), 'name': name, 'env': self.env}, buffer)
+        data = buffer.getvalue()
+        rundir.atomic_write(self.policy_path(name), lambda f: f.write(data))
+        return hashlib.sha256(data).hexdigest()
 
     def load_policy(self, name: str, arena: Arena) -> torch.nn.Module:
+        """The pool policy's network, checked against the sha256 its ledger line recorded (when `state`
+        found one): a file copied over another loads fine and would silently change the league."""
         path = self.policy_path(name)
         network = self.new_network(arena)
         try:
-            network.load_state_dict(torch.load(path, map_location='cpu', weights_only=True)['policy'])
+            with open(path, 'rb') as f:
+                data = f.read()
+            network.load_state_dict(torch.load(io.BytesIO(data), map_location='cpu', weights_only=True)['policy'])
         except Exception as e:  # unreadable, truncated, not ours, or another architecture
             raise LeagueError(f'{path}: the pool policy {name} cannot be loaded ({type(e).__name__}: '
                               f'{str(e).splitlines()[0][:160]}). Restore that file (nothing in the league was '
                               f'changed) or start a new league') from None
+        expected, actual = self.digests.get(name), hashlib.sha256(data).hexdigest()
+        if expected is not None and actual != expected:
+            raise LeagueError(f'{path}: the pool policy {name} is not the file the league wrote (sha256 '
+                              f'{actual[:16]}..., the ledger recorded {expected[:16]}...): it was replaced or '
+                              f'changed. Restore it from a backup, or cut the league back to before {name} (delete '
+                              f'the line of ledger.jsonl that adds it and every line after), then resume; nothing '
+                              f'in the league was changed')
         return network
 
     # ---- one iteration ----
@@ -290,6 +377,7 @@ class League:
         """(records, names, payoffs, ratings) of the last finished iteration."""
         self.ledger.repair()
         records = [r for r in self.ledger.read() if r.get('type') == 'iteration']
+        self.digests = {r['policy']: r['policy_sha256'] for r in records if 'policy_sha256' in r}
         if not records:
             return records, [], PayoffTable(), Ratings()
         last = records[-1]
@@ -314,6 +402,11 @@ class League:
         # with torch's default of one per core, 7-9 s with one, on the shared 2-core box). Tasks set the
         # same in their Ray workers. train.torch_threads > 0 overrides.
         torch.set_num_threads(self.config['train']['torch_threads'] or 1)
+        unchecked = [name for name in self.names if name not in self.digests]
+        if unchecked:  # a ledger from before the digests were recorded still resumes
+            shown = ', '.join(unchecked[:3]) + (', ...' if len(unchecked) > 3 else '')
+            print(f'puffer league: {self.ledger.path} records no sha256 of {len(unchecked)} pool policies ({shown}; '
+                  'written before they were recorded): those are loaded unchecked', file=sys.stderr)
         self.arena = self.open_env(self.env, self.config, 1)  # the spaces the networks are made for
         try:
             self.networks = [self.load_policy(name, self.arena) for name in self.names]
@@ -339,7 +432,7 @@ class League:
         else:
             network, stats = self.respond(name, self.opponent_weights(names, self.payoffs, self.ratings))
         network.eval()
-        self.save_policy(name, network)
+        digest = self.digests[name] = self.save_policy(name, network)
         names.append(name)
         networks.append(network)
         self.payoffs.add(name)
@@ -349,7 +442,8 @@ class League:
         self.output = self.output_weights(names, self.payoffs)
         self.seconds += time.time() - start  # training and evaluation; the referee is not timed
         exploit = self.exploitability(names, networks, self.output) if referee else None
-        record = {'type': 'iteration', 'iteration': iteration, 'policy': name, 'population': list(names),
+        record = {'type': 'iteration', 'iteration': iteration, 'policy': name, 'policy_sha256': digest,
+                  'population': list(names),
                   'method': self.settings['method'], 'meta': self.output.tolist(), 'exploitability': exploit,
                   'seconds': self.seconds, 'payoffs': self.payoffs.to_dict(), 'ratings': self.ratings.to_dict(),
                   'scripted_win_rate': scripted, **stats}

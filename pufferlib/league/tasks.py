@@ -67,7 +67,7 @@ def open_env(env_name: str, config: Config, games: int) -> Arena:
                                            seed=config['league']['seed'], env_kwargs=config['env'])
     try:
         return Arena(env, learner_seat=None if config['league']['learner_seat'] < 0
-                     else config['league']['learner_seat'], seed=config['league']['seed'])
+                     else config['league']['learner_seat'], seed=config['league']['seed'], name=env_name)
     except BaseException:
         env.close()
         raise
