@@ -5,6 +5,8 @@ sections the scripts write from their figures, here so that tests check them wit
 Import-light on purpose (no torch, nothing of the trainer at the top): the doc generators and the
 tests import it without paying for a deep-learning stack they do not use.
 """
+from __future__ import annotations
+
 import datetime
 import json
 import math
@@ -15,8 +17,16 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from pufferlib.pufferenv import PufferError
+
+if TYPE_CHECKING:
+    import argparse
+
+# Figures as the ratio of two medians takes them: the runs of one side (their median), or one figure.
+Figure = list[float] | tuple[float, ...] | float | None
 
 
 class PeerError(PufferError, RuntimeError):
@@ -27,9 +37,10 @@ class PeerError(PufferError, RuntimeError):
 # Interleaved rounds and what is printed of them
 # ---------------------------------------------------------------------------------------------
 
-def interleaved(contenders, repeats, measure, progress=None):
+def interleaved(contenders: Sequence[str], repeats: int, measure: Callable[[str], float],
+                progress: Callable[[str], None] | None = None) -> dict[str, list[float]]:
     """{contender: [one figure per round]}: every round measures every contender once, in order."""
-    runs = {name: [] for name in contenders}
+    runs: dict[str, list[float]] = {name: [] for name in contenders}
     for round_ in range(repeats):
         for name in contenders:
             value = measure(name)
@@ -39,11 +50,11 @@ def interleaved(contenders, repeats, measure, progress=None):
     return runs
 
 
-def median(runs):
+def median(runs: Sequence[float]) -> float:
     return statistics.median(runs) if runs else float('nan')
 
 
-def spread(runs):
+def spread(runs: Sequence[float]) -> float | None:
     """Run-to-run noise: (max - min) / median, or None with fewer than two runs."""
     if len(runs) < 2:
         return None
@@ -51,7 +62,7 @@ def spread(runs):
     return (max(runs) - min(runs)) / mid if mid else None
 
 
-def si(value, digits=3):
+def si(value: float | None, digits: int = 3) -> str:
     """A rate in a few significant digits: 92.5M, 143k, 9.15k, 850."""
     if value is None or value != value:
         return '-'
@@ -61,16 +72,16 @@ def si(value, digits=3):
     return f'{value:.{digits}g}'
 
 
-def runs_cell(runs, fmt=si):
+def runs_cell(runs: Sequence[float], fmt: Callable[[float], str] = si) -> str:
     return ' / '.join(fmt(v) for v in runs) if runs else '-'
 
 
-def spread_cell(runs):
+def spread_cell(runs: Sequence[float]) -> str:
     s = spread(runs)
     return '-' if s is None else f'{100 * s:.0f}%'
 
 
-def ratio(numerator, denominator):
+def ratio(numerator: Figure, denominator: Figure) -> float | None:
     """Ratio of two medians (lists) or figures; None when either side is missing."""
     a = median(numerator) if isinstance(numerator, (list, tuple)) else numerator
     b = median(denominator) if isinstance(denominator, (list, tuple)) else denominator
@@ -79,14 +90,14 @@ def ratio(numerator, denominator):
     return a / b
 
 
-def ratio_cell(value, bold_below=None):
+def ratio_cell(value: float | None, bold_below: float | None = None) -> str:
     if value is None:
         return '-'
     text = f'{value:.2f}x'
     return f'**{text}**' if bold_below is not None and value < bold_below else text
 
 
-def markdown_table(header, rows, align=None):
+def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]], align: str | None = None) -> str:
     """header: column titles; rows: lists of cells; align: one letter per column, 'l' or 'r'."""
     align = align or 'l' * len(header)
     if len(align) != len(header) or any(len(row) != len(header) for row in rows):
@@ -97,7 +108,7 @@ def markdown_table(header, rows, align=None):
     return '\n'.join(lines)
 
 
-def cpu_name():
+def cpu_name() -> str:
     try:
         with open('/proc/cpuinfo') as f:
             for line in f:
@@ -108,7 +119,7 @@ def cpu_name():
     return platform.processor() or platform.machine()
 
 
-def machine(extra=()):
+def machine(extra: Iterable[str] = ()) -> str:
     """One line on where and when: CPU, cores, versions."""
     import numpy
     cores = len(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else os.cpu_count()
@@ -117,7 +128,7 @@ def machine(extra=()):
     return '; '.join(parts)
 
 
-def update_section(name, heading, text, path):
+def update_section(name: str, heading: str, text: str, path: str) -> str:
     """Replace the text between <!-- {name}:start --> and <!-- {name}:end --> of the doc at `path`, or append
     the section."""
     start, end = f'<!-- {name}:start -->', f'<!-- {name}:end -->'
@@ -144,14 +155,16 @@ WINDOW_S = 1.0   # episode returns are pooled in windows of this length (our tra
 SOLVE_EPISODES = 20
 
 
-def solved_at(windows, target, episodes=SOLVE_EPISODES):
+def solved_at(windows: Sequence[tuple[float, float, float]], target: float,
+              episodes: int = SOLVE_EPISODES) -> float | None:
     """The end of the first window at which the latest windows holding >= `episodes` episodes average >= target.
 
     windows: (end seconds, sum of the returns, number of episodes) in time order; None if never.
     The same rule for every side: our trainer's log rows are its windows, a peer's episodes are binned.
     """
     for i, (end, _, _) in enumerate(windows):
-        total = count = 0
+        total: float = 0
+        count: float = 0
         for _, returns, n in reversed(windows[:i + 1]):
             total, count = total + returns, count + n
             if count >= episodes:
@@ -161,9 +174,10 @@ def solved_at(windows, target, episodes=SOLVE_EPISODES):
     return None
 
 
-def time_to_target(events, target, window=WINDOW_S, episodes=SOLVE_EPISODES):
+def time_to_target(events: Iterable[tuple[float, float]], target: float, window: float = WINDOW_S,
+                   episodes: int = SOLVE_EPISODES) -> float | None:
     """solved_at over (seconds since the start, episode return) events binned into `window`-second windows."""
-    bins = {}
+    bins: dict[int, tuple[float, int]] = {}
     for t, value in events:
         index = int(t // window)
         total, count = bins.get(index, (0.0, 0))
@@ -171,7 +185,7 @@ def time_to_target(events, target, window=WINDOW_S, episodes=SOLVE_EPISODES):
     return solved_at([((i + 1) * window, *bins[i]) for i in sorted(bins)], target, episodes)
 
 
-def solve_table(times, limit, ours, env):
+def solve_table(times: Mapping[str, Sequence[float]], limit: float, ours: str, env: str) -> list[list[str]]:
     """Rows of a seconds-to-target table, `ours` first in the ratios; an unsolved run counts as infinitely
     slow (its median may be too), so its ratio is a lower bound from the time limit."""
     fmt = lambda v: f'{v:.1f}' if v != float('inf') else f'>{limit:g}'  # noqa: E731
@@ -193,7 +207,7 @@ def solve_table(times, limit, ours, env):
 # Peers outside the repository
 # ---------------------------------------------------------------------------------------------
 
-def _python_in(path, what, variable):
+def _python_in(path: str, what: str, variable: str) -> str:
     """The interpreter of a peer from a folder, its venv, or the interpreter itself."""
     path = os.path.abspath(os.path.expanduser(path))
     candidates = [path] if os.path.isfile(path) else [
@@ -207,7 +221,7 @@ def _python_in(path, what, variable):
                     'skip this peer')
 
 
-def find_anchor(option=None):
+def find_anchor(option: str | None = None) -> tuple[str, None] | tuple[None, str]:
     """(python, None) for PufferLib 3.0 from `option` or $PUFFER_ANCHOR, else (None, why it is skipped)."""
     path = option or os.environ.get('PUFFER_ANCHOR')
     if not path:
@@ -216,7 +230,7 @@ def find_anchor(option=None):
     return _python_in(path, 'PufferLib 3.0 anchor', 'PUFFER_ANCHOR'), None
 
 
-def find_cleanrl(option=None):
+def find_cleanrl(option: str | None = None) -> tuple[tuple[str, str], None] | tuple[None, str]:
     """((python, ppo.py), None) for CleanRL from `option` or $CLEANRL_DIR, else (None, why it is skipped)."""
     path = option or os.environ.get('CLEANRL_DIR')
     if not path:
@@ -236,7 +250,7 @@ class PeerProcess:
     start-up inside the timing), and the rounds can alternate with ours.
     """
 
-    def __init__(self, python, script):
+    def __init__(self, python: str, script: str) -> None:
         # PufferLib 3.0 drops a `resources` symlink into its working folder: give it its own.
         self.scratch = tempfile.mkdtemp(prefix='puffer-anchor-')
         self.log_path = os.path.join(self.scratch, 'stderr.log')
@@ -250,11 +264,16 @@ class PeerProcess:
             self.close()
             raise
 
-    def ask(self, command, **request):
+    def _pipes(self) -> tuple[IO[str], IO[str]]:
+        """The process's stdin and stdout: Popen opened both as pipes (typeshed allows None for other modes)."""
+        return cast(IO[str], self.proc.stdin), cast(IO[str], self.proc.stdout)
+
+    def ask(self, command: str, **request: Any) -> dict[str, Any]:
+        stdin, stdout = self._pipes()
         try:
-            self.proc.stdin.write(json.dumps({'command': command, **request}) + '\n')
-            self.proc.stdin.flush()
-            line = self.proc.stdout.readline()
+            stdin.write(json.dumps({'command': command, **request}) + '\n')
+            stdin.flush()
+            line = stdout.readline()
         except (BrokenPipeError, OSError):
             line = ''
         if not line:
@@ -266,15 +285,15 @@ class PeerProcess:
             raise PeerError(f'PufferLib 3.0 failed at {command!r} {request}: {answer["error"]}')
         return answer
 
-    def _tail(self, lines=20):
+    def _tail(self, lines: int = 20) -> str:
         self.log.flush()
         with open(self.log_path) as f:
             return ''.join(f.readlines()[-lines:])
 
-    def close(self):
+    def close(self) -> None:
         if self.proc.poll() is None:
             try:
-                self.proc.stdin.close()
+                self._pipes()[0].close()
                 self.proc.wait(10)
             except (OSError, subprocess.TimeoutExpired):
                 self.proc.kill()
@@ -282,14 +301,14 @@ class PeerProcess:
         self.log.close()
         shutil.rmtree(self.scratch, ignore_errors=True)
 
-    def __enter__(self):
+    def __enter__(self) -> PeerProcess:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-def common_arguments(parser, seconds, repeats, quick_seconds):
+def common_arguments(parser: argparse.ArgumentParser, seconds: float, repeats: int, quick_seconds: float) -> None:
     parser.add_argument('--seconds', type=float, default=seconds, help='length of one timed run')
     parser.add_argument('--repeats', type=int, default=repeats, help='interleaved rounds; medians are reported')
     parser.add_argument('--quick', action='store_const', const=quick_seconds,
@@ -298,7 +317,7 @@ def common_arguments(parser, seconds, repeats, quick_seconds):
     parser.add_argument('--no-write', action='store_true', help='print only; leave docs/benchmarks.md alone')
 
 
-def parse(parser, argv=None):
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.repeats, args.no_write = args.quick, 1, True
@@ -307,7 +326,7 @@ def parse(parser, argv=None):
     return args
 
 
-def run_main(main):
+def run_main(main: Callable[[], int | None]) -> int | None:
     """Run a script's main(); a PufferError is one line on stderr and exit code 2."""
     try:
         return main()
@@ -322,7 +341,7 @@ def run_main(main):
 
 # Our env -> (its PufferLib 3.0 counterpart, 3.0 settings that match ours or None where its
 # defaults already do, what still differs). One line per env; envs without one have no peer.
-OCEAN_PEERS = {
+OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     'squared': ('puffer_squared', None, ''),
     'cartpole': ('puffer_cartpole', None, ''),
     'pong': ('puffer_pong', {'frameskip': 4}, ''),
@@ -348,7 +367,7 @@ OCEAN_TARGETS = {'go': 0.6e6, 'tripletriad': 3.6e6, 'trash_pickup': 1.4e6,
                  'enduro': 1.6e6, 'tetris': 3e6, 'rware': 12e6}
 
 
-def ocean_target(name):
+def ocean_target(name: str) -> tuple[str, float]:
     """(kind, agent steps/s the env should reach) for an Ocean env's bare name."""
     from pufferlib import ocean  # here, not at the top: it loads every spec
     if name in OCEAN_TARGETS:
@@ -358,7 +377,8 @@ def ocean_target(name):
     return ('classic' if name == 'cartpole' else 'game'), GAME_TARGET
 
 
-def ocean_section(results, repeats, seconds, note, about):
+def ocean_section(results: Mapping[str, Mapping[str, list[float]]], repeats: int, seconds: float,
+                  note: str | None, about: Mapping[str, str] | None) -> str:
     """The Ocean section of docs/benchmarks.md from {env: {contender: [steps/s per round]}}; `about` is the
     anchor's versions (None without one) and `note` why a peer was skipped."""
     from pufferlib.ocean import tools
@@ -387,7 +407,7 @@ def ocean_section(results, repeats, seconds, note, about):
         peer, matched, differs = OCEAN_PEERS.get(name, (None, None, ''))
         for label in [k for k in runs if k != 'ours']:
             settings = ('Gymnasium, Python, one env' if label.startswith('Gymnasium') else
-                        ', '.join(f'{k}={v}' for k, v in matched.items()) if label == '3.0 matched' else
+                        ', '.join(f'{k}={v}' for k, v in (matched or {}).items()) if label == '3.0 matched' else
                         'its defaults' + (f' ({differs})' if differs else ''))
             who = label if label.startswith('Gymnasium') else f'PufferLib 3.0 `{peer}`'
             head.append([f'puffer_{name}', who, settings, m(runs['ours']), m(runs[label]), mruns(runs[label]),
@@ -406,7 +426,7 @@ def ocean_section(results, repeats, seconds, note, about):
     return '\n'.join(text)
 
 
-def our_shape(env):
+def our_shape(env: str) -> tuple[list[str], dict[str, Any]]:
     """3.0 flags (and [env] settings) that give its training run our rollout and update shape and our env
     sizes."""
     from pufferlib import config as configuration
@@ -428,12 +448,12 @@ ROLLOUT = ('env', 'copy', 'rollout_forward')
 UPDATE = ('advantage', 'update_forward', 'backward', 'optimizer')
 
 
-def profile_command(threads, steps):
+def profile_command(threads: int | str, steps: int) -> list[str]:
     return ['puffer', 'train', PROFILE_ENV, '--profile', '--quiet', '--train.device', 'cpu', '--train.torch-threads',
             str(threads), '--train.total-timesteps', str(steps)]
 
 
-def profile_epoch_steps():
+def profile_epoch_steps() -> int:
     """Agent steps per epoch of breakout's config: rows (vec envs x C envs per object) x horizon."""
     from pufferlib import config as configuration
     config = configuration.load(PROFILE_ENV)
@@ -441,7 +461,8 @@ def profile_epoch_steps():
     return rows * config['train']['bptt_horizon']
 
 
-def profile_section(reports, repeats, steps, where):
+def profile_section(reports: Mapping[int, Sequence[Mapping[str, Any]]], repeats: int, steps: int,
+                    where: str) -> str:
     """The profile section of docs/benchmarks.md from {threads: [profile.json of each round]}, `steps` per run
     and `where` (machine() at the start)."""
     import torch
@@ -478,7 +499,7 @@ def profile_section(reports, repeats, steps, where):
                       f'{median(sps[t]):,.0f}']
     phase_rows.append(total_row)
 
-    def share(t, names):
+    def share(t: int, names: Sequence[str]) -> float:
         return median([sum(r['phases'][n]['percent'] for n in names) for r in reports[t]])
     best = max(counts, key=lambda t: median(sps[t]))
     # The rounds alternate, so the two runs of a round saw about the same machine: their ratio is
@@ -507,10 +528,10 @@ def profile_section(reports, repeats, steps, where):
         lines[-1] += (f' The trainer waits for the envs {env_wait:.0f}% of the time: the env workers bound the '
                       'speed.')
     for t in (t for t in counts if t != best):
-        ms = {n: median([r['phases'][n]['per_epoch_ms'] for r in reports[t]]) for n in PHASES}
+        epoch_ms = {n: median([r['phases'][n]['per_epoch_ms'] for r in reports[t]]) for n in PHASES}
         mine = {n: median([r['phases'][n]['per_epoch_ms'] for r in reports[best]]) for n in PHASES}
-        grew = max(PHASES, key=lambda n: ms[n] - mine[n])
+        grew = max(PHASES, key=lambda n: epoch_ms[n] - mine[n])
         lines.append(f'With {t} thread{"s" if t != 1 else ""}: rollout {share(t, ROLLOUT):.0f}%, update '
                      f'{share(t, UPDATE):.0f}%, env wait {share(t, ("env",)):.0f}%; {LABELS[grew]} grows most, from '
-                     f'{mine[grew]:,.0f} to {ms[grew]:,.0f} ms per epoch.')
+                     f'{mine[grew]:,.0f} to {epoch_ms[grew]:,.0f} ms per epoch.')
     return '\n'.join(lines)

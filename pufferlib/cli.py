@@ -1,12 +1,31 @@
 """The `puffer` command line: `puffer <command> ...`; `puffer --help` lists the commands."""
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, Protocol, TypeAlias
 
 import pufferlib
 from pufferlib import registry, rundir
 
+# What build_parser's add_subparsers() returns: its add_parser() makes parsers of the class of the parser
+# it hangs from, a Parser (below).
+Commands: TypeAlias = 'argparse._SubParsersAction[Parser]'
 
-def _add_experiment_parser(commands, name, func, epilog, *, help, env_help, folder, where, report, quiet):
+
+class Experiments(Protocol):
+    """What `puffer sweep` and `puffer league` call of their package (pufferlib.sweep, pufferlib.league)."""
+
+    def create(self, env_name: str, flags: Sequence[str] = (), config_file: str | None = None,
+               root: str | None = None) -> str: ...
+
+    def report(self, path: str) -> list[str]: ...
+
+
+def _add_experiment_parser(commands: Commands, name: str, func: Callable[[argparse.Namespace, list[str]], int],
+                           epilog: str, *, help: str, env_help: str, folder: str, where: str, report: str,
+                           quiet: str) -> None:
     """`puffer sweep` and `puffer league` take the same arguments: both make, resume and report an
     experiment directory of many runs."""
     parser = commands.add_parser(name, help=help, add_help=False, epilog=epilog,
@@ -20,18 +39,18 @@ def _add_experiment_parser(commands, name, func, epilog, *, help, env_help, fold
     parser.set_defaults(func=func, takes_flags=True, parser=parser)
 
 
-def _add_env_argument(parser):
+def _add_env_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('env', help='environment name: puffer_<name> (Ocean) or a Gymnasium id; '
                                     'see `puffer envs`')
 
 
-def cmd_envs(args):
+def cmd_envs(args: argparse.Namespace) -> None:
     for name in pufferlib.env_names():
         if args.filter is None or args.filter.lower() in name.lower():
             print(name)
 
 
-def cmd_autotune(args):
+def cmd_autotune(args: argparse.Namespace) -> None:
     from pufferlib import vector
     pufferlib.make(args.env).close()  # an unknown name fails here, with suggestions, before any timing
     print(f'autotune {args.env}: {vector.cpu_count()} cores, {args.seconds:g} s per setting')
@@ -46,7 +65,7 @@ Environments: puffer_<name> (Ocean: see `puffer envs puffer_`), third-party bind
 Gymnasium id (`puffer envs` lists them all)."""
 
 
-def _config_help(env):
+def _config_help(env: str) -> str:
     from pufferlib import config as configuration
     try:
         config = configuration.load(env)
@@ -94,7 +113,7 @@ def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
     return 0
 
 
-def cmd_eval(args):
+def cmd_eval(args: argparse.Namespace) -> int:
     from pufferlib import evaluate
     result = evaluate.evaluate(args.env, args.checkpoint, episodes=args.episodes, video=args.video,
                                fps=args.fps, seed=args.seed, max_steps=args.max_steps)
@@ -103,14 +122,14 @@ def cmd_eval(args):
     return 0
 
 
-def cmd_plot(args):
+def cmd_plot(args: argparse.Namespace) -> int:
     from pufferlib import evaluate
     path = evaluate.plot(args.runs, metric=args.metric, out=args.out)
     print(f'wrote {path}')
     return 0
 
 
-def _ocean_options(env, pairs):
+def _ocean_options(env: str, pairs: Sequence[str] | None) -> dict[str, Any]:
     """KEY=VALUE strings to an Ocean env's keyword arguments, each value read as its option's type."""
     from pufferlib import config as configuration
     from pufferlib import ocean
@@ -125,7 +144,7 @@ def _ocean_options(env, pairs):
     return options
 
 
-def cmd_bench(args):
+def cmd_bench(args: argparse.Namespace) -> None:
     from pufferlib import ocean
     from pufferlib.ocean import tools
     names = ocean.env_names() if args.env == 'all' else [args.env]
@@ -136,13 +155,13 @@ def cmd_bench(args):
         print(f'{name:<20} {sps / 1e6:8.2f} M steps/s  (1 core, random actions)')
 
 
-def cmd_play(args):
+def cmd_play(args: argparse.Namespace) -> None:
     from pufferlib.ocean import tools
     tools.play(args.env, steps=args.steps, fps=args.fps, seed=args.seed, scripted=args.scripted or False,
                **_ocean_options(args.env, args.options))
 
 
-def _add_ocean_commands(commands):
+def _add_ocean_commands(commands: Commands) -> None:
     bench = commands.add_parser('bench', help='steps per second of an Ocean env on one core (random actions)')
     bench.add_argument('env', help='puffer_<name>, or "all" for every Ocean env')
     bench.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options, e.g. width=32')
@@ -165,7 +184,7 @@ def _add_ocean_commands(commands):
 class Parser(argparse.ArgumentParser):
     """argparse with its errors on one line (the usage is one `--help` away), exit status 2."""
 
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         self.exit(2, f'{self.prog}: error: {message} (see {self.prog} --help)\n')
 
 
@@ -177,7 +196,8 @@ SWEEP_EPILOG = """Settings (also the [sweep] section of a config file; docs/swee
 Any other flag (--train.total-timesteps 5000000, --env.KEY VALUE) sets the config every trial starts from."""
 
 
-def _directory(args, flags, module, noun):
+def _directory(args: argparse.Namespace, flags: list[str], module: Experiments,
+               noun: str) -> tuple[str, Sequence[str]] | None:
     """`puffer sweep` and `puffer league`: --help, --report DIR (returns None), else (path, flags): the
     directory to run (--resume DIR, or a new one for ENV) and the flags a resumed one may change."""
     if args.help:
@@ -199,13 +219,13 @@ def _directory(args, flags, module, noun):
     return path, ()
 
 
-def cmd_sweep(args, flags):
+def cmd_sweep(args: argparse.Namespace, flags: list[str]) -> int:
     from pufferlib import sweep
     opened = _directory(args, flags, sweep, 'sweep')
     if opened is None:
         return 0
-    path, flags = opened
-    summary = sweep.run(path, flags, quiet=args.quiet)
+    path, run_flags = opened
+    summary = sweep.run(path, run_flags, quiet=args.quiet)
     best = summary['best']
     print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
           (f'; best: trial {best["trial"]}, score {best["score"]:.4g}'
@@ -225,18 +245,18 @@ LEAGUE_EPILOG = """Settings (also the [league] section of a config file; docs/le
 Any other flag (--train.learning-rate 0.01, --env.KEY VALUE) sets the config every response trains with."""
 
 
-def cmd_league(args, flags):
+def cmd_league(args: argparse.Namespace, flags: list[str]) -> int:
     from pufferlib import league
     opened = _directory(args, flags, league, 'league')
     if opened is None:
         return 0
-    path, flags = opened
-    summary = league.League(path, flags).run(printer=None if args.quiet else print)
+    path, run_flags = opened
+    summary = league.League(path, run_flags).run(printer=None if args.quiet else print)
     print(f'done: {summary["iterations"]} policies in {path}\n{summary["leaderboard"]}')
     return 0
 
 
-def build_parser():
+def build_parser() -> Parser:
     parser = Parser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND')
@@ -299,12 +319,14 @@ def build_parser():
     return parser
 
 
-def split_config_flags(argv):
+def split_config_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     """(other arguments, config flags): every `--section.key VALUE` / `--section.key=VALUE` with its value.
 
     argparse alone cannot tell `--train.total-timesteps 819200` from a flag and a positional (the env):
     config flags always take a value, so each one takes the argument after it, whatever it looks like."""
-    rest, flags, i = [], [], 0
+    rest: list[str] = []
+    flags: list[str] = []
+    i = 0
     while i < len(argv):
         arg = argv[i]
         name = arg[2:].partition('=')[0]
@@ -318,7 +340,7 @@ def split_config_flags(argv):
     return rest, flags
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     argv, flags = split_config_flags(sys.argv[1:] if argv is None else list(argv))
     args, extra = parser.parse_known_args(argv)

@@ -2,7 +2,7 @@
 import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -12,6 +12,9 @@ from pufferlib import config as configuration
 from pufferlib import registry, rundir
 from pufferlib.models import load_checkpoint, load_policy_weights, make_policy, mask_logits, sample_logits
 from pufferlib.rundir import CheckpointError
+
+if TYPE_CHECKING:
+    from pufferlib.trainer import RecurrentPolicy
 
 
 def _resolve_checkpoint(env_name: str, checkpoint: str) -> tuple[str, str]:
@@ -26,7 +29,7 @@ def _resolve_checkpoint(env_name: str, checkpoint: str) -> tuple[str, str]:
     return checkpoint, os.path.dirname(os.path.dirname(os.path.abspath(checkpoint)))
 
 
-def _render_kwargs(env_name):
+def _render_kwargs(env_name: str) -> dict[str, Any]:
     family = registry.lookup(env_name).family
     if family == 'ocean':
         return {'num_envs': 1}
@@ -63,13 +66,17 @@ class _Player:
         load_policy_weights(self.policy, state_dict, path)
         self.policy.eval()
         self.recurrent = getattr(self.policy, 'is_recurrent', False)
-        self.state = self.policy.initial_state(env.num_agents) if self.recurrent else None
+        # nn.Module types the methods a recurrent policy adds as tensors or modules: the same object, seen
+        # through them.
+        self.rnn = cast('RecurrentPolicy', self.policy) if self.recurrent else None
+        # The rows' memory; a feed-forward policy has none.
+        self.state = self.rnn.initial_state(env.num_agents) if self.rnn is not None else {}
 
-    def act(self, obs):
+    def act(self, obs: np.ndarray) -> np.ndarray:
         env = self.env
         with torch.no_grad():
             tensor = torch.from_numpy(np.asarray(obs))
-            logits, _ = self.policy.forward_eval(tensor, self.state) if self.recurrent else self.policy(tensor)
+            logits, _ = self.rnn.forward_eval(tensor, self.state) if self.rnn is not None else self.policy(tensor)
             legal = getattr(env, 'action_masks', None)
             if legal is not None:
                 logits = mask_logits(logits, torch.from_numpy(legal.copy()))
@@ -79,7 +86,7 @@ class _Player:
                 action = sample_logits(logits)[0]
         return action.numpy().reshape(env.actions.shape).astype(env.actions.dtype)
 
-    def episodes_ended(self, terminals, truncations):
+    def episodes_ended(self, terminals: np.ndarray, truncations: np.ndarray) -> None:
         if self.recurrent:
             keep = torch.from_numpy(~(terminals | truncations)).float().unsqueeze(1)
             for tensor in self.state.values():
@@ -95,7 +102,8 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
     env = pufferlib.make(env_name, **{**config['env'], **_render_kwargs(env_name)})
     player = _Player(env, config, state_dict, path, deterministic)
 
-    frames, returns = [], []
+    frames: list[np.ndarray] = []
+    returns: list[float] = []
     obs, _ = env.reset(seed=seed)
     for _ in range(max_steps):
         if video:
@@ -118,7 +126,7 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
 
 
 def episode_means(env_name: str, checkpoint: str | None = None, config: dict | None = None, num_envs: int = 64,
-                  per_env: int = 8, seed: int = 12345, max_steps: int = 1_000_000, **env_options) -> dict:
+                  per_env: int = 8, seed: int = 12345, max_steps: int = 1_000_000, **env_options: Any) -> dict:
     """The env's logged episode stats (score, perf, episode_return, ...) averaged over whole episodes,
     each counted once: `num_envs` envs start together and play until every agent row has finished
     `per_env` episodes; only the episodes still running then (at most one per row) are left out.
@@ -145,7 +153,8 @@ def episode_means(env_name: str, checkpoint: str | None = None, config: dict | N
             player = _Player(env, config, state_dict, path)
         obs, _ = env.reset(seed=seed)
         finished = np.zeros(env.num_agents, dtype=np.int64)
-        totals, count = {}, 0.0
+        totals: dict[str, float] = {}
+        count = 0.0
         for _ in range(max_steps):
             obs, _, terminals, truncations, infos = env.step(player.act(obs) if player else env.actions)
             done = np.asarray(terminals | truncations).reshape(-1)

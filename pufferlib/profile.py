@@ -13,10 +13,14 @@ Turned off, `lap` is one attribute test and returns: nothing is synchronized, no
 import json
 import os
 import time
+from typing import TYPE_CHECKING
 
 import torch
 
 from pufferlib import rundir
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 # In the order an epoch runs them; `other` is the remainder.
 PHASES = ('env', 'copy', 'rollout_forward', 'advantage', 'update_forward', 'backward', 'optimizer', 'stats',
@@ -39,14 +43,14 @@ LABELS = {
 class Profile:
     """Wall seconds per phase of the training loop; `enabled=False` makes every call a no-op."""
 
-    def __init__(self, enabled: bool = False, device: torch.device | str = 'cpu'):
+    def __init__(self, enabled: bool = False, device: torch.device | str = 'cpu') -> None:
         self.enabled = bool(enabled)
         self.device = torch.device(device)
         self.sync = self.enabled and self.device.type == 'cuda'
         self.seconds = dict.fromkeys(PHASES, 0.0)
         self.epochs = 0
         self.steps = 0
-        self._mark = None         # perf_counter of the last lap; None outside the timed loop
+        self._mark: float | None = None  # perf_counter of the last lap; None outside the timed loop
         self._start_step = 0
 
     def _now(self) -> float:
@@ -106,7 +110,7 @@ class Profile:
         return path
 
 
-def table(summary: dict, title: str = 'Where the time of an epoch went'):
+def table(summary: dict, title: str = 'Where the time of an epoch went') -> 'Table':
     """A rich Table of a profile summary (profile.json): phase, seconds, %, ms per epoch, steps/s."""
     from rich.table import Table
     out = Table(title=f'{title} ({summary["epochs"]} epochs, {summary["steps"]:,} steps, {summary["device"]}, '
@@ -125,5 +129,5 @@ def table(summary: dict, title: str = 'Where the time of an epoch went'):
     return out
 
 
-def _rate(value):
+def _rate(value: float | None) -> str:
     return '-' if value is None else f'{value:,.0f}'

@@ -17,7 +17,7 @@ NEEDS_FILE = re.compile(r'\brom\b|rom_path|ROM', re.IGNORECASE)
 EXTRA = re.compile(r'(?:pufferlib|\.)\[(\w+)\]')
 
 
-def smoke(name):
+def smoke(name: str) -> tuple[str, str, str]:
     """(status, extra, detail) for one env: status is stepped / absent / needs file / FAILED; extra is the
     missing pip extra of an absent env."""
     start = time.perf_counter()

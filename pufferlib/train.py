@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
-from typing import Any
+from typing import Any, Literal, cast
 
 import numpy as np
 import torch
@@ -30,9 +30,9 @@ import pufferlib.vector
 from pufferlib import config as configuration
 from pufferlib import rundir
 from pufferlib.models import load_checkpoint, make_policy
-from pufferlib.pufferenv import EnvError
+from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
-from pufferlib.trainer import NonFiniteError, Trainer
+from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,6 +107,9 @@ class Metrics:
             self.wandb.finish()
 
 
+WandbMode = Literal['online', 'offline', 'disabled', 'shared']
+
+
 def start_wandb(run_dir: str, config: dict, resume: bool) -> Any:
     try:
         import wandb
@@ -114,8 +117,9 @@ def start_wandb(run_dir: str, config: dict, resume: bool) -> Any:
         raise configuration.ConfigError('wandb.enabled needs wandb: pip install -e ".[wandb]" in this '
                                         'repository') from None
     # Offline unless a key is configured: a missing login must never prompt or crash a run.
-    mode = 'online' if os.environ.get('WANDB_API_KEY') else 'offline'
-    mode = os.environ.get('WANDB_MODE', mode)
+    mode: WandbMode = 'online' if os.environ.get('WANDB_API_KEY') else 'offline'
+    # WANDB_MODE goes to wandb as the user set it: wandb checks it (and still takes its older names).
+    mode = cast(WandbMode, os.environ.get('WANDB_MODE', mode))
     return wandb.init(project=config['wandb']['project'], group=config['wandb']['group'] or None,
                       config=config, dir=run_dir, name=os.path.basename(run_dir), mode=mode,
                       id=os.path.basename(run_dir), resume='allow' if resume else None)
@@ -158,6 +162,13 @@ class Job:
         self.checkpoint, self.resumed, self.dist, self.lock = checkpoint, resumed, dist, lock
         self.summary: dict[str, Any] = {'run_dir': run_dir, 'env': env_name}
         self.interrupted: str | None = None  # 'SIGINT', 'SIGTERM' or 'on_log' once something asked the run to stop
+
+    def leader_dir(self) -> str:
+        """The run directory, for what only the leader writes (checkpoints, metrics, the profile): rank 0
+        always has one, the other ranks none."""
+        if self.run_dir is None:
+            raise RuntimeError(f'rank {self.dist.rank} has no run directory: only rank 0 writes the run')
+        return self.run_dir
 
 
 # The signals that stop a run at the end of its epoch, and the exit status of `puffer train` then.
@@ -216,22 +227,24 @@ def set_up(env: str | Callable | None, config: dict | None, flags: Sequence[str]
             lock.release()
         raise
     try:
-        if dist.leader and run_dir is None:
-            run_dir = rundir.new_run_dir(env_name)
-            lock = rundir.claim(run_dir)
-        if dist.leader and not resume:
-            text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
-            path = os.path.join(run_dir, 'config.toml')
-            try:
-                atomic_write(path, lambda f: f.write(text.encode()))
-            except OSError as e:
-                raise write_failure('the config', path, e) from None
+        if dist.leader:
+            if run_dir is None:
+                run_dir = rundir.new_run_dir(env_name)
+                lock = rundir.claim(run_dir)
+            if not resume:
+                text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
+                path = os.path.join(run_dir, 'config.toml')
+                try:
+                    atomic_write(path, lambda f: f.write(text.encode()))
+                except OSError as e:
+                    raise write_failure('the config', path, e) from None
     except BaseException:
         trainer.close()
         if lock is not None:
             lock.release()
         raise
-    checkpoint = latest_checkpoint(run_dir) if resume else None
+    # On resume, run_dir is the run find_run found above.
+    checkpoint = latest_checkpoint(run_dir) if resume and run_dir is not None else None
     return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist, lock)
 
 
@@ -248,6 +261,8 @@ def resolve_config(env: str | Callable | None, config: dict | None, flags: Seque
                                                                             'saved config'))
     elif config is None:
         config = configuration.load(env_name if isinstance(env, str) else None, flags)
+    if env is None:
+        raise APIUsageError('train needs an env (a name or an env creator) unless it resumes a run')
     configuration.validate(config)
     return env, env_name, config
 
@@ -257,8 +272,9 @@ def make_trainer(env: str | Callable, env_name: str, config: dict, dist: Distrib
     torch.manual_seed(train_config['seed'] + dist.rank)
     np.random.seed(train_config['seed'] + dist.rank)
     device = dist.device(resolve_device(train_config['device']))
-    vecenv = make_vecenv(env, config, seed_offset=1000 * dist.rank)
-    torch.set_num_threads(torch_threads(train_config['torch_threads'], vecenv))
+    vector = make_vecenv(env, config, seed_offset=1000 * dist.rank)
+    torch.set_num_threads(torch_threads(train_config['torch_threads'], vector))
+    vecenv: TrainerEnv = vector
     try:
         policy = make_policy(vecenv, config)
         return Trainer(config, vecenv, policy, device=device, distributed=dist.enabled, env_name=env_name)
@@ -272,7 +288,7 @@ def resume_from_checkpoint(job: Job) -> None:
     if job.checkpoint is not None:
         job.trainer.load_state_dict(load_checkpoint(job.checkpoint), job.checkpoint)
     if job.dist.leader:
-        rundir.trim_metrics(job.run_dir, job.trainer.global_step)
+        rundir.trim_metrics(job.leader_dir(), job.trainer.global_step)
 
 
 @contextlib.contextmanager
@@ -307,13 +323,14 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
     rows as configured. Every way it can fail says where the last good checkpoint is."""
     from pufferlib.dashboard import Dashboard
     trainer, train_config, leader = job.trainer, job.config['train'], job.dist.leader
-    dashboard = Dashboard(job.env_name, trainer, job.run_dir, printer=printer, quiet=quiet or not leader)
+    # Off rank 0 the dashboard is quiet: it never shows the run directory that rank does not have.
+    dashboard = Dashboard(job.env_name, trainer, job.run_dir or '', printer=printer, quiet=quiet or not leader)
     metrics = None
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
     trainer.profile.start(trainer.global_step)
     try:
         with stop_signals(job) if leader else contextlib.nullcontext(), dashboard:
-            metrics = Metrics(job.run_dir, job.config, job.resumed) if leader else None
+            metrics = Metrics(job.leader_dir(), job.config, job.resumed) if leader else None
             while trainer.epoch < trainer.total_epochs and job.interrupted is None:
                 rollout_start = time.time()
                 trainer.rollout()
@@ -322,9 +339,10 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
                 done = time.time()
                 is_last = trainer.epoch >= trainer.total_epochs
                 if leader and (trainer.epoch % train_config['checkpoint_interval'] == 0 or is_last):
-                    job.summary['checkpoint'] = trainer.save(job.run_dir)
+                    job.summary['checkpoint'] = trainer.save(job.leader_dir())
                 trainer.profile.lap('checkpoint')
-                if leader and (done - last_log >= train_config['log_interval'] or is_last):
+                # Only the leader has metrics: the other ranks write no rows.
+                if metrics is not None and (done - last_log >= train_config['log_interval'] or is_last):
                     last_log = done
                     episodes = {f'env/{k}': v for k, v in trainer.episode_stats().items()}
                     trainer.profile.lap('stats')
@@ -342,7 +360,8 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
                 trainer.profile.lap('logging')
                 trainer.profile.end_epoch(trainer.global_step)
         if leader and trainer.profile.enabled:
-            job.summary['profile'] = trainer.profile.report(job.run_dir, time.time() - start, job.env_name, quiet)
+            job.summary['profile'] = trainer.profile.report(job.leader_dir(), time.time() - start, job.env_name,
+                                                            quiet)
     except EnvError as e:
         if job.interrupted in STOP_SIGNALS:
             return  # the signal reached the env workers too (`kill -TERM -PGID`): a stop, not an env crash
@@ -378,9 +397,9 @@ def last_checkpoint(job: Job, save: bool) -> str:
     failed, resume = '', f'resume with `puffer train --resume {job.run_dir}`'
     if save and job.trainer.epoch > 0:
         try:
-            path = job.trainer.save(job.run_dir)
-            job.summary['checkpoint'] = path
-            return f'The last checkpoint is {path}, saved now at the end of epoch {job.trainer.epoch}; {resume}'
+            saved = job.trainer.save(job.leader_dir())  # only the leader is asked to save
+            job.summary['checkpoint'] = saved
+            return f'The last checkpoint is {saved}, saved now at the end of epoch {job.trainer.epoch}; {resume}'
         except (RunDirError, NonFiniteError) as e:
             failed = f'A last checkpoint could not be saved ({e}). '
     path = latest_checkpoint(job.run_dir) if job.run_dir else None
@@ -394,7 +413,7 @@ def save_if_stopped_early(job: Job) -> None:
     """A run stopped by a signal or by `on_log` keeps the epoch it finished."""
     if job.interrupted and job.dist.leader:
         try:
-            job.summary['checkpoint'] = job.trainer.save(job.run_dir)
+            job.summary['checkpoint'] = job.trainer.save(job.leader_dir())
         except RunDirError as e:
             raise RunDirError(f'{e}; training was stopping ({job.interrupted}). '
                               f'{last_checkpoint(job, save=False)}') from None

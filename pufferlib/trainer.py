@@ -27,17 +27,18 @@ given. The job around it (run directory, resume, signals, torchrun, metrics, wan
 import contextlib
 import math
 import os
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
 
 import numpy as np
 import torch
+from gymnasium import spaces
 
-import pufferlib.vector
 from pufferlib import config as configuration
 from pufferlib.advantage import compute_advantage
-from pufferlib.models import sample_logits
+from pufferlib.models import Logits, sample_logits
 from pufferlib.profile import Profile
-from pufferlib.pufferenv import PufferError, nonfinite_rows
+from pufferlib.pufferenv import PufferError, nonfinite_rows, space_shape
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
 
 
@@ -49,6 +50,46 @@ class NonFiniteError(PufferError, ArithmeticError):
     def __init__(self, message: str, weights_ok: bool = False) -> None:
         super().__init__(message)
         self.weights_ok = weights_ok
+
+
+class TrainerEnv(Protocol):
+    """What the trainer reads of its env: a pufferlib.vector env, or a league's arena.Arena (the learner's
+    rows of a vector env). `obs_dtype` and `agents_per_env` are read where the env has them."""
+
+    @property
+    def num_agents(self) -> int: ...
+
+    @property
+    def agents_per_batch(self) -> int: ...
+
+    @property
+    def single_observation_space(self) -> spaces.Space: ...
+
+    @property
+    def single_action_space(self) -> spaces.Space: ...
+
+    @property
+    def action_dtype(self) -> np.dtype: ...
+
+    @property
+    def action_masks(self) -> np.ndarray | None: ...
+
+    def async_reset(self, seed: int | None = None) -> None: ...
+
+    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Sequence[dict[str, Any]], np.ndarray,
+                            np.ndarray | None]: ...
+
+    def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class RecurrentPolicy(Protocol):
+    """What a recurrent policy (`is_recurrent`, e.g. models.LSTMWrapper) adds to nn.Module for the rollout."""
+
+    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> dict[str, torch.Tensor]: ...
+
+    def forward_eval(self, obs: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[Logits, torch.Tensor]: ...
 
 
 def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Optimizer]:
@@ -76,7 +117,7 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
 class Trainer:
     """PPO on one vector env: `rollout()` fills the buffers, `update()` learns from them (module docstring)."""
 
-    def __init__(self, config: dict, vecenv: pufferlib.vector.VecEnv, policy: torch.nn.Module,
+    def __init__(self, config: dict, vecenv: TrainerEnv, policy: torch.nn.Module,
                  device: str | torch.device = 'cpu', distributed: bool = False, env_name: str = '') -> None:
         self.config, self.vecenv, self.device = config, vecenv, torch.device(device)
         self.env_name = env_name  # recorded in checkpoints
@@ -84,6 +125,9 @@ class Trainer:
         self.train_config = train
         self.policy = policy.to(self.device)
         self.recurrent = getattr(policy, 'is_recurrent', False)
+        # nn.Module types the methods a recurrent policy adds as tensors or modules: the same object, seen
+        # through them.
+        self.rnn = cast(RecurrentPolicy, self.policy) if self.recurrent else None
         self.ddp: torch.nn.parallel.DistributedDataParallel | None = None
         if distributed:
             self.ddp = torch.nn.parallel.DistributedDataParallel(self.policy)
@@ -110,9 +154,9 @@ class Trainer:
         obs_dtype = torch.from_numpy(np.zeros(0, obs_space.dtype)).dtype
         self.discrete = vecenv.action_dtype.kind == 'i'
         d = self.device
-        self.obs = torch.zeros(S, H, *obs_space.shape, dtype=obs_dtype, device=d)
-        self.actions = torch.zeros(S, H, *act_space.shape, dtype=torch.int64 if self.discrete else torch.float32,
-                                   device=d)
+        self.obs = torch.zeros(S, H, *space_shape(obs_space), dtype=obs_dtype, device=d)
+        self.actions = torch.zeros(S, H, *space_shape(act_space),
+                                   dtype=torch.int64 if self.discrete else torch.float32, device=d)
         self.logprobs = torch.zeros(S, H, device=d)
         self.values = torch.zeros(S, H, device=d)
         self.rewards = torch.zeros(S, H, device=d)
@@ -127,8 +171,8 @@ class Trainer:
         self.last_values = torch.zeros(S, device=d)
         self.step_of_row = np.zeros(S, dtype=np.int64)   # next write index of each row's segment
         self.state: dict[str, torch.Tensor] = {}
-        if self.recurrent:
-            self.state = policy.initial_state(S, device=d)
+        if self.rnn is not None:
+            self.state = self.rnn.initial_state(S, device=d)
             self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
 
         self.optimizers = make_optimizers(self.policy, train)
@@ -159,8 +203,8 @@ class Trainer:
             vecenv.async_reset(self.train_config['seed'])
             self.started = True
         held, self.held = self.held, []
-        for obs, ids, masks, legal in held:
-            self._act(obs, ids, masks, legal)
+        for batch, ids, masks, legal in held:
+            self._act(batch, ids, masks, legal)
         blocks = vecenv.num_agents // vecenv.agents_per_batch
         while len(self.held) < blocks:
             obs, rewards, terminals, truncations, infos, ids, masks = vecenv.recv()
@@ -178,18 +222,20 @@ class Trainer:
                     keep = (1 - done).unsqueeze(1)
                     for tensor in self.state.values():
                         tensor[rows] *= keep  # a new episode starts with a blank memory
-            obs = torch.from_numpy(obs)
+            batch = torch.from_numpy(obs)
             legal = None
             if self.action_masks is not None:  # a copy: the env rewrites its masks on the next step
-                legal = torch.from_numpy(np.array(vecenv.action_masks[rows], dtype=bool))
+                # The env has masks: self.action_masks was made because it had them.
+                env_masks = cast(np.ndarray, vecenv.action_masks)
+                legal = torch.from_numpy(np.array(env_masks[rows], dtype=bool))
             self.profile.lap('copy')
             if t == self.horizon:
-                self.last_values[rows] = self._value(obs, rows)
+                self.last_values[rows] = self._value(batch, rows)
                 self.profile.lap('rollout_forward')
-                self.held.append((obs, ids, masks, legal))
+                self.held.append((batch, ids, masks, legal))
                 self.step_of_row[rows] = 0  # its next action starts the next segment
                 continue
-            self._act(obs, ids, masks, legal)
+            self._act(batch, ids, masks, legal)
 
     def _check_finite(self, obs: np.ndarray, rewards: np.ndarray, ids: np.ndarray) -> None:
         """One sum per array when all is finite (pufferlib.nonfinite_rows, which also reads the float
@@ -209,7 +255,7 @@ class Trainer:
                              'training stopped before they reached the loss. Fix the env (its rewards and '
                              'observations must be finite numbers)', weights_ok=True)
 
-    def _sample(self, logits: Any, actions: torch.Tensor | None = None,
+    def _sample(self, logits: Logits, actions: torch.Tensor | None = None,
                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """sample_logits, with torch's "invalid multinomial distribution" for non-finite logits made clear."""
         try:
@@ -224,12 +270,13 @@ class Trainer:
                                  f'train.max_grad_norm): {str(e).splitlines()[0]}') from None
 
     def _policy_step(self, obs: torch.Tensor,
-                     state: dict[str, torch.Tensor] | None) -> tuple[torch.Tensor, Any, torch.Tensor]:
+                     state: dict[str, torch.Tensor]) -> tuple[torch.Tensor, Logits, torch.Tensor]:
+        """(obs on the device, logits, value); `state` is the rows' memory, empty for a feed-forward policy."""
         obs = obs.to(self.device, non_blocking=True)
         self.profile.lap('copy')
         with torch.no_grad(), self.autocast:
-            if self.recurrent:
-                logits, value = self.policy.forward_eval(obs, state)
+            if self.rnn is not None:
+                logits, value = self.rnn.forward_eval(obs, state)
             else:
                 logits, value = self.policy(obs)
         return obs, logits, value
@@ -243,17 +290,17 @@ class Trainer:
              legal: torch.Tensor | None = None) -> None:
         rows = slice(int(ids[0]), int(ids[-1]) + 1)
         t = int(self.step_of_row[rows.start])
+        state: dict[str, torch.Tensor] = {}
         if self.recurrent:
             if t == 0:
                 for key, tensor in self.state.items():
                     self.segment_start[key][rows] = tensor[rows]
             state = {k: v[rows] for k, v in self.state.items()}
-        else:
-            state = None
         obs, logits, value = self._policy_step(obs, state)
         if legal is not None:
             legal = legal.to(self.device)
-            self.action_masks[rows, t] = legal
+            # Legal actions come only from an env with masks, for which self.action_masks was made.
+            cast(torch.Tensor, self.action_masks)[rows, t] = legal
         action, logprob, _ = self._sample(logits, mask=legal)
         self.profile.lap('rollout_forward')
         if self.recurrent:
@@ -267,9 +314,9 @@ class Trainer:
             self.masks[rows, t] = torch.from_numpy(np.asarray(masks)).to(self.device, torch.float32)
         self.step_of_row[rows] = t + 1
         self.global_step += len(ids)
-        action = action.cpu().numpy().astype(self.vecenv.action_dtype, copy=False)
+        sent = action.cpu().numpy().astype(self.vecenv.action_dtype, copy=False)
         self.profile.lap('copy')
-        self.vecenv.send(action, ids)
+        self.vecenv.send(sent, ids)
         self.profile.lap('env')
 
     # --- update -------------------------------------------------------------------------------

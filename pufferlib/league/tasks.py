@@ -20,11 +20,11 @@ import torch
 
 import pufferlib.vector
 from pufferlib import registry
-from pufferlib.arena import Arena, BuiltinPlayer, LeagueError, NetworkPlayer, Player, first_games, play_games
+from pufferlib.arena import (Arena, ArenaEnv, BuiltinPlayer, LeagueError, NetworkPlayer, Player, first_games,
+                             play_games)
 from pufferlib.backend import LocalBackend, RayBackend
 from pufferlib.league.gametree import game_tree
 from pufferlib.league.referee import OPENSPIEL_GAMES
-from pufferlib.pufferenv import PufferEnv
 from pufferlib.models import make_policy
 from pufferlib.trainer import Trainer
 
@@ -59,7 +59,7 @@ def match_seed(seed: int, iteration: int, opponent: int) -> int:
 
 def open_env(env_name: str, config: Config, games: int) -> Arena:
     """An arena of `games` games of the env (League.open_env): the driver's and every task's."""
-    env: PufferEnv | pufferlib.vector.VecEnv
+    env: ArenaEnv
     if registry.lookup(env_name).family == 'ocean':  # one env object runs every game in C
         env = registry.make(env_name, **{**config['env'], 'num_envs': games})
     else:  # one Python env per game (PettingZoo's turn-based games), their rows and masks in one Serial vector
