@@ -190,6 +190,22 @@ def test_nle_envs_agree_in_serial_and_multiprocessing(name):
         np.testing.assert_array_equal(rew_s, rew_m)
 
 
+def test_nethack_challenge_runs_under_a_seed():
+    """The challenge refuses NetHack's seeds; vector envs always seed, so the seed must not reach them
+    (the games are not reproducible) and a seeded reset and steps must work in a vector env."""
+    kwargs, _ = need('nethack')
+    kwargs['max_episode_steps'] = 10
+    with pufferlib.vector.make('nethack_challenge', backend='Serial', num_envs=2, env_kwargs=kwargs) as vecenv:
+        assert vecenv.single_action_space.n == 121
+        obs, _ = vecenv.reset(seed=7)
+        check_rows(obs, vecenv.single_observation_space)
+        ends = 0
+        for actions in random_actions(vecenv.single_action_space, 2, 25, seed=3):
+            obs, rewards, terminals, truncations, _ = vecenv.step(actions.astype(vecenv.action_dtype))
+            ends += int((terminals | truncations).sum())
+        assert ends >= 2 and np.isfinite(rewards).all()
+
+
 # --- procgen: envs dropped without close() --------------------------------------------------
 
 def run_python(code, timeout):
