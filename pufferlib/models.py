@@ -20,6 +20,7 @@ From a config and a checkpoint, as training, evaluation and the league build the
     policy = make_policy(env, config)             # [policy] and [rnn] of a pufferlib config
     state = load_checkpoint(path, policy)         # a run's checkpoints/epoch-*.pt, checked to fit
 """
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -492,7 +493,94 @@ def make_policy(env: Any, config: dict) -> nn.Module:
         except (TypeError, ValueError, RuntimeError) as e:
             raise configuration.ConfigError(f'{wrapper.__name__} rejected its [rnn] options {rnn}: '
                                             f'{str(e).splitlines()[0]}') from None
+    carry_settings(policy, {section: _plain(config[section]) for section in SETTINGS_SECTIONS})
     return policy
+
+
+# The config sections that shape a policy's weights; make_policy writes them into its state dicts.
+SETTINGS_SECTIONS = ('policy', 'rnn')
+SETTINGS_KEY = 'puffer_settings'  # in the top module's entry of a state dict's torch `_metadata`
+
+
+def _plain(section: dict) -> dict:
+    """The values of a config section that a weights_only checkpoint can hold (no tuples, no objects)."""
+    plain: dict[str, Any] = {}
+    for key, value in section.items():
+        if isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value):
+            plain[key] = list(value)
+        elif isinstance(value, (str, int, float, bool)):
+            plain[key] = value
+    return plain
+
+
+def carry_settings(policy: nn.Module, settings: dict) -> None:
+    """Make `policy`'s state dicts carry its [policy]/[rnn] settings, and its load_state_dict name the
+    weights whose shapes differ and the settings that changed (the trainer calls load_state_dict
+    itself on resume, so the check lives on the module, not only in load_policy_weights). The hooks
+    are partials of module functions, so a policy still pickles."""
+    policy.register_state_dict_post_hook(functools.partial(_write_settings, settings))
+    policy.register_load_state_dict_pre_hook(_check_fit)
+
+
+def _write_settings(settings: dict, module: nn.Module, state_dict: dict, prefix: str, local_metadata: dict) -> None:
+    local_metadata[SETTINGS_KEY] = settings
+
+
+def _check_fit(module: nn.Module, state_dict: dict, prefix: str, local_metadata: dict, *args: Any) -> None:
+    weights = {k[len(prefix):]: v for k, v in state_dict.items() if k.startswith(prefix)}
+    misfit = weights_misfit(module, weights, local_metadata.get(SETTINGS_KEY))
+    if misfit:
+        raise CheckpointError(misfit)
+
+
+def saved_settings(weights: dict) -> dict | None:
+    """The [policy]/[rnn] settings a policy state dict was saved with, if make_policy built its policy."""
+    metadata = getattr(weights, '_metadata', None) or {}
+    settings = metadata.get('', {}).get(SETTINGS_KEY)
+    return settings if isinstance(settings, dict) else None
+
+
+def weights_misfit(policy: nn.Module, weights: dict, saved: dict | None) -> str | None:
+    """One line on why saved `weights` do not fit `policy`: the shapes that differ (name, saved shape, new
+    shape) and the settings that changed since they were saved; None if the names and shapes match."""
+    own = policy.state_dict()
+    shapes = [f'{name} {list(weights[name].shape)} saved, {list(tensor.shape)} now' for name, tensor in own.items()
+              if name in weights and hasattr(weights[name], 'shape') and weights[name].shape != tensor.shape]
+    missing = [name for name in own if name not in weights]
+    unexpected = [name for name in weights if name not in own]
+    if not (shapes or missing or unexpected):
+        return None
+    parts = []
+    for label, items in (('shapes differ', shapes), ('not saved', missing), ('saved but not in this policy',
+                                                                              unexpected)):
+        if items:
+            more = f' and {len(items) - 3} more' if len(items) > 3 else ''
+            parts.append(f'{label}: {"; ".join(items[:3])}{more}')
+    current = saved_settings(own)
+    if saved is None or current is None:
+        cause = 'the [policy] or [rnn] settings changed since the checkpoint'
+    else:
+        changed = _changed_settings(saved, current)
+        if changed:
+            cause = 'a [policy]/[rnn] setting changed since the checkpoint: ' + ', '.join(
+                f'{name} (--{name.replace("_", "-")}) was {then!r}, now {now!r}' for name, then, now in changed)
+        else:
+            cause = 'the [policy] and [rnn] settings are the checkpoint\'s, so the env\'s spaces must differ'
+    return f'the saved policy weights do not fit ({", ".join(parts)}); {cause}'
+
+
+def _changed_settings(saved: dict, current: dict) -> list[tuple[str, Any, Any]]:
+    """(section.key, saved value, current value) for each setting that differs; the [rnn] sizes count only
+    where a run had an rnn class."""
+    changed = []
+    for section in SETTINGS_SECTIONS:
+        then, now = saved.get(section, {}), current.get(section, {})
+        if section == 'rnn' and not then.get('class') and not now.get('class'):
+            continue
+        for key in sorted(set(then) | set(now)):
+            if then.get(key) != now.get(key):
+                changed.append((f'{section}.{key}', then.get(key), now.get(key)))
+    return changed
 
 
 def load_checkpoint(path: str, policy: nn.Module | None = None) -> dict:
@@ -513,7 +601,11 @@ def load_checkpoint(path: str, policy: nn.Module | None = None) -> dict:
 
 
 def load_policy_weights(policy: nn.Module, state: dict, path: str) -> None:
-    """The checkpoint's policy weights into `policy`, or a CheckpointError that names the file and its env."""
+    """The checkpoint's policy weights into `policy`, or a CheckpointError that names the file and its env,
+    and when the weights' names or shapes differ, those and the [policy]/[rnn] settings that changed."""
+    misfit = weights_misfit(policy, state['policy'], saved_settings(state['policy']))
+    if misfit:
+        raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): {misfit}')
     try:
         policy.load_state_dict(state['policy'])
     except RuntimeError as e:

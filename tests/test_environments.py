@@ -190,6 +190,62 @@ def test_nle_envs_agree_in_serial_and_multiprocessing(name):
         np.testing.assert_array_equal(rew_s, rew_m)
 
 
+def test_nethack_challenge_runs_under_a_seed():
+    """The challenge refuses NetHack's seeds; vector envs always seed, so the seed must not reach them
+    (the games are not reproducible) and a seeded reset and steps must work in a vector env."""
+    kwargs, _ = need('nethack')
+    kwargs['max_episode_steps'] = 10
+    with pufferlib.vector.make('nethack_challenge', backend='Serial', num_envs=2, env_kwargs=kwargs) as vecenv:
+        assert vecenv.single_action_space.n == 121
+        obs, _ = vecenv.reset(seed=7)
+        check_rows(obs, vecenv.single_observation_space)
+        ends = 0
+        for actions in random_actions(vecenv.single_action_space, 2, 25, seed=3):
+            obs, rewards, terminals, truncations, _ = vecenv.step(actions.astype(vecenv.action_dtype))
+            ends += int((terminals | truncations).sum())
+        assert ends >= 2 and np.isfinite(rewards).all()
+
+
+# --- procgen: envs dropped without close() --------------------------------------------------
+
+def run_python(code, timeout):
+    """`code` in a fresh interpreter; a hang is a failure, not a stuck test run."""
+    try:
+        out = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except subprocess.TimeoutExpired as e:
+        pytest.fail(f'hung for {timeout} s; its output so far:\n{e.stdout}{e.stderr}')
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_procgen_envs_dropped_without_close_do_not_hang():
+    """gym3 closed the dropped envs from a garbage-collector pass and hung at the 8th make."""
+    need('procgen_bigfish')
+    code = ('import pufferlib\n'
+            'for i in range(40):\n'
+            '    e = pufferlib.make("procgen_bigfish"); e.reset(seed=i)\n'
+            'print("made 40")\n')
+    assert "made 40" in run_python(code, timeout=120)
+
+
+def test_procgen_env_closes_without_the_ffi_lock():
+    """The cause of the hang above, made certain: the collector frees an unclosed env while gym3's
+    shared FFI lock is held (as it is while the next env looks up its functions)."""
+    need('procgen_bigfish')
+    code = ('import gc\n'
+            'import pufferlib\n'
+            'from gym3 import libenv\n'
+            'gc.disable()\n'
+            'e = pufferlib.make("procgen_bigfish"); e.reset(seed=0)\n'
+            'cycle = [e]; cycle.append(cycle)\n'
+            'del e, cycle\n'
+            'for ffi in libenv.FFI_CACHE.values():\n'
+            '    with ffi._lock:\n'
+            '        gc.collect()\n'
+            'print("collected")\n')
+    assert 'collected' in run_python(code, timeout=120)
+
+
 # --- registry, names and errors --------------------------------------------------------------
 
 def test_every_family_lists_names_without_its_packages(monkeypatch):

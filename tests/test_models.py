@@ -359,3 +359,33 @@ def test_bad_spaces_are_clear_errors():
         NatureCNN(fake_env(spaces.Discrete(2)))
     with pytest.raises(SpaceError, match='must have single_observation_space'):
         Default(object())
+
+
+# --- checkpoints that no longer fit --------------------------------------------------------------
+
+def test_weights_that_do_not_fit_name_the_shapes_and_the_changed_setting(tmp_path):
+    """A policy made with another [policy] setting: one CheckpointError with each differing shape
+    (name, saved, now) and the setting, read from the settings the saved state dict carries."""
+    from pufferlib import config as configuration
+    from pufferlib.models import load_checkpoint, load_policy_weights, make_policy
+    from pufferlib.rundir import CheckpointError
+    env = fake_env(ACTION_SPACES['discrete'])
+    saved = make_policy(env, configuration.load(None, []))
+    path = tmp_path / 'epoch-0000001.pt'
+    torch.save({'policy': saved.state_dict(), 'env': 'fake'}, path)
+    state = load_checkpoint(str(path))
+    smaller = make_policy(env, configuration.load(None, ['--policy.hidden-size', '64']))
+    with pytest.raises(CheckpointError) as caught:
+        load_policy_weights(smaller, state, str(path))
+    message = str(caught.value)
+    assert '\n' not in message and 'does not fit this policy' in message
+    assert 'encoder.0.weight [128, 7] saved, [64, 7] now' in message
+    assert 'policy.hidden_size (--policy.hidden-size) was 128, now 64' in message
+    # The module's own load_state_dict, which the trainer calls on resume, says the same.
+    with pytest.raises(CheckpointError, match=r'policy.hidden_size \(--policy.hidden-size\) was 128, now 64'):
+        smaller.load_state_dict(state['policy'])
+    # Weights saved without their settings: the shapes, and which sections to look at.
+    bare = {'policy': dict(state['policy']), 'env': 'fake'}
+    with pytest.raises(CheckpointError, match=r'\[64, 7\] now.*the \[policy\] or \[rnn\] settings changed'):
+        load_policy_weights(smaller, bare, str(path))
+    load_policy_weights(make_policy(env, configuration.load(None, [])), state, str(path))  # still fits

@@ -283,6 +283,18 @@ def test_resume_drops_metrics_rows_past_the_checkpoint(experiments):
     assert steps == [1024 * k for k in range(1, 9)]
 
 
+def test_resume_with_another_hidden_size_names_the_shapes_and_the_flag(experiments):
+    """torch's "Error(s) in loading state_dict for Default" told neither what differs nor why."""
+    summary = run_train('puffer_squared', steps=1024)
+    env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments)}
+    out = subprocess.run([PUFFER, 'train', '--resume', summary['run_dir'], '--policy.hidden-size', '64', '--quiet'],
+                         env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert 'Error(s) in loading state_dict' not in out.stderr
+    assert 'encoder.0.weight [128, 121] saved, [64, 121] now' in out.stderr
+    assert 'policy.hidden_size (--policy.hidden-size) was 128, now 64' in out.stderr
+
+
 def test_resume_ends_a_metrics_row_whose_newline_was_lost(experiments):
     summary = run_train('puffer_squared', steps=1024)
     path = os.path.join(summary['run_dir'], 'metrics.jsonl')

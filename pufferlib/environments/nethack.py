@@ -10,7 +10,9 @@ with --no-deps; see docs/environments.md.
 Seeding: NLE's reset(seed=...) seeds only the Python-side RNG; the game draws from NetHack's own
 RNGs (core and disp, and optionally a level generator), which NLE seeds from the clock unless
 told otherwise. `SeededNLE` derives those seeds from reset(seed), so an env and a vector of envs
-are reproducible under a seed, in every backend.
+are reproducible under a seed, in every backend. `nethack_challenge` is the exception: the NetHack
+Challenge forbids choosing NetHack's seeds (NLE raises if asked), so there reset(seed) seeds only
+NLE's Python-side RNG and the games, their character included, differ from run to run.
 """
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -34,6 +36,8 @@ TASKS = {
 }
 OBSERVATION_KEYS = ('glyphs', 'blstats', 'message')
 NLE_INSTALL = 'pip install --no-deps nle==1.3.0'
+# The challenge's rules fix the seeds (NLE refuses seed()); these tasks are seeded on the Python side only.
+UNSEEDABLE = ('nethack_challenge',)
 NUM_GLYPHS = 5977  # nle.nethack.MAX_GLYPH + 1 in nle 1.x; read from the env when it is there
 
 
@@ -53,8 +57,9 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
     if max_episode_steps is not None:
         kwargs['max_episode_steps'] = int(max_episode_steps)  # NLE's own step cap (it truncates)
     kwargs.setdefault('fix_moon_phase', True)  # see SeededNLE
-    return GymnasiumPufferEnv(env_creator=lambda: SeededNLE(gymnasium.make(TASKS[name], **kwargs)), buf=buf,
-                              seed=seed)
+    seed_game = name not in UNSEEDABLE
+    return GymnasiumPufferEnv(env_creator=lambda: SeededNLE(gymnasium.make(TASKS[name], **kwargs), seed_game),
+                              buf=buf, seed=seed)
 
 
 class SeededNLE(gymnasium.Wrapper):
@@ -68,14 +73,18 @@ class SeededNLE(gymnasium.Wrapper):
     moon phase, Friday the 13th and night time change luck and monsters. With MiniHack's own
     `seeds=` option (a list of level seeds), MiniHack picks the level seed itself, from Python's
     global random module.
+
+    With seed_game=False (the NetHack Challenge, which refuses seeding) NetHack's RNGs are left to
+    NLE: reset(seed=s) seeds only NLE's Python-side RNG, and the games are not reproducible.
     """
 
-    def __init__(self, env: gymnasium.Env) -> None:
+    def __init__(self, env: gymnasium.Env, seed_game: bool = True) -> None:
         super().__init__(env)
+        self.seed_game = seed_game
         self._seeds: np.random.Generator | None = None
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
-        if seed is not None:
+        if seed is not None and self.seed_game:
             self._seeds = np.random.default_rng(seed)
         if self._seeds is not None:
             core, disp = (int(x) for x in self._seeds.integers(1, 2**63 - 1, size=2))

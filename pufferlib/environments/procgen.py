@@ -9,7 +9,15 @@ checker wrapper calls np.bool8, which numpy 2 removed.
 Observations: uint8 [64, 64, 3] RGB; actions: Discrete(15). Procgen resets itself when an episode
 ends (the returned observation is already the next level's); `max_episode_steps` adds a cap of
 ours (a truncation), which the game's own limits (e.g. 1000 steps for coinrun) come before.
+
+Closing: gym3 closes an env in `__del__`, through the env's cffi library object. That object's
+first lookup of a C function takes a lock of the FFI that all gym3 envs share, and the lock is not
+reentrant; a garbage-collector pass that runs inside such a lookup (while the next env is being
+built) and frees an unclosed env then deadlocks the process. So every gym3 env we start looks up
+its close function at once (a later close then takes no lock), and is closed by `close()`, by a
+finalizer when our env is dropped, and on the error paths.
 """
+import weakref
 from types import SimpleNamespace
 from typing import Any, SupportsInt
 
@@ -36,7 +44,21 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
     require('gym3', 'procgen', also=INSTALL)
     require('procgen', 'procgen', also=INSTALL)
     from pufferlib.emulation import GymnasiumPufferEnv
-    return GymnasiumPufferEnv(env=ProcgenEnv(name[len('procgen_'):], **kwargs), buf=buf, seed=seed)
+    env = ProcgenEnv(name[len('procgen_'):], **kwargs)
+    try:
+        return GymnasiumPufferEnv(env=env, buf=buf, seed=seed)
+    except BaseException:
+        env.close()
+        raise
+
+
+def start_gym3(**options: Any) -> Any:
+    """A procgen.ProcgenGym3Env that can be closed from a garbage-collector pass (see the module docstring)."""
+    from procgen import ProcgenGym3Env
+    env = ProcgenGym3Env(**options)
+    # cffi caches a function on the library object at its first lookup, the one that takes the lock.
+    _ = env._c_lib.libenv_close
+    return env
 
 
 class ProcgenEnv(gymnasium.Env):
@@ -58,20 +80,20 @@ class ProcgenEnv(gymnasium.Env):
         self.observation_space = spaces.Box(0, 255, (64, 64, 3), np.uint8)
         self.action_space = spaces.Discrete(15)
         self._env: Any = None  # procgen.ProcgenGym3Env once started
+        self._closer: weakref.finalize | None = None  # closes self._env if this env is dropped unclosed
         # the first observation of the next episode, already produced by procgen
         self._pending: np.ndarray | None = None
         self._steps = 0
         self._action = np.zeros(1, np.int32)
 
     def _start(self, seed: int | None) -> None:
-        from procgen import ProcgenGym3Env
-        if self._env is not None:
-            self._env.close()
+        self.close()
         # rand_seed drives level sampling; procgen's own seeding when none is given is random.
-        self._env = ProcgenGym3Env(num=1, env_name=self.game, distribution_mode=self.distribution_mode,
-                                   num_levels=self.num_levels, start_level=self.start_level,
-                                   rand_seed=int(seed) if seed is not None else None, num_threads=0,
-                                   **self.options)
+        env = start_gym3(num=1, env_name=self.game, distribution_mode=self.distribution_mode,
+                         num_levels=self.num_levels, start_level=self.start_level,
+                         rand_seed=int(seed) if seed is not None else None, num_threads=0, **self.options)
+        # The finalizer holds the gym3 env, not this one, so it can run when this env is collected.
+        self._env, self._closer = env, weakref.finalize(self, env.close)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -109,6 +131,6 @@ class ProcgenEnv(gymnasium.Env):
         return ob['rgb'][0]
 
     def close(self) -> None:
-        if self._env is not None:
-            self._env.close()
-            self._env = None
+        if self._closer is not None:
+            self._closer()  # closes the gym3 env once, and unregisters itself
+        self._env, self._closer = None, None
