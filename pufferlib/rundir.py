@@ -239,6 +239,11 @@ class Ledger:
         self.path, self.error = path, error
 
     def read(self) -> list[dict]:
+        return [record for _, record in self.numbered()]
+
+    def numbered(self) -> list[tuple[int, Any]]:
+        """(line number, record) of every whole line: what a reader that checks its records' shape needs to
+        name the line of a bad one."""
         if not os.path.exists(self.path):
             return []
         with open(self.path, 'rb') as f:
@@ -248,7 +253,7 @@ class Ledger:
             if not line.strip():
                 continue
             try:
-                records.append(json.loads(line))
+                records.append((number, json.loads(line)))
             except ValueError:
                 if number == len(lines):  # the torn last line of a killed write
                     break

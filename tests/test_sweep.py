@@ -351,15 +351,26 @@ def test_protein_solves_every_synthetic_task_in_a_few_repeats(bench):
 
 # --- the ledger and the curve ---------------------------------------------------------------------
 
+def start_record(k, attempt=1, **values):
+    return {'type': 'start', 'trial': k, 'attempt': attempt, 'time': 1.0, 'run_dir': f'trials/trial-{k:04d}',
+            'values': values}
+
+
+def end_record(k, attempt=1, status='ok', score=1.0):
+    return {'type': 'end', 'trial': k, 'attempt': attempt, 'time': 2.0, 'status': status, 'error': None,
+            'metric': 'env/score', 'curve': [[20480, 1.0, score]], 'score': score, 'cost': 1.0, 'steps': 20480,
+            'seconds': 3.0}
+
+
 def test_ledger_drops_a_torn_last_record_and_rejects_a_damaged_one(tmp_path):
     book = sweep.Ledger(str(tmp_path / 'trials.jsonl'))
-    book.append({'type': 'start', 'trial': 0, 'values': {}})
-    book.append({'type': 'end', 'trial': 0, 'status': 'ok'})
+    book.append(start_record(0))
+    book.append(end_record(0))
     with open(book.path, 'a') as f:
         f.write('{"type": "start", "tri')  # SIGKILL in the middle of a write
     assert [r['type'] for r in book.read()] == ['start', 'end']
     book.repair()
-    book.append({'type': 'start', 'trial': 1, 'values': {}})
+    book.append(start_record(1))
     assert [r.get('trial') for r in book.read()] == [0, 0, 1]
     trials = sweep.trials_of(book.read())
     assert trials[0]['end']['status'] == 'ok' and trials[1]['end'] is None
@@ -367,6 +378,41 @@ def test_ledger_drops_a_torn_last_record_and_rejects_a_damaged_one(tmp_path):
     lines[1] = 'garbage'
     open(book.path, 'w').write('\n'.join(lines) + '\n')
     with pytest.raises(sweep.SweepError, match='line 2'):
+        book.read()
+
+
+@pytest.mark.parametrize('line, problem', [
+    ('{"type": "start", "trial": "1", "attempt": 1, "time": 1.0, "run_dir": "trials/x", "values": {}}',
+     r"start record's 'trial' must be a whole number >= 0, got '1'"),
+    ('{"type": "end", "trial": 0, "attempt": 1, "time": 2.0, "status": "ok"}', r"end record has no 'error'"),
+    ('[1, 2]', r'list \[1, 2\] is not a record'),
+    ('{"type": "stop", "time": 1.0}', r"type 'stop' is not one of session, start"),
+    ('{"type": "session", "time": "noon"}', r"'time' must be a number"),
+], ids=['string-trial', 'end-missing-keys', 'not-an-object', 'unknown-type', 'text-time'])
+def test_a_ledger_record_of_the_wrong_shape_is_one_error_naming_its_line(experiments, line, problem):
+    # valid JSON, the wrong shape: a record with a string trial number once gave a TypeError from sorted()
+    path = sweep.create('puffer_bandit', TINY)
+    book = sweep.Ledger(os.path.join(path, 'trials.jsonl'))
+    book.append({'type': 'session', 'time': 0.0})
+    book.append(start_record(0, **{'train.learning_rate': 0.01, 'train.ent_coef': 0.001}))
+    book.append(end_record(0))
+    with open(book.path, 'a') as f:
+        f.write(line + '\n')
+    saved = open(book.path, 'rb').read()
+    out = subprocess.run([PUFFER, 'sweep', '--resume', path, '--quiet'], capture_output=True, text=True,
+                         timeout=120)
+    err = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(err) == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert f'{book.path} line 4: ' in err[0] and re.search(problem, err[0]) and 'fix that line' in err[0]
+    assert open(book.path, 'rb').read() == saved  # nothing lost, nothing rewritten
+    assert main(['sweep', '--report', path]) == 2  # the report reads it the same way
+
+
+def test_a_ledger_end_without_its_start_is_an_error(tmp_path):
+    book = sweep.Ledger(str(tmp_path / 'trials.jsonl'))
+    book.append(start_record(0))
+    book.append(end_record(1))
+    with pytest.raises(sweep.SweepError, match='line 2: the end record of trial 1 follows no start'):
         book.read()
 
 

@@ -5,7 +5,7 @@ top trial on another seed). Resuming replays it: finished trials are kept, unfin
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,81 @@ class Ledger(rundir.Ledger):
 
     def __init__(self, path: str):
         super().__init__(path, SweepError)
+
+    def read(self) -> list[Record]:
+        """The records, each checked against its type's schema (RECORDS): a record of the wrong shape raises
+        one SweepError naming its line, before anything reads it; the file is never changed here."""
+        records = []
+        started: set[tuple[Any, ...]] = set()
+        for number, record in self.numbered():
+            problem = record_problem(record, started)
+            if problem:
+                raise SweepError(f'{self.path} line {number}: {problem}. The ledger was edited, damaged or written '
+                                 'by another version of pufferlib; fix that line (docs/sweeps.md lists the keys of '
+                                 'each record), then resume. Nothing was changed')
+            records.append(record)
+        return records
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+Check = tuple[Callable[[Any], bool], str]  # (does the value fit, what it must be)
+TRIAL: Check = (lambda v: _whole(v) and v >= 0, 'a whole number >= 0')
+COUNT: Check = (lambda v: _whole(v) and v >= 1, 'a whole number >= 1')
+TIME: Check = (_number, 'a number (seconds since 1970)')
+VALUES: Check = (lambda v: isinstance(v, dict) and all(_number(x) for x in v.values()),
+                 'a table of swept key -> number')
+RESULT: dict[str, Check] = {
+    'status': (lambda v: v in ('ok', 'failed'), '"ok" or "failed"'),
+    'error': (lambda v: v is None or isinstance(v, str), 'a string or null'),
+    'metric': (lambda v: isinstance(v, str), 'a string'),
+    'curve': (lambda v: isinstance(v, list) and all(isinstance(p, list) and len(p) == 3 and all(map(_number, p))
+                                                    for p in v), 'a list of [steps, cost, score] numbers'),
+    'score': (lambda v: v is None or _number(v), 'a number or null'),
+    'cost': (lambda v: v is None or _number(v), 'a number or null'),
+    'steps': (lambda v: _whole(v) and v >= 0, 'a whole number >= 0'),
+    'seconds': (_number, 'a number'),
+}
+# The keys each record type must have (more may follow: `predicted`, `cpus`, `pid`) and what they must be.
+RECORDS: dict[str, dict[str, Check]] = {
+    'session': {'time': TIME},
+    'start': {'trial': TRIAL, 'attempt': COUNT, 'time': TIME, 'run_dir': (lambda v: isinstance(v, str), 'a path'),
+              'values': VALUES},
+    'end': {'trial': TRIAL, 'attempt': COUNT, 'time': TIME, **RESULT},
+    'confirm_start': {'trial': TRIAL, 'repeat': COUNT, 'seed': (_whole, 'a whole number'), 'attempt': COUNT,
+                      'time': TIME, 'run_dir': (lambda v: isinstance(v, str), 'a path'), 'values': VALUES},
+    'confirm_end': {'trial': TRIAL, 'repeat': COUNT, 'seed': (_whole, 'a whole number'), 'attempt': COUNT,
+                    'time': TIME, **RESULT},
+}
+
+
+def record_problem(record: Any, started: set[tuple[Any, ...]]) -> str | None:
+    """What is wrong with one ledger record, or None. `started` holds the runs started by the records before
+    it (updated here): an end must follow its start."""
+    if not isinstance(record, dict):
+        return f'{type(record).__name__} {record!r} is not a record (a JSON object with a "type")'
+    kind = record.get('type')
+    if kind not in RECORDS:
+        return f'type {kind!r} is not one of {", ".join(RECORDS)}'
+    for key, (fits, what) in RECORDS[kind].items():
+        if key not in record:
+            return f'the {kind} record has no {key!r} ({what})'
+        if not fits(record[key]):
+            return f'the {kind} record\'s {key!r} must be {what}, got {record[key]!r}'
+    if kind.endswith('end') and record['status'] == 'ok' and (record['score'] is None or record['cost'] is None):
+        return f'the {kind} record of trial {record["trial"]} says ok but has no score or cost'
+    run = (kind.startswith('confirm_'), record.get('trial'), record.get('repeat'))
+    if kind.endswith('start'):
+        started.add(run)
+    elif kind.endswith('end') and run not in started:
+        return f'the {kind} record of trial {record["trial"]} follows no start record of that run'
+    return None
 
 
 def trials_of(records: Iterable[Record]) -> Trials:
