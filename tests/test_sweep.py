@@ -590,6 +590,47 @@ def test_a_trial_whose_loss_diverges_is_a_failed_trial(experiments):
 
 
 @pytest.mark.slow
+def test_a_trial_killed_from_outside_is_not_a_failure_and_reruns_on_resume(experiments, monkeypatch):
+    proc = subprocess.Popen([PUFFER, 'sweep', 'puffer_bandit', *TINY, '--sweep.max-trials', '2', '--quiet'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = None
+    deadline = time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline and proc.poll() is None:
+        victim = next((p for p in psutil.Process(proc.pid).children(recursive=True)
+                       if 'trial-0000' in ' '.join(p.cmdline())), None)
+        time.sleep(0.05)
+    assert victim is not None, proc.communicate()
+    victim.send_signal(signal.SIGKILL)  # as the OOM killer does
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert 'done: 1 trials (0 failed)' in out  # the killed trial is neither a trial done nor a failure
+    path = str(next((experiments / 'sweeps').iterdir()))
+    killed, ok = ends(path)
+    assert (killed['trial'], killed['status']) == (0, 'killed') and 'SIGKILL' in killed['error']
+    assert (ok['trial'], ok['status']) == (1, 'ok')
+
+    seen = []  # what a resumed driver's method learns, and what it reruns
+
+    class Recorder:
+        def observe(self, obs):
+            seen.append(obs)
+
+    monkeypatch.setattr(sweep.driver, 'make_method', lambda name, space, seed=0: Recorder())
+    replay = sweep.Driver(sweep.Sweep(path), quiet=True)
+    replay.close()
+    assert replay.rerun == [0] and len(seen) == 1 and not seen[0].failed
+
+    out = subprocess.run([PUFFER, 'sweep', '--resume', path, '--quiet'], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert 'done: 2 trials (0 failed)' in out.stdout
+    records = ledger(path)
+    starts = [r for r in records if r['type'] == 'start' and r['trial'] == 0]
+    assert [r['attempt'] for r in starts] == [1, 2] and starts[0]['values'] == starts[1]['values']
+    assert [(r['trial'], r['attempt'], r['status']) for r in ends(path)] == [(0, 1, 'killed'), (1, 1, 'ok'),
+                                                                              (0, 2, 'ok')]
+
+
+@pytest.mark.slow
 def test_a_trial_past_its_time_budget_is_stopped_and_failed(experiments):
     out, path = run_sweep('--sweep.max-trials', '1', '--sweep.trial-timeout', '0.5',
                           '--train.total-timesteps', '2000000')

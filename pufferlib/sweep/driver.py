@@ -25,7 +25,7 @@ from pufferlib import config as configuration
 from pufferlib import rundir
 from pufferlib.backend import LocalBackend, RayBackend
 from pufferlib.config import ConfigError
-from pufferlib.sweep.ledger import Ledger, Record, SweepError, Trials, seed_scores, seeds_text, trials_of
+from pufferlib.sweep.ledger import Ledger, Record, SweepError, Trials, new_entry, seed_scores, seeds_text, trials_of
 from pufferlib.sweep.methods import EPS, METHODS, Method, Observation, make_method
 from pufferlib.sweep.space import Space, parse_space, short
 from pufferlib.sweep.trials import run_trial, stop_trials
@@ -193,6 +193,7 @@ class Driver:
         self.free = list(range(self.parallel))
         self.running: dict[concurrent.futures.Future, tuple[int, int, Record]] = {}  # -> (trial, slot, start)
         self.confirming = False  # once confirmation has begun in this session, no new ordinary trial starts
+        self.killed_here: set[tuple[int, int]] = set()  # (trial, repeat) killed in this session: rerun on resume
         self.progress = Progress(sweep, self.trials, quiet, printer)
 
     def restore(self) -> None:
@@ -256,7 +257,7 @@ class Driver:
             values = self.space.values(self.suggest(left, reserve))
             predicted = getattr(self.method, 'last', None) or None
         start = sweep_start_record(self.sweep, k, attempt, values, predicted)
-        self.trials.setdefault(k, {'starts': [], 'end': None, 'confirm': {}})['starts'].append(start)
+        self.trials.setdefault(k, new_entry(confirm=True))['starts'].append(start)
         if left is None:
             return start, None, None
         return start, left - reserve, ("the sweep's time budget (sweep.max_hours) less the time kept for "
@@ -279,8 +280,8 @@ class Driver:
         busy = {(start['trial'], start['repeat']) for _, _, start in self.running.values()}
         for k in self.sweep.to_confirm(self.trials):
             for repeat in range(1, self.settings['confirm_seeds'] + 1):
-                entry = self.trials[k]['confirm'].setdefault(repeat, {'starts': [], 'end': None})
-                if entry['end'] is not None or (k, repeat) in busy:
+                entry = self.trials[k]['confirm'].setdefault(repeat, new_entry())
+                if entry['end'] is not None or (k, repeat) in busy or (k, repeat) in self.killed_here:
                     continue
                 self.confirming = True
                 start = confirm_start_record(self.sweep, self.trials[k]['starts'][-1], repeat,
@@ -304,21 +305,29 @@ class Driver:
         self.free.append(slot)
         try:
             result = future.result()
-        except Exception as e:  # a Ray worker that died, a task that could not start
-            result = {'status': 'failed', 'error': f'{type(e).__name__}: {e}', 'metric': self.settings['metric'],
+        except Exception as e:  # a Ray worker that died (Ray's OOM killer), a task that could not start
+            result = {'status': 'killed', 'error': f'{type(e).__name__}: {e}', 'metric': self.settings['metric'],
                       'curve': [], 'score': None, 'cost': None, 'steps': 0, 'seconds': 0.0}
+        killed = result['status'] == 'killed'
         if start['type'] == 'confirm_start':
             # Confirmation runs only rank the top trials: the methods (Protein's GPs) learn from the
             # ordinary trials alone, so a config rerun on more seeds does not weigh more in them.
             end = {'type': 'confirm_end', 'trial': k, 'repeat': start['repeat'], 'seed': start['seed'],
                    'attempt': start['attempt'], 'time': time.time(), **result}
-            self.sweep.ledger.append(end)
-            self.trials[k]['confirm'][start['repeat']]['end'] = end
+            entry = self.trials[k]['confirm'][start['repeat']]
         else:
             end = {'type': 'end', 'trial': k, 'attempt': start['attempt'], 'time': time.time(), **result}
-            self.sweep.ledger.append(end)
-            self.trials[k]['end'] = end
-            self.method.observe(self.sweep.observation(start, end))
+            entry = self.trials[k]
+            if not killed:
+                self.method.observe(self.sweep.observation(start, end))
+        self.sweep.ledger.append(end)
+        if killed:
+            # Killed from outside (the OOM killer, a kill): not the config's failure, so the method does
+            # not learn it as one; it reruns on resume, not now, when what killed it may still be there.
+            entry['killed'].append(end)
+            self.killed_here.add((k, start.get('repeat', 0)))
+        else:
+            entry['end'] = end
         write_best(self.sweep, self.trials)
         self.progress.finished(k, start, end)
 
@@ -339,8 +348,9 @@ class Driver:
         best = self.sweep.best(self.trials)
         finished = [t for t in self.trials.values() if t['end'] is not None]
         failed = sum(t['end']['status'] != 'ok' for t in finished)
+        killed = len(self.killed_here)
         path = self.sweep.path
-        return {'path': path, 'env': self.sweep.env, 'trials': len(finished), 'failed': failed,
+        return {'path': path, 'env': self.sweep.env, 'trials': len(finished), 'failed': failed, 'killed': killed,
                 'best': None if best is None else {'trial': best[0], 'score': best[2]['score'],
                                                    'values': best[1]['values'],
                                                    'seeds': seeds_text(self.trials[best[0]])},
@@ -456,6 +466,8 @@ class Progress:
             return
         if end['status'] == 'ok':
             text = f'{end["metric"]} {end["score"]:.4g}  cost {end["cost"]:.4g}'
+        elif end['status'] == 'killed':
+            text = f'KILLED, reruns on --resume: {end["error"].splitlines()[0][:120]}'
         else:
             text = f'FAILED {end["error"].splitlines()[0][:120]}'
         if start['type'] == 'confirm_start':

@@ -1,7 +1,8 @@
 """The ledger: `trials.jsonl` in the sweep directory, append-only and fsync'd, and what its records say.
 
 One `start` and one `end` record per trial (`confirm_start` and `confirm_end` for a confirmation run: a
-top trial on another seed). Resuming replays it: finished trials are kept, unfinished ones rerun.
+top trial on another seed). Resuming replays it: finished trials are kept, unfinished ones rerun, and so
+do killed ones (an `end` with status `killed`: stopped from outside, which says nothing of their config).
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ import pufferlib
 from pufferlib import rundir
 
 Record = dict[str, Any]
-# {trial: {'starts': [start records], 'end': record or None, 'confirm': {repeat: {'starts', 'end'}}}}
+# {trial: {'starts': [start records], 'end': record or None, 'killed': [end records of killed attempts],
+#          'confirm': {repeat: {'starts', 'end', 'killed'}}}}
 Trials = dict[int, dict[str, Any]]
 
 
@@ -64,7 +66,7 @@ TIME: Check = (_number, 'a number (seconds since 1970)')
 VALUES: Check = (lambda v: isinstance(v, dict) and all(_number(x) for x in v.values()),
                  'a table of swept key -> number')
 RESULT: dict[str, Check] = {
-    'status': (lambda v: v in ('ok', 'failed'), '"ok" or "failed"'),
+    'status': (lambda v: v in ('ok', 'failed', 'killed'), '"ok", "failed" or "killed"'),
     'error': (lambda v: v is None or isinstance(v, str), 'a string or null'),
     'metric': (lambda v: isinstance(v, str), 'a string'),
     'curve': (lambda v: isinstance(v, list) and all(isinstance(p, list) and len(p) == 3 and all(map(_number, p))
@@ -111,21 +113,30 @@ def record_problem(record: Any, started: set[tuple[Any, ...]]) -> str | None:
 
 
 def trials_of(records: Iterable[Record]) -> Trials:
-    """{trial: {'starts': [start records], 'end': the end record or None, 'confirm': {repeat: {'starts': [...],
-    'end': ...}}}} in trial order. `confirm` holds the trial's confirmation runs (its config on another seed)."""
+    """{trial: {'starts': [start records], 'end': the end record or None, 'killed': [...], 'confirm': {repeat:
+    {'starts': [...], 'end': ..., 'killed': [...]}}}} in trial order. `confirm` holds the trial's confirmation
+    runs (its config on another seed). A killed attempt's end goes to `killed`, not `end`: the run is as
+    unfinished as a cut-off one, and reruns on resume."""
     trials: Trials = {}
     for record in records:
         kind = record.get('type')
         if kind not in ('start', 'end', 'confirm_start', 'confirm_end'):
             continue
-        entry = trials.setdefault(record['trial'], {'starts': [], 'end': None, 'confirm': {}})
+        entry = trials.setdefault(record['trial'], new_entry(confirm=True))
         if kind.startswith('confirm_'):
-            entry = entry['confirm'].setdefault(record['repeat'], {'starts': [], 'end': None})
+            entry = entry['confirm'].setdefault(record['repeat'], new_entry())
         if kind.endswith('start'):
             entry['starts'].append(record)
+        elif record['status'] == 'killed':
+            entry['killed'].append(record)
         elif entry['end'] is None:
             entry['end'] = record
     return dict(sorted(trials.items()))
+
+
+def new_entry(confirm: bool = False) -> dict[str, Any]:
+    """What trials_of holds for a trial (`confirm`: with its confirmation runs) or a confirmation run."""
+    return {'starts': [], 'end': None, 'killed': [], **({'confirm': {}} if confirm else {})}
 
 
 def seed_scores(trial: dict[str, Any]) -> tuple[list[float], int]:

@@ -52,7 +52,7 @@ def _table(sweep: Sweep, trials: Trials) -> Table:
                   f'{np.mean(scores):.4g}' if scores else '', f'{np.ptp(scores):.4g}' if scores else '']
                  if confirmed else ['1', '', ''])
         if end is None:
-            row = [str(k), 'unfinished', '', '', '', '', '', '']
+            row = [str(k), 'killed: reruns on resume' if t.get('killed') else 'unfinished', '', '', '', '', '', '']
         elif end['status'] == 'ok':
             row = [str(k) + (' *' if best and best[0] == k else ''), 'ok', f'{end["score"]:.4g}', *seeds,
                    f'{end["cost"]:.4g}', f'{end["steps"]:,}']
