@@ -690,6 +690,18 @@ def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
     assert sum(r['type'] == 'session' for r in after) == 2
 
 
+def test_parallel_is_bounded_by_the_cores_and_the_memory_with_a_message_why(experiments):
+    cores = len(os.sched_getaffinity(0))
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.parallel', '100000')
+    assert out.returncode == 0, out.stderr
+    said = re.search(r'sweep.parallel 100000: running (\d+) trials at a time.* (\d+) cores.* GB of memory', out.stderr)
+    assert said and 1 <= int(said[1]) <= cores and int(said[2]) == cores, out.stderr
+    assert [r['status'] for r in ends(path)] == ['ok']
+    # the memory bound, at 0.5 GB a trial, and no message when the setting fits
+    assert sweep.driver.parallel_limit(8, 16, 2.2)[0] == 4 and sweep.driver.parallel_limit(8, 16, 0.1)[0] == 1
+    assert sweep.driver.parallel_limit(2, 16, 64.0) == (2, None)
+
+
 @pytest.mark.slow
 def test_parallel_trials_each_get_their_own_cores(experiments):
     cores = sorted(os.sched_getaffinity(0))

@@ -19,6 +19,7 @@ from types import FrameType
 from typing import Any
 
 import numpy as np
+import psutil
 from rich.console import Console
 
 from pufferlib import config as configuration
@@ -31,6 +32,10 @@ from pufferlib.sweep.space import Space, parse_space, short
 from pufferlib.sweep.trials import run_trial, stop_trials
 
 Printer = Callable[[str], object]
+# The memory a local trial is taken to need when bounding sweep.parallel: a Python process with torch, the
+# env and its rollout buffers. Small Ocean trials took about 250 MB each (24 at once, 6 GB); this leaves
+# room for bigger envs and policies.
+TRIAL_MEMORY_GB = 0.5
 Job = tuple[Record, float | None, str | None]  # a start record, its time limit and what sets that limit
 
 SETTINGS: dict[str, tuple[type, Callable[[Any], bool], str]] = {  # [sweep] key: (type, check, what it must be)
@@ -158,9 +163,27 @@ class Sweep:
         return used + (last - session if session is not None else 0.0)
 
 
+def _cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else list(range(os.cpu_count() or 1))
+
+
+def parallel_limit(requested: int, cores: int, available_gb: float) -> tuple[int, str | None]:
+    """How many local trials run at once: `requested` (sweep.parallel), at most one per core this process may
+    use and as many as the available memory holds at TRIAL_MEMORY_GB each (at least one); and, when that is
+    fewer than requested, the message that says so and why."""
+    by_memory = max(1, int(available_gb / TRIAL_MEMORY_GB))
+    allowed = max(1, min(cores, by_memory))
+    if requested <= allowed:
+        return requested, None
+    return allowed, (f'sweep.parallel {requested}: running {allowed} trials at a time, as many as this machine '
+                     f'allows: this process may use {cores} cores (one trial each at most) and {available_gb:.1f} '
+                     f'GB of memory is available (room for {by_memory} trials at an estimated '
+                     f'{TRIAL_MEMORY_GB:g} GB each)')
+
+
 def _slots(parallel: int) -> list[dict[str, Any]]:
     """The cores (and GPU) of each parallel slot: an even share of this process's cores."""
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else list(range(os.cpu_count() or 1))
+    cores = _cores()
     gpus = 0
     if parallel > 1:
         try:
@@ -187,6 +210,11 @@ class Driver:
         self.budget = self.settings['max_hours'] * 3600 or None
         self.parallel = self.settings['parallel']
         self.ray = self.settings['backend'] == 'ray'
+        if not self.ray:  # Ray places its tasks by the cluster's resources
+            self.parallel, why = parallel_limit(self.parallel, len(_cores()),
+                                                psutil.virtual_memory().available / 1e9)
+            if why:
+                print(why, file=sys.stderr)
         self.backend = (RayBackend(who='sweep.backend = "ray"', gpus=True) if self.ray
                         else LocalBackend(threads=self.parallel))
         self.slots = _slots(self.parallel)
