@@ -139,8 +139,13 @@ def test_bad_sweep_section_is_one_line_from_the_cli(tmp_path, capsys):
     ('--sweep.confirm-top', '-1', '>= 0'),
     ('--sweep.confirm-top', '1.5', 'must be int'),
     ('--sweep.confirm-seeds', 'two', 'must be int'),
+    ('--sweep.seed', '-1', 'from 0 to'),  # once a ValueError from numpy, after the sweep folder was made
+    ('--sweep.seed', str(2 ** 40), 'from 0 to'),
+    ('--sweep.max-hours', 'inf', 'finite'),
+    ('--sweep.trial-timeout', 'nan', 'finite'),
 ])
-def test_bad_confirmation_settings_are_one_error_naming_the_flag(experiments, capsys, flag, value, what):
+def test_bad_settings_are_one_error_naming_the_flag_before_anything_is_written(experiments, capsys, flag, value,
+                                                                               what):
     assert main(['sweep', 'puffer_bandit', *TINY, flag, value]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and flag in err[0] and what in err[0] and value in err[0]
@@ -148,6 +153,22 @@ def test_bad_confirmation_settings_are_one_error_naming_the_flag(experiments, ca
     path = sweep.create('puffer_bandit', TINY)  # the same check on resume, before anything is written
     assert main(['sweep', '--resume', path, flag, value]) == 2
     assert flag in capsys.readouterr().err and ledger(path) == []
+
+
+@pytest.mark.parametrize('flags, package', [
+    ([], 'scikit-learn.*pufferlib\\[sweep\\]'),
+    (['--sweep.method', 'optuna'], 'optuna.*pufferlib\\[optuna\\]'),
+    (['--sweep.method', 'random', '--sweep.backend', 'ray'], 'ray.*pufferlib\\[ray\\]'),
+])
+def test_a_setting_whose_package_is_missing_stops_before_anything_is_written(experiments, capsys, monkeypatch,
+                                                                            flags, package):
+    import importlib.util
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, 'find_spec',
+                        lambda name, *a: None if name in ('sklearn', 'optuna', 'ray') else find_spec(name, *a))
+    assert main(['sweep', 'puffer_bandit', *TINY, *flags]) == 2
+    assert re.search(package, capsys.readouterr().err)
+    assert not (experiments / 'sweeps').exists() or not list((experiments / 'sweeps').iterdir())
 
 
 # --- the methods --------------------------------------------------------------------------------

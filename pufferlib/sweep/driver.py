@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime
+import importlib.util
+import math
 import os
 import signal
 import sys
@@ -44,11 +46,12 @@ SETTINGS: dict[str, tuple[type, Callable[[Any], bool], str]] = {  # [sweep] key:
     'goal': (str, lambda v: v in ('maximize', 'minimize'), 'maximize or minimize'),
     'cost': (str, lambda v: v in ('seconds', 'steps'), 'seconds or steps'),
     'max_trials': (int, lambda v: v >= 1, 'at least 1'),
-    'max_hours': (float, lambda v: v >= 0, '>= 0 (0 = no limit)'),
-    'trial_timeout': (float, lambda v: v >= 0, '>= 0 seconds (0 = no limit)'),
+    'max_hours': (float, lambda v: 0 <= v < math.inf, 'a finite number >= 0 (0 = no limit)'),
+    'trial_timeout': (float, lambda v: 0 <= v < math.inf, 'a finite number >= 0 of seconds (0 = no limit)'),
     'parallel': (int, lambda v: v >= 1, 'at least 1'),
     'backend': (str, lambda v: v in ('local', 'ray'), 'local or ray'),
-    'seed': (int, lambda v: True, 'an integer'),
+    # numpy's and Optuna's generators take seeds in [0, 2**32); each session adds the trials so far
+    'seed': (int, lambda v: 0 <= v < 2 ** 31, f'a whole number from 0 to {2 ** 31 - 1}'),
     'only': (str, lambda v: True, 'comma-separated swept keys'),
     'confirm_top': (int, lambda v: v >= 0, 'a whole number >= 0: how many of the best trials to rerun on '
                     'more seeds at the end (0 = none)'),
@@ -57,11 +60,22 @@ SETTINGS: dict[str, tuple[type, Callable[[Any], bool], str]] = {  # [sweep] key:
 }
 
 
+# A setting's value that needs an optional package: (setting, value) -> (module, what it is, pip extra)
+NEEDS = {('method', 'protein'): ('sklearn', 'scikit-learn', 'sweep'),
+         ('method', 'optuna'): ('optuna', 'optuna', 'optuna'),
+         ('backend', 'ray'): ('ray', 'ray', 'ray')}
+
+
 def check_settings(sweep: dict[str, Any]) -> None:
+    """Every [sweep] setting, its range and the packages it needs: a new sweep calls this before it writes
+    anything, a resumed one before it claims its directory."""
     for key, (kind, ok, what) in SETTINGS.items():
         value = sweep.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) or not ok(value):
             raise ConfigError(f'sweep.{key} (--sweep.{key.replace("_", "-")}) must be {what}, got {value!r}')
+    for (key, value), (module, name, extra) in NEEDS.items():
+        if sweep[key] == value and importlib.util.find_spec(module) is None:
+            raise ConfigError(f'sweep.{key} = "{value}" needs {name}: pip install "pufferlib[{extra}]"')
 
 
 def resolve(env_name: str, flags: Sequence[str] = (), config_file: str | None = None) -> tuple[dict[str, Any], Space]:
