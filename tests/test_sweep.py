@@ -113,6 +113,12 @@ BAD_SECTIONS = [
     ('[sweep]\nmethod = "bayes"', r'sweep.method \(--sweep.method\) must be one of protein'),
     ('[sweep]\nparallel = 0', r'sweep.parallel \(--sweep.parallel\) must be at least 1'),
     ('[sweep]\nonly = "train.gama"', r'sweep.only.*train.gama'),
+    ('[sweep.env.best_prob]\ndistribution = "linear"\nmin = 0.5\nmax = 1.5',
+     r"sweep.env.best_prob.*range \[0.5, 1.5\].*puffer_bandit's option best_prob, \[0, 1\].*spec.toml"),
+    ('[sweep.env.best_arm]\ndistribution = "int"\nmin = 0\nmax = 9',
+     r'sweep.env.best_arm.*\[0, 9\].*\[0, num_arms - 1 = 3\] with num_arms = 4'),
+    ('[sweep.env.num_arms]\ndistribution = "int"\nmin = 2\nmax = 8\n[sweep.env.best_arm]\ndistribution = "int"\n'
+     'min = 0\nmax = 9', r'sweep.env.best_arm.*\[0, 9\].*\[0, num_arms - 1 = 7\]'),
 ]
 
 
@@ -133,6 +139,19 @@ def test_bad_sweep_section_is_one_line_from_the_cli(tmp_path, capsys):
     assert main(['sweep']) == 2
     assert main(['sweep', '--resume', str(tmp_path / 'nothing')]) == 2
     assert 'not a sweep directory' in capsys.readouterr().err
+
+
+def test_an_env_range_past_the_options_limits_stops_before_anything_is_written(experiments, tmp_path, capsys):
+    path = tmp_path / 'wide.toml'
+    path.write_text('[sweep.env.other_prob]\ndistribution = "linear"\nmin = 0.0\nmax = 2.0\n')
+    assert main(['sweep', 'puffer_bandit', '--config', str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'other_prob' in err[0] and '[0.0, 2.0]' in err[0] and '[0, 1]' in err[0]
+    assert not (experiments / 'sweeps').exists() or not list((experiments / 'sweeps').iterdir())
+    # within the limits (of the loosest swept num_arms) it is a sweep
+    path.write_text('[sweep.env.num_arms]\ndistribution = "int"\nmin = 2\nmax = 8\n[sweep.env.best_arm]\n'
+                    'distribution = "int"\nmin = 0\nmax = 7\n')
+    sweep.resolve('puffer_bandit', config_file=str(path))
 
 
 @pytest.mark.parametrize('flag, value, what', [

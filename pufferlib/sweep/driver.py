@@ -25,12 +25,12 @@ import psutil
 from rich.console import Console
 
 from pufferlib import config as configuration
-from pufferlib import rundir
+from pufferlib import registry, rundir
 from pufferlib.backend import LocalBackend, RayBackend
 from pufferlib.config import ConfigError
 from pufferlib.sweep.ledger import Ledger, Record, SweepError, Trials, new_entry, seed_scores, seeds_text, trials_of
 from pufferlib.sweep.methods import EPS, METHODS, Method, Observation, make_method
-from pufferlib.sweep.space import Space, parse_space, short
+from pufferlib.sweep.space import Space, check_option_limits, parse_space, short
 from pufferlib.sweep.trials import run_trial, stop_trials
 
 Printer = Callable[[str], object]
@@ -79,10 +79,13 @@ def check_settings(sweep: dict[str, Any]) -> None:
 
 
 def resolve(env_name: str, flags: Sequence[str] = (), config_file: str | None = None) -> tuple[dict[str, Any], Space]:
-    """The config of a new sweep (files, then flags) and its search space, both checked."""
+    """The config of a new sweep (files, then flags) and its search space, both checked: the settings, each
+    swept key's table, and each swept env option's range against the option's limits in the env's spec."""
     config = configuration.load(env_name, flags, config_file=config_file)
     check_settings(config['sweep'])
-    return config, parse_space(config)
+    space = parse_space(config)
+    check_option_limits(space, env_name, registry.lookup(env_name).option_specs(), config.get('env', {}))
+    return config, space
 
 
 def sweeps_dir() -> str:
