@@ -587,7 +587,9 @@ def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, cap
     best_values = next(r for r in records if r['type'] == 'start' and r['trial'] == best['trial'])['values']
     best_toml = os.path.join(path, 'best.toml')
     text = tomllib.load(open(best_toml, 'rb'))
-    assert text['train']['learning_rate'] == best_values['train.learning_rate']
+    defaults = configuration.load('puffer_bandit')
+    # a key at its default (the defaults trial won) is not listed
+    assert text['train'].get('learning_rate', defaults['train']['learning_rate']) == best_values['train.learning_rate']
     assert text['train']['total_timesteps'] == 20000 and text['env']['num_envs'] == 64
     # the round trip: best.toml is a --config file for puffer train
     train = subprocess.run([PUFFER, 'train', 'puffer_bandit', '--config', best_toml, '--quiet'],
@@ -605,6 +607,22 @@ def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, cap
     for name in ('pareto.png', 'params.png'):
         with open(os.path.join(path, name), 'rb') as f:
             assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+
+
+def test_the_defaults_trial_runs_the_defaults_exactly_and_best_toml_lists_no_default(experiments):
+    # the transform round trip once gave learning_rate = 0.015000000000000003, gae_lambda = 0.8999999999999999
+    keys = 'train.learning_rate,train.gae_lambda,train.gamma,train.ent_coef'
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.only', keys)
+    assert out.returncode == 0, out.stderr
+    [start] = [r for r in ledger(path) if r['type'] == 'start']
+    defaults = configuration.load('puffer_bandit')
+    assert start['values'] == {key: defaults['train'][key.split('.')[1]] for key in keys.split(',')}
+    best = tomllib.load(open(os.path.join(path, 'best.toml'), 'rb'))
+    assert best['train'] and not {key.split('.')[1] for key in keys.split(',')} & set(best['train'])
+    assert best['train']['total_timesteps'] == 20000  # what TINY changed is listed
+    space = sweep.parse_space(defaults)
+    for param in space.params:  # the ends of each range come back exactly too
+        assert param.value(-1) == param.low and param.value(1) == param.high
 
 
 def test_trials_that_raise_are_failed_trials_and_the_sweep_goes_on(experiments):

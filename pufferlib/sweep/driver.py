@@ -477,7 +477,7 @@ def write_best(sweep: Sweep, trials: Trials) -> str | None:
     defaults = configuration.load(sweep.env)
     changed = {}
     for section, values in config.items():
-        diff = {key: value for key, value in values.items() if defaults.get(section, {}).get(key) != value}
+        diff = {key: value for key, value in values.items() if not _same(defaults.get(section, {}).get(key), value)}
         if diff:
             changed[section] = diff
     header = (f'# The best of {sum(t["end"] is not None for t in trials.values())} trials of the sweep {sweep.path}\n'
@@ -487,6 +487,15 @@ def write_best(sweep: Sweep, trials: Trials) -> str | None:
     path = os.path.join(sweep.path, 'best.toml')
     rundir.write_text(path, header + configuration.to_toml(changed))
     return path
+
+
+def _same(default: Any, value: Any) -> bool:
+    """A config value equals its default; numbers within float noise (a value that went through a transform
+    and back, or a ledger written before the centre mapped back exactly)."""
+    numbers = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in (default, value)]
+    if all(numbers) and isinstance(default, float) == isinstance(value, float):
+        return math.isclose(default, value, rel_tol=1e-12, abs_tol=0.0)
+    return default == value
 
 
 class Progress:

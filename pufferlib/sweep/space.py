@@ -31,6 +31,10 @@ class Param:
         self.section, self.key = name.split('.', 1)
         self._lo, self._hi = self._forward(low), self._forward(high)
         self.centre = self.normalize(centre)
+        # The transform's round trip leaves float noise (0.015 came back as 0.015000000000000003): the
+        # centre and the ends map back to the configured numbers exactly, so the defaults trial runs the
+        # defaults and best.toml does not list a default as changed.
+        self._exact = {self.centre: centre, -1.0: low, 1.0: high}
 
     def _forward(self, value: float) -> float:
         if self.distribution in ('log', 'pow2'):
@@ -56,7 +60,11 @@ class Param:
 
     def value(self, z: float) -> int | float:
         """The config value at normalised coordinate z (clipped to [-1, 1])."""
-        t = (min(max(float(z), -1.0), 1.0) + 1) / 2
+        z = min(max(float(z), -1.0), 1.0)
+        if z in self._exact:
+            value = self._exact[z]
+            return int(round(value)) if self.integer else float(value)
+        t = (z + 1) / 2
         value = self._inverse(self._lo + t * (self._hi - self._lo))
         value = min(max(value, self.low), self.high)  # rounding and exp never leave the bounds
         return int(round(value)) if self.integer else float(value)
