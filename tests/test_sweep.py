@@ -565,6 +565,27 @@ def test_the_time_budget_keeps_what_confirming_the_top_trials_takes(experiments)
     assert s.confirm_seed(trials[1]['starts'][-1], 2) == 2  # its own seed (0) + the repeat
 
 
+def test_the_eta_counts_the_confirmation_runs_still_to_come(experiments):
+    class Status:  # the terminal's status line
+        def update(self, text):
+            self.text = text
+
+    # 3 of 3 trials done in 30 s; confirming the top 2 on 2 more seeds is 4 runs of about 10 s to come
+    path = confirmed_sweep([5.0, 9.0, 8.0], {}, confirm_top=2, confirm_seeds=2)
+    s = sweep.Sweep(path, ['--sweep.max-trials', '3'])
+    trials = sweep.trials_of(s.ledger.read())
+    progress = sweep.Progress(s, trials, quiet=True, printer=None)
+    progress.status, progress.done_here, progress.started = Status(), 3, time.time() - 30
+    progress.update(0, None)
+    assert 'trial 3/3' in progress.status.text and progress.status.text.endswith('ETA 0:00:40')
+    one_done = sweep.trials_of(ledger(confirmed_sweep([5.0, 9.0, 8.0], {1: [7.0]})))
+    progress.trials, progress.done_here, progress.started = one_done, 4, time.time() - 40
+    progress.update(1, None)
+    assert progress.status.text.endswith('ETA 0:00:30')
+    progress.update(1, 12.0)  # never past the time budget left
+    assert progress.status.text.endswith('ETA 0:00:12')
+
+
 # --- whole sweeps ---------------------------------------------------------------------------------
 
 def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, capsys):

@@ -540,13 +540,23 @@ class Progress:
         best_text = f'best {best[2]["score"]:.4g} (trial {best[0]})' if best else 'best -'
         eta = None
         if self.done_here:
-            per_trial = (time.time() - self.started) / self.done_here
-            eta = per_trial * max(0, settings['max_trials'] - finished)
+            # every run so far, trials and confirmation runs alike, took this long on average (wall clock,
+            # with `parallel` of them at a time); the runs left include the confirmation of the top trials
+            per_run = (time.time() - self.started) / self.done_here
+            eta = per_run * (max(0, settings['max_trials'] - finished) + self.confirmations_left())
         if remaining is not None:
             eta = max(0.0, remaining) if eta is None else min(eta, max(0.0, remaining))
         eta_text = str(datetime.timedelta(seconds=int(eta))) if eta is not None else '?'
         self.status.update(f'sweep {self.sweep.env} ({settings["method"]})  trial {finished}/{settings["max_trials"]}'
                            f'  running {running}  {best_text}  ETA {eta_text}')
+
+    def confirmations_left(self) -> int:
+        """Confirmation runs still to come: confirm_seeds for each of the confirm_top best trials, less those
+        finished."""
+        settings = self.sweep.settings
+        planned = min(settings['confirm_top'], settings['max_trials']) * settings['confirm_seeds']
+        done = sum(c['end'] is not None for t in self.trials.values() for c in t.get('confirm', {}).values())
+        return max(0, planned - done)
 
     def close(self) -> None:
         if self.status is not None:
