@@ -586,6 +586,71 @@ def test_the_eta_counts_the_confirmation_runs_still_to_come(experiments):
     assert progress.status.text.endswith('ETA 0:00:12')
 
 
+def sweep_of_the_default_space(trials=12):
+    """A sweep directory over the seven default keys whose ledger holds `trials` finished trials at random
+    points (the first the defaults, the last failed), as the driver writes them."""
+    path = sweep.create('puffer_bandit', ['--sweep.confirm-seeds', '0'])
+    s = sweep.Sweep(path)
+    rng = np.random.default_rng(0)
+    s.ledger.append({'type': 'session', 'time': 0.0})
+    for k in range(trials):
+        values = s.space.values(rng.uniform(-1, 1, len(s.space)) if k else s.space.centre)
+        s.ledger.append({'type': 'start', 'trial': k, 'attempt': 1, 'time': 1.0, 'run_dir': f'trials/trial-{k:04d}',
+                         'values': values})
+        score = float(rng.uniform(0, 1))
+        failed = k == trials - 1
+        s.ledger.append({'type': 'end', 'trial': k, 'attempt': 1, 'time': 2.0, 'status': 'failed' if failed else 'ok',
+                         'error': 'diverged: policy_loss became nan at step 10,240' if failed else None,
+                         'metric': 'env/score',
+                         'curve': [] if failed else [[10240, 5.0, score / 2], [20480, 10.0, score]],
+                         'score': None if failed else score, 'cost': None if failed else 10.0 + k, 'steps': 20480,
+                         'seconds': 12.0})
+    return path
+
+
+def test_the_report_fits_a_120_column_terminal_and_params_png_has_a_key(experiments):
+    import importlib
+
+    import pexpect
+    report_module = importlib.import_module('pufferlib.sweep.report')  # sweep.report is its function
+    path = sweep_of_the_default_space()
+    child = pexpect.spawn(PUFFER, ['sweep', '--report', path], dimensions=(60, 120), encoding='utf-8', timeout=120,
+                          env={**os.environ, 'TERM': 'xterm-256color'})
+    output = re.sub(r'\x1b\[[0-9;?]*[A-Za-z]', '', child.read())
+    child.close()
+    assert child.exitstatus == 0, output
+    table = [line.rstrip('\r') for line in output.split('\n') if re.match(r'\s*[┏┃┡│└]', line)]
+    assert table and all(len(line) <= 120 for line in table)
+    assert not any('…' in line for line in table), '\n'.join(table)  # no name or number cut short
+    header = ' '.join(' '.join(line.split('┃')) for line in table if line.lstrip().startswith('┃'))
+    for word in ('learning', 'rate', 'gamma', 'gae', 'lambda', 'ent', 'clip', 'vf', 'coef', 'max', 'grad', 'norm'):
+        assert re.search(rf'\b{word}\b', header), header
+    assert 'train.' not in header and 'seeds' not in header  # no section prefix; no confirmation, no seed columns
+    text = ' '.join(output.split())
+    assert 'swept: train.learning_rate, train.gamma, train.gae_lambda' in text  # the full names below
+
+    s = sweep.Sweep(path)
+    trials = sweep.trials_of(s.ledger.read())
+    ok = [(k, t['starts'][-1], t['end']) for k, t in trials.items() if t['end']['status'] == 'ok']
+    fig = report_module.params_figure(report_module._pyplot(), s, ok)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_xlabel().startswith('train.')]
+    assert len(panels) == 7
+    for ax in panels:
+        lo, hi = sorted(ax.get_xlim())
+        ticks = [*zip(ax.xaxis.get_majorticklocs(), ax.xaxis.get_majorticklabels()),
+                 *zip(ax.xaxis.get_minorticklocs(), ax.xaxis.get_minorticklabels())]
+        shown = [label for loc, label in ticks if lo <= loc <= hi and label.get_visible() and label.get_text()]
+        assert len(shown) >= 2, ax.get_xlabel()
+        boxes = [label.get_window_extent(renderer) for label in shown]
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), \
+            (ax.get_xlabel(), [label.get_text() for label in shown])
+    assert any('trial' in ax.get_ylabel() for ax in fig.axes if ax not in panels)  # the colour bar: the key
+    for name in ('pareto.png', 'params.png'):
+        assert open(os.path.join(path, name), 'rb').read(8) == b'\x89PNG\r\n\x1a\n'
+
+
 # --- whole sweeps ---------------------------------------------------------------------------------
 
 def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, capsys):
