@@ -261,7 +261,8 @@ class Ledger:
             problem = self.check(record) if self.check is not None else None
             if problem is not None:
                 raise self.error(f'{self.path} line {number} is not a record of this ledger ({problem}); the ledger '
-                                 'was edited or damaged. Fix or delete that line, then resume')
+                                 'was edited, damaged or written by another version of pufferlib. Fix or delete that '
+                                 'line, then resume; nothing was changed')
             records.append(record)
         return records
 

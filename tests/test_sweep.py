@@ -113,6 +113,12 @@ BAD_SECTIONS = [
     ('[sweep]\nmethod = "bayes"', r'sweep.method \(--sweep.method\) must be one of protein'),
     ('[sweep]\nparallel = 0', r'sweep.parallel \(--sweep.parallel\) must be at least 1'),
     ('[sweep]\nonly = "train.gama"', r'sweep.only.*train.gama'),
+    ('[sweep.env.best_prob]\ndistribution = "linear"\nmin = 0.5\nmax = 1.5',
+     r"sweep.env.best_prob.*range \[0.5, 1.5\].*puffer_bandit's option best_prob, \[0, 1\].*spec.toml"),
+    ('[sweep.env.best_arm]\ndistribution = "int"\nmin = 0\nmax = 9',
+     r'sweep.env.best_arm.*\[0, 9\].*\[0, num_arms - 1 = 3\] with num_arms = 4'),
+    ('[sweep.env.num_arms]\ndistribution = "int"\nmin = 2\nmax = 8\n[sweep.env.best_arm]\ndistribution = "int"\n'
+     'min = 0\nmax = 9', r'sweep.env.best_arm.*\[0, 9\].*\[0, num_arms - 1 = 7\]'),
 ]
 
 
@@ -135,12 +141,30 @@ def test_bad_sweep_section_is_one_line_from_the_cli(tmp_path, capsys):
     assert 'not a sweep directory' in capsys.readouterr().err
 
 
+def test_an_env_range_past_the_options_limits_stops_before_anything_is_written(experiments, tmp_path, capsys):
+    path = tmp_path / 'wide.toml'
+    path.write_text('[sweep.env.other_prob]\ndistribution = "linear"\nmin = 0.0\nmax = 2.0\n')
+    assert main(['sweep', 'puffer_bandit', '--config', str(path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and 'other_prob' in err[0] and '[0.0, 2.0]' in err[0] and '[0, 1]' in err[0]
+    assert not (experiments / 'sweeps').exists() or not list((experiments / 'sweeps').iterdir())
+    # within the limits (of the loosest swept num_arms) it is a sweep
+    path.write_text('[sweep.env.num_arms]\ndistribution = "int"\nmin = 2\nmax = 8\n[sweep.env.best_arm]\n'
+                    'distribution = "int"\nmin = 0\nmax = 7\n')
+    sweep.resolve('puffer_bandit', config_file=str(path))
+
+
 @pytest.mark.parametrize('flag, value, what', [
     ('--sweep.confirm-top', '-1', '>= 0'),
     ('--sweep.confirm-top', '1.5', 'must be int'),
     ('--sweep.confirm-seeds', 'two', 'must be int'),
+    ('--sweep.seed', '-1', 'from 0 to'),  # once a ValueError from numpy, after the sweep folder was made
+    ('--sweep.seed', str(2 ** 40), 'from 0 to'),
+    ('--sweep.max-hours', 'inf', 'finite'),
+    ('--sweep.trial-timeout', 'nan', 'finite'),
 ])
-def test_bad_confirmation_settings_are_one_error_naming_the_flag(experiments, capsys, flag, value, what):
+def test_bad_settings_are_one_error_naming_the_flag_before_anything_is_written(experiments, capsys, flag, value,
+                                                                               what):
     assert main(['sweep', 'puffer_bandit', *TINY, flag, value]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and flag in err[0] and what in err[0] and value in err[0]
@@ -148,6 +172,22 @@ def test_bad_confirmation_settings_are_one_error_naming_the_flag(experiments, ca
     path = sweep.create('puffer_bandit', TINY)  # the same check on resume, before anything is written
     assert main(['sweep', '--resume', path, flag, value]) == 2
     assert flag in capsys.readouterr().err and ledger(path) == []
+
+
+@pytest.mark.parametrize('flags, package', [
+    ([], 'scikit-learn.*pufferlib\\[sweep\\]'),
+    (['--sweep.method', 'optuna'], 'optuna.*pufferlib\\[optuna\\]'),
+    (['--sweep.method', 'random', '--sweep.backend', 'ray'], 'ray.*pufferlib\\[ray\\]'),
+])
+def test_a_setting_whose_package_is_missing_stops_before_anything_is_written(experiments, capsys, monkeypatch,
+                                                                            flags, package):
+    import importlib.util
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, 'find_spec',
+                        lambda name, *a: None if name in ('sklearn', 'optuna', 'ray') else find_spec(name, *a))
+    assert main(['sweep', 'puffer_bandit', *TINY, *flags]) == 2
+    assert re.search(package, capsys.readouterr().err)
+    assert not (experiments / 'sweeps').exists() or not list((experiments / 'sweeps').iterdir())
 
 
 # --- the methods --------------------------------------------------------------------------------
@@ -351,15 +391,26 @@ def test_protein_solves_every_synthetic_task_in_a_few_repeats(bench):
 
 # --- the ledger and the curve ---------------------------------------------------------------------
 
+def start_record(k, attempt=1, **values):
+    return {'type': 'start', 'trial': k, 'attempt': attempt, 'time': 1.0, 'run_dir': f'trials/trial-{k:04d}',
+            'values': values}
+
+
+def end_record(k, attempt=1, status='ok', score=1.0):
+    return {'type': 'end', 'trial': k, 'attempt': attempt, 'time': 2.0, 'status': status, 'error': None,
+            'metric': 'env/score', 'curve': [[20480, 1.0, score]], 'score': score, 'cost': 1.0, 'steps': 20480,
+            'seconds': 3.0}
+
+
 def test_ledger_drops_a_torn_last_record_and_rejects_a_damaged_one(tmp_path):
     book = sweep.Ledger(str(tmp_path / 'trials.jsonl'))
-    book.append({'type': 'start', 'trial': 0, 'values': {}})
-    book.append({'type': 'end', 'trial': 0, 'status': 'ok'})
+    book.append(start_record(0))
+    book.append(end_record(0))
     with open(book.path, 'a') as f:
         f.write('{"type": "start", "tri')  # SIGKILL in the middle of a write
     assert [r['type'] for r in book.read()] == ['start', 'end']
     book.repair()
-    book.append({'type': 'start', 'trial': 1, 'values': {}})
+    book.append(start_record(1))
     assert [r.get('trial') for r in book.read()] == [0, 0, 1]
     trials = sweep.trials_of(book.read())
     assert trials[0]['end']['status'] == 'ok' and trials[1]['end'] is None
@@ -367,6 +418,43 @@ def test_ledger_drops_a_torn_last_record_and_rejects_a_damaged_one(tmp_path):
     lines[1] = 'garbage'
     open(book.path, 'w').write('\n'.join(lines) + '\n')
     with pytest.raises(sweep.SweepError, match='line 2'):
+        book.read()
+
+
+@pytest.mark.parametrize('line, problem', [
+    ('{"type": "start", "trial": "1", "attempt": 1, "time": 1.0, "run_dir": "trials/x", "values": {}}',
+     r"start record's 'trial' must be a whole number >= 0, got '1'"),
+    ('{"type": "end", "trial": 0, "attempt": 1, "time": 2.0, "status": "ok"}', r"end record has no 'error'"),
+    ('[1, 2]', r'list \[1, 2\] is not a record'),
+    ('{"type": "stop", "time": 1.0}', r"type 'stop' is not one of session, start"),
+    ('{"type": "session", "time": "noon"}', r"'time' must be a number"),
+], ids=['string-trial', 'end-missing-keys', 'not-an-object', 'unknown-type', 'text-time'])
+def test_a_ledger_record_of_the_wrong_shape_is_one_error_naming_its_line(experiments, line, problem):
+    # valid JSON, the wrong shape: a record with a string trial number once gave a TypeError from sorted()
+    path = sweep.create('puffer_bandit', TINY)
+    book = sweep.Ledger(os.path.join(path, 'trials.jsonl'))
+    book.append({'type': 'session', 'time': 0.0})
+    book.append(start_record(0, **{'train.learning_rate': 0.01, 'train.ent_coef': 0.001}))
+    book.append(end_record(0))
+    with open(book.path, 'a') as f:
+        f.write(line + '\n')
+    saved = open(book.path, 'rb').read()
+    out = subprocess.run([PUFFER, 'sweep', '--resume', path, '--quiet'], capture_output=True, text=True,
+                         timeout=120)
+    err = out.stderr.strip().splitlines()
+    assert out.returncode == 2 and len(err) == 1 and 'Traceback' not in out.stderr, out.stderr
+    assert f'{book.path} line 4 is not a record of this ledger (' in err[0] and re.search(problem, err[0])
+    assert 'Fix or delete that line' in err[0]
+    assert open(book.path, 'rb').read() == saved  # nothing lost, nothing rewritten
+    assert main(['sweep', '--report', path]) == 2  # the report reads it the same way
+
+
+def test_a_ledger_end_without_its_start_is_an_error(tmp_path):
+    book = sweep.Ledger(str(tmp_path / 'trials.jsonl'))
+    book.append(start_record(0))
+    book.append(end_record(1))
+    with pytest.raises(sweep.SweepError,
+                       match=r'line 2 is not a record of this ledger \(the end record of trial 1 follows no start'):
         book.read()
 
 
@@ -479,6 +567,92 @@ def test_the_time_budget_keeps_what_confirming_the_top_trials_takes(experiments)
     assert s.confirm_seed(trials[1]['starts'][-1], 2) == 2  # its own seed (0) + the repeat
 
 
+def test_the_eta_counts_the_confirmation_runs_still_to_come(experiments):
+    class Status:  # the terminal's status line
+        def update(self, text):
+            self.text = text
+
+    # 3 of 3 trials done in 30 s; confirming the top 2 on 2 more seeds is 4 runs of about 10 s to come
+    path = confirmed_sweep([5.0, 9.0, 8.0], {}, confirm_top=2, confirm_seeds=2)
+    s = sweep.Sweep(path, ['--sweep.max-trials', '3'])
+    trials = sweep.trials_of(s.ledger.read())
+    progress = sweep.Progress(s, trials, quiet=True, printer=None)
+    progress.status, progress.done_here, progress.started = Status(), 3, time.time() - 30
+    progress.update(0, None)
+    assert 'trial 3/3' in progress.status.text and progress.status.text.endswith('ETA 0:00:40')
+    one_done = sweep.trials_of(ledger(confirmed_sweep([5.0, 9.0, 8.0], {1: [7.0]})))
+    progress.trials, progress.done_here, progress.started = one_done, 4, time.time() - 40
+    progress.update(1, None)
+    assert progress.status.text.endswith('ETA 0:00:30')
+    progress.update(1, 12.0)  # never past the time budget left
+    assert progress.status.text.endswith('ETA 0:00:12')
+
+
+def sweep_of_the_default_space(trials=12):
+    """A sweep directory over the seven default keys whose ledger holds `trials` finished trials at random
+    points (the first the defaults, the last failed), as the driver writes them."""
+    path = sweep.create('puffer_bandit', ['--sweep.confirm-seeds', '0'])
+    s = sweep.Sweep(path)
+    rng = np.random.default_rng(0)
+    s.ledger.append({'type': 'session', 'time': 0.0})
+    for k in range(trials):
+        values = s.space.values(rng.uniform(-1, 1, len(s.space)) if k else s.space.centre)
+        s.ledger.append({'type': 'start', 'trial': k, 'attempt': 1, 'time': 1.0, 'run_dir': f'trials/trial-{k:04d}',
+                         'values': values})
+        score = float(rng.uniform(0, 1))
+        failed = k == trials - 1
+        s.ledger.append({'type': 'end', 'trial': k, 'attempt': 1, 'time': 2.0, 'status': 'failed' if failed else 'ok',
+                         'error': 'diverged: policy_loss became nan at step 10,240' if failed else None,
+                         'metric': 'env/score',
+                         'curve': [] if failed else [[10240, 5.0, score / 2], [20480, 10.0, score]],
+                         'score': None if failed else score, 'cost': None if failed else 10.0 + k, 'steps': 20480,
+                         'seconds': 12.0})
+    return path
+
+
+def test_the_report_fits_a_120_column_terminal_and_params_png_has_a_key(experiments):
+    import importlib
+
+    import pexpect
+    report_module = importlib.import_module('pufferlib.sweep.report')  # sweep.report is its function
+    path = sweep_of_the_default_space()
+    child = pexpect.spawn(PUFFER, ['sweep', '--report', path], dimensions=(60, 120), encoding='utf-8', timeout=120,
+                          env={**os.environ, 'TERM': 'xterm-256color'})
+    output = re.sub(r'\x1b\[[0-9;?]*[A-Za-z]', '', child.read())
+    child.close()
+    assert child.exitstatus == 0, output
+    table = [line.rstrip('\r') for line in output.split('\n') if re.match(r'\s*[┏┃┡│└]', line)]
+    assert table and all(len(line) <= 120 for line in table)
+    assert not any('…' in line for line in table), '\n'.join(table)  # no name or number cut short
+    header = ' '.join(' '.join(line.split('┃')) for line in table if line.lstrip().startswith('┃'))
+    for word in ('learning', 'rate', 'gamma', 'gae', 'lambda', 'ent', 'clip', 'vf', 'coef', 'max', 'grad', 'norm'):
+        assert re.search(rf'\b{word}\b', header), header
+    assert 'train.' not in header and 'seeds' not in header  # no section prefix; no confirmation, no seed columns
+    text = ' '.join(output.split())
+    assert 'swept: train.learning_rate, train.gamma, train.gae_lambda' in text  # the full names below
+
+    s = sweep.Sweep(path)
+    trials = sweep.trials_of(s.ledger.read())
+    ok = [(k, t['starts'][-1], t['end']) for k, t in trials.items() if t['end']['status'] == 'ok']
+    fig = report_module.params_figure(report_module._pyplot(), s, ok)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    panels = [ax for ax in fig.axes if ax.get_xlabel().startswith('train.')]
+    assert len(panels) == 7
+    for ax in panels:
+        lo, hi = sorted(ax.get_xlim())
+        ticks = [*zip(ax.xaxis.get_majorticklocs(), ax.xaxis.get_majorticklabels()),
+                 *zip(ax.xaxis.get_minorticklocs(), ax.xaxis.get_minorticklabels())]
+        shown = [label for loc, label in ticks if lo <= loc <= hi and label.get_visible() and label.get_text()]
+        assert len(shown) >= 2, ax.get_xlabel()
+        boxes = [label.get_window_extent(renderer) for label in shown]
+        assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:]), \
+            (ax.get_xlabel(), [label.get_text() for label in shown])
+    assert any('trial' in ax.get_ylabel() for ax in fig.axes if ax not in panels)  # the colour bar: the key
+    for name in ('pareto.png', 'params.png'):
+        assert open(os.path.join(path, name), 'rb').read(8) == b'\x89PNG\r\n\x1a\n'
+
+
 # --- whole sweeps ---------------------------------------------------------------------------------
 
 def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, capsys):
@@ -501,7 +675,9 @@ def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, cap
     best_values = next(r for r in records if r['type'] == 'start' and r['trial'] == best['trial'])['values']
     best_toml = os.path.join(path, 'best.toml')
     text = tomllib.load(open(best_toml, 'rb'))
-    assert text['train']['learning_rate'] == best_values['train.learning_rate']
+    defaults = configuration.load('puffer_bandit')
+    # a key at its default (the defaults trial won) is not listed
+    assert text['train'].get('learning_rate', defaults['train']['learning_rate']) == best_values['train.learning_rate']
     assert text['train']['total_timesteps'] == 20000 and text['env']['num_envs'] == 64
     # the round trip: best.toml is a --config file for puffer train
     train = subprocess.run([PUFFER, 'train', 'puffer_bandit', '--config', best_toml, '--quiet'],
@@ -519,6 +695,22 @@ def test_sweep_end_to_end_best_toml_trains_and_the_report_plots(experiments, cap
     for name in ('pareto.png', 'params.png'):
         with open(os.path.join(path, name), 'rb') as f:
             assert f.read(8) == b'\x89PNG\r\n\x1a\n'
+
+
+def test_the_defaults_trial_runs_the_defaults_exactly_and_best_toml_lists_no_default(experiments):
+    # the transform round trip once gave learning_rate = 0.015000000000000003, gae_lambda = 0.8999999999999999
+    keys = 'train.learning_rate,train.gae_lambda,train.gamma,train.ent_coef'
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.only', keys)
+    assert out.returncode == 0, out.stderr
+    [start] = [r for r in ledger(path) if r['type'] == 'start']
+    defaults = configuration.load('puffer_bandit')
+    assert start['values'] == {key: defaults['train'][key.split('.')[1]] for key in keys.split(',')}
+    best = tomllib.load(open(os.path.join(path, 'best.toml'), 'rb'))
+    assert best['train'] and not {key.split('.')[1] for key in keys.split(',')} & set(best['train'])
+    assert best['train']['total_timesteps'] == 20000  # what TINY changed is listed
+    space = sweep.parse_space(defaults)
+    for param in space.params:  # the ends of each range come back exactly too
+        assert param.value(-1) == param.low and param.value(1) == param.high
 
 
 def test_trials_that_raise_are_failed_trials_and_the_sweep_goes_on(experiments):
@@ -541,6 +733,47 @@ def test_a_trial_whose_loss_diverges_is_a_failed_trial(experiments):
     assert record['status'] == 'failed'
     assert record['error'].startswith('diverged')
     assert re.search(r'nan|inf|finite', record['error'], re.IGNORECASE)
+
+
+@pytest.mark.slow
+def test_a_trial_killed_from_outside_is_not_a_failure_and_reruns_on_resume(experiments, monkeypatch):
+    proc = subprocess.Popen([PUFFER, 'sweep', 'puffer_bandit', *TINY, '--sweep.max-trials', '2', '--quiet'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    victim = None
+    deadline = time.monotonic() + 120
+    while victim is None and time.monotonic() < deadline and proc.poll() is None:
+        victim = next((p for p in psutil.Process(proc.pid).children(recursive=True)
+                       if 'trial-0000' in ' '.join(p.cmdline())), None)
+        time.sleep(0.05)
+    assert victim is not None, proc.communicate()
+    victim.send_signal(signal.SIGKILL)  # as the OOM killer does
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert 'done: 1 trials (0 failed)' in out  # the killed trial is neither a trial done nor a failure
+    path = str(next((experiments / 'sweeps').iterdir()))
+    killed, ok = ends(path)
+    assert (killed['trial'], killed['status']) == (0, 'killed') and 'SIGKILL' in killed['error']
+    assert (ok['trial'], ok['status']) == (1, 'ok')
+
+    seen = []  # what a resumed driver's method learns, and what it reruns
+
+    class Recorder:
+        def observe(self, obs):
+            seen.append(obs)
+
+    monkeypatch.setattr(sweep.driver, 'make_method', lambda name, space, seed=0: Recorder())
+    replay = sweep.Driver(sweep.Sweep(path), quiet=True)
+    replay.close()
+    assert replay.rerun == [0] and len(seen) == 1 and not seen[0].failed
+
+    out = subprocess.run([PUFFER, 'sweep', '--resume', path, '--quiet'], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert 'done: 2 trials (0 failed)' in out.stdout
+    records = ledger(path)
+    starts = [r for r in records if r['type'] == 'start' and r['trial'] == 0]
+    assert [r['attempt'] for r in starts] == [1, 2] and starts[0]['values'] == starts[1]['values']
+    assert [(r['trial'], r['attempt'], r['status']) for r in ends(path)] == [(0, 1, 'killed'), (1, 1, 'ok'),
+                                                                              (0, 2, 'ok')]
 
 
 @pytest.mark.slow
@@ -601,6 +834,18 @@ def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
         assert len(starts) == 2 and starts[0]['values'] == starts[1]['values']
         assert starts[1]['attempt'] == 2 and starts[1]['run_dir'] != starts[0]['run_dir']
     assert sum(r['type'] == 'session' for r in after) == 2
+
+
+def test_parallel_is_bounded_by_the_cores_and_the_memory_with_a_message_why(experiments):
+    cores = len(os.sched_getaffinity(0))
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.parallel', '100000')
+    assert out.returncode == 0, out.stderr
+    said = re.search(r'sweep.parallel 100000: running (\d+) trials at a time.* (\d+) cores.* GB of memory', out.stderr)
+    assert said and 1 <= int(said[1]) <= cores and int(said[2]) == cores, out.stderr
+    assert [r['status'] for r in ends(path)] == ['ok']
+    # the memory bound, at 0.5 GB a trial, and no message when the setting fits
+    assert sweep.driver.parallel_limit(8, 16, 2.2)[0] == 4 and sweep.driver.parallel_limit(8, 16, 0.1)[0] == 1
+    assert sweep.driver.parallel_limit(2, 16, 64.0) == (2, None)
 
 
 @pytest.mark.slow
@@ -669,5 +914,6 @@ def test_resume_after_sigkill_during_confirmation_keeps_and_repeats_no_confirmat
     means = {k: np.mean(sweep.seed_scores(trials[k])[0]) for k in (0, 1)}
     best = max(means, key=means.get)
     text = tomllib.load(open(os.path.join(path, 'best.toml'), 'rb'))
-    assert text['train']['learning_rate'] == trials[best]['starts'][-1]['values']['train.learning_rate']
+    default = configuration.load('puffer_bandit')['train']['learning_rate']  # not listed when the defaults won
+    assert text['train'].get('learning_rate', default) == trials[best]['starts'][-1]['values']['train.learning_rate']
     assert s.best()[0] == best and f'best: trial {best}' in out.stdout and 'over 3 seeds' in out.stdout

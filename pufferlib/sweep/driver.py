@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import concurrent.futures
 import datetime
+import importlib.util
+import math
 import os
 import signal
 import sys
@@ -19,18 +21,23 @@ from types import FrameType
 from typing import Any
 
 import numpy as np
+import psutil
 from rich.console import Console
 
 from pufferlib import config as configuration
-from pufferlib import rundir
+from pufferlib import registry, rundir
 from pufferlib.backend import LocalBackend, RayBackend
 from pufferlib.config import ConfigError
-from pufferlib.sweep.ledger import Ledger, Record, SweepError, Trials, seed_scores, seeds_text, trials_of
+from pufferlib.sweep.ledger import Ledger, Record, SweepError, Trials, new_entry, seed_scores, seeds_text, trials_of
 from pufferlib.sweep.methods import EPS, METHODS, Method, Observation, make_method
-from pufferlib.sweep.space import Space, parse_space, short
+from pufferlib.sweep.space import Space, check_option_limits, parse_space, short
 from pufferlib.sweep.trials import run_trial, stop_trials
 
 Printer = Callable[[str], object]
+# The memory a local trial is taken to need when bounding sweep.parallel: a Python process with torch, the
+# env and its rollout buffers. Small Ocean trials took about 250 MB each (24 at once, 6 GB); this leaves
+# room for bigger envs and policies.
+TRIAL_MEMORY_GB = 0.5
 Job = tuple[Record, float | None, str | None]  # a start record, its time limit and what sets that limit
 
 SETTINGS: dict[str, tuple[type, Callable[[Any], bool], str]] = {  # [sweep] key: (type, check, what it must be)
@@ -39,11 +46,12 @@ SETTINGS: dict[str, tuple[type, Callable[[Any], bool], str]] = {  # [sweep] key:
     'goal': (str, lambda v: v in ('maximize', 'minimize'), 'maximize or minimize'),
     'cost': (str, lambda v: v in ('seconds', 'steps'), 'seconds or steps'),
     'max_trials': (int, lambda v: v >= 1, 'at least 1'),
-    'max_hours': (float, lambda v: v >= 0, '>= 0 (0 = no limit)'),
-    'trial_timeout': (float, lambda v: v >= 0, '>= 0 seconds (0 = no limit)'),
+    'max_hours': (float, lambda v: 0 <= v < math.inf, 'a finite number >= 0 (0 = no limit)'),
+    'trial_timeout': (float, lambda v: 0 <= v < math.inf, 'a finite number >= 0 of seconds (0 = no limit)'),
     'parallel': (int, lambda v: v >= 1, 'at least 1'),
     'backend': (str, lambda v: v in ('local', 'ray'), 'local or ray'),
-    'seed': (int, lambda v: True, 'an integer'),
+    # numpy's and Optuna's generators take seeds in [0, 2**32); each session adds the trials so far
+    'seed': (int, lambda v: 0 <= v < 2 ** 31, f'a whole number from 0 to {2 ** 31 - 1}'),
     'only': (str, lambda v: True, 'comma-separated swept keys'),
     'confirm_top': (int, lambda v: v >= 0, 'a whole number >= 0: how many of the best trials to rerun on '
                     'more seeds at the end (0 = none)'),
@@ -52,18 +60,32 @@ SETTINGS: dict[str, tuple[type, Callable[[Any], bool], str]] = {  # [sweep] key:
 }
 
 
+# A setting's value that needs an optional package: (setting, value) -> (module, what it is, pip extra)
+NEEDS = {('method', 'protein'): ('sklearn', 'scikit-learn', 'sweep'),
+         ('method', 'optuna'): ('optuna', 'optuna', 'optuna'),
+         ('backend', 'ray'): ('ray', 'ray', 'ray')}
+
+
 def check_settings(sweep: dict[str, Any]) -> None:
+    """Every [sweep] setting, its range and the packages it needs: a new sweep calls this before it writes
+    anything, a resumed one before it claims its directory."""
     for key, (kind, ok, what) in SETTINGS.items():
         value = sweep.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) or not ok(value):
             raise ConfigError(f'sweep.{key} (--sweep.{key.replace("_", "-")}) must be {what}, got {value!r}')
+    for (key, value), (module, name, extra) in NEEDS.items():
+        if sweep[key] == value and importlib.util.find_spec(module) is None:
+            raise ConfigError(f'sweep.{key} = "{value}" needs {name}: pip install "pufferlib[{extra}]"')
 
 
 def resolve(env_name: str, flags: Sequence[str] = (), config_file: str | None = None) -> tuple[dict[str, Any], Space]:
-    """The config of a new sweep (files, then flags) and its search space, both checked."""
+    """The config of a new sweep (files, then flags) and its search space, both checked: the settings, each
+    swept key's table, and each swept env option's range against the option's limits in the env's spec."""
     config = configuration.load(env_name, flags, config_file=config_file)
     check_settings(config['sweep'])
-    return config, parse_space(config)
+    space = parse_space(config)
+    check_option_limits(space, env_name, registry.lookup(env_name).option_specs(), config.get('env', {}))
+    return config, space
 
 
 def sweeps_dir() -> str:
@@ -158,9 +180,27 @@ class Sweep:
         return used + (last - session if session is not None else 0.0)
 
 
+def _cores() -> list[int]:
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else list(range(os.cpu_count() or 1))
+
+
+def parallel_limit(requested: int, cores: int, available_gb: float) -> tuple[int, str | None]:
+    """How many local trials run at once: `requested` (sweep.parallel), at most one per core this process may
+    use and as many as the available memory holds at TRIAL_MEMORY_GB each (at least one); and, when that is
+    fewer than requested, the message that says so and why."""
+    by_memory = max(1, int(available_gb / TRIAL_MEMORY_GB))
+    allowed = max(1, min(cores, by_memory))
+    if requested <= allowed:
+        return requested, None
+    return allowed, (f'sweep.parallel {requested}: running {allowed} trials at a time, as many as this machine '
+                     f'allows: this process may use {cores} cores (one trial each at most) and {available_gb:.1f} '
+                     f'GB of memory is available (room for {by_memory} trials at an estimated '
+                     f'{TRIAL_MEMORY_GB:g} GB each)')
+
+
 def _slots(parallel: int) -> list[dict[str, Any]]:
     """The cores (and GPU) of each parallel slot: an even share of this process's cores."""
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else list(range(os.cpu_count() or 1))
+    cores = _cores()
     gpus = 0
     if parallel > 1:
         try:
@@ -187,12 +227,18 @@ class Driver:
         self.budget = self.settings['max_hours'] * 3600 or None
         self.parallel = self.settings['parallel']
         self.ray = self.settings['backend'] == 'ray'
+        if not self.ray:  # Ray places its tasks by the cluster's resources
+            self.parallel, why = parallel_limit(self.parallel, len(_cores()),
+                                                psutil.virtual_memory().available / 1e9)
+            if why:
+                print(why, file=sys.stderr)
         self.backend = (RayBackend(who='sweep.backend = "ray"', gpus=True) if self.ray
                         else LocalBackend(threads=self.parallel))
         self.slots = _slots(self.parallel)
         self.free = list(range(self.parallel))
         self.running: dict[concurrent.futures.Future, tuple[int, int, Record]] = {}  # -> (trial, slot, start)
         self.confirming = False  # once confirmation has begun in this session, no new ordinary trial starts
+        self.killed_here: set[tuple[int, int]] = set()  # (trial, repeat) killed in this session: rerun on resume
         self.progress = Progress(sweep, self.trials, quiet, printer)
 
     def restore(self) -> None:
@@ -256,7 +302,7 @@ class Driver:
             values = self.space.values(self.suggest(left, reserve))
             predicted = getattr(self.method, 'last', None) or None
         start = sweep_start_record(self.sweep, k, attempt, values, predicted)
-        self.trials.setdefault(k, {'starts': [], 'end': None, 'confirm': {}})['starts'].append(start)
+        self.trials.setdefault(k, new_entry(confirm=True))['starts'].append(start)
         if left is None:
             return start, None, None
         return start, left - reserve, ("the sweep's time budget (sweep.max_hours) less the time kept for "
@@ -279,8 +325,8 @@ class Driver:
         busy = {(start['trial'], start['repeat']) for _, _, start in self.running.values()}
         for k in self.sweep.to_confirm(self.trials):
             for repeat in range(1, self.settings['confirm_seeds'] + 1):
-                entry = self.trials[k]['confirm'].setdefault(repeat, {'starts': [], 'end': None})
-                if entry['end'] is not None or (k, repeat) in busy:
+                entry = self.trials[k]['confirm'].setdefault(repeat, new_entry())
+                if entry['end'] is not None or (k, repeat) in busy or (k, repeat) in self.killed_here:
                     continue
                 self.confirming = True
                 start = confirm_start_record(self.sweep, self.trials[k]['starts'][-1], repeat,
@@ -304,21 +350,29 @@ class Driver:
         self.free.append(slot)
         try:
             result = future.result()
-        except Exception as e:  # a Ray worker that died, a task that could not start
-            result = {'status': 'failed', 'error': f'{type(e).__name__}: {e}', 'metric': self.settings['metric'],
+        except Exception as e:  # a Ray worker that died (Ray's OOM killer), a task that could not start
+            result = {'status': 'killed', 'error': f'{type(e).__name__}: {e}', 'metric': self.settings['metric'],
                       'curve': [], 'score': None, 'cost': None, 'steps': 0, 'seconds': 0.0}
+        killed = result['status'] == 'killed'
         if start['type'] == 'confirm_start':
             # Confirmation runs only rank the top trials: the methods (Protein's GPs) learn from the
             # ordinary trials alone, so a config rerun on more seeds does not weigh more in them.
             end = {'type': 'confirm_end', 'trial': k, 'repeat': start['repeat'], 'seed': start['seed'],
                    'attempt': start['attempt'], 'time': time.time(), **result}
-            self.sweep.ledger.append(end)
-            self.trials[k]['confirm'][start['repeat']]['end'] = end
+            entry = self.trials[k]['confirm'][start['repeat']]
         else:
             end = {'type': 'end', 'trial': k, 'attempt': start['attempt'], 'time': time.time(), **result}
-            self.sweep.ledger.append(end)
-            self.trials[k]['end'] = end
-            self.method.observe(self.sweep.observation(start, end))
+            entry = self.trials[k]
+            if not killed:
+                self.method.observe(self.sweep.observation(start, end))
+        self.sweep.ledger.append(end)
+        if killed:
+            # Killed from outside (the OOM killer, a kill): not the config's failure, so the method does
+            # not learn it as one; it reruns on resume, not now, when what killed it may still be there.
+            entry['killed'].append(end)
+            self.killed_here.add((k, start.get('repeat', 0)))
+        else:
+            entry['end'] = end
         write_best(self.sweep, self.trials)
         self.progress.finished(k, start, end)
 
@@ -339,8 +393,9 @@ class Driver:
         best = self.sweep.best(self.trials)
         finished = [t for t in self.trials.values() if t['end'] is not None]
         failed = sum(t['end']['status'] != 'ok' for t in finished)
+        killed = len(self.killed_here)
         path = self.sweep.path
-        return {'path': path, 'env': self.sweep.env, 'trials': len(finished), 'failed': failed,
+        return {'path': path, 'env': self.sweep.env, 'trials': len(finished), 'failed': failed, 'killed': killed,
                 'best': None if best is None else {'trial': best[0], 'score': best[2]['score'],
                                                    'values': best[1]['values'],
                                                    'seeds': seeds_text(self.trials[best[0]])},
@@ -422,7 +477,7 @@ def write_best(sweep: Sweep, trials: Trials) -> str | None:
     defaults = configuration.load(sweep.env)
     changed = {}
     for section, values in config.items():
-        diff = {key: value for key, value in values.items() if defaults.get(section, {}).get(key) != value}
+        diff = {key: value for key, value in values.items() if not _same(defaults.get(section, {}).get(key), value)}
         if diff:
             changed[section] = diff
     header = (f'# The best of {sum(t["end"] is not None for t in trials.values())} trials of the sweep {sweep.path}\n'
@@ -432,6 +487,15 @@ def write_best(sweep: Sweep, trials: Trials) -> str | None:
     path = os.path.join(sweep.path, 'best.toml')
     rundir.write_text(path, header + configuration.to_toml(changed))
     return path
+
+
+def _same(default: Any, value: Any) -> bool:
+    """A config value equals its default; numbers within float noise (a value that went through a transform
+    and back, or a ledger written before the centre mapped back exactly)."""
+    numbers = [isinstance(v, (int, float)) and not isinstance(v, bool) for v in (default, value)]
+    if all(numbers) and isinstance(default, float) == isinstance(value, float):
+        return math.isclose(default, value, rel_tol=1e-12, abs_tol=0.0)
+    return default == value
 
 
 class Progress:
@@ -456,6 +520,8 @@ class Progress:
             return
         if end['status'] == 'ok':
             text = f'{end["metric"]} {end["score"]:.4g}  cost {end["cost"]:.4g}'
+        elif end['status'] == 'killed':
+            text = f'KILLED, reruns on --resume: {end["error"].splitlines()[0][:120]}'
         else:
             text = f'FAILED {end["error"].splitlines()[0][:120]}'
         if start['type'] == 'confirm_start':
@@ -474,13 +540,23 @@ class Progress:
         best_text = f'best {best[2]["score"]:.4g} (trial {best[0]})' if best else 'best -'
         eta = None
         if self.done_here:
-            per_trial = (time.time() - self.started) / self.done_here
-            eta = per_trial * max(0, settings['max_trials'] - finished)
+            # every run so far, trials and confirmation runs alike, took this long on average (wall clock,
+            # with `parallel` of them at a time); the runs left include the confirmation of the top trials
+            per_run = (time.time() - self.started) / self.done_here
+            eta = per_run * (max(0, settings['max_trials'] - finished) + self.confirmations_left())
         if remaining is not None:
             eta = max(0.0, remaining) if eta is None else min(eta, max(0.0, remaining))
         eta_text = str(datetime.timedelta(seconds=int(eta))) if eta is not None else '?'
         self.status.update(f'sweep {self.sweep.env} ({settings["method"]})  trial {finished}/{settings["max_trials"]}'
                            f'  running {running}  {best_text}  ETA {eta_text}')
+
+    def confirmations_left(self) -> int:
+        """Confirmation runs still to come: confirm_seeds for each of the confirm_top best trials, less those
+        finished."""
+        settings = self.sweep.settings
+        planned = min(settings['confirm_top'], settings['max_trials']) * settings['confirm_seeds']
+        done = sum(c['end'] is not None for t in self.trials.values() for c in t.get('confirm', {}).values())
+        return max(0, planned - done)
 
     def close(self) -> None:
         if self.status is not None:

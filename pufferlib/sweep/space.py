@@ -7,6 +7,7 @@ normalised to [-1, 1] in their own space: log (learning rates), logit (gamma, la
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -30,6 +31,10 @@ class Param:
         self.section, self.key = name.split('.', 1)
         self._lo, self._hi = self._forward(low), self._forward(high)
         self.centre = self.normalize(centre)
+        # The transform's round trip leaves float noise (0.015 came back as 0.015000000000000003): the
+        # centre and the ends map back to the configured numbers exactly, so the defaults trial runs the
+        # defaults and best.toml does not list a default as changed.
+        self._exact = {self.centre: centre, -1.0: low, 1.0: high}
 
     def _forward(self, value: float) -> float:
         if self.distribution in ('log', 'pow2'):
@@ -55,7 +60,11 @@ class Param:
 
     def value(self, z: float) -> int | float:
         """The config value at normalised coordinate z (clipped to [-1, 1])."""
-        t = (min(max(float(z), -1.0), 1.0) + 1) / 2
+        z = min(max(float(z), -1.0), 1.0)
+        if z in self._exact:
+            value = self._exact[z]
+            return int(round(value)) if self.integer else float(value)
+        t = (z + 1) / 2
         value = self._inverse(self._lo + t * (self._hi - self._lo))
         value = min(max(value, self.low), self.high)  # rounding and exp never leave the bounds
         return int(round(value)) if self.integer else float(value)
@@ -112,6 +121,39 @@ def parse_space(config: Mapping[str, Any]) -> Space:
         raise ConfigError('the [sweep] section has no keys to sweep: add a table such as\n'
                           '  [sweep.train.learning_rate]\n  distribution = "log"\n  min = 1e-4\n  max = 1e-1')
     return Space(params)
+
+
+def check_option_limits(space: Space, env_name: str, options: Mapping[str, Any], env: Mapping[str, Any]) -> None:
+    """A swept env option's range must lie within the option's own limits (`options`: name -> the Option of
+    the env's spec.toml, with min and max expressions; `env`: the configured [env] values), or one
+    ConfigError naming the option, the range and the limits. A limit that reads other options is taken at
+    their configured values, or, where they are swept too, at the loosest corner of their ranges: only a
+    range that no trial could run is refused."""
+    swept = {p.key: p for p in space.params if p.section == 'env'}
+    base = {name: env.get(name, option.default) for name, option in options.items()}
+    for key, param in swept.items():
+        option = options.get(key)
+        if option is None or option.min is None or option.max is None:  # not declared, or a bool
+            continue
+        reads = [n for n in dict.fromkeys([*option.min.names, *option.max.names]) if n != key]
+        moving = [n for n in reads if n in swept]
+        lows, highs = [], []
+        for corner in itertools.product(*[(swept[n].low, swept[n].high) for n in moving]):
+            values = {**base, **dict(zip(moving, corner))}
+            lows.append(option.min(values))
+            highs.append(option.max(values))
+        lo, hi = min(lows), max(highs)
+        if lo <= param.low and param.high <= hi:
+            continue
+        limits = f'[{_limit(option.min, lo)}, {_limit(option.max, hi)}]'
+        at = ', '.join(f'{n} = {base[n]!r}' for n in reads if n not in swept)
+        raise ConfigError(f'[sweep.env.{key}]: the range [{param.low!r}, {param.high!r}] lies outside the limits '
+                          f'of {env_name}\'s option {key}, {limits}' + (f' with {at}' if at else '')
+                          + ' (its spec.toml); narrow the range to fit them')
+
+
+def _limit(expr: Any, value: float) -> str:
+    return f'{value:g}' if expr.is_literal else f'{expr.text} = {value:g}'
 
 
 def _spec_names(sweep: Mapping[str, Any]) -> list[str]:

@@ -1,7 +1,9 @@
 """Trials: one subprocess each (`python -m pufferlib.sweep RUN_DIR`, which runs `trial_main`), training
 into an ordinary run directory, and the learning curve read back from its metrics.jsonl.
 
-A crash, a NaN loss or an overrun time budget is a failed trial with its error; it never stops the sweep.
+A crash, a NaN loss or an overrun time budget is a failed trial with its error: its config failed. A trial
+killed from outside (the OOM killer, a SIGKILL or SIGTERM it was not sent by the driver) is a killed
+trial: it says nothing about its config, and it reruns on resume. Neither stops the sweep.
 """
 from __future__ import annotations
 
@@ -25,6 +27,9 @@ from pufferlib.vector import set_parent_death_signal
 DOWNSAMPLE = 10      # points kept from each learning curve
 LOSS_KEYS = ('policy_loss', 'value_loss', 'entropy', 'approx_kl')
 AUTO_METRICS = ('env/score', 'env/perf', 'env/episode_return')
+# Signals a process sends itself when its own code goes wrong (a C env's bad memory access, an abort):
+# death by one of these is the trial's failure; death by any other signal came from outside.
+FAULT_SIGNALS = {signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE, signal.SIGILL, signal.SIGABRT}
 _running: dict[int, subprocess.Popen] = {}   # trial process pid -> Popen, so Ctrl-C can stop them
 _running_lock = threading.Lock()
 
@@ -90,8 +95,8 @@ def run_trial(spec: dict[str, Any]) -> dict[str, Any]:
     rows = read_rows(run_dir)
     metric = pick_metric(rows, spec['metric'])
     curve = downsample(rows, metric, spec['cost'])
-    error = _trial_error(spec, outcome, rc, killed, curve, metric)
-    return {'status': 'failed' if error else 'ok', 'error': error, 'metric': metric, 'curve': curve,
+    status, error = _trial_error(spec, outcome, rc, killed, curve, metric)
+    return {'status': status, 'error': error, 'metric': metric, 'curve': curve,
             'score': curve[-1][2] if curve and not error else None, 'cost': curve[-1][1] if curve else None,
             'steps': rows[-1]['global_step'] if rows else 0, 'seconds': time.time() - start,
             'cpus': outcome.get('cpus')}
@@ -127,19 +132,25 @@ def _run_process(spec: dict[str, Any], log_path: str) -> tuple[int, bool]:
 
 
 def _trial_error(spec: dict[str, Any], outcome: dict[str, Any], rc: int, killed: bool, curve: list[list[float]],
-                 metric: str) -> str | None:
-    """Why the trial failed, or None when it succeeded."""
-    if killed:
-        return f'hung past {spec.get("limit_what", "its time limit")} and was killed'
+                 metric: str) -> tuple[str, str | None]:
+    """The trial's status ('ok', 'failed': its config failed, 'killed': stopped from outside) and its error."""
+    if killed:  # the driver's own kill of a trial that overran its time budget: the config's doing
+        return 'failed', f'hung past {spec.get("limit_what", "its time limit")} and was killed'
+    if outcome.get('killed'):
+        return 'killed', f'{outcome["error"]} (sent from outside the sweep; the trial reruns on --resume)'
     if outcome.get('error'):
-        return outcome['error']
+        return 'failed', outcome['error']
+    log = _log_tail(os.path.join(spec['run_dir'], 'trial.log'))
+    if rc < 0 and signal.Signals(-rc) not in FAULT_SIGNALS:
+        return 'killed', (f'the trial process was killed by {signal.Signals(-rc).name} from outside the sweep (the '
+                          f'OOM killer, or a kill); the trial reruns on --resume:\n{log}')
     if rc != 0:
         how = f'was killed by {signal.Signals(-rc).name}' if rc < 0 else f'exited with code {rc}'
-        return f'the trial process {how}:\n{_log_tail(os.path.join(spec["run_dir"], "trial.log"))}'
+        return 'failed', f'the trial process {how}:\n{log}'
     if not curve:
-        return (f'no {metric} in its metrics.jsonl (no episode finished?): train longer or set --sweep.metric '
-                'to a key of metrics.jsonl')
-    return None
+        return 'failed', (f'no {metric} in its metrics.jsonl (no episode finished?): train longer or set '
+                          '--sweep.metric to a key of metrics.jsonl')
+    return 'ok', None
 
 
 def _signal_group(proc: subprocess.Popen, sig: int) -> None:
@@ -203,7 +214,10 @@ def trial_main(run_dir: str) -> int:
     try:
         summary = train.train(spec['env'], config=spec['config'], run_dir=run_dir, quiet=True, on_log=on_log)
         if summary.get('interrupted') not in (None, 'on_log') and outcome['error'] is None:
+            # The driver stops its trials with SIGTERM only when it stops itself, and records no end then:
+            # a trial that reports one was stopped by someone else.
             outcome['error'] = f'stopped by {summary["interrupted"]} before the end of training'
+            outcome['killed'] = summary['interrupted']
     except Exception as e:  # any failure of a trial is data for the sweep, never the end of it
         traceback.print_exc()
         outcome['error'] = _error_message(e)
