@@ -227,6 +227,10 @@ def cmd_sweep(args: argparse.Namespace, flags: list[str]) -> int:
     path, run_flags = opened
     summary = sweep.run(path, run_flags, quiet=args.quiet)
     best = summary['best']
+    killed = summary.get('killed', 0)
+    if killed:  # stopped from outside (the OOM killer): they say nothing of their config
+        print(f'{killed} trial(s) were killed from outside; they rerun on: puffer sweep --resume {path}',
+              file=sys.stderr)
     print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
           (f'; best: trial {best["trial"]}, score {best["score"]:.4g}'
            + (f' ({best["seeds"]})' if best['seeds'] else '') + f'\n  puffer train {summary["env"]} '
