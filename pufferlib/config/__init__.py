@@ -105,15 +105,6 @@ def _suggest(key: str, options: Iterable[str]) -> str:
     return f' (did you mean {", ".join(close)}?)' if close else ''
 
 
-def _integral(value: object) -> object:
-    """1e6 or 2.0 (text or float) as the int it names; anything else unchanged, for check() to refuse."""
-    try:
-        number = float(value.replace('_', '') if isinstance(value, str) else value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        return value
-    return int(number) if math.isfinite(number) and number.is_integer() else value
-
-
 def parse_value(text: str, like: object) -> Any:
     """A flag's text as the type of `like` (the current value), or as TOML would read it."""
     if isinstance(like, bool):
@@ -127,7 +118,11 @@ def parse_value(text: str, like: object) -> Any:
         try:
             return int(text.replace('_', ''))
         except ValueError:
-            return _integral(text)
+            pass
+        try:  # 1e6: check() takes an integral float for an int key (pufferenv.typed_option), names others
+            return float(text.replace('_', ''))
+        except ValueError:
+            return text
     if isinstance(like, float):
         try:
             return float(text)
