@@ -1,0 +1,83 @@
+"""scripts/gpu_check.sh, the one command that measures the CUDA path on a GPU machine, rehearsed on this CPU.
+
+The rehearsal runs every step of the real script (its own processes, caps and outputs) at tiny sizes: what
+it proves is that the script works, so that a GPU machine's few minutes are not spent finding out. Nothing
+here asserts a speed. On a busy machine a step may run over its cap; the script must then record that and
+go on, which is asserted too.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(ROOT, 'scripts')
+
+
+@pytest.mark.timeout(900)  # about 3 minutes on 2 quiet cores; the script's own budget is 420 s
+def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
+    out = tmp_path / 'gpu out'   # a space: the folder is quoted everywhere it is passed on
+    env = dict(os.environ, PUFFER_VENV=sys.prefix)
+    done = subprocess.run(['bash', os.path.join(SCRIPTS, 'gpu_check.sh'), str(out), '--rehearse'], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert 'gpu_check: kernel: ok' in done.stdout, done.stdout + done.stderr
+    results = json.loads((out / 'results.json').read_text())
+    steps = results['steps']
+    assert results['rehearsal'] is True
+    expected = {'kernel', 'tests', 'bf16', 'compile', 'solve-puffer_pong', 'solve-puffer_breakout',
+                'baseline-atari_pong', 'baseline-atari_breakout'}
+    expected |= {f'speed-{env}-{policy}-16' for env in ('puffer_breakout', 'puffer_pong')
+                 for policy in ('default', 'lstm')}
+    assert set(steps) == expected
+    # The kernel check compared float32 and bfloat16 inputs, episode ends inside segments, and agreed.
+    kernel = steps['kernel']
+    assert kernel['ok'] and kernel['max_abs_error'] <= 1e-5
+    assert {case['dtype'] for case in kernel['cases']} == {'float32', 'bfloat16'}
+    assert steps['tests']['ok'], steps['tests']
+    # Every step either has its figures or says why not (over its cap, failed, no time left).
+    for name, result in steps.items():
+        assert result.get('skipped') or result.get('error') or result.get('ok') or 'sps' in result \
+            or 'solved_s' in result, (name, result)
+    trained = [r for n, r in steps.items() if n.startswith('speed-') and 'sps' in r]
+    assert trained and all(r['sps'] > 0 and r['finite'] for r in trained), steps
+    assert any(r.get('profile', {}).get('phases') for r in trained), 'no --profile table came back'
+    markdown = (out / 'gpu.md').read_text()
+    assert 'Rehearsal on a CPU' in markdown and '| puffer_breakout | default | 16 |' in markdown
+    assert '| puffer_pong | env/perf >= 0.5 |' in markdown
+    assert (out / 'steps.log').stat().st_size > 0
+    # The exit status says whether every step passed; on this busy machine it may not have.
+    failed = [n for n, r in steps.items() if 'error' in r or r.get('ok') is False or r.get('finite') is False]
+    assert done.returncode == (1 if failed else 0), (failed, done.stdout[-2000:])
+    # What comes back goes into the docs by one command: both sections, replaced in place on a rerun.
+    docs = tmp_path / 'docs'
+    docs.mkdir()
+    (docs / 'benchmarks.md').write_text('# Benchmarks\n')
+    (docs / 'baselines.md').write_text('# Baselines\n')
+    for _ in range(2):
+        subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', str(out),
+                        '--docs', str(docs)], check=True, timeout=120)
+    benchmarks, baselines = (docs / 'benchmarks.md').read_text(), (docs / 'baselines.md').read_text()
+    assert benchmarks.count('## On a GPU (scripts/gpu_check.sh)') == 1 and '| puffer_pong | lstm |' in benchmarks
+    assert baselines.count('<!-- gpu-solve:start -->') == 1 and '| atari_pong |' in baselines
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason='a GPU is here: the real check would run')
+def test_without_a_gpu_the_real_check_refuses_in_one_line(tmp_path):
+    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--out', str(tmp_path)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.strip() == 'gpu_check: no CUDA device here; use --rehearse for the CPU rehearsal'
+
+
+def test_the_wheel_list_comes_from_constraints():
+    done = subprocess.run(['bash', os.path.join(SCRIPTS, 'gpu_wheels.sh'), '--list'], cwd=ROOT,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    pins = dict(line.split('==') for line in done.stdout.split())
+    constraints = open(os.path.join(ROOT, 'constraints.txt')).read()
+    for name, version in pins.items():
+        assert f'{name}=={version}' in constraints
+    assert {'gymnasium', 'pettingzoo', 'setuptools'} <= {name.lower() for name in pins}
