@@ -101,6 +101,8 @@ def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
     from pufferlib import train
     summary = train.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
                           quiet=args.quiet)
+    if summary.get('finished'):  # train() said so, and that the run directory was left as it was
+        return 0
     stopped_by = summary.get('interrupted')
     if stopped_by in train.STOP_SIGNALS:
         what = 'Ctrl-C' if stopped_by == 'SIGINT' else stopped_by

@@ -447,9 +447,22 @@ class Trainer:
                                   f'{str(e).splitlines()[0]}') from None
         self.global_step, self.epoch = int(state['global_step']), int(state['epoch'])
         self.boundary_step = self.global_step
+        for scheduler in self.schedulers:
+            if scheduler.T_max != self.total_epochs:
+                self._replan(scheduler)
         if 'torch_rng' in state:
             torch.set_rng_state(state['torch_rng'])
         self.boundary_rng = torch.get_rng_state()
+
+    def _replan(self, scheduler: torch.optim.lr_scheduler.CosineAnnealingLR) -> None:
+        """A run resumed with another train.total_timesteps: the cosine spans the new total from here, at
+        the rate a run started with that total would have now. Kept as saved, the schedule of a finished
+        run would stay at the 0 it ended on, and one made longer would rise again past its old end."""
+        scheduler.T_max = self.total_epochs
+        progress = min(scheduler.last_epoch / self.total_epochs, 1.0)
+        for group, base in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, strict=True):
+            group['lr'] = scheduler.eta_min + (base - scheduler.eta_min) * (1 + math.cos(math.pi * progress)) / 2
+        scheduler._last_lr = [group['lr'] for group in scheduler.optimizer.param_groups]
 
     def save(self, run_dir: str) -> str:
         folder = os.path.join(run_dir, 'checkpoints')
