@@ -25,6 +25,7 @@ from types import FrameType
 from typing import Any, Literal, cast
 
 import numpy as np
+import psutil
 import torch
 
 import pufferlib.vector
@@ -33,7 +34,7 @@ from pufferlib import registry, rundir
 from pufferlib.models import load_checkpoint, make_policy
 from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
-from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv
+from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv, rollout_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -67,6 +68,42 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
     workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else getattr(vecenv, 'num_processes',
                                                                                vecenv.num_workers)
     return max(1, pufferlib.vector.cpu_count() - workers)
+
+
+GiB = 2**30
+
+
+def check_memory(env: str | Callable, config: dict) -> None:
+    """Refuse a run whose env and rollout buffers (pufferlib.vector.footprint, pufferlib.trainer.rollout_bytes)
+    need more memory than is available, before any of it is allocated: otherwise the kernel's
+    out-of-memory killer ends the process minutes later without a word (and may take others with it).
+    The rollout lives on the train device, so on a GPU it is compared with that GPU's free memory."""
+    vec, train_config = config['vec'], config['train']
+    fp = pufferlib.vector.footprint(env, vec, config['env'])
+    rnn_hidden = config['rnn']['hidden_size'] if config['rnn']['class'] else 0
+    rollout = rollout_bytes(fp.rows, train_config['bptt_horizon'], fp.observation_space, fp.action_space,
+                            fp.mask_width, rnn_hidden)
+    # psutil (a dependency) reads MemAvailable on Linux: free memory plus the page cache the kernel can
+    # drop, which is what a new allocation can get; "free" alone would refuse runs that fit.
+    host = psutil.virtual_memory().available
+    device = resolve_device(train_config['device'])
+    on_gpu = device.type == 'cuda'
+    gpu_free = torch.cuda.mem_get_info(device)[0] if on_gpu else 0
+    if fp.buffer_bytes + (0 if on_gpu else rollout) <= host and (not on_gpu or rollout <= gpu_free):
+        return
+    lower = [flag for flag, applies in (('--env.num-envs', 'num_envs' in config['env']), ('--vec.num-envs', True),
+                                        ('--train.bptt-horizon', True)) if applies]
+    env_part = (f'{fp.buffer_bytes / GiB:,.1f} GiB of env buffers ({fp.rows:,} agent rows of '
+                f'{fp.buffer_bytes // max(fp.rows, 1):,} bytes)')
+    rollout_part = (f'{rollout / GiB:,.1f} GiB of rollout buffers ({fp.rows:,} rows x {train_config["bptt_horizon"]} '
+                    f'steps)')
+    if on_gpu:
+        have = f'{host / GiB:,.1f} GiB of memory and {gpu_free / GiB:,.1f} GiB on {device} are available'
+        need = f'{env_part} in memory and {rollout_part} on {device}'
+    else:
+        have = f'{host / GiB:,.1f} GiB of memory is available'
+        need = f'{(fp.buffer_bytes + rollout) / GiB:,.1f} GiB: {env_part} and {rollout_part}'
+    raise configuration.ConfigError(f'this run needs at least {need}, but {have}; lower {", ".join(lower)}')
 
 
 def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
@@ -412,6 +449,7 @@ def make_trainer(env: str | Callable, env_name: str, config: dict, dist: Distrib
     torch.manual_seed(train_config['seed'] + dist.rank)
     np.random.seed(train_config['seed'] + dist.rank)
     device = dist.device(resolve_device(train_config['device']))
+    check_memory(env, config)
     vector = make_vecenv(env, config, seed_offset=1000 * dist.rank)
     torch.set_num_threads(torch_threads(train_config['torch_threads'], vector))
     vecenv: TrainerEnv = vector
