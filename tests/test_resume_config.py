@@ -1,6 +1,6 @@
 """Resuming a run (pufferlib.train.plan_resume): a finished run is left untouched, flags may change only
-the keys a resume may change, keys missing from a saved config are filled in aloud or refused, and the
-learning-rate schedule of a run made longer."""
+the keys a resume may change, keys missing from a saved config are filled in aloud or refused, the
+learning-rate schedule of a run made longer, and the dashboard's time left after a resume."""
 import json
 import math
 import os
@@ -13,6 +13,7 @@ import torch
 
 from pufferlib import config as configuration
 from pufferlib import train as training
+from pufferlib.dashboard import remaining_seconds
 from pufferlib.rundir import latest_checkpoint
 
 from small_run import train_small
@@ -147,3 +148,11 @@ def test_a_policy_key_missing_from_a_saved_config_is_refused(experiments):
     assert len(out.stderr.strip().splitlines()) == 1
     assert snapshot(run_dir) == before
 
+
+def test_the_time_left_after_a_resume_is_at_this_process_rate():
+    """9,000 of 10,000 steps were done before the resume; this process trained 1,000 in 10 s (100 per
+    second): 10 s remain. The share done (90% in 10 s) said 1 s."""
+    row = {'global_step': 9000, 'sps': 100.0, 'elapsed_s': 10.0}
+    assert remaining_seconds(row, 10_000) == pytest.approx(10.0)
+    assert remaining_seconds({'global_step': 0, 'sps': 0.0, 'elapsed_s': 0.0}, 10_000) is None
+    assert remaining_seconds({'global_step': 10_240, 'sps': 100.0, 'elapsed_s': 5.0}, 10_000) == 0
