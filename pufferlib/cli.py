@@ -97,10 +97,14 @@ def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
     else:
         # Unknown names, keys, types and env options fail here, with suggestions, before any set-up.
         config = configuration.load(args.env, flags, config_file=args.config)
-        pufferlib.make(args.env, **config['env']).close()
     from pufferlib import train
+    if config is not None:
+        train.check_memory(args.env, config)  # before the env below is built at its full size
+        pufferlib.make(args.env, **config['env']).close()
     summary = train.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
                           quiet=args.quiet)
+    if summary.get('finished'):  # train() said so, and that the run directory was left as it was
+        return 0
     stopped_by = summary.get('interrupted')
     if stopped_by in train.STOP_SIGNALS:
         what = 'Ctrl-C' if stopped_by == 'SIGINT' else stopped_by

@@ -13,6 +13,7 @@ Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints
 process at a time: see pufferlib.rundir).
 """
 import contextlib
+import fcntl
 import json
 import os
 import signal
@@ -24,15 +25,16 @@ from types import FrameType
 from typing import Any, Literal, cast
 
 import numpy as np
+import psutil
 import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import rundir
+from pufferlib import registry, rundir
 from pufferlib.models import load_checkpoint, make_policy
 from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
-from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv
+from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv, rollout_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,6 +68,42 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
     workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else getattr(vecenv, 'num_processes',
                                                                                vecenv.num_workers)
     return max(1, pufferlib.vector.cpu_count() - workers)
+
+
+GiB = 2**30
+
+
+def check_memory(env: str | Callable, config: dict) -> None:
+    """Refuse a run whose env and rollout buffers (pufferlib.vector.footprint, pufferlib.trainer.rollout_bytes)
+    need more memory than is available, before any of it is allocated: otherwise the kernel's
+    out-of-memory killer ends the process minutes later without a word (and may take others with it).
+    The rollout lives on the train device, so on a GPU it is compared with that GPU's free memory."""
+    vec, train_config = config['vec'], config['train']
+    fp = pufferlib.vector.footprint(env, vec, config['env'])
+    rnn_hidden = config['rnn']['hidden_size'] if config['rnn']['class'] else 0
+    rollout = rollout_bytes(fp.rows, train_config['bptt_horizon'], fp.observation_space, fp.action_space,
+                            fp.mask_width, rnn_hidden)
+    # psutil (a dependency) reads MemAvailable on Linux: free memory plus the page cache the kernel can
+    # drop, which is what a new allocation can get; "free" alone would refuse runs that fit.
+    host = psutil.virtual_memory().available
+    device = resolve_device(train_config['device'])
+    on_gpu = device.type == 'cuda'
+    gpu_free = torch.cuda.mem_get_info(device)[0] if on_gpu else 0
+    if fp.buffer_bytes + (0 if on_gpu else rollout) <= host and (not on_gpu or rollout <= gpu_free):
+        return
+    lower = [flag for flag, applies in (('--env.num-envs', 'num_envs' in config['env']), ('--vec.num-envs', True),
+                                        ('--train.bptt-horizon', True)) if applies]
+    env_part = (f'{fp.buffer_bytes / GiB:,.1f} GiB of env buffers ({fp.rows:,} agent rows of '
+                f'{fp.buffer_bytes // max(fp.rows, 1):,} bytes)')
+    rollout_part = (f'{rollout / GiB:,.1f} GiB of rollout buffers ({fp.rows:,} rows x {train_config["bptt_horizon"]} '
+                    f'steps)')
+    if on_gpu:
+        have = f'{host / GiB:,.1f} GiB of memory and {gpu_free / GiB:,.1f} GiB on {device} are available'
+        need = f'{env_part} in memory and {rollout_part} on {device}'
+    else:
+        have = f'{host / GiB:,.1f} GiB of memory is available'
+        need = f'{(fp.buffer_bytes + rollout) / GiB:,.1f} GiB: {env_part} and {rollout_part}'
+    raise configuration.ConfigError(f'this run needs at least {need}, but {have}; lower {", ".join(lower)}')
 
 
 def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
@@ -162,6 +200,7 @@ class Job:
         self.checkpoint, self.resumed, self.dist, self.lock = checkpoint, resumed, dist, lock
         self.summary: dict[str, Any] = {'run_dir': run_dir, 'env': env_name}
         self.interrupted: str | None = None  # 'SIGINT', 'SIGTERM' or 'on_log' once something asked the run to stop
+        self.state: dict | None = None  # the checkpoint's contents when the resume plan already loaded them
 
     def leader_dir(self) -> str:
         """The run directory, for what only the leader writes (checkpoints, metrics, the profile): rank 0
@@ -193,13 +232,20 @@ def train(env: str | Callable | None, config: dict | None = None, flags: Sequenc
     (summary['interrupted'] names the signal); a second one raises StoppedAtOnce.
 
     With `resume` (latest, a run id or a run directory; see pufferlib.rundir for "latest"), the run
-    directory's saved config is used (flags may still override it) and training continues from its
-    latest checkpoint: same step count, optimizer and scheduler state.
+    directory's saved config is used and training continues from its latest checkpoint: same step
+    count, optimizer and scheduler state. Flags may change only the RESUMABLE keys (see
+    `plan_resume`); a run that already reached its train.total_timesteps is left as it is
+    (summary['finished']).
     """
+    plan = plan_resume(env, flags, resume) if resume else None  # reads the run; writes nothing
+    # A finished run that another process holds may be one it is training on (resumed with a larger
+    # total): set_up's claim then says who holds it.
+    if plan is not None and plan.finished and not held_by_another(plan.run_dir):
+        return plan.finished_summary()
     dist = Distributed()
     job = None
     try:
-        job = set_up(env, config, flags, resume, run_dir, dist)
+        job = set_up(env, config, flags, plan, run_dir, dist)
         resume_from_checkpoint(job)
         loop(job, printer=printer, quiet=quiet, on_log=on_log)
         save_if_stopped_early(job)
@@ -209,18 +255,23 @@ def train(env: str | Callable | None, config: dict | None = None, flags: Sequenc
     return job.summary
 
 
-def set_up(env: str | Callable | None, config: dict | None, flags: Sequence[str], resume: str | None,
+def set_up(env: str | Callable | None, config: dict | None, flags: Sequence[str], plan: 'ResumePlan | None',
            run_dir: str | None, dist: Distributed) -> Job:
-    """The run directory (claimed, see `rundir.claim`), the config (saved, given or loaded), seeds,
-    device, vector env, policy and trainer."""
-    if resume:
-        run_dir = rundir.find_run(resume, env if isinstance(env, str) else None)
+    """The run directory (claimed, see `rundir.claim`), the config (the resumed run's, given or loaded),
+    seeds, device, vector env, policy and trainer."""
+    if plan is not None:
+        run_dir = plan.run_dir
     elif run_dir is None:
         rundir.experiments_dir()  # a PUFFER_EXPERIMENTS that names a file fails before any worker starts
-    # An existing run directory is claimed before anything else: a second `--resume` fails at once.
+    # An existing run directory is claimed before the env and the policy: a second `--resume` fails at once.
     lock = rundir.claim(run_dir) if dist.leader and run_dir is not None else None
     try:
-        env, env_name, config = resolve_config(env, config, flags, run_dir if resume else None)
+        if plan is not None:
+            env, env_name, config = plan.env, plan.env_name, plan.config
+            if dist.leader:
+                plan.announce()
+        else:
+            env, env_name, config = resolve_config(env, config, flags)
         trainer = make_trainer(env, env_name, config, dist)
     except BaseException:
         if lock is not None:
@@ -231,40 +282,166 @@ def set_up(env: str | Callable | None, config: dict | None, flags: Sequence[str]
             if run_dir is None:
                 run_dir = rundir.new_run_dir(env_name)
                 lock = rundir.claim(run_dir)
-            if not resume:
-                text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
-                path = os.path.join(run_dir, 'config.toml')
-                try:
-                    atomic_write(path, lambda f: f.write(text.encode()))
-                except OSError as e:
-                    raise write_failure('the config', path, e) from None
+            # A resumed run's config changes only by what the plan applied or filled in, saved so that the
+            # next resume starts from it.
+            if plan is None or plan.changes or plan.filled:
+                write_config(run_dir, env_name, config)
     except BaseException:
         trainer.close()
         if lock is not None:
             lock.release()
         raise
-    # On resume, run_dir is the run find_run found above.
-    checkpoint = latest_checkpoint(run_dir) if resume and run_dir is not None else None
-    return Job(env_name, config, trainer, run_dir, checkpoint, bool(resume), dist, lock)
+    checkpoint, state = None, None
+    if plan is not None:  # the newest checkpoint now that the run is ours: another process may have saved one
+        checkpoint = latest_checkpoint(plan.run_dir)
+        state = plan.state if checkpoint == plan.checkpoint else None
+    job = Job(env_name, config, trainer, run_dir, checkpoint, plan is not None, dist, lock)
+    job.state = state
+    return job
 
 
-def resolve_config(env: str | Callable | None, config: dict | None, flags: Sequence[str],
-                   resume_dir: str | None) -> tuple[str | Callable, str, dict]:
-    """(env, env name, validated config): the run's saved config when resuming, else the given or loaded one."""
+def write_config(run_dir: str, env_name: str, config: dict) -> None:
+    text = f'[_meta]\nenv = "{env_name}"\n\n' + configuration.to_toml(config)
+    path = os.path.join(run_dir, 'config.toml')
+    try:
+        atomic_write(path, lambda f: f.write(text.encode()))
+    except OSError as e:
+        raise write_failure('the config', path, e) from None
+
+
+def resolve_config(env: str | Callable | None, config: dict | None,
+                   flags: Sequence[str]) -> tuple[str | Callable, str, dict]:
+    """(env, env name, validated config) of a new run: the given config, else the env's loaded with flags."""
     env_name = env if isinstance(env, str) else getattr(env, '__name__', 'custom')
-    if resume_dir:
-        saved = configuration.read(os.path.join(resume_dir, 'config.toml'))
-        env_name = saved.pop('_meta', {}).get('env', env_name)
-        if env is None or isinstance(env, str):
-            env = env_name
-        config = configuration.parse_flags(list(flags), configuration.merge(configuration.defaults(), saved,
-                                                                            'saved config'))
-    elif config is None:
-        config = configuration.load(env_name if isinstance(env, str) else None, flags)
     if env is None:
         raise APIUsageError('train needs an env (a name or an env creator) unless it resumes a run')
+    if config is None:
+        config = configuration.load(env_name if isinstance(env, str) else None, flags)
     configuration.validate(config)
     return env, env_name, config
+
+
+# ---------------------------------------------------------------------------------------------
+# Resuming: what a resume may change, what a saved config lacks, a finished run
+# ---------------------------------------------------------------------------------------------
+
+# The keys a resume may change. Everything else is what the run was trained with: changing the
+# learning rate, the model or the env in the middle of a run would leave a run that is neither
+# the old one nor a new one, so those flags are refused (start a new run instead).
+RESUMABLE = (
+    # How long to train: resuming a finished run with a larger total is how a run is extended.
+    'train.total_timesteps',
+    # What is written and shown, not what is learned.
+    'train.checkpoint_interval', 'train.keep_checkpoints', 'train.log_interval', 'train.profile',
+    'wandb.enabled', 'wandb.project', 'wandb.group',
+    # Where it runs: a run may be resumed on another machine. None of these changes the agent rows,
+    # their seeds or the update, only which processes and device compute them.
+    'train.device', 'train.torch_threads', 'vec.backend', 'vec.num_workers', 'vec.num_processes',
+    'vec.local_worker', 'vec.step_timeout',
+)
+# Sections whose missing keys are filled in with a message; the others ([league], [sweep]) do not
+# affect a training run and are filled in silently.
+TRAINING_SECTIONS = ('env', 'vec', 'train', 'policy', 'rnn', 'wandb')
+# Sections that set the shapes of the model a checkpoint holds: a default cannot stand in for them.
+SHAPE_SECTIONS = ('policy', 'rnn')
+
+
+def _value(value: Any) -> str:
+    return f'{value:,}' if isinstance(value, int) and not isinstance(value, bool) else repr(value)
+
+
+class ResumePlan:
+    """What resuming `run_dir` will do, worked out before anything is written: the config (the saved one,
+    with keys it lacks `filled` in and the RESUMABLE `changes` of the flags applied), the latest
+    checkpoint and its state, and whether the run is already `finished`."""
+
+    def __init__(self, run_dir: str, env: str | Callable, env_name: str, config: dict, filled: list[tuple[str, Any]],
+                 changes: list[tuple[str, Any, Any]], checkpoint: str | None, state: dict | None) -> None:
+        self.run_dir, self.env, self.env_name, self.config = run_dir, env, env_name, config
+        self.filled, self.changes, self.checkpoint, self.state = filled, changes, checkpoint, state
+        self.step = int(state['global_step']) if state is not None else 0
+        self.finished = self.step >= config['train']['total_timesteps']
+
+    def announce(self) -> None:
+        """One line for the keys filled in with defaults and one for the flags applied, on stderr."""
+        if self.filled:
+            print(f'puffer train: {os.path.join(self.run_dir, "config.toml")} has no '
+                  f'{", ".join(key for key, _ in self.filled)} (saved by an older version, or edited); using '
+                  f'today\'s defaults: {", ".join(f"{key} = {_value(value)}" for key, value in self.filled)}',
+                  file=sys.stderr)
+        if self.changes:
+            print(f'puffer train: resuming {self.run_dir} with '
+                  f'{", ".join(f"{key} {_value(old)} -> {_value(new)}" for key, old, new in self.changes)}',
+                  file=sys.stderr)
+
+    def finished_summary(self) -> dict:
+        """Say that the run is finished and how to train it longer; the run directory is left untouched."""
+        total = self.config['train']['total_timesteps']
+        if os.environ.get('RANK', '0') == '0':
+            print(f'puffer train: {self.run_dir} is finished: {self.step:,} of {total:,} steps done. To train it '
+                  f'longer, resume it with --train.total-timesteps larger than {self.step:,}')
+        epoch = int(self.state['epoch']) if self.state is not None else 0
+        return {'run_dir': self.run_dir, 'env': self.env_name, 'finished': True, 'global_step': self.step,
+                'epoch': epoch, 'interrupted': None, 'checkpoint': self.checkpoint}
+
+
+def plan_resume(env: str | Callable | None, flags: Sequence[str], resume: str) -> ResumePlan:
+    """The ResumePlan of `resume` (latest, a run id or a run directory) with `flags`: a ConfigError for a
+    flag that changes a key outside RESUMABLE, or a saved config that lacks a [policy] or [rnn] key."""
+    run_dir = rundir.find_run(resume, env if isinstance(env, str) else None)
+    path = os.path.join(run_dir, 'config.toml')
+    saved = configuration.read(path)
+    env_name = saved.pop('_meta', {}).get('env', env if isinstance(env, str) else 'custom')
+    if env is None or isinstance(env, str):
+        env = env_name
+    # Today's defaults for this env (its family and env files, its options), where the registry knows it.
+    known = isinstance(env, str) and registry.family_of(env_name) is not None
+    today = configuration.load(env_name) if known else configuration.defaults()
+    filled = [(f'{section}.{key}', value) for section in TRAINING_SECTIONS for key, value in today[section].items()
+              if key not in saved.get(section, {}) and not isinstance(value, dict)]
+    shaping = [key for key, _ in filled if key.split('.')[0] in SHAPE_SECTIONS and not _unused_rnn_key(key, saved)]
+    if shaping:
+        section, key = shaping[0].split('.', 1)
+        raise configuration.ConfigError(
+            f'{path} has no {", ".join(shaping)}: [{section}] sets the shapes of the model the checkpoints hold, '
+            f'so today\'s default ({_value(today[section][key])}) may not be what the run was trained with; add '
+            f'`{key} = <its value>` under [{section}] in that file, or start a new run')
+    base = configuration.merge(today, saved, path)
+    config = configuration.parse_flags(list(flags), base)
+    changes = [(f'{section}.{key}', base[section].get(key), value) for section, values in config.items()
+               for key, value in values.items() if not isinstance(value, dict) and base[section].get(key) != value]
+    refused = [change for change in changes if change[0] not in RESUMABLE]
+    if refused:
+        raise configuration.ConfigError(
+            f'{run_dir} was trained with other settings than the flags give: '
+            f'{", ".join(f"{key} {_value(old)} -> {_value(new)}" for key, old, new in refused)}; a resume may '
+            f'change only {", ".join(RESUMABLE)}. Start a new run to train with these settings')
+    configuration.validate(config)
+    checkpoint = latest_checkpoint(run_dir)
+    state = load_checkpoint(checkpoint) if checkpoint is not None else None
+    filled = [(key, value) for key, value in filled if key.split('.')[0] not in SHAPE_SECTIONS]
+    return ResumePlan(run_dir, env, env_name, config, filled, changes, checkpoint, state)
+
+
+def held_by_another(run_dir: str) -> bool:
+    """Whether a process holds the run's lock (pufferlib.rundir.DirLock), asked without writing anything:
+    a shared flock on the file opened read-only, released at once."""
+    try:
+        fd = os.open(os.path.join(run_dir, 'lock'), os.O_RDONLY)
+    except OSError:  # no lock file: nobody ever held it, or its last holder ended cleanly
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+def _unused_rnn_key(key: str, saved: dict) -> bool:
+    """An [rnn] size of a run saved without an rnn class: no LSTM, so the size shapes nothing."""
+    return key.startswith('rnn.') and key != 'rnn.class' and saved.get('rnn', {}).get('class') == ''
 
 
 def make_trainer(env: str | Callable, env_name: str, config: dict, dist: Distributed) -> Trainer:
@@ -272,6 +449,7 @@ def make_trainer(env: str | Callable, env_name: str, config: dict, dist: Distrib
     torch.manual_seed(train_config['seed'] + dist.rank)
     np.random.seed(train_config['seed'] + dist.rank)
     device = dist.device(resolve_device(train_config['device']))
+    check_memory(env, config)
     vector = make_vecenv(env, config, seed_offset=1000 * dist.rank)
     torch.set_num_threads(torch_threads(train_config['torch_threads'], vector))
     vecenv: TrainerEnv = vector
@@ -286,7 +464,9 @@ def make_trainer(env: str | Callable, env_name: str, config: dict, dist: Distrib
 def resume_from_checkpoint(job: Job) -> None:
     """The checkpoint's state, and metrics.jsonl cut back to its step (the rows after it are trained again)."""
     if job.checkpoint is not None:
-        job.trainer.load_state_dict(load_checkpoint(job.checkpoint), job.checkpoint)
+        state = job.state if job.state is not None else load_checkpoint(job.checkpoint)
+        job.trainer.load_state_dict(state, job.checkpoint)
+        job.state = None  # the checkpoint's tensors are not needed past here
     if job.dist.leader:
         rundir.trim_metrics(job.leader_dir(), job.trainer.global_step)
 

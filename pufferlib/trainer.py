@@ -38,7 +38,7 @@ from pufferlib import config as configuration
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import Logits, sample_logits
 from pufferlib.profile import Profile
-from pufferlib.pufferenv import PufferError, nonfinite_rows, space_shape
+from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
 
 
@@ -108,6 +108,22 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
         optimizers.append(torch.optim.AdamW(others, lr=train['learning_rate'], betas=betas, eps=eps,
                                             weight_decay=train['weight_decay']))
     return optimizers
+
+
+def rollout_bytes(rows: int, horizon: int, observation_space: spaces.Space, action_space: spaces.Space,
+                  mask_width: int | None = None, rnn_hidden: int = 0) -> int:
+    """The bytes of the buffers a Trainer allocates for `rows` agent rows and `horizon`-step segments (the
+    tensors of Trainer.__init__, plus the advantages each minibatch computes over all of them), for
+    checking a run fits in memory before anything is allocated. `rnn_hidden`: an LSTM's hidden size."""
+    steps = int(rows) * int(horizon)
+    obs = int(np.prod(space_shape(observation_space))) * np.dtype(observation_space.dtype).itemsize
+    discrete = action_dtype(action_space).kind == 'i'  # as Trainer.__init__ decides it
+    actions = int(np.prod(space_shape(action_space))) * (8 if discrete else 4)
+    # logprobs, values, rewards, dones, masks, ratio and the advantages: float32 [rows, horizon] each
+    per_step = obs + actions + 7 * 4 + (int(mask_width) if mask_width and discrete else 0)
+    # last_values (float32), step_of_row (int64), and an LSTM's (h, c) now and at each segment's start
+    per_row = 4 + 8 + 4 * int(rnn_hidden) * 4
+    return steps * per_step + int(rows) * per_row
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,9 +463,22 @@ class Trainer:
                                   f'{str(e).splitlines()[0]}') from None
         self.global_step, self.epoch = int(state['global_step']), int(state['epoch'])
         self.boundary_step = self.global_step
+        for scheduler in self.schedulers:
+            if scheduler.T_max != self.total_epochs:
+                self._replan(scheduler)
         if 'torch_rng' in state:
             torch.set_rng_state(state['torch_rng'])
         self.boundary_rng = torch.get_rng_state()
+
+    def _replan(self, scheduler: torch.optim.lr_scheduler.CosineAnnealingLR) -> None:
+        """A run resumed with another train.total_timesteps: the cosine spans the new total from here, at
+        the rate a run started with that total would have now. Kept as saved, the schedule of a finished
+        run would stay at the 0 it ended on, and one made longer would rise again past its old end."""
+        scheduler.T_max = self.total_epochs
+        progress = min(scheduler.last_epoch / self.total_epochs, 1.0)
+        for group, base in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, strict=True):
+            group['lr'] = scheduler.eta_min + (base - scheduler.eta_min) * (1 + math.cos(math.pi * progress)) / 2
+        scheduler._last_lr = [group['lr'] for group in scheduler.optimizer.param_groups]
 
     def save(self, run_dir: str) -> str:
         folder = os.path.join(run_dir, 'checkpoints')

@@ -284,11 +284,23 @@ def test_resume_drops_metrics_rows_past_the_checkpoint(experiments):
 
 
 def test_resume_with_another_hidden_size_names_the_shapes_and_the_flag(experiments):
-    """torch's "Error(s) in loading state_dict for Default" told neither what differs nor why."""
+    """torch's "Error(s) in loading state_dict for Default" told neither what differs nor why. The flag
+    is refused before the model is built (a resume keeps the run's [policy]); a config.toml edited by
+    hand reaches the checkpoint, whose error names the shapes and the setting."""
     summary = run_train('puffer_squared', steps=1024)
     env = {**os.environ, 'PUFFER_EXPERIMENTS': str(experiments)}
-    out = subprocess.run([PUFFER, 'train', '--resume', summary['run_dir'], '--policy.hidden-size', '64', '--quiet'],
-                         env=env, capture_output=True, text=True, timeout=300)
+    args = [PUFFER, 'train', '--resume', summary['run_dir'], '--train.total-timesteps', '2048', '--quiet']
+    out = subprocess.run([*args, '--policy.hidden-size', '64'], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2, out.stderr
+    assert 'Error(s) in loading state_dict' not in out.stderr
+    assert 'policy.hidden_size 128 -> 64' in out.stderr and 'Start a new run' in out.stderr
+    path = os.path.join(summary['run_dir'], 'config.toml')
+    with open(path) as f:
+        text = f.read()
+    with open(path, 'w') as f:
+        f.write(text.replace('[policy]\nclass = "pufferlib.models:Default"\nhidden_size = 128',
+                             '[policy]\nclass = "pufferlib.models:Default"\nhidden_size = 64'))
+    out = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
     assert out.returncode == 2, out.stderr
     assert 'Error(s) in loading state_dict' not in out.stderr
     assert 'encoder.0.weight [128, 121] saved, [64, 121] now' in out.stderr

@@ -33,23 +33,25 @@ measure and autotune; every public name is importable from here.
 import inspect
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+from gymnasium import spaces
 
 from pufferlib import config as configuration
 from pufferlib import registry
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, buffer_bytes
 from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, IDLE, LIVENESS_CHECK_S,
-                                   NO_DEADLINE, RESET, STEP, BatchViews, VecEnv, Waiter, cpu_count, create_env,
-                                   yield_cpu)
+                                   NO_DEADLINE, RESET, STEP, BatchViews, VecEnv, Waiter, _mask_width, cpu_count,
+                                   create_env, yield_cpu)
 from pufferlib.vector.multiprocessing import INFO_IN_PIPE, INFO_SLOT, Multiprocessing, set_parent_death_signal
 from pufferlib.vector.ray import Ray
 from pufferlib.vector.serial import Serial
 
 __all__ = ['BACKENDS', 'BUSY', 'CLOSE', 'CLOSED', 'DEFAULT_STEP_TIMEOUT_S', 'DONE', 'ERROR', 'IDLE', 'INFO_IN_PIPE',
            'INFO_SLOT', 'LIVENESS_CHECK_S', 'NO_DEADLINE', 'RESET', 'STEP', 'BatchViews', 'Multiprocessing', 'Ray',
-           'Serial', 'VecEnv', 'Waiter', 'autotune', 'cpu_count', 'create_env', 'from_config', 'make', 'measure',
+           'Serial', 'VecEnv', 'Waiter', 'Footprint', 'autotune', 'cpu_count', 'create_env', 'footprint', 'from_config',
+           'make', 'measure',
            'resolve_backend', 'set_parent_death_signal', 'yield_cpu']
 
 BACKENDS: dict[str, type[VecEnv]] = {'serial': Serial, 'multiprocessing': Multiprocessing, 'ray': Ray}
@@ -132,6 +134,44 @@ def from_config(env: str | Callable, vec: Mapping[str, Any], seed: int | None = 
     return make(env, backend=vec['backend'], num_envs=vec['num_envs'] or cpu_count(),
                 num_workers=None if serial else vec['num_workers'] or None, batch_size=vec['batch_size'] or None,
                 zero_copy=vec['zero_copy'], seed=seed, env_kwargs=dict(env_kwargs or {}), **options)
+
+
+class Footprint(NamedTuple):
+    """What the vector env of a [vec] section will hold (see `footprint`)."""
+    rows: int                        # agent rows of all its envs
+    observation_space: spaces.Space  # of one row
+    action_space: spaces.Space
+    mask_width: int | None           # action masks' width, when the envs publish them
+    buffer_bytes: int                # its arrays of rows, in every copy the backend makes
+
+
+def footprint(env: str | Callable, vec: Mapping[str, Any], env_kwargs: Mapping[str, Any] | None = None) -> Footprint:
+    """The rows and buffer bytes of `from_config(env, vec, env_kwargs=...)`, known before it allocates them,
+    from one env of a single instance: an env option `num_envs` is the number of instances one env object
+    holds (Ocean's), and its rows scale with it, so the probe holds one and is multiplied."""
+    defaults = configuration.defaults()['vec']
+    vec = {**defaults, **vec}
+    kwargs = dict(env_kwargs or {})
+    instances = kwargs.get('num_envs', 1)
+    scale = int(instances) if isinstance(instances, (int, np.integer)) and not isinstance(instances, bool) \
+        and instances > 1 else 1
+    if scale > 1:
+        kwargs['num_envs'] = 1
+    creator = registry.lookup(env).make if isinstance(env, str) else env
+    probe = create_env(creator, env_kwargs=kwargs)
+    try:
+        obs_space, act_space = probe.single_observation_space, probe.single_action_space
+        rows = int(probe.num_agents) * scale * (vec['num_envs'] or cpu_count())
+        width = _mask_width(probe)
+    finally:
+        probe.close()
+    # Serial and Multiprocessing hold every row once (Multiprocessing in shared memory, which its workers'
+    # envs write in place); Ray once here and once in its actors; a pool that is not zero-copy gathers each
+    # batch into a buffer of its own, and a trainer may hold every batch at once.
+    copies = 1 + (vec['backend'].lower() == 'ray')
+    batch = vec['batch_size'] or vec['num_envs'] or cpu_count()
+    copies += not vec['zero_copy'] and batch < (vec['num_envs'] or cpu_count())
+    return Footprint(rows, obs_space, act_space, width, copies * buffer_bytes(obs_space, act_space, rows, width))
 
 
 # ---------------------------------------------------------------------------------------------
