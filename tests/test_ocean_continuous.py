@@ -105,7 +105,7 @@ def test_drone_leaving_the_cube_costs_one_and_ends_the_episode():
     for _ in range(200):
         _, rewards, terminals, truncations, _ = env.step(off)
         assert (rewards[terminals] == -1).all() and not truncations.any()
-        assert (rewards[~terminals] <= 0.1).all()  # falling past a target at best
+        assert (rewards[~terminals] < 1).all()  # progress while falling past a target at best, never a target
         ended |= terminals
     assert ended.all(), 'a falling drone never left the cube'
     assert env.log()['perf'] == 0

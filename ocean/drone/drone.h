@@ -5,7 +5,7 @@
  * about z. The drones of one env share the arena but not their episodes: each row resets on its own.
  *
  * task 1 (targets): fly through num_targets random points in turn; the reward is the progress towards
- * the current point (0.1 per metre) plus 1 for reaching it. task 0 (hover): reach a point near the
+ * the current point (1 per metre) plus 1 for reaching it. task 0 (hover): reach a point near the
  * start and stay; the same progress reward plus 0.01 per step inside the radius. Leaving the cube
  * costs 1 and ends the episode. perf is the share of targets reached (task 1) or of steps spent at the
  * point (task 0). */
@@ -27,7 +27,7 @@
 #define DR_MAX_SPIN 30.0f
 #define DR_HOVER (DR_MASS * DR_GRAVITY / 4.0f) /* thrust per rotor that holds the weight */
 #define DR_SPAWN (0.8f * DR_ARENA)
-#define DR_PROGRESS 0.1f  /* reward per metre of progress towards the target */
+#define DR_PROGRESS 1.0f  /* reward per metre of progress towards the target */
 #define DR_HOLD 0.01f     /* reward per step inside the radius (task 0) */
 #define DR_OBS 16
 
