@@ -2,7 +2,8 @@
  *
  * setup.py compiles it once per env, in a generated three-line source:
  *   #include "spec.h"     generated from ocean/<env>/spec.toml: OCEAN_ENV, OCEAN_CONFIG, OCEAN_OBS_T,
- *                         OCEAN_OBS_FORMAT, OCEAN_ACTION_MASK, ocean_spec_check and the row sizes
+ *                         OCEAN_OBS_FORMAT, OCEAN_ACTION_MASK, the Box bounds, ocean_spec_check and the
+ *                         row sizes
  *   #include "<env>.h"    the env (see ocean.h for the contract)
  *   #include "binding.h"  this file
  * so no env declares its options, sizes or types anywhere but in its spec.
@@ -120,6 +121,7 @@ static PyObject *vec_init(PyObject *self, PyObject *args) {
     }
     long long agents = ocean_spec_num_agents(&cfg), obs_size = ocean_spec_obs_size(&cfg);
     long long act_size = ocean_spec_act_size(&cfg), num_actions = ocean_spec_num_actions(&cfg);
+    int box = ocean_spec_box_size(&cfg) > 0; /* float32 actions in cont_actions, else int32 in actions */
     long long rows = agents * num_envs;
     if (agents < 1 || obs_size < 1 || rows > INT32_MAX || rows * obs_size > PY_SSIZE_T_MAX / 4) {
         PyErr_Format(PyExc_ValueError,
@@ -138,7 +140,7 @@ static PyObject *vec_init(PyObject *self, PyObject *args) {
         return PyErr_NoMemory();
     }
     if (take_buffer(vec, BUF_OBS, obs, "observations", OCEAN_OBS_FORMAT, sizeof(OCEAN_OBS_T), rows * obs_size) < 0 ||
-        take_buffer(vec, BUF_ACT, act, "actions", "i", 4, rows * act_size) < 0 ||
+        take_buffer(vec, BUF_ACT, act, "actions", box ? "f" : "i", 4, rows * act_size) < 0 ||
         take_buffer(vec, BUF_REW, rew, "rewards", "f", 4, rows) < 0 ||
         take_buffer(vec, BUF_TERM, term, "terminals", "?", 1, rows) < 0 ||
         take_buffer(vec, BUF_TRUNC, trunc, "truncations", "?", 1, rows) < 0 ||
@@ -154,7 +156,8 @@ static PyObject *vec_init(PyObject *self, PyObject *args) {
         env->obs_size = (int)obs_size;
         env->act_size = (int)act_size;
         env->observations = (OCEAN_OBS_T *)vec->bufs[BUF_OBS].buf + row * obs_size;
-        env->actions = (int32_t *)vec->bufs[BUF_ACT].buf + row * act_size;
+        env->actions = box ? NULL : (int32_t *)vec->bufs[BUF_ACT].buf + row * act_size;
+        env->cont_actions = box ? (float *)vec->bufs[BUF_ACT].buf + row * act_size : NULL;
         env->rewards = (float *)vec->bufs[BUF_REW].buf + row;
         env->terminals = (unsigned char *)vec->bufs[BUF_TERM].buf + row;
         env->truncations = (unsigned char *)vec->bufs[BUF_TRUNC].buf + row;

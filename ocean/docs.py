@@ -18,7 +18,10 @@ def _size(exprs: Sequence[Expr]) -> str:
 
 def _actions(spec: Spec) -> str:
     text = f'Discrete({spec.action_n.text})' if spec.action_n is not None else \
-        f'MultiDiscrete [{_size(spec.action_nvec or [])}]'
+        f'MultiDiscrete [{_size(spec.action_nvec)}]' if spec.action_nvec else ''
+    if spec.action_box is not None:
+        box = f'Box [{spec.action_box.text}] in [{spec.action_low:g}, {spec.action_high:g}]'
+        text = f'{box}; {text} where that size is 0' if text else box
     return text + (', masked' if spec.action_mask else '')
 
 

@@ -77,6 +77,9 @@ def make_spaces(spec: Spec, config: dict[str, Value]) -> tuple[spaces.Box, space
         obs = spaces.Box(low=spec.obs_segments[0][2], high=spec.obs_segments[0][3], shape=shape, dtype=dtype)
     else:
         obs = spaces.Box(low=low.reshape(shape).astype(dtype), high=high.reshape(shape).astype(dtype), dtype=dtype)
+    box = spec.box_size(config)
+    if box:
+        return obs, spaces.Box(low=spec.action_low, high=spec.action_high, shape=(box,), dtype=np.float32)
     dims = spec.action_dims(config)
     act = spaces.Discrete(dims[0]) if spec.action_n is not None else spaces.MultiDiscrete(dims)
     return obs, act
@@ -174,7 +177,8 @@ class OceanEnv(PufferEnv):
         return self.observations, []
 
     def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list]:
-        # Values outside the space are clamped by the C env, never used as an index.
+        # Values outside the space are clamped by the C env, never used as an index. Box actions past
+        # the bounds are taken (a Gaussian policy's samples are) and clamped there too; NaN is refused.
         self.copy_actions(actions)
         try:
             self._binding.vec_step(self._handle)

@@ -22,7 +22,8 @@
  *                              struct starts zeroed)
  * Rules: no allocation after c_init, no global or static mutable state (several vectors may live in
  * one process and on several threads), every random draw from env->rng so a seed fixes a run, and
- * actions from the caller are untrusted: clamp them with ocean_clamp before indexing anything.
+ * actions from the caller are untrusted: clamp them with ocean_clamp before indexing anything, and read
+ * Box actions (`box` in the spec: float32 in `cont_actions`) through ocean_cont_action.
  */
 #ifndef OCEAN_H
 #define OCEAN_H
@@ -55,7 +56,8 @@ typedef struct Log {
  *   `env.action_masks` [rows, n_actions]. */
 #define OCEAN_SLOTS(obs_type)                                                               \
     obs_type *observations;        /* [num_agents * obs_size] */                            \
-    int32_t *actions;              /* [num_agents * act_size] */                            \
+    int32_t *actions;              /* [num_agents * act_size]; NULL with Box actions */     \
+    float *cont_actions;           /* [num_agents * act_size] Box actions; else NULL */     \
     float *rewards;                /* [num_agents] */                                       \
     unsigned char *terminals;      /* [num_agents] numpy bool: one byte, 0 or 1 */          \
     unsigned char *truncations;                                                             \
@@ -75,6 +77,16 @@ typedef struct Log {
 /* The action helpers below are the only way envs read actions: out-of-range values from a buggy
  * policy are clamped, never used as an index. */
 static inline int ocean_clamp(int32_t a, int n) { return a < 0 ? 0 : (a >= n ? n - 1 : (int)a); }
+
+/* A Box action element in [lo, hi]. Policies sample Gaussians, so values past the bounds are normal
+ * and clamp; NaN (step() refuses it, but anything sharing the buffer can write one) reads as the middle
+ * of the range, so no NaN reaches the physics and no float-to-int conversion of it is ever undefined. */
+static inline float ocean_clampf(float a, float lo, float hi) {
+    return a >= lo ? (a <= hi ? a : hi) : (a < lo ? lo : 0.5f * (lo + hi));
+}
+
+/* Element i of this env's Box action row(s), clamped to the spec's [low, high]. */
+#define ocean_cont_action(env, i) ocean_clampf((env)->cont_actions[i], OCEAN_ACTION_LOW, OCEAN_ACTION_HIGH)
 
 /* splitmix64: a seed per env from (vector seed, env index), so env i's stream does not depend on how
  * many envs share its vector. */

@@ -47,8 +47,11 @@ TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'obs
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
 OBSERVATION_KEYS = {'dtype', 'size', 'shape', 'low', 'high', 'fields', 'help'}
 FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
-ACTION_KEYS = {'n', 'nvec', 'mask', 'builtin', 'help'}
+ACTION_KEYS = {'n', 'nvec', 'box', 'low', 'high', 'mask', 'builtin', 'help'}
 CHECK_KEYS = {'require', 'message'}
+
+# Where the Box is the only action form, a size below 1 leaves the env no action at all.
+BOX_MESSAGE = '[action] box must be >= 1 (the Box is this env\'s only action form)'
 
 # An option's value, a constant, or what an expression evaluates to (a bool is an int to Python too).
 Value = bool | int | float
@@ -288,7 +291,10 @@ class Spec:
     obs_segments: list[Segment]         # low/high along the row
     obs_help: str
     action_n: Expr | None = None        # Discrete(n) ...
-    action_nvec: list[Expr] | None = None  # ... or MultiDiscrete(nvec)
+    action_nvec: list[Expr] | None = None  # ... or MultiDiscrete(nvec) ...
+    action_box: Expr | None = None      # ... or Box(low, high, (box,), float32), where box > 0
+    action_low: float = -1.0
+    action_high: float = 1.0
     action_mask: bool = False
     action_builtin: bool = False        # a live row's action -1 hands its move to the built-in player (seats.h)
     action_help: str = ''
@@ -335,6 +341,8 @@ class Spec:
                 return f'{message} ({e})'
             if not ok:
                 return _check_message(self, expr, message, values)
+        if self.action_box is not None and not self.action_exprs() and self.box_size(values) < 1:
+            return _check_message(self, self.action_box, BOX_MESSAGE, values)
         return None
 
     def pack(self, values: Mapping[str, Value]) -> bytes:
@@ -350,19 +358,27 @@ class Spec:
         return tuple(int(size(values)) for size in self.obs_shape)
 
     def action_exprs(self) -> list[Expr]:
-        """Discrete: [n]; MultiDiscrete: nvec (as expressions)."""
+        """The discrete form's sizes as expressions: Discrete [n], MultiDiscrete nvec; [] for Box only."""
         if self.action_n is not None:
             return [self.action_n]
-        if self.action_nvec is None:
-            raise SpecError(f'ocean/{self.name}/spec.toml: [action] has neither n nor nvec')
-        return self.action_nvec
+        return self.action_nvec or []
+
+    def box_size(self, values: Mapping[str, Value]) -> int:
+        """Elements of the Box action for `values`; 0 when the discrete form applies."""
+        return max(0, int(self.action_box(values))) if self.action_box is not None else 0
 
     def action_dims(self, values: Mapping[str, Value]) -> list[int]:
-        """Discrete: [n]; MultiDiscrete: nvec."""
+        """Discrete: [n]; MultiDiscrete: nvec; Box: [] (see box_size)."""
+        if self.box_size(values):
+            return []
         return [int(n(values)) for n in self.action_exprs()]
 
+    def action_size(self, values: Mapping[str, Value]) -> int:
+        """Elements of one action row: the Box's size, 1 for Discrete, len(nvec) for MultiDiscrete."""
+        return self.box_size(values) or len(self.action_exprs())
+
     def num_actions(self, values: Mapping[str, Value]) -> int:
-        """Width of one action-mask row: n, or the sum of nvec."""
+        """Width of one action-mask row: n, or the sum of nvec (0 for Box actions, which have no mask)."""
         return sum(self.action_dims(values))
 
     # ---- C ----
@@ -428,17 +444,17 @@ def load(folder: str) -> Spec:
     obs = data['observation']
     dtype, shape, segments = _load_observation(obs, kinds, constants, where)
     action = data['action']
-    action_n, action_nvec, mask, builtin = _load_action(action, kinds, constants, where)
+    action_fields = _load_action(action, kinds, constants, where)
     spec = Spec(name=name, folder=folder, summary=str(data['summary']), group=data['group'],
                 agents=_int_expr(data['agents'], kinds, constants, f'{where} agents'), constants=constants,
                 options=options, checks=checks, obs_dtype=dtype, obs_shape=shape, obs_segments=segments,
-                obs_help=str(obs.get('help', '')), action_n=action_n, action_nvec=action_nvec, action_mask=mask,
-                action_builtin=builtin, action_help=str(action.get('help', '')))
+                obs_help=str(obs.get('help', '')), action_help=str(action.get('help', '')), **action_fields)
     defaults = spec.defaults()
     problem = spec.problem(defaults)
     if problem:
         raise SpecError(f'{where}: the defaults break the spec\'s own rules: {problem}')
-    if spec.num_agents(defaults) < 1 or min(spec.obs_shape_of(defaults)) < 1 or min(spec.action_dims(defaults)) < 1:
+    if (spec.num_agents(defaults) < 1 or min(spec.obs_shape_of(defaults)) < 1
+            or min((int(n(defaults)) for n in spec.action_exprs()), default=1) < 1):
         raise SpecError(f'{where}: with the defaults, agents, observation sizes and action counts must be >= 1')
     return spec
 
@@ -577,23 +593,41 @@ def _load_observation(obs: Any, kinds: Mapping[str, str], constants: Mapping[str
 
 
 def _load_action(action: Any, kinds: Mapping[str, str], constants: Mapping[str, Value],
-                 where: str) -> tuple[Expr | None, list[Expr] | None, bool, bool]:
-    """(n, nvec, mask, builtin) of the [action] table; exactly one of n and nvec is given."""
-    _expect_keys(action, ACTION_KEYS, f'{where} [action]')
-    if ('n' in action) == ('nvec' in action):
-        raise SpecError(f'{where} [action]: give n (Discrete) or nvec (MultiDiscrete)')
-    action_n = _int_expr(action['n'], kinds, constants, f'{where} [action] n') if 'n' in action else None
-    action_nvec = ([_int_expr(n, kinds, constants, f'{where} [action] nvec') for n in action['nvec']]
-                   if 'nvec' in action else None)
-    if action_nvec is not None and not action_nvec:
-        raise SpecError(f'{where} [action] nvec must not be empty')
-    mask = action.get('mask', False)
-    if not isinstance(mask, bool):
-        raise SpecError(f'{where} [action] mask must be true or false')
-    builtin = action.get('builtin', False)
-    if not isinstance(builtin, bool):
-        raise SpecError(f'{where} [action] builtin must be true or false')
-    return action_n, action_nvec, mask, builtin
+                 where: str) -> dict[str, Any]:
+    """The [action] table as Spec fields: n or nvec (the discrete form), box with low and high (the
+    continuous form), or both, when an option picks one: the Box applies where `box` is > 0."""
+    here = f'{where} [action]'
+    _expect_keys(action, ACTION_KEYS, here)
+    if 'n' in action and 'nvec' in action:
+        raise SpecError(f'{here}: give n (Discrete) or nvec (MultiDiscrete), not both')
+    if not {'n', 'nvec', 'box'} & set(action):
+        raise SpecError(f'{here}: give n (Discrete), nvec (MultiDiscrete) or box (a float Box of that many '
+                        'elements, with low and high)')
+    out: dict[str, Any] = {}
+    if 'n' in action:
+        out['action_n'] = _int_expr(action['n'], kinds, constants, f'{here} n')
+    if 'nvec' in action:
+        out['action_nvec'] = [_int_expr(n, kinds, constants, f'{here} nvec') for n in action['nvec']]
+        if not out['action_nvec']:
+            raise SpecError(f'{here} nvec must not be empty')
+    if 'box' in action:
+        out['action_box'] = _int_expr(action['box'], kinds, constants, f'{here} box')
+        if 'low' not in action or 'high' not in action:
+            raise SpecError(f'{here}: a box needs low and high (the bounds of every element, e.g. -1.0 and 1.0)')
+        low, high = _number(action['low'], f'{here} low'), _number(action['high'], f'{here} high')
+        if not low < high:
+            raise SpecError(f'{here}: low must be below high, got low={low} high={high}')
+        out['action_low'], out['action_high'] = float(low), float(high)
+    elif 'low' in action or 'high' in action:
+        raise SpecError(f'{here}: low and high bound a box; they mean nothing for n or nvec')
+    for key in ('mask', 'builtin'):
+        value = action.get(key, False)
+        if not isinstance(value, bool):
+            raise SpecError(f'{here} {key} must be true or false')
+        if value and 'box' in action:
+            raise SpecError(f'{here}: {key} applies to discrete actions only; an env with a box has neither')
+        out[f'action_{key}'] = value
+    return out
 
 
 def _sum_expr(parts: list[Expr], kinds: Mapping[str, str], constants: Mapping[str, Value], where: str) -> Expr:
@@ -640,7 +674,10 @@ def _c_header(spec: Spec) -> str:
            f'#define OCEAN_CONFIG {config}',
            f'#define OCEAN_OBS_T {ctype}',
            f'#define OCEAN_OBS_FORMAT "{fmt_char}"',
-           f'#define OCEAN_ACTION_MASK {int(spec.action_mask)}', '']
+           f'#define OCEAN_ACTION_MASK {int(spec.action_mask)}',
+           '/* the bounds of every element of a Box action (unused by envs with discrete actions only) */',
+           f'#define OCEAN_ACTION_LOW ({spec.action_low!r}f)',
+           f'#define OCEAN_ACTION_HIGH ({spec.action_high!r}f)', '']
     for key, constant in spec.constants.items():
         out.append(f'#define {key} {repr(float(constant)) + "f" if isinstance(constant, float) else constant}')
     if spec.constants:
@@ -666,11 +703,14 @@ def _c_header(spec: Spec) -> str:
     out.append('')
     obs_total = ' * '.join(f'({s.c()})' for s in spec.obs_shape)
     dims = spec.action_exprs()
+    box = '0' if spec.action_box is None else f'({spec.action_box.c()}) > 0 ? ({spec.action_box.c()}) : 0'
     lines = [('num_agents', 'agents (rows) per env instance', spec.agents.c()),
              ('obs_size', 'observation elements per row', obs_total),
-             ('act_size', 'action elements per row', str(len(dims))),
-             ('num_actions', 'width of one action-mask row (n, or the sum of nvec)',
-              ' + '.join(f'({d.c()})' for d in dims))]
+             ('box_size', 'elements of a Box action row (float32); 0 when the actions are discrete (int32)', box),
+             ('act_size', 'action elements per row',
+              f'ocean_spec_box_size(c) > 0 ? ocean_spec_box_size(c) : {len(dims)}'),
+             ('num_actions', 'width of one action-mask row (n, or the sum of nvec; 0 for a Box)',
+              f'ocean_spec_box_size(c) > 0 ? 0 : {" + ".join(f"({d.c()})" for d in dims) or "0"}')]
     for name, doc, body in lines:
         out.append(f'/* {doc} */')
         out.append(f'static inline long long ocean_spec_{name}(const {config} *c) {{ (void)c; return {body}; }}')
@@ -701,6 +741,16 @@ def _c_header(spec: Spec) -> str:
         else:
             args = ''
         out.append(f'    if (!({expr.c()})) {{')
+        out.append(f'        snprintf(msg, cap, {text}{args});')
+        out.append('        return -1;')
+        out.append('    }')
+    if spec.action_box is not None and not dims:
+        names = spec.action_box.names
+        text = _c_string(BOX_MESSAGE)
+        if names:
+            text += ' " (got ' + ', '.join(f'{n}={_c_value_format(spec.options[n].kind)[0]}' for n in names) + ')"'
+        args = ''.join(f', {_c_value_format(spec.options[n].kind)[1]}c->{n}' for n in names)
+        out.append('    if (ocean_spec_box_size(c) < 1) {')
         out.append(f'        snprintf(msg, cap, {text}{args});')
         out.append('        return -1;')
         out.append('    }')

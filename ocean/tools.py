@@ -21,12 +21,15 @@ ACTION_POOL = 64
 
 
 def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int = 0) -> np.ndarray:
-    """`count` rows of random actions for `num_agents` agents, int32 like the action buffer."""
+    """`count` rows of random actions for `num_agents` agents, of the action buffer's dtype (int32, or
+    float32 uniform in a Box)."""
     rng = np.random.default_rng(seed)
     if isinstance(space, spaces.Discrete):
         return rng.integers(0, space.n, size=(count, num_agents), dtype=np.int32)
     if isinstance(space, spaces.MultiDiscrete):
         return rng.integers(0, space.nvec, size=(count, num_agents, *space.nvec.shape), dtype=np.int32)
+    if isinstance(space, spaces.Box):
+        return rng.uniform(space.low, space.high, size=(count, num_agents, *space.shape)).astype(np.float32)
     raise APIUsageError(f'random_actions: unsupported action space {space}')
 
 

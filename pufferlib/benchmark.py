@@ -358,6 +358,8 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
                     "3.0 picks a card, then a cell (14 actions, half a move per step); ours a pair (45), the "
                     "scripted reply in the same step, and one-ply hints"),
     'trash_pickup': ('puffer_trash_pickup', None, ''),
+    'drone': ('puffer_drone', None, 'both 16 observations, 4 rotor thrusts in [-1, 1], 5 targets in 1,000 steps; '
+              '3.0 flies one drone per env, ours 4'),
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 # Issue 16's targets for the second-wave games (go at 7x7, the default), a little above the public

@@ -169,6 +169,9 @@ class Trainer:
         obs_space, act_space = vecenv.single_observation_space, vecenv.single_action_space
         obs_dtype = torch.from_numpy(np.zeros(0, obs_space.dtype)).dtype
         self.discrete = vecenv.action_dtype.kind == 'i'
+        # Gaussian samples are unbounded: the env gets them clipped to the Box, the rollout keeps the sample
+        # itself, whose logprob the update recomputes.
+        self.action_bounds = (act_space.low, act_space.high) if isinstance(act_space, spaces.Box) else None
         d = self.device
         self.obs = torch.zeros(S, H, *space_shape(obs_space), dtype=obs_dtype, device=d)
         self.actions = torch.zeros(S, H, *space_shape(act_space),
@@ -331,6 +334,8 @@ class Trainer:
         self.step_of_row[rows] = t + 1
         self.global_step += len(ids)
         sent = action.cpu().numpy().astype(self.vecenv.action_dtype, copy=False)
+        if self.action_bounds is not None:
+            sent = np.clip(sent, *self.action_bounds).astype(self.vecenv.action_dtype, copy=False)
         self.profile.lap('copy')
         self.vecenv.send(sent, ids)
         self.profile.lap('env')

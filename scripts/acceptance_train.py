@@ -18,6 +18,8 @@
 - Second-wave games (issue 16): go 7x7 wins >= 90% of games against the capture-greedy player within
   20 minutes, tripletriad >= 80% against the flip-greedy player within 10 minutes (perf = fraction of
   games won, seats alternating), trash_pickup puts >= 90% of the trash in bins within 10 minutes.
+- Continuous control (issue 34, the Gaussian head): drone reaches >= 90% of its targets and
+  rocket_lander lands in >= 90% of episodes (Box actions), each within 20 minutes.
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -72,6 +74,10 @@ TASKS = {
     # wins
     'puffer_tripletriad': ('env/perf', 0.80, 600, 65_000_000),
     'puffer_trash_pickup': ('env/perf', 0.90, 600, None),
+    # third wave (issue 34), continuous control with the Gaussian head: the share of targets reached, the
+    # share of episodes that land (Box mode, the default)
+    'puffer_drone': ('env/perf', 0.90, 1200, None),
+    'puffer_rocket_lander': ('env/perf', 0.90, 1200, None),
 }
 
 

@@ -28,6 +28,8 @@ CLOCK_EVERY = 8
 
 def random_actions(space, rows, count, seed=0):
     rng = np.random.default_rng(seed)
+    if np.issubdtype(space.dtype, np.floating):  # a Box: continuous actions (drone)
+        return rng.uniform(space.low, space.high, size=(count, rows, *space.shape)).astype(np.float32)
     if hasattr(space, 'nvec'):
         return rng.integers(0, space.nvec, size=(count, rows, *space.nvec.shape), dtype=np.int32)
     return rng.integers(0, space.n, size=(count, rows), dtype=np.int32)

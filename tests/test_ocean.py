@@ -114,7 +114,9 @@ def test_c_and_python_layouts_agree(name):
     assert itemsize == env.single_observation_space.dtype.itemsize
     assert env.observations.shape == (env.num_agents, *env.single_observation_space.shape)
     assert env.actions.shape == (env.num_agents, *env.single_action_space.shape)
-    assert env.actions.dtype == np.int32 and env.rewards.dtype == np.float32
+    box = isinstance(env.single_action_space, spaces.Box)
+    assert env.actions.dtype == (np.float32 if box else np.int32) and env.rewards.dtype == np.float32
+    assert act_size == int(np.prod(env.single_action_space.shape, dtype=int))
     # every row is a live agent, except in turn-based envs, where only the row to act is (ocean/seats.h)
     live = 1 if env.config.get('two_player') and name in TURN_BASED else agents
     assert (env.masks.reshape(3, agents).sum(1) == live).all()
@@ -132,9 +134,13 @@ def test_wrong_action_shape_or_dtype_raises(name):
     env = make(name, num_envs=2)
     with pytest.raises(APIUsageError, match='shape'):
         env.step(np.zeros((env.num_agents + 1, *env.actions.shape[1:]), dtype=np.int32))
-    with pytest.raises(APIUsageError, match='integers'):
-        env.step(np.zeros(env.actions.shape, dtype=np.float32))
-    env.step(np.zeros(env.actions.shape, dtype=np.int64))  # any integer dtype is fine
+    if isinstance(env.single_action_space, spaces.Box):
+        with pytest.raises(APIUsageError, match='NaN or inf at agent rows \\[1\\]'):
+            env.step(np.where(np.arange(env.num_agents)[:, None] == 1, np.nan, np.zeros(env.actions.shape, np.float32)))
+    else:
+        with pytest.raises(APIUsageError, match='integers'):
+            env.step(np.zeros(env.actions.shape, dtype=np.float32))
+    env.step(np.zeros(env.actions.shape, dtype=np.int64))  # any integer dtype is fine (a Box casts it)
     env.close()
 
 
@@ -208,6 +214,9 @@ def test_observations_stay_in_space_for_100k_random_steps(name):
 
 
 def _clip(actions, space):
+    if isinstance(space, spaces.Box):  # the C env reads NaN as the middle of the range (ocean_clampf)
+        middle = ((space.low + space.high) / 2).astype(np.float32)
+        return np.where(np.isnan(actions), middle, np.clip(actions, space.low, space.high)).astype(np.float32)
     high = (space.n if isinstance(space, spaces.Discrete) else space.nvec) - 1
     return np.clip(actions, 0, high).astype(np.int32)
 
@@ -231,6 +240,13 @@ def test_out_of_range_actions_are_clamped(name):
     wild, tame = make(name, num_envs=2, seed=5), make(name, num_envs=2, seed=5)
     rng = np.random.default_rng(0)
     shape = (2000, *wild.actions.shape)
+    if isinstance(wild.single_action_space, spaces.Box):
+        extremes = np.array([-np.inf, -3e38, -1e6, -1.0001, np.nan, 0, 1.0001, 7, 3e38, np.inf])
+        actions = np.where(rng.random(shape) < 0.5, rng.choice(extremes, size=shape),
+                           rng.uniform(-2, 2, size=shape)).astype(np.float32)
+        for x, y in zip(rollout_raw(wild, actions), rollout(tame, _clip(actions, tame.single_action_space))):
+            np.testing.assert_array_equal(x, y)
+        return
     extremes = np.array([np.iinfo(np.int32).min, -1_000_000, -1, 0, 1, 2, 3, 7, 64, np.iinfo(np.int32).max])
     actions = np.where(rng.random(shape) < 0.5, rng.choice(extremes, size=shape),
                        rng.integers(-5, 12, size=shape)).astype(np.int32)
@@ -757,7 +773,8 @@ def test_unbuilt_binding_error_is_clear(monkeypatch, tmp_path):
 # opponent in one-row mode, the two-player modes of connect4 and pong, the scripted connect4 opening).
 SANITIZE_RUNS = [(name, {}) for name in ALL] + [
     ('kuhn', {'two_player': False}), ('leduc', {'two_player': False}), ('connect4', {'two_player': True}),
-    ('connect4', {'seat': -1}), ('pong', {'two_player': True})]
+    ('connect4', {'seat': -1}), ('pong', {'two_player': True}),
+    ('drone', {'task': 0}), ('rocket_lander', {'discrete': True})]
 
 
 @pytest.mark.sanitize
@@ -771,8 +788,12 @@ def test_sanitized_100k_random_steps(name, options):
     rows = env.num_agents
     steps = 100_000 // 4
     pool = tools.random_actions(env.single_action_space, rows, 256, seed=2)
-    wild = np.random.default_rng(2).integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max,
-                                             size=pool.shape, dtype=np.int64).astype(np.int32)
+    if isinstance(env.single_action_space, spaces.Box):  # huge, infinite and NaN floats
+        wild = np.random.default_rng(2).choice(np.array([-np.inf, -3e38, np.nan, 3e38, np.inf], np.float32),
+                                               size=pool.shape)
+    else:
+        wild = np.random.default_rng(2).integers(np.iinfo(np.int32).min, np.iinfo(np.int32).max,
+                                                 size=pool.shape, dtype=np.int64).astype(np.int32)
     for t in range(steps):
         if t % 7 == 0:  # wild actions go straight into the buffer (step() refuses them; the C env must cope)
             env.actions[...] = wild[t % 256]

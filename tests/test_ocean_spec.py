@@ -336,3 +336,68 @@ def test_generated_c_checks_every_option_kind_like_python(tmp_path):
         if not problem:
             assert (int(agents), int(obs), int(actions)) == (
                 spec.num_agents(v), int(np.prod(spec.obs_shape_of(v))), spec.num_actions(v))
+
+
+# ---------------------------------------------------------------------------------------------
+# Box actions
+# ---------------------------------------------------------------------------------------------
+
+BOX_ACTION = '[action]\nn = 2\n'
+
+
+@pytest.mark.parametrize('new, match', [
+    ('[action]\nbox = 3\n', 'a box needs low and high'),
+    ('[action]\nbox = 3\nlow = 1.0\nhigh = -1.0\n', 'low must be below high'),
+    ('[action]\nbox = "size / 2.0"\nlow = -1.0\nhigh = 1.0\n', 'box: must be an int expression'),
+    ('[action]\nn = 2\nlow = -1.0\n', 'low and high bound a box'),
+    ('[action]\nbox = 3\nlow = -1.0\nhigh = 1.0\nmask = true\n', 'mask applies to discrete actions only'),
+    ('[action]\nhelp = "nothing"\n', 'give n .*, nvec .* or box'),
+])
+def test_box_action_errors_name_the_key(tmp_path, new, match):
+    assert BOX_ACTION in MINIMAL
+    with pytest.raises(ocean_spec.SpecError, match=match):
+        ocean_spec.load(write_spec(tmp_path, MINIMAL.replace(BOX_ACTION, new)))
+
+
+BOTH_FORMS = MINIMAL.replace(OPTION, OPTION + '\ndiscrete = {default = false, help = "four buttons"}').replace(
+    BOX_ACTION, '[action]\nn = 4\nbox = "(size - 2) * (not discrete)"\nlow = -2.0\nhigh = 0.5\n')
+
+
+@needs_cc
+def test_an_option_picks_box_or_discrete_and_c_agrees(tmp_path):
+    """`box` beside `n`: the Box where box > 0, Discrete(n) where it is 0; a box-only spec refuses a size
+    below 1 with one message on both sides."""
+    spec = ocean_spec.load(write_spec(tmp_path / 'both', BOTH_FORMS))
+    only = ocean_spec.load(write_spec(tmp_path / 'only', MINIMAL.replace(
+        BOX_ACTION, '[action]\nbox = "size - 2"\nlow = -1.0\nhigh = 1.0\n')))
+    cases = [(spec, {}), (spec, {'discrete': True}), (spec, {'size': 2}), (spec, {'size': 7}),
+             (only, {}), (only, {'size': 2}), (only, {'size': 1})]
+    lines = []
+    for s, case in cases:
+        folder = tmp_path / f'c{len(lines)}'
+        folder.mkdir()
+        (folder / 'spec.h').write_text(s.c_header())
+        values = {**s.defaults(), **case}
+        main = ['#include <stdio.h>', '#include "spec.h"', 'int main(void) {',
+                f'    {s.c_struct}Config c = {{0}}; char msg[512] = "";',
+                *[f'    c.{k} = {int(v)};' for k, v in values.items()],  # these specs' options are ints and bools
+                '    int status = ocean_spec_check(&c, msg, sizeof msg);',
+                '    printf("%d|%s|%lld|%lld|%lld|%g|%g", status, msg, ocean_spec_box_size(&c),',
+                '           ocean_spec_act_size(&c), ocean_spec_num_actions(&c), (double)OCEAN_ACTION_LOW,',
+                '           (double)OCEAN_ACTION_HIGH);',
+                '    return 0;', '}']
+        (folder / 'main.c').write_text('\n'.join(main))
+        compile_c(folder / 'main.c', folder / 'run', [folder])
+        lines.append(subprocess.run([str(folder / 'run')], capture_output=True, check=True, text=True).stdout)
+    for (s, case), line in zip(cases, lines):
+        values = {**s.defaults(), **case}
+        status, message, box, act, width, low, high = line.split('|')
+        problem = s.problem(values)
+        assert (int(status), message) == ((-1, problem) if problem else (0, '')), case
+        assert (int(box), int(act), int(width)) == (s.box_size(values), s.action_size(values), s.num_actions(values))
+        assert (float(low), float(high)) == (s.action_low, s.action_high)
+    assert spec.box_size({**spec.defaults(), 'discrete': True}) == 0 and spec.action_dims(spec.defaults()) == []
+    assert spec.box_size(spec.defaults()) == 2 and spec.action_size({**spec.defaults(), 'discrete': True}) == 1
+    assert only.problem({'size': 2}).startswith('[action] box must be >= 1') and 'size=2' in only.problem({'size': 2})
+    docs = ocean_docs.options({'both': spec})
+    assert 'Box [(size - 2) * (not discrete)] in [-2, 0.5]; Discrete(4) where that size is 0' in docs
