@@ -33,6 +33,7 @@
 #define FW_OBS (4 + FW_LANES * FW_MAX_CARS)
 #define FW_ACTIONS 3
 #define FW_SCRIPT_LOOK 12               /* frames of warning the scripted chicken wants */
+#define FW_HORIZON 64.0f                /* frames: arrivals later than this read as 1 */
 
 enum { FW_NOOP, FW_UP, FW_DOWN };
 
@@ -49,6 +50,7 @@ typedef struct Freeway {
     OCEAN_SLOTS(float);
     FreewayConfig cfg;
     int speed[FW_LANES];                /* signed: + drives right */
+    float inv_speed[FW_LANES];          /* frames per sub-pixel */
     int spacing;                        /* between the cars of a lane */
     float inv_game_frames, inv_max_crossings;
     int offset[FW_LANES];               /* where the lane's first car was at frame 0 */
@@ -62,6 +64,7 @@ static int c_init(Freeway *env) {
         int v = (int)(FW_LANE_SPEED[l] * env->cfg.speed + 0.5f);
         v = v < 1 ? 1 : v;
         env->speed[l] = l < FW_LANES / 2 ? v : -v;
+        env->inv_speed[l] = 1.0f / (float)v;
     }
     env->spacing = FW_W / env->cfg.cars_per_lane;
     env->inv_game_frames = 1.0f / (float)env->cfg.game_frames;
@@ -103,6 +106,12 @@ static int fw_hit(const Freeway *env, int y, int x) {
     return 0;
 }
 
+/* The lane of the chicken's lower edge (-1 on the start curb): the first of its view's ten lanes. */
+static inline int fw_view_base(int y) {
+    int low = y - FW_CHICK_HALF;
+    return low < 0 ? -1 : low / FW_LANE_H;
+}
+
 static void fw_write_obs(Freeway *env) {
     for (int r = 0; r < env->num_agents; r++) {
         const FreewayChicken *c = &env->chick[r];
@@ -112,9 +121,20 @@ static void fw_write_obs(Freeway *env) {
         o[2] = (float)c->stun * (1.0f / FW_STUN);
         o[3] = (float)(env->cfg.game_frames - env->frame) * env->inv_game_frames;
         float *cars = o + 4;
-        for (int l = 0; l < FW_LANES; l++)
-            for (int k = 0; k < env->cfg.cars_per_lane; k++)
-                cars[l * FW_MAX_CARS + k] = (float)fw_distance(env, l, k, FW_CHICK_X[r]) * (1.0f / FW_W);
+        int base = fw_view_base(c->y);
+        for (int j = 0; j < FW_LANES; j++) {
+            int l = base + j;
+            float *slot = cars + j * FW_MAX_CARS;
+            if (l < 0 || l >= FW_LANES) {
+                for (int k = 0; k < FW_MAX_CARS; k++) slot[k] = 1.0f;
+                continue;
+            }
+            for (int k = 0; k < env->cfg.cars_per_lane; k++) {
+                float frames = (float)(fw_distance(env, l, k, FW_CHICK_X[r]) - 2 * FW_REACH) * env->inv_speed[l];
+                slot[k] = frames <= 0.0f ? 0.0f : (frames >= FW_HORIZON ? 1.0f : frames * (1.0f / FW_HORIZON));
+            }
+            for (int k = env->cfg.cars_per_lane; k < FW_MAX_CARS; k++) slot[k] = 1.0f;
+        }
     }
 }
 
@@ -126,10 +146,6 @@ static void fw_new_game(Freeway *env) {
     for (int r = 0; r < 2; r++) env->chick[r] = (FreewayChicken){FW_Y_START, 0, 0, 0, 0, 0.0f};
     env->frame = 0;
     env->tick = 0;
-    for (int r = 0; r < env->num_agents; r++) { /* unused car slots stay "far" for the whole game */
-        float *cars = env->observations + r * FW_OBS + 4;
-        for (int i = 0; i < FW_LANES * FW_MAX_CARS; i++) cars[i] = 1.0f;
-    }
     fw_write_obs(env);
 }
 
