@@ -18,6 +18,9 @@
 - Second-wave games (issue 16): go 7x7 wins >= 90% of games against the capture-greedy player within
   20 minutes, tripletriad >= 80% against the flip-greedy player within 10 minutes (perf = fraction of
   games won, seats alternating), trash_pickup puts >= 90% of the trash in bins within 10 minutes.
+- Arcade envs (issue 34), within 20 minutes: freeway crosses more often than its scripted chicken,
+  blastar shoots down more enemies than its scripted ship (both measured like enduro's), pacman
+  clears the maze in >= 50% of episodes (perf = maze cleared).
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -72,6 +75,11 @@ TASKS = {
     # wins
     'puffer_tripletriad': ('env/perf', 0.80, 600, 65_000_000),
     'puffer_trash_pickup': ('env/perf', 0.90, 600, None),
+    # issue 34's arcade envs: more crossings / kills than the scripted chicken / ship, and the maze
+    # cleared in half the episodes
+    'puffer_freeway': ('env/score', scripted_baseline, 1200, 300_000_000),
+    'puffer_blastar': ('env/score', scripted_baseline, 1200, 300_000_000),
+    'puffer_pacman': ('env/perf', 0.5, 1200, 300_000_000),
 }
 
 

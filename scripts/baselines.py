@@ -76,6 +76,9 @@ ACCEPTANCE_ENVS = {
                       'a 150 s probe: 0.3 lines against the scripted 35'),
     'puffer_rware': ('env/score > the scripted robots\' (deliveries per robot)', '20 min',
                      'a 150 s probe: 0.2 against the scripted 10; episodes are 500 steps, so one logged episode'),
+    'puffer_freeway': ('env/score > the scripted chicken\'s (crossings)', '20 min', ''),
+    'puffer_blastar': ('env/score > the scripted ship\'s (enemies shot down)', '20 min', ''),
+    'puffer_pacman': ('env/perf >= 0.50 (maze cleared)', '20 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
