@@ -74,28 +74,32 @@ static void bl_new_ship(Blastar *env) {
     for (int i = 0; i < BL_MAX_BOMBS; i++) env->bomb[i].live = 0;
 }
 
+/* Branch-free: a slot that is not live multiplies to 0 (its coordinates stay finite). */
 static void bl_write_obs(Blastar *env) {
     float *o = env->observations;
-    const float iw = 1.0f / BL_W, ih = 1.0f / BL_H;
-    o[0] = env->x * iw;
+    const float iw = 1.0f / BL_W, ih = 1.0f / BL_H, x = env->x;
+    o[0] = x * iw;
     o[1] = env->y * ih;
     o[2] = (float)env->lives * env->inv_lives;
     const BlastarThing *s = &env->shot;
-    o[3] = s->live ? (s->x - env->x) * iw : 0.0f;
-    o[4] = s->live ? s->y * ih : 0.0f;
-    o[5] = (float)s->live;
+    float live = (float)s->live;
+    o[3] = (s->x - x) * iw * live;
+    o[4] = s->y * ih * live;
+    o[5] = live;
     float *e = o + 6;
     for (int i = 0; i < BL_MAX_ENEMIES; i++, e += 3) {
         const BlastarThing *t = &env->enemy[i];
-        e[0] = t->live ? bl_clampf((t->x - env->x) * iw, -1.0f, 1.0f) : 0.0f;
-        e[1] = t->live ? t->y * ih : 0.0f;
-        e[2] = (float)t->live;
+        live = (float)t->live;
+        e[0] = bl_clampf((t->x - x) * iw, -1.0f, 1.0f) * live;
+        e[1] = t->y * ih * live;
+        e[2] = live;
     }
     for (int i = 0; i < BL_MAX_BOMBS; i++, e += 3) {
         const BlastarThing *t = &env->bomb[i];
-        e[0] = t->live ? (t->x - env->x) * iw : 0.0f;
-        e[1] = t->live ? (env->y - t->y) * ih : 0.0f;
-        e[2] = (float)t->live;
+        live = (float)t->live;
+        e[0] = (t->x - x) * iw * live;
+        e[1] = (env->y - t->y) * ih * live;
+        e[2] = live;
     }
 }
 
@@ -147,7 +151,7 @@ static void c_step(Blastar *env) {
         s->y -= BL_SHOT_SPEED;
         s->live = s->y > 0.0f;
     }
-    for (int i = 0; i < BL_MAX_ENEMIES; i++) {
+    for (int i = 0; i < env->cfg.wave_size; i++) {
         BlastarThing *e = &env->enemy[i];
         if (!e->live) continue;
         e->x += e->vx;
