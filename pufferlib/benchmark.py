@@ -360,6 +360,13 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     'trash_pickup': ('puffer_trash_pickup', None, ''),
     'drone': ('puffer_drone', None, 'both 16 observations, 4 rotor thrusts in [-1, 1], 5 targets in 1,000 steps; '
               '3.0 flies one drone per env, ours 4'),
+    'freeway': ('puffer_freeway', None, "both frameskip 4, one car per lane, 34 observations; 3.0 tests every car "
+                "for a collision each frame, ours only the lanes the chicken overlaps"),
+    'blastar': ('puffer_blastar', None, "3.0 has one enemy and 10 observations (no options to change that); ours "
+                "a wave of 4 enemies, up to 3 bombs and 33 observations"),
+    'pacman': ('puffer_pacman', {'frightened_time': 48}, "both the arcade maze, 4 actions, one tile per step; "
+               "3.0 ends the game at the first catch and observes 291 values, ours has 3 lives and 295 (a "
+               "search for the nearest pellet every step)"),
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 # Issue 16's targets for the second-wave games (go at 7x7, the default), a little above the public

@@ -20,6 +20,9 @@
   games won, seats alternating), trash_pickup puts >= 90% of the trash in bins within 10 minutes.
 - Continuous control (issue 34, the Gaussian head): drone reaches >= 90% of its targets and
   rocket_lander lands in >= 90% of episodes (Box actions), each within 20 minutes.
+- Arcade envs (issue 34), within 20 minutes: freeway crosses more often than its scripted chicken,
+  blastar shoots down more enemies than its scripted ship (both measured like enduro's), pacman
+  clears the maze in >= 50% of episodes (perf = maze cleared).
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -78,6 +81,11 @@ TASKS = {
     # share of episodes that land (Box mode, the default)
     'puffer_drone': ('env/perf', 0.90, 1200, None),
     'puffer_rocket_lander': ('env/perf', 0.90, 1200, None),
+    # issue 34's arcade envs: more crossings / kills than the scripted chicken / ship, and the maze
+    # cleared in half the episodes
+    'puffer_freeway': ('env/score', scripted_baseline, 1200, 300_000_000),
+    'puffer_blastar': ('env/score', scripted_baseline, 1200, 300_000_000),
+    'puffer_pacman': ('env/perf', 0.5, 1200, 300_000_000),
 }
 
 

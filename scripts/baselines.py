@@ -78,6 +78,9 @@ ACCEPTANCE_ENVS = {
                      'a 150 s probe: 0.2 against the scripted 10; episodes are 500 steps, so one logged episode'),
     'puffer_drone': ('env/perf >= 0.90 (targets reached)', '20 min', ''),
     'puffer_rocket_lander': ('env/perf >= 0.90 (episodes landed, Box actions)', '20 min', ''),
+    'puffer_freeway': ('env/score > the scripted chicken\'s (crossings)', '20 min', ''),
+    'puffer_blastar': ('env/score > the scripted ship\'s (enemies shot down)', '20 min', ''),
+    'puffer_pacman': ('env/perf >= 0.50 (maze cleared)', '20 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
