@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any, Literal, cast
 
@@ -28,7 +29,7 @@ import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import rundir
+from pufferlib import invocation, rundir
 from pufferlib.models import load_checkpoint, make_policy
 from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
@@ -394,7 +395,7 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
 def last_checkpoint(job: Job, save: bool) -> str:
     """A sentence for error messages: the checkpoint of the last finished epoch, saved now when `save`
     (and the disk allows), else the newest one on disk; and how to resume from it."""
-    failed, resume = '', f'resume with `puffer train --resume {job.run_dir}`'
+    failed, resume = '', f'resume with `{invocation.command("train", "--resume", Path(job.run_dir or ""))}`'
     if save and job.trainer.epoch > 0:
         try:
             saved = job.trainer.save(job.leader_dir())  # only the leader is asked to save
