@@ -292,11 +292,16 @@ def resume_from_checkpoint(job: Job) -> None:
         rundir.trim_metrics(job.leader_dir(), job.trainer.global_step)
 
 
+def _to_stderr(line: str) -> None:
+    os.write(2, f'\n{line}\n'.encode())  # not print: a handler may run in the middle of a print to stderr
+
+
 @contextlib.contextmanager
-def stop_signals(job: Job) -> Iterator[None]:
-    """Ctrl-C and SIGTERM ask the run to stop at the end of the epoch (`job.interrupted`); a second one
-    raises StoppedAtOnce wherever the run is. Signal handlers belong to the main thread: elsewhere
-    this does nothing."""
+def stop_signals(job: Job, announce: Callable[[str], None] = _to_stderr) -> Iterator[None]:
+    """Ctrl-C and SIGTERM ask the run to stop at the end of the epoch (`job.interrupted`), which
+    `announce` tells the user (the live dashboard shows it in its frame); a second one raises
+    StoppedAtOnce wherever the run is. Signal handlers belong to the main thread: elsewhere this
+    does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -307,9 +312,8 @@ def stop_signals(job: Job) -> Iterator[None]:
             raise StoppedAtOnce(name, STOP_SIGNALS[name])
         job.interrupted = name
         what = 'Ctrl-C' if name == 'SIGINT' else name
-        # os.write, not print: a handler may run in the middle of a print to the same stream.
-        os.write(2, f'\npuffer train: {what}: stopping at the end of this epoch with a checkpoint '
-                    '(Ctrl-C again stops at once)\n'.encode())
+        announce(f'puffer train: {what}: stopping at the end of this epoch with a checkpoint '
+                 '(Ctrl-C again stops at once)')
     previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
@@ -330,7 +334,7 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
     trainer.profile.start(trainer.global_step)
     try:
-        with stop_signals(job) if leader else contextlib.nullcontext(), dashboard:
+        with stop_signals(job, dashboard.announce) if leader else contextlib.nullcontext(), dashboard:
             metrics = Metrics(job.leader_dir(), job.config, job.resumed) if leader else None
             while trainer.epoch < trainer.total_epochs and job.interrupted is None:
                 rollout_start = time.time()
@@ -343,7 +347,9 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
                     job.summary['checkpoint'] = trainer.save(job.leader_dir())
                 trainer.profile.lap('checkpoint')
                 # Only the leader has metrics: the other ranks write no rows.
-                if metrics is not None and (done - last_log >= train_config['log_interval'] or is_last):
+                # A stopping run logs the epoch it ends on: the dashboard's last frame shows where it stopped.
+                if metrics is not None and (done - last_log >= train_config['log_interval'] or is_last
+                                            or job.interrupted is not None):
                     last_log = done
                     episodes = {f'env/{k}': v for k, v in trainer.episode_stats().items()}
                     trainer.profile.lap('stats')
