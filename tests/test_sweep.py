@@ -917,3 +917,59 @@ def test_resume_after_sigkill_during_confirmation_keeps_and_repeats_no_confirmat
     default = configuration.load('puffer_bandit')['train']['learning_rate']  # not listed when the defaults won
     assert text['train'].get('learning_rate', default) == trials[best]['starts'][-1]['values']['train.learning_rate']
     assert s.best()[0] == best and f'best: trial {best}' in out.stdout and 'over 3 seeds' in out.stdout
+
+
+# --- a resumed sweep with a wider --sweep.only -----------------------------------------------------
+
+def test_a_wider_sweep_only_on_resume_grows_the_space_with_the_old_trials_at_the_configured_value(
+        experiments, monkeypatch, capsys):
+    path = sweep.create('puffer_bandit', [*TINY, '--sweep.only', 'train.learning_rate'])
+    book = sweep.Ledger(os.path.join(path, 'trials.jsonl'))
+    book.append({'type': 'session', 'time': 0.0})
+    for k in (0, 1):  # trial 0 finished, trial 1 was cut off: both ran before ent_coef was swept
+        book.append({'type': 'start', 'trial': k, 'attempt': 1, 'time': 1.0, 'run_dir': f'trials/trial-{k:04d}',
+                     'values': {'train.learning_rate': 0.004}})
+    book.append({'type': 'end', 'trial': 0, 'attempt': 1, 'time': 2.0, 'status': 'ok', 'error': None,
+                 'metric': 'env/score', 'curve': [[20480, 1.0, 0.5]], 'score': 0.5, 'cost': 1.0, 'steps': 20480,
+                 'seconds': 1.0})
+    seen = []
+
+    class Recorder:
+        def observe(self, obs):
+            seen.append(obs)
+
+        def suggest(self, pending=(), max_cost=None):
+            seen.append(pending)
+            return np.zeros(len(pending[0]))
+
+    monkeypatch.setattr(sweep.driver, 'make_method', lambda name, space, seed=0: Recorder())
+    wider = sweep.Sweep(path, ['--sweep.only', 'train.learning_rate,train.ent_coef'])
+    replay = sweep.Driver(wider, quiet=True)
+    try:
+        ent_coef = wider.space.params[1]
+        assert wider.space.names == ['train.learning_rate', 'train.ent_coef']
+        [observed] = seen
+        assert observed.x[1] == ent_coef.centre and ent_coef.value(observed.x[1]) == wider.config['train']['ent_coef']
+        assert 'sweep.only now sweeps train.ent_coef too' in capsys.readouterr().err
+        rerun, _, _ = replay.ordinary_job()  # the cut-off trial reruns as it ran, ent_coef at its configured value
+        assert rerun['trial'] == 1 and wider.trial_config(rerun['values'])['train']['ent_coef'] == ent_coef.value(
+            ent_coef.centre)
+        replay.running[object()] = (1, 0, rerun)
+        replay.ordinary_job()  # the method is asked with the rerun pending: its point has both coordinates
+        assert len(seen[-1][0]) == 2
+    finally:
+        replay.close()
+
+
+@pytest.mark.slow
+def test_a_sweep_resumed_with_a_wider_sweep_only_runs_its_new_trials_in_the_wider_space(experiments):
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.only', 'train.learning_rate')
+    assert out.returncode == 0, out.stderr
+    wider = 'train.learning_rate,train.ent_coef'
+    resumed = subprocess.run([PUFFER, 'sweep', '--resume', path, '--sweep.only', wider, '--sweep.max-trials', '2',
+                              '--quiet'], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert 'done: 2 trials (0 failed)' in resumed.stdout
+    assert 'sweep.only now sweeps train.ent_coef too: 1 earlier trial' in resumed.stderr
+    starts = [r for r in ledger(path) if r['type'] == 'start']
+    assert [sorted(r['values']) for r in starts] == [['train.learning_rate'], sorted(wider.split(','))]

@@ -255,6 +255,16 @@ class Driver:
                 self.method.observe(self.sweep.observation(trial['starts'][-1], trial['end']))
         self.rerun = [k for k, t in self.trials.items() if t['end'] is None]
         self.next_trial = max(self.trials, default=-1) + 1
+        earlier = [t for t in self.trials.values() if self.space.unswept(t['starts'][-1]['values'])]
+        if earlier:  # a wider --sweep.only than before: the space grows, the earlier trials keep their runs
+            added = sorted({name for t in earlier for name in self.space.unswept(t['starts'][-1]['values'])})
+            configured = ', '.join(f'{name} = {self.config_value(name)!r}' for name in added)
+            print(f'sweep.only now sweeps {", ".join(added)} too: {len(earlier)} earlier trial(s) ran with the '
+                  f'configured value ({configured}), and the search counts them there', file=sys.stderr)
+
+    def config_value(self, name: str) -> Any:
+        section, key = name.split('.', 1)
+        return self.sweep.config[section][key]
 
     def remaining(self) -> float | None:
         """Seconds left of the sweep's time budget over all its sessions, or None without a budget."""
