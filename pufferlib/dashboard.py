@@ -49,6 +49,13 @@ def _fmt(value: object) -> str:
     return str(value)
 
 
+def remaining_s(row: dict[str, Any], total: int) -> float | None:
+    """Seconds left at this run's speed: the steps still to train over its steps per second, which counts
+    this process's steps only (a resumed run's earlier steps took no time here)."""
+    sps = row.get('sps', 0.0)
+    return max(0, total - row.get('global_step', 0)) / sps if sps > 0 else None
+
+
 def _eta(seconds: float | None) -> str:
     if seconds is None or seconds != seconds or seconds == float('inf'):
         return '?'
@@ -127,7 +134,7 @@ class Dashboard:
             self.live.update(self._render(row))
             return
         done = row['global_step'] / max(self.total, 1)
-        eta = (row['elapsed_s'] / done - row['elapsed_s']) if done > 0 else None
+        eta = remaining_s(row, self.total)
         episode = ' '.join(f'{k[4:]} {_fmt(v)}' for k, v in row.items() if k.startswith('env/'))
         self.printer(f'step {row["global_step"]:,}/{self.total:,} ({done:.0%}, eta {_eta(eta)}) '
                      f'sps {row["sps"]:,.0f} | pg {_fmt(row.get("policy_loss", 0.0))} '
@@ -180,9 +187,8 @@ class _View:
         from rich.text import Text
         row = self.row
         steps = row.get('global_step', 0)
-        done = steps / max(self.total, 1)
         elapsed = row.get('elapsed_s', 0.0)
-        eta = (elapsed / done - elapsed) if done > 0 else None
+        eta = remaining_s(row, self.total)
         # One line of text that wraps between fields on a narrow terminal (a grid would squeeze each cell).
         yield Text.from_markup('  '.join([
             f'[bold]{self.env_name}[/]', f'steps {steps:,} / {self.total:,}', f'sps [bold]{row.get("sps", 0):,.0f}[/]',

@@ -182,3 +182,18 @@ def test_ctrl_c_under_the_live_dashboard_stays_on_screen(tmp_path, width):
     assert stopped, shown
     frames = re.findall(r'steps ([\d,]+) / [\d,]+', shown)
     assert frames == [stopped.group(1)], f'the last frame is not where training stopped:\n{shown}'
+
+
+def test_the_eta_of_a_resumed_run_counts_only_the_steps_still_to_train():
+    """Resumed at 3/4 of its steps, 1 s ago, at 10 steps/s: 2,048 steps (204 s) remain, not the 0.3 s that
+    the fraction done over the time spent here gave."""
+    trainer = SimpleNamespace(total_epochs=4, batch_size=2048, horizon=32, device='cpu',
+                              vecenv=SimpleNamespace(num_agents=64))
+    lines = []
+    dashboard = Dashboard('puffer_squared', trainer, '/nonexistent', printer=lines.append, live=False)
+    row = {'global_step': 6144, 'epoch': 3, 'sps': 10.0, 'elapsed_s': 1.0}
+    dashboard.update(row)
+    assert 'eta 3m24s' in lines[-1], lines
+    console = Console(file=io.StringIO(), width=120, force_terminal=True, color_system=None)
+    console.print(dashboard._render(row))
+    assert 'eta 3m24s' in console.file.getvalue()
