@@ -4,10 +4,11 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn, Protocol, TypeAlias
 
 import pufferlib
-from pufferlib import registry, rundir
+from pufferlib import invocation, registry, rundir
 
 # What build_parser's add_subparsers() returns: its add_parser() makes parsers of the class of the parser
 # it hangs from, a Parser (below).
@@ -109,7 +110,8 @@ def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
     if stopped_by in train.STOP_SIGNALS:
         what = 'Ctrl-C' if stopped_by == 'SIGINT' else stopped_by
         print(f'puffer train: stopped by {what} after {summary["global_step"]:,} steps ({summary["epoch"]} epochs); '
-              f'checkpoint {summary.get("checkpoint")}\nresume with: puffer train --resume {summary["run_dir"]}',
+              f'checkpoint {summary.get("checkpoint")}\n'
+              f'resume with: {invocation.command("train", "--resume", Path(summary["run_dir"]))}',
               file=sys.stderr)
         return train.STOP_SIGNALS[stopped_by]
     print(f'done: {summary["global_step"]:,} steps in {summary["epoch"]} epochs; run directory '
@@ -233,12 +235,13 @@ def cmd_sweep(args: argparse.Namespace, flags: list[str]) -> int:
     best = summary['best']
     killed = summary.get('killed', 0)
     if killed:  # stopped from outside (the OOM killer): they say nothing of their config
-        print(f'{killed} trial(s) were killed from outside; they rerun on: puffer sweep --resume {path}',
-              file=sys.stderr)
+        print(f'{killed} trial(s) were killed from outside; they rerun on: '
+              f'{invocation.command("sweep", "--resume", Path(path))}', file=sys.stderr)
     print(f'done: {summary["trials"]} trials ({summary["failed"]} failed) in {path}' +
           (f'; best: trial {best["trial"]}, score {best["score"]:.4g}'
-           + (f' ({best["seeds"]})' if best['seeds'] else '') + f'\n  puffer train {summary["env"]} '
-           f'--config {summary["best_toml"]}' if best else '; no trial succeeded'))
+           + (f' ({best["seeds"]})' if best['seeds'] else '') + '\n  '
+           + invocation.command('train', summary['env'], '--config', Path(summary['best_toml']))
+           if best else '; no trial succeeded'))
     return 0
 
 
@@ -349,6 +352,8 @@ def split_config_flags(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:  # a command line, not a call from Python: the hints we print repeat how it started
+        invocation.record()
     parser = build_parser()
     argv, flags = split_config_flags(sys.argv[1:] if argv is None else list(argv))
     args, extra = parser.parse_known_args(argv)

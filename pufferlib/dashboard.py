@@ -76,6 +76,7 @@ class Dashboard:
         self.printer = printer or (lambda line: print(line, flush=True))
         self.live_mode = (sys.stdout.isatty() and os.environ.get('TERM') != 'dumb') if live is None else live
         self.live: Live | None = None
+        self.notice: str | None = None  # a line the live display keeps on top (`announce`)
         self.process = psutil.Process()
         self.process.cpu_percent()  # the first call only starts the measurement window
 
@@ -94,6 +95,16 @@ class Dashboard:
     def __exit__(self, *exc: Any) -> None:
         if self.live is not None:
             self.live.__exit__(*exc)
+
+    def announce(self, line: str) -> None:
+        """Show `line` now; safe in a signal handler. A live display would draw over a line written below
+        it (and redraw its last frame over it again when it stops), so it shows the line in its frame, from
+        its next refresh on; otherwise it goes to stderr."""
+        if self.live is not None and self.live.is_started:
+            self.notice = line  # read by the refresh thread; the handler takes no lock a redraw may hold
+            return
+        # os.write, not print: a handler may run in the middle of a print to the same stream.
+        os.write(2, f'\n{line}\n'.encode())
 
     def _usage(self) -> dict[str, float]:
         usage = {'cpu %': self.process.cpu_percent() + sum(c.cpu_percent() for c in self._children())}
@@ -132,7 +143,7 @@ class Dashboard:
                      f'cpu {row["cpu %"]:.0f}%')
 
     def _render(self, row: dict[str, Any]) -> _View:
-        return _View(self.env_name, self.total, row)
+        return _View(self.env_name, self.total, row, lambda: self.notice)
 
 
 # Metrics shown in the `system` panel; everything else that is not a step counter is a training stat.
@@ -156,8 +167,9 @@ class _View:
     """One frame of the live dashboard. A rich renderable (not a prebuilt table) so that the layout is
     chosen from the width the terminal has at each refresh: a resize between refreshes is fine."""
 
-    def __init__(self, env_name: str, total: int, row: dict[str, Any]) -> None:
-        self.env_name, self.total, self.row = env_name, total, row
+    def __init__(self, env_name: str, total: int, row: dict[str, Any],
+                 notice: Callable[[], str | None] = lambda: None) -> None:
+        self.env_name, self.total, self.row, self.notice = env_name, total, row, notice
 
     def _sections(self) -> list[tuple[str, list[tuple[str, Any]], str]]:
         row = self.row
@@ -181,6 +193,9 @@ class _View:
         yield Text.from_markup('  '.join([
             f'[bold]{self.env_name}[/]', f'steps {steps:,} / {self.total:,}', f'sps [bold]{row.get("sps", 0):,.0f}[/]',
             f'elapsed {_eta(elapsed)}', f'eta {_eta(eta)}']))
+        notice = self.notice()
+        if notice:  # under the head line: a frame taller than the terminal loses its bottom lines, not this
+            yield Text(notice, style='bold yellow')
         if options.max_width < MINIMUM:  # too narrow for tables: the head line (folded) is the dashboard
             return
         # A ProgressBar ends without a line break (it is made for table cells): give it a row of its own.

@@ -65,6 +65,10 @@ class SpaceError(PufferError, TypeError):
 class EnvError(PufferError, RuntimeError):
     """An environment, or the worker process running it, failed."""
 
+    # The signal number that ended the worker process, when one did: a sweep tells the OOM killer's SIGKILL
+    # (the machine's doing) from an env's own SIGSEGV (the config's).
+    worker_signal: int | None = None
+
 
 class ActionMaskError(APIUsageError):
     """An action mask has the wrong shape or dtype, allows no action on a row that must act, or

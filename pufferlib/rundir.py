@@ -32,6 +32,7 @@ import tomllib
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
+from pufferlib import invocation
 from pufferlib.pufferenv import APIUsageError, PufferError
 
 
@@ -348,7 +349,8 @@ def latest_run(env: str | None = None, root: str | None = None) -> str:
         runs = [r for r in runs if run_env(r) == env]
     if not runs:
         what = f'runs of {env}' if env else 'runs'
-        raise RunNotFoundError(f'"latest": no {what} in {root}; start one with `puffer train {env or "ENV"}`')
+        raise RunNotFoundError(f'"latest": no {what} in {root}; start one with '
+                               f'`{invocation.command("train", env or "ENV")}`')
     return max(runs, key=last_written)
 
 
@@ -360,8 +362,9 @@ def find_run(run: str, env: str | None = None) -> str:
         if os.path.isfile(os.path.join(path, 'config.toml')):
             trained = run_env(path)
             if env is not None and trained is not None and trained != env:
-                raise RunNotFoundError(f'{path} is a run of {trained}, not {env}: resume it with `puffer train '
-                                       f'--resume {run}` (no env name), or name a run of {env}')
+                raise RunNotFoundError(f'{path} is a run of {trained}, not {env}: resume it with '
+                                       f'`{invocation.command("train", "--resume", run)}` (no env name), or name a '
+                                       f'run of {env}')
             return path
     raise RunNotFoundError(f'{run!r} is not a run directory (no config.toml there or in {experiments_dir()}); '
                            'pass latest, a run id from experiments/, or a run directory')

@@ -21,6 +21,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any, Literal, cast
 
@@ -30,7 +31,7 @@ import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import registry, rundir
+from pufferlib import invocation, registry, rundir
 from pufferlib.models import load_checkpoint, make_policy
 from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
@@ -378,8 +379,10 @@ class ResumePlan:
         """Say that the run is finished and how to train it longer; the run directory is left untouched."""
         total = self.config['train']['total_timesteps']
         if os.environ.get('RANK', '0') == '0':
+            longer = invocation.command('train', '--resume', Path(self.run_dir), '--train.total-timesteps',
+                                        str(2 * max(total, self.step)))
             print(f'puffer train: {self.run_dir} is finished: {self.step:,} of {total:,} steps done. To train it '
-                  f'longer, resume it with --train.total-timesteps larger than {self.step:,}')
+                  f'longer, resume it with a larger --train.total-timesteps, e.g. {longer}')
         epoch = int(self.state['epoch']) if self.state is not None else 0
         return {'run_dir': self.run_dir, 'env': self.env_name, 'finished': True, 'global_step': self.step,
                 'epoch': epoch, 'interrupted': None, 'checkpoint': self.checkpoint}
@@ -471,11 +474,16 @@ def resume_from_checkpoint(job: Job) -> None:
         rundir.trim_metrics(job.leader_dir(), job.trainer.global_step)
 
 
+def _to_stderr(line: str) -> None:
+    os.write(2, f'\n{line}\n'.encode())  # not print: a handler may run in the middle of a print to stderr
+
+
 @contextlib.contextmanager
-def stop_signals(job: Job) -> Iterator[None]:
-    """Ctrl-C and SIGTERM ask the run to stop at the end of the epoch (`job.interrupted`); a second one
-    raises StoppedAtOnce wherever the run is. Signal handlers belong to the main thread: elsewhere
-    this does nothing."""
+def stop_signals(job: Job, announce: Callable[[str], None] = _to_stderr) -> Iterator[None]:
+    """Ctrl-C and SIGTERM ask the run to stop at the end of the epoch (`job.interrupted`), which
+    `announce` tells the user (the live dashboard shows it in its frame); a second one raises
+    StoppedAtOnce wherever the run is. Signal handlers belong to the main thread: elsewhere this
+    does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -486,9 +494,8 @@ def stop_signals(job: Job) -> Iterator[None]:
             raise StoppedAtOnce(name, STOP_SIGNALS[name])
         job.interrupted = name
         what = 'Ctrl-C' if name == 'SIGINT' else name
-        # os.write, not print: a handler may run in the middle of a print to the same stream.
-        os.write(2, f'\npuffer train: {what}: stopping at the end of this epoch with a checkpoint '
-                    '(Ctrl-C again stops at once)\n'.encode())
+        announce(f'puffer train: {what}: stopping at the end of this epoch with a checkpoint '
+                 '(Ctrl-C again stops at once)')
     previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
@@ -509,7 +516,7 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
     trainer.profile.start(trainer.global_step)
     try:
-        with stop_signals(job) if leader else contextlib.nullcontext(), dashboard:
+        with stop_signals(job, dashboard.announce) if leader else contextlib.nullcontext(), dashboard:
             metrics = Metrics(job.leader_dir(), job.config, job.resumed) if leader else None
             while trainer.epoch < trainer.total_epochs and job.interrupted is None:
                 rollout_start = time.time()
@@ -522,7 +529,9 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
                     job.summary['checkpoint'] = trainer.save(job.leader_dir())
                 trainer.profile.lap('checkpoint')
                 # Only the leader has metrics: the other ranks write no rows.
-                if metrics is not None and (done - last_log >= train_config['log_interval'] or is_last):
+                # A stopping run logs the epoch it ends on: the dashboard's last frame shows where it stopped.
+                if metrics is not None and (done - last_log >= train_config['log_interval'] or is_last
+                                            or job.interrupted is not None):
                     last_log = done
                     episodes = {f'env/{k}': v for k, v in trainer.episode_stats().items()}
                     trainer.profile.lap('stats')
@@ -574,7 +583,7 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
 def last_checkpoint(job: Job, save: bool) -> str:
     """A sentence for error messages: the checkpoint of the last finished epoch, saved now when `save`
     (and the disk allows), else the newest one on disk; and how to resume from it."""
-    failed, resume = '', f'resume with `puffer train --resume {job.run_dir}`'
+    failed, resume = '', f'resume with `{invocation.command("train", "--resume", Path(job.run_dir or ""))}`'
     if save and job.trainer.epoch > 0:
         try:
             saved = job.trainer.save(job.leader_dir())  # only the leader is asked to save

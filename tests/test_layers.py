@@ -7,7 +7,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Bottom to top; a module may import its own layer and the layers below it.
 LAYERS = [
-    ('base', {'pufferenv', 'rundir', 'cluster', 'profile', 'dashboard', '_advantage'}),
+    ('base', {'pufferenv', 'rundir', 'invocation', 'cluster', 'profile', 'dashboard', '_advantage'}),
     ('emulation', {'emulation'}),
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),

@@ -47,13 +47,20 @@ def test_a_finished_run_is_left_untouched_and_says_how_to_train_longer(experimen
     assert 'profile.json' in before and 'metrics.jsonl' in before
     out = puffer(experiments, 'train', '--resume', run_dir, '--quiet')
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == (f'puffer train: {run_dir} is finished: 2,048 of 2,048 steps done. To train it '
-                                  'longer, resume it with --train.total-timesteps larger than 2,048')
+    head, example = out.stdout.strip().split(', e.g. ')
+    assert head == (f'puffer train: {run_dir} is finished: 2,048 of 2,048 steps done. To train it '
+                    'longer, resume it with a larger --train.total-timesteps')
     assert out.stderr == ''
     assert snapshot(run_dir) == before
+    # The example is a command to paste: it trains the same run on to twice its total.
+    pasted = subprocess.run(['bash', '-c', example + ' --quiet'], capture_output=True, text=True, timeout=300,
+                            env={**os.environ, 'PUFFER_EXPERIMENTS': str(experiments)})
+    assert pasted.returncode == 0, pasted.stderr
+    assert torch.load(latest_checkpoint(run_dir), weights_only=True)['global_step'] == 4096
+    before = snapshot(run_dir)
     # A total it already reached is no longer run either.
     out = puffer(experiments, 'train', '--resume', run_dir, '--train.total-timesteps', '1024', '--quiet')
-    assert out.returncode == 0 and 'is finished: 2,048 of 1,024 steps done' in out.stdout, out.stderr
+    assert out.returncode == 0 and 'is finished: 4,096 of 1,024 steps done' in out.stdout, out.stderr
     assert snapshot(run_dir) == before
 
 

@@ -1,9 +1,11 @@
 """Sweeps: the search space, the methods, the ledger, trials that fail, resume after SIGKILL, best.toml,
 the report, parallel trials and the Ray backend. Trials are real `puffer sweep` subprocesses on
 puffer_bandit with a few thousand steps."""
+import functools
 import math
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -14,10 +16,14 @@ import numpy as np
 import psutil
 import pytest
 
+import pufferlib
+import pufferlib.vector as pv
 from pufferlib import config as configuration
 from pufferlib import sweep
 from pufferlib.sweep import methods
 from pufferlib.cli import main
+
+from envs import FaultyEnv
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 # A trial in a few seconds: 64 bandit rows in one process, 20k steps, a metrics row every epoch. No
@@ -917,3 +923,112 @@ def test_resume_after_sigkill_during_confirmation_keeps_and_repeats_no_confirmat
     default = configuration.load('puffer_bandit')['train']['learning_rate']  # not listed when the defaults won
     assert text['train'].get('learning_rate', default) == trials[best]['starts'][-1]['values']['train.learning_rate']
     assert s.best()[0] == best and f'best: trial {best}' in out.stdout and 'over 3 seeds' in out.stdout
+
+
+# --- a resumed sweep with a wider --sweep.only -----------------------------------------------------
+
+def test_a_wider_sweep_only_on_resume_grows_the_space_with_the_old_trials_at_the_configured_value(
+        experiments, monkeypatch, capsys):
+    path = sweep.create('puffer_bandit', [*TINY, '--sweep.only', 'train.learning_rate'])
+    book = sweep.Ledger(os.path.join(path, 'trials.jsonl'))
+    book.append({'type': 'session', 'time': 0.0})
+    for k in (0, 1):  # trial 0 finished, trial 1 was cut off: both ran before ent_coef was swept
+        book.append({'type': 'start', 'trial': k, 'attempt': 1, 'time': 1.0, 'run_dir': f'trials/trial-{k:04d}',
+                     'values': {'train.learning_rate': 0.004}})
+    book.append({'type': 'end', 'trial': 0, 'attempt': 1, 'time': 2.0, 'status': 'ok', 'error': None,
+                 'metric': 'env/score', 'curve': [[20480, 1.0, 0.5]], 'score': 0.5, 'cost': 1.0, 'steps': 20480,
+                 'seconds': 1.0})
+    seen = []
+
+    class Recorder:
+        def observe(self, obs):
+            seen.append(obs)
+
+        def suggest(self, pending=(), max_cost=None):
+            seen.append(pending)
+            return np.zeros(len(pending[0]))
+
+    monkeypatch.setattr(sweep.driver, 'make_method', lambda name, space, seed=0: Recorder())
+    wider = sweep.Sweep(path, ['--sweep.only', 'train.learning_rate,train.ent_coef'])
+    replay = sweep.Driver(wider, quiet=True)
+    try:
+        ent_coef = wider.space.params[1]
+        assert wider.space.names == ['train.learning_rate', 'train.ent_coef']
+        [observed] = seen
+        assert observed.x[1] == ent_coef.centre and ent_coef.value(observed.x[1]) == wider.config['train']['ent_coef']
+        assert 'sweep.only now sweeps train.ent_coef too' in capsys.readouterr().err
+        rerun, _, _ = replay.ordinary_job()  # the cut-off trial reruns as it ran, ent_coef at its configured value
+        assert rerun['trial'] == 1 and wider.trial_config(rerun['values'])['train']['ent_coef'] == ent_coef.value(
+            ent_coef.centre)
+        replay.running[object()] = (1, 0, rerun)
+        replay.ordinary_job()  # the method is asked with the rerun pending: its point has both coordinates
+        assert len(seen[-1][0]) == 2
+    finally:
+        replay.close()
+
+
+@pytest.mark.slow
+def test_a_sweep_resumed_with_a_wider_sweep_only_runs_its_new_trials_in_the_wider_space(experiments):
+    out, path = run_sweep('--sweep.max-trials', '1', '--sweep.only', 'train.learning_rate')
+    assert out.returncode == 0, out.stderr
+    wider = 'train.learning_rate,train.ent_coef'
+    resumed = subprocess.run([PUFFER, 'sweep', '--resume', path, '--sweep.only', wider, '--sweep.max-trials', '2',
+                              '--quiet'], capture_output=True, text=True, timeout=600)
+    assert resumed.returncode == 0, resumed.stderr
+    assert 'done: 2 trials (0 failed)' in resumed.stdout
+    assert 'sweep.only now sweeps train.ent_coef too: 1 earlier trial' in resumed.stderr
+    starts = [r for r in ledger(path) if r['type'] == 'start']
+    assert [sorted(r['values']) for r in starts] == [['train.learning_rate'], sorted(wider.split(','))]
+
+
+@pytest.mark.slow
+def test_a_trial_whose_env_worker_is_sigkilled_is_killed_not_failed(experiments):
+    """The OOM killer takes an env worker, not the trial: the trial lives on with an env error, and is
+    still a trial killed from outside (rerun on resume, not a bad score for the method)."""
+    workers = ['--vec.backend', 'Multiprocessing', '--vec.num-envs', '2', '--vec.num-workers', '2']
+    proc = subprocess.Popen([PUFFER, 'sweep', 'puffer_bandit', *TINY, *workers, '--train.total-timesteps',
+                             '100000000', '--sweep.max-trials', '1', '--quiet'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    trial = None
+    while time.monotonic() < deadline and proc.poll() is None:
+        trial = next((p for p in psutil.Process(proc.pid).children(recursive=True)
+                      if 'trial-0000' in ' '.join(p.cmdline())), None)
+        metrics = list(experiments.glob('sweeps/*/trials/trial-0000/metrics.jsonl'))
+        if trial is not None and metrics and metrics[0].read_text():  # training, with its workers up
+            break
+        time.sleep(0.1)
+    assert trial is not None and proc.poll() is None, proc.communicate()
+    victim = trial.children()[0]  # an env worker (forked by the trial's vector env)
+    victim.send_signal(signal.SIGKILL)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert 'done: 0 trials (0 failed)' in out
+    path = str(next((experiments / 'sweeps').iterdir()))
+    [end] = ends(path)
+    assert end['status'] == 'killed' and 'SIGKILL' in end['error'] and 'worker' in end['error'], end
+    line = re.search(r'trial\(s\) were killed from outside; they rerun on: (.+)$', err, re.MULTILINE)
+    assert line and shlex.split(line.group(1)) == [PUFFER, 'sweep', '--resume', path], err
+    replay = sweep.Driver(sweep.Sweep(path), quiet=True)
+    replay.close()
+    assert replay.rerun == [0]
+    # the trial's own hint names the user's program, not the trial's `python -m pufferlib.sweep`
+    run_dir = os.path.join(path, 'trials', 'trial-0000')
+    hint = re.search(r'resume with `([^`]+)`', open(os.path.join(run_dir, 'trial.log')).read())
+    assert hint, open(os.path.join(run_dir, 'trial.log')).read()
+    words = shlex.split(hint.group(1))
+    assert words[0] in (PUFFER, 'puffer') and words[1:] == ['train', '--resume', run_dir], words
+
+
+@pytest.mark.parametrize('mode, status', [('raise', 'failed'), ('segfault', 'failed'), ('kill', 'killed')])
+def test_an_env_worker_killed_from_outside_kills_the_trial_one_that_crashes_fails_it(mode, status):
+    """How a trial reads the env error that ended it: a worker dead of SIGKILL (the OOM killer) is a kill
+    from outside; an env that raised, or crashed its worker (SIGSEGV), failed its config."""
+    vecenv = pv.make(functools.partial(FaultyEnv, mode, 3), backend='Multiprocessing', num_envs=4, num_workers=2)
+    vecenv.reset(0)
+    with pytest.raises(pufferlib.EnvError) as error:
+        for _ in range(10):
+            vecenv.step(np.zeros(4, np.int32))
+    assert (sweep.trials.killed_by(error.value) is not None) == (status == 'killed')
+    if status == 'killed':
+        assert sweep.trials.killed_by(error.value) == 'SIGKILL'

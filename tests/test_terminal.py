@@ -137,3 +137,63 @@ def test_first_run_setup_is_one_line_per_step_with_a_log(tmp_path):
     assert result.stdout.splitlines() == [f'setup: creating {venv} ... FAILED']
     assert 'no ensurepip here' in result.stderr and str(venv / 'setup.log') in result.stderr
     assert 'no ensurepip here' in (venv / 'setup.log').read_text()
+
+
+def screen(output):
+    """The lines a terminal shows after `output`: enough of a VT100 for the live dashboard, which redraws
+    by moving the cursor up (ESC[1A) and erasing lines (ESC[2K); other escapes (colours) draw nothing."""
+    lines, row, col = [''], 0, 0
+    for token in re.split(r'(\x1b\[[0-9;?]*[A-Za-z]|\r|\n)', output):
+        if token == '\n':
+            row, col = row + 1, 0
+            lines += [''] * (row + 1 - len(lines))
+        elif token == '\r':
+            col = 0
+        elif token.startswith('\x1b['):
+            if token.endswith('A'):
+                row = max(0, row - int(token[2:-1] or 1))
+            elif token == '\x1b[2K':
+                lines[row] = ''
+        elif token:
+            line = lines[row].ljust(col)
+            lines[row] = line[:col] + token + line[col + len(token):]
+            col += len(token)
+    return lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('width', (40, 120))
+def test_ctrl_c_under_the_live_dashboard_stays_on_screen(tmp_path, width):
+    """Ctrl-C at the terminal while the dashboard is live: the acknowledgement is on the final screen (the
+    dashboard used to draw its last frame over it, twice), and that frame shows the step training stopped at."""
+    env = {k: v for k, v in os.environ.items() if k not in ('COLUMNS', 'LINES', 'NO_COLOR', 'TERM')}
+    env.update(TERM='xterm-256color', PUFFER_EXPERIMENTS=str(tmp_path))
+    args = [*TRAIN[:-4], '--train.total-timesteps', '100000000', '--train.log-interval', '0']
+    child = pexpect.spawn(PUFFER, args, dimensions=(40, width), env=env, cwd=str(tmp_path), encoding='utf-8',
+                          codec_errors='replace', timeout=240)
+    child.expect(r'steps\s+[1-9][\d,]*\s+/')  # the first epoch is on the dashboard
+    child.sendintr()  # the terminal's Ctrl-C: SIGINT to the foreground process group
+    output = child.before + child.after + child.read()
+    child.close()
+    assert child.exitstatus == 130, output
+    shown = ' '.join(' '.join(screen(output)).split())  # the dashboard folds its lines at the width
+    assert 'Ctrl-C: stopping at the end of this epoch with a checkpoint' in shown, '\n'.join(screen(output))
+    stopped = re.search(r'stopped by Ctrl-C after ([\d,]+) steps', shown)
+    assert stopped, shown
+    frames = re.findall(r'steps ([\d,]+) / [\d,]+', shown)
+    assert frames == [stopped.group(1)], f'the last frame is not where training stopped:\n{shown}'
+
+
+def test_the_eta_of_a_resumed_run_counts_only_the_steps_still_to_train():
+    """Resumed at 3/4 of its steps, 1 s ago, at 10 steps/s: 2,048 steps (204 s) remain, not the 0.3 s that
+    the fraction done over the time spent here gave."""
+    trainer = SimpleNamespace(total_epochs=4, batch_size=2048, horizon=32, device='cpu',
+                              vecenv=SimpleNamespace(num_agents=64))
+    lines = []
+    dashboard = Dashboard('puffer_squared', trainer, '/nonexistent', printer=lines.append, live=False)
+    row = {'global_step': 6144, 'epoch': 3, 'sps': 10.0, 'elapsed_s': 1.0}
+    dashboard.update(row)
+    assert 'eta 3m24s' in lines[-1], lines
+    console = Console(file=io.StringIO(), width=120, force_terminal=True, color_system=None)
+    console.print(dashboard._render(row))
+    assert 'eta 3m24s' in console.file.getvalue()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -13,6 +14,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from pufferlib import invocation
 from pufferlib.arena import LeagueError
 from pufferlib.league.loop import League
 from pufferlib.league.payoffs import PayoffTable
@@ -26,7 +28,7 @@ def report(path: str, printer: Callable[[str], None] | None = print) -> list[str
     records, names, payoffs, ratings = league.state()
     if not records:
         raise LeagueError(f'the league {path} has no finished iteration yet; run it with '
-                          f'`puffer league --resume {path}`')
+                          f'`{invocation.command("league", "--resume", Path(path))}`')
     if printer is not None:
         printer(ratings.format_leaderboard())
     matplotlib.use('Agg')  # files only; chosen here, so that importing this module changes no one's backend

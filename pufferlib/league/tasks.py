@@ -13,13 +13,14 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
 import pufferlib.vector
-from pufferlib import registry
+from pufferlib import invocation, registry
 from pufferlib.arena import (Arena, ArenaEnv, BuiltinPlayer, LeagueError, NetworkPlayer, Player, first_games,
                              play_games)
 from pufferlib.backend import LocalBackend, RayBackend
@@ -258,7 +259,8 @@ class TaskRunner:
                 raise LeagueError(
                     f'league iteration {iteration}: the Ray task {task.label!r} failed ({reason}). Nothing in '
                     f'{self.path} was lost: the ledger keeps the {iteration} finished iteration(s) and their '
-                    f'policies. Fix the cause and continue with `puffer league --resume {self.path}`') from None
+                    f'policies. Fix the cause and continue with '
+                    f'`{invocation.command("league", "--resume", Path(self.path))}`') from None
         return results
 
     def close(self) -> None:

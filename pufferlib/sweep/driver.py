@@ -17,6 +17,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -25,7 +26,7 @@ import psutil
 from rich.console import Console
 
 from pufferlib import config as configuration
-from pufferlib import registry, rundir
+from pufferlib import invocation, registry, rundir
 from pufferlib.backend import LocalBackend, RayBackend
 from pufferlib.config import ConfigError
 from pufferlib.sweep.ledger import Ledger, Record, SweepError, Trials, new_entry, seed_scores, seeds_text, trials_of
@@ -254,6 +255,16 @@ class Driver:
                 self.method.observe(self.sweep.observation(trial['starts'][-1], trial['end']))
         self.rerun = [k for k, t in self.trials.items() if t['end'] is None]
         self.next_trial = max(self.trials, default=-1) + 1
+        earlier = [t for t in self.trials.values() if self.space.unswept(t['starts'][-1]['values'])]
+        if earlier:  # a wider --sweep.only than before: the space grows, the earlier trials keep their runs
+            added = sorted({name for t in earlier for name in self.space.unswept(t['starts'][-1]['values'])})
+            configured = ', '.join(f'{name} = {self.config_value(name)!r}' for name in added)
+            print(f'sweep.only now sweeps {", ".join(added)} too: {len(earlier)} earlier trial(s) ran with the '
+                  f'configured value ({configured}), and the search counts them there', file=sys.stderr)
+
+    def config_value(self, name: str) -> Any:
+        section, key = name.split('.', 1)
+        return self.sweep.config[section][key]
 
     def remaining(self) -> float | None:
         """Seconds left of the sweep's time budget over all its sessions, or None without a budget."""
@@ -382,8 +393,8 @@ class Driver:
         stop_trials()  # this machine's trial processes (none when they run as Ray tasks)
         self.backend.cancel(list(self.running))
         print(f'\nsweep interrupted: {sum(t["end"] is not None for t in self.trials.values())} trials finished, '
-              f'{len(self.running)} stopped (they rerun on resume). Resume with:\n  puffer sweep --resume '
-              f'{self.sweep.path}', file=sys.stderr)
+              f'{len(self.running)} stopped (they rerun on resume). Resume with:\n  '
+              f'{invocation.command("sweep", "--resume", Path(self.sweep.path))}', file=sys.stderr)
 
     def close(self) -> None:
         self.progress.close()
@@ -480,11 +491,13 @@ def write_best(sweep: Sweep, trials: Trials) -> str | None:
         diff = {key: value for key, value in values.items() if not _same(defaults.get(section, {}).get(key), value)}
         if diff:
             changed[section] = diff
+    path = os.path.join(sweep.path, 'best.toml')
+    # A line in a file is read from any folder later: absolute paths, and no newline that ends the comment.
+    train_line = invocation.command('train', sweep.env, '--config', Path(path), anywhere=True).replace('\n', ' ')
     header = (f'# The best of {sum(t["end"] is not None for t in trials.values())} trials of the sweep {sweep.path}\n'
               f'# trial {k}: {end["metric"]} = {end["score"]:.6g} after {end["steps"]:,} steps '
               f'({end["seconds"]:.0f} s)' + (f'; {seeds_text(trials[k])}' if seeds_text(trials[k]) else '') + '\n'
-              f'# Train with it: puffer train {sweep.env} --config {os.path.join(sweep.path, "best.toml")}\n\n')
-    path = os.path.join(sweep.path, 'best.toml')
+              f'# Train with it: {train_line}\n\n')
     rundir.write_text(path, header + configuration.to_toml(changed))
     return path
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from pufferlib import invocation
 from pufferlib.sweep.driver import Printer, Sweep
 from pufferlib.sweep.ledger import Record, SweepError, Trials, seed_scores, trials_of
 from pufferlib.sweep.methods import pareto_front
@@ -21,7 +23,8 @@ def report(path: str, printer: Printer | None = None) -> list[str]:
     sweep = Sweep(path)
     trials = trials_of(sweep.ledger.read())
     if not trials:
-        raise SweepError(f'the sweep {path} has no trials yet; run it with `puffer sweep --resume {path}`')
+        raise SweepError(f'the sweep {path} has no trials yet; run it with '
+                         f'`{invocation.command("sweep", "--resume", Path(path))}`')
     table = _table(sweep, trials)
     console = Console()
     if not console.is_terminal:  # a file or a pipe: wide enough for every column, not rich's 80

@@ -87,7 +87,13 @@ class Space:
         return {p.name: p.value(z) for p, z in zip(self.params, x)}
 
     def point(self, values: Mapping[str, float]) -> np.ndarray:
-        return np.array([p.normalize(values[p.name]) for p in self.params])
+        """The point of a trial's values. A key it lacks was not swept when it ran (a sweep resumed with a
+        wider sweep.only): it ran at the configured value, the centre."""
+        return np.array([p.normalize(values[p.name]) if p.name in values else p.centre for p in self.params])
+
+    def unswept(self, values: Mapping[str, float]) -> list[str]:
+        """The swept keys a trial's values lack (see `point`)."""
+        return [name for name in self.names if name not in values]
 
     def apply(self, config: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
         """A copy of `config` with the swept values set."""

@@ -2,8 +2,9 @@
 into an ordinary run directory, and the learning curve read back from its metrics.jsonl.
 
 A crash, a NaN loss or an overrun time budget is a failed trial with its error: its config failed. A trial
-killed from outside (the OOM killer, a SIGKILL or SIGTERM it was not sent by the driver) is a killed
-trial: it says nothing about its config, and it reruns on resume. Neither stops the sweep.
+killed from outside (the OOM killer, a SIGKILL or SIGTERM it was not sent by the driver), or one whose env
+worker process was, is a killed trial: it says nothing about its config, and it reruns on resume. Neither
+stops the sweep.
 """
 from __future__ import annotations
 
@@ -221,8 +222,21 @@ def trial_main(run_dir: str) -> int:
     except Exception as e:  # any failure of a trial is data for the sweep, never the end of it
         traceback.print_exc()
         outcome['error'] = _error_message(e)
+        killer = killed_by(e)
+        if killer is not None:
+            outcome['killed'] = killer
     rundir.write_text(os.path.join(run_dir, 'result.json'), json.dumps(outcome))
     return 0 if outcome['error'] is None else 1
+
+
+def killed_by(e: Exception) -> str | None:
+    """The signal's name when `e` is an env worker's death by a signal from outside (the OOM killer's
+    SIGKILL): the trial was killed, as its own process would have been. An env that raised, or crashed its
+    worker (SIGSEGV, ...), failed: None."""
+    number = getattr(e, 'worker_signal', None)
+    if number is None or signal.Signals(number) in FAULT_SIGNALS:
+        return None
+    return signal.Signals(number).name
 
 
 def _error_message(e: Exception) -> str:

@@ -406,9 +406,11 @@ class Multiprocessing(VecEnv):
                             'see `dmesg`, or a job scheduler)')
                 who = self._describe_process(group)
                 self.close()
-                raise EnvError(f'Multiprocessing {who} {how}. The vector env is closed and '
-                               'its other workers stopped. If this was a crash in the env, run it with '
-                               'backend="Serial" to debug it in this process.')
+                error = EnvError(f'Multiprocessing {who} {how}. The vector env is closed and '
+                                 'its other workers stopped. If this was a crash in the env, run it with '
+                                 'backend="Serial" to debug it in this process.')
+                error.worker_signal = -code if code < 0 else None
+                raise error
         now = time.monotonic()
         for w, deadline in self._inflight.items():
             if now > deadline and status[w] == BUSY:
