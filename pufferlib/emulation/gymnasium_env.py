@@ -185,7 +185,7 @@ class GymnasiumPufferEnv(_Emulated):
             else:
                 self._steppable = False
         if (self._write is None and ob.__class__ is np.ndarray and ob.dtype is self._row_dtype
-                and ob.shape == self._row_shape and not self._box_ranged):
+                and ob.shape == self._row_shape):
             self.observations[0] = ob  # a Box observation the row holds as it is: what _write_row does, inline
         else:
             self._write_checked(ob)

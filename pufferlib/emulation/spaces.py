@@ -247,21 +247,19 @@ class ObservationMismatch(ValueError):
 
 
 def _int_limits(space: spaces.Space, dtype: np.dtype) -> tuple[Any, Any] | None:
-    """(low, high) an integer or bool leaf's values must lie in: its space's bounds, which gymnasium keeps
-    within the dtype; scalars when every element shares them. None for a floating-point leaf."""
+    """(low, high) an integer or bool leaf's values must lie in, scalars when every element shares them;
+    None for a floating-point leaf. Discrete, MultiDiscrete and MultiBinary: the space itself. A Box:
+    its dtype's range, not its declared bounds (see describe_mismatch)."""
     if dtype.kind not in 'biu':
         return None
     if isinstance(space, spaces.Discrete):
         return int(space.start), int(space.start) + int(space.n) - 1
-    if isinstance(space, spaces.MultiBinary):
+    if dtype.kind == 'b' or isinstance(space, spaces.MultiBinary):
         return 0, 1
-    if isinstance(space, spaces.MultiDiscrete):
-        low, high = np.asarray(space.start), np.asarray(space.start) + np.asarray(space.nvec) - 1
-    else:
-        box = cast(spaces.Box, space)
-        low, high = np.asarray(box.low), np.asarray(box.high)
-    if dtype.kind == 'b':
-        return 0, 1
+    if not isinstance(space, spaces.MultiDiscrete):
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    low, high = np.asarray(space.start), np.asarray(space.start) + np.asarray(space.nvec) - 1
     if low.size and (low == low.flat[0]).all() and (high == high.flat[0]).all():
         return int(low.flat[0]), int(high.flat[0])
     return low, high
@@ -291,11 +289,11 @@ def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tupl
     ValueError, which the callers turn into a SpaceError that names the leaf.
 
     Then the values, as cheaply as the rule allows (see describe_mismatch for the rule): an array
-    of the leaf's own dtype costs one identity test, plus a min and a max where the space is
-    narrower than the dtype (Discrete, MultiDiscrete, MultiBinary, an integer Box with tighter
-    bounds); a Python or numpy scalar one type test and one comparison. Anything else (another
-    dtype, a list) takes the exact check, which raises ObservationMismatch for a value that numpy
-    would otherwise truncate or wrap around when storing it (300 as uint8 is 44).
+    of the leaf's own dtype costs one identity test, plus one or two reductions for a MultiDiscrete
+    or MultiBinary leaf, whose values must be categories; a Python or numpy scalar one type test and
+    one comparison. Anything else (another dtype, a list) takes the exact check, which raises
+    ObservationMismatch for a value that numpy would otherwise truncate or wrap around when storing
+    it (300 as uint8 is 44) or that is no category of its space.
     """
     if obs_dtype is None:
         return None, None
@@ -358,34 +356,15 @@ def _slow_leaf_check(leaves: list[tuple[tuple, spaces.Space]]) -> Callable[[int,
     return slow
 
 
-def box_checker(space: spaces.Box) -> tuple[Callable[[Any], None], bool]:
-    """(check, ranged) for a Box observation, whose rows have its own dtype and need no writer.
-
-    check(ob) raises ObservationMismatch for a value the row cannot hold as it is; it is cheap for an
-    ndarray of the Box's dtype and exact otherwise. `ranged`: the Box is an integer one narrower than
-    its dtype, so even an ndarray of its dtype needs check(ob); otherwise such an array needs none."""
-    dtype = np.dtype(space.dtype)
-    limits = _int_limits(space, dtype)
-    ranged = limits is not None and _narrower_than_dtype(limits, dtype)
-    low, high = limits if limits is not None else (None, None)
-    vmin, vmax = np.minimum.reduce, np.maximum.reduce
-    scalar = isinstance(low, int)
-    unsigned = _UNSIGNED.get(dtype.itemsize) if scalar and low == 0 else None  # one reduction, as in the writer
-
+def box_checker(space: spaces.Box) -> Callable[[Any], None]:
+    """check(ob) for a Box observation (its rows have the Box's dtype, so an ndarray of that dtype is
+    stored as it is and needs no check): raises ObservationMismatch for a value the row cannot hold as
+    it is."""
     def check(ob: Any) -> None:
-        if ob.__class__ is np.ndarray and ob.dtype is dtype:
-            if not ranged:
-                return
-            if unsigned is not None and vmax(ob.view(unsigned), None) <= high:
-                return
-            if scalar and unsigned is None and vmin(ob, None) >= low and vmax(ob, None) <= high:
-                return
-            if not scalar and not ((ob < low).any() or (ob > high).any()):
-                return
         msg = describe_mismatch(space, ob)
         if msg:
             raise ObservationMismatch(msg)
-    return check, ranged
+    return check
 
 
 def _check_shapes(values: tuple, shapes: tuple) -> None:
@@ -435,13 +414,16 @@ def describe_mismatch(space: spaces.Space, value: Any, path: tuple = ()) -> str 
     if arr.shape != shape:
         return (f'{_fmt(path)}: expected shape {shape} dtype {dtype}, '
                 f'got shape {arr.shape} dtype {arr.dtype}')
-    # The rule: a value is stored only as it is. Integers (and bools) must lie in an integer leaf's
-    # space, whatever their own dtype, which also keeps them in the leaf's dtype: 300 or -1 as uint8
-    # would wrap around. Floats may not go into an integer leaf (truncated, and wrapped when large),
-    # nor any dtype into one of another kind that numpy would not cast to within its kind. Floats are
-    # not held to a float Box's bounds: many real envs exceed their declared bounds slightly
-    # (Gymnasium's check_env only warns), the value is stored exactly, and NaN or inf are refused by
-    # the trainer (pufferlib.nonfinite_rows), which names the env row.
+    # The rule: a value is stored only as it is, and a category only if it is one. Integers (and bools)
+    # of any dtype must fit an integer Box's dtype: 300 or -1 as uint8 would wrap around. Floats may not
+    # go into an integer leaf (truncated, and wrapped when large), nor any dtype into one of another
+    # kind that numpy would not cast to within its kind. Discrete, MultiDiscrete and MultiBinary values
+    # must lie in the space: 5 is no category of Discrete(3), and a model's one-hot or embedding of it
+    # would fail or read a neighbour. A Box's declared bounds, float or integer, are not enforced: many
+    # real envs exceed them slightly (Gymnasium's check_env only warns), the value is stored exactly,
+    # and checking them would cost a reduction per leaf on every step (twice emulation's own cost on a
+    # NetHack-shaped Dict; docs/results/emulation.md). NaN and inf are the trainer's check
+    # (pufferlib.nonfinite_rows), which names the env row.
     integers = arr.dtype.kind in 'biu' and dtype.kind in 'iu'
     if arr.dtype != dtype and not integers and not np.can_cast(arr.dtype, dtype, casting='same_kind'):
         example = ''
@@ -461,10 +443,11 @@ def describe_mismatch(space: spaces.Space, value: Any, path: tuple = ()) -> str 
         if outside.any():
             index = tuple(int(i) for i in np.argwhere(outside)[0]) if arr.shape else ()
             bad, lo, hi = arr[index].item(), np.broadcast_to(low, shape)[index], np.broadcast_to(high, shape)[index]
-            wraps = dtype.kind != 'b' and not np.iinfo(dtype).min <= bad <= np.iinfo(dtype).max
             where = f' at index {index}' if index else ''
-            return (f'{_fmt(path)}: value {bad!r}{where} is outside {space} (valid: {lo} to {hi})'
-                    + (f'; stored as {dtype} it would wrap around' if wraps else ''))
+            if isinstance(space, spaces.Box):
+                return (f'{_fmt(path)}: value {bad!r}{where} does not fit {dtype} ({lo} to {hi}), the dtype of '
+                        f'{space}: stored, it would wrap around')
+            return f'{_fmt(path)}: value {bad!r}{where} is outside {space} (valid: {lo} to {hi})'
     return None
 
 
@@ -580,7 +563,7 @@ class _Emulated(PufferEnv):
         self._write, self._field_paths = _compile_writer(obs_space, self.obs_dtype)
         if self._write is None:  # a Box: rows of its own dtype
             self._row_dtype = np.dtype(obs_space.dtype)
-            self._check_box, self._box_ranged = box_checker(cast(spaces.Box, obs_space))
+            self._check_box = box_checker(cast(spaces.Box, obs_space))
         self._discrete = isinstance(self.single_action_space, (spaces.Discrete, spaces.MultiDiscrete))
         self._action_high: np.int64 | np.ndarray
         if isinstance(self.single_action_space, spaces.Discrete):
@@ -610,7 +593,7 @@ class _Emulated(PufferEnv):
             # Compared every step because numpy would broadcast a (1,) or scalar into every feature.
             if getattr(ob, 'shape', None) != shape and np.shape(ob) != shape:
                 raise ValueError('the observation does not have the shape of its space')
-            if self._box_ranged or ob.__class__ is not np.ndarray or ob.dtype is not self._row_dtype:
+            if ob.__class__ is not np.ndarray or ob.dtype is not self._row_dtype:
                 self._check_box(ob)
             self.observations[row] = ob
         else:
