@@ -283,17 +283,15 @@ def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tupl
     field view.
 
     Generated as straight-line code because a Python loop over leaves costs about as much as the
-    copies themselves for NetHack-sized dicts. It first compares the shapes of the leaves that are
-    not scalars with the space's, in one tuple comparison: numpy would otherwise broadcast a value
-    of shape (1,) or () into every element of the field without a word. A mismatch raises
-    ValueError, which the callers turn into a SpaceError that names the leaf.
-
-    Then the values, as cheaply as the rule allows (see describe_mismatch for the rule): an array
-    of the leaf's own dtype costs one identity test, plus one or two reductions for a MultiDiscrete
-    or MultiBinary leaf, whose values must be categories; a Python or numpy scalar one type test and
-    one comparison. Anything else (another dtype, a list) takes the exact check, which raises
-    ObservationMismatch for a value that numpy would otherwise truncate or wrap around when storing
-    it (300 as uint8 is 44) or that is no category of its space.
+    copies themselves for NetHack-sized dicts. It first compares the shapes and dtypes of the leaves
+    that are not scalars with the space's, in one tuple comparison: numpy would otherwise broadcast
+    a value of shape (1,) or () into every element of the field without a word, and cast a value of
+    another dtype with wrap-around (300 as uint8 is 44). Only on a difference are the leaves checked
+    one by one (a shape mismatch raises ValueError, which the callers turn into a SpaceError that
+    names the leaf; a value that would not be stored as it is raises ObservationMismatch, see
+    describe_mismatch for the rule). MultiDiscrete and MultiBinary leaves, whose values must be
+    categories, then cost one or two reductions each, and a scalar leaf (a Python int or float) one
+    type test and one comparison.
     """
     if obs_dtype is None:
         return None, None
@@ -302,49 +300,67 @@ def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tupl
         paths = [((), ('obs',), obs_space)]
     else:
         paths = [(path, _field_path(path), leaf) for path, leaf in _walk(obs_space)]
-    shaped = [(i, _leaf_dtype_shape(leaf)[1]) for i, (_, _, leaf) in enumerate(paths) if _leaf_dtype_shape(leaf)[1]]
-    namespace: dict[str, Any] = {'SHAPES': tuple(shape for _, shape in shaped), 'check_shapes': _check_shapes,
-                                 'nd': np.ndarray, 'vmin': np.minimum.reduce, 'vmax': np.maximum.reduce,
-                                 'slow': _slow_leaf_check([(path, leaf) for path, _, leaf in paths])}
+    shaped = [(i, _leaf_dtype_shape(leaf)) for i, (_, _, leaf) in enumerate(paths) if _leaf_dtype_shape(leaf)[1]]
+    slow = _slow_leaf_check([(path, leaf) for path, _, leaf in paths])
+    indices, shapes = tuple(i for i, _ in shaped), tuple(shape for _, (_, shape) in shaped)
+
+    def careful(values: tuple) -> None:
+        _check_shapes(values, shapes)
+        for i, value in zip(indices, values):
+            slow(i, value)
+    namespace: dict[str, Any] = {'EXPECTED': tuple(x for _, (dtype, shape) in shaped for x in (shape, dtype)),
+                                 'careful': careful, 'slow': slow, 'vmin': np.minimum.reduce,
+                                 'vmax': np.maximum.reduce}
     lines = ['def write(ob, d):']
     for i, (path, _, _) in enumerate(paths):
         lines.append(f'    v{i} = ob{_accessor(path)}')
     if shaped:
-        actual = ', '.join(f"getattr(v{i}, 'shape', None)" for i, _ in shaped)
+        actual = ', '.join(f'v{i}.shape, v{i}.dtype' for i, _ in shaped)
         values = ', '.join(f'v{i}' for i, _ in shaped)
-        lines.append(f'    if ({actual},) != SHAPES:')
-        lines.append(f'        check_shapes(({values},), SHAPES)')
+        ranges = [line for i, _ in shaped for line in _range_lines(i, paths[i][2], namespace)]
+        lines += ['    try:', f'        key = ({actual},)', '    except AttributeError:', '        key = None',
+                  '    if key != EXPECTED:', f'        careful(({values},))']
+        if ranges:
+            lines += ['    else:', *ranges]
     for i, (_, _, leaf) in enumerate(paths):
-        lines.extend(_leaf_check_lines(i, leaf, namespace))
+        lines.extend(_scalar_lines(i, leaf, namespace))
     for i in range(len(paths)):
         lines.append(f'    d[{i}][...] = v{i}')
     exec('\n'.join(lines), namespace)
     return namespace['write'], [fields for _, fields, _ in paths]
 
 
-def _leaf_check_lines(i: int, leaf: spaces.Space, namespace: dict[str, Any]) -> list[str]:
-    """The generated lines that check leaf `i` (value v{i}) and call slow(i, v{i}) when in doubt."""
+def _scalar_lines(i: int, leaf: spaces.Space, namespace: dict[str, Any]) -> list[str]:
+    """The lines that check a scalar leaf `i` (usually a Python int or float) and call slow(i, v{i}) when
+    in doubt; none for a leaf with a shape."""
     dtype, shape = _leaf_dtype_shape(leaf)
+    if shape:
+        return []
     limits = _int_limits(leaf, dtype)
-    namespace[f'T{i}'] = dtype
-    if not shape:  # a scalar leaf: usually a Python int (Discrete) or float
-        if limits is None:
-            namespace[f'S{i}'] = _FLOAT_SCALARS
-            return [f'    if v{i}.__class__ not in S{i}:', f'        slow({i}, v{i})']
-        namespace[f'S{i}'] = _INT_SCALARS
-        namespace[f'LO{i}'], namespace[f'HI{i}'] = limits
-        return [f'    if v{i}.__class__ not in S{i} or not LO{i} <= v{i} <= HI{i}:', f'        slow({i}, v{i})']
-    lines = [f'    if v{i}.__class__ is not nd or v{i}.dtype is not T{i}:', f'        slow({i}, v{i})']
-    if limits is not None and _narrower_than_dtype(limits, dtype):
-        namespace[f'LO{i}'], namespace[f'HI{i}'] = limits
-        if isinstance(limits[0], int) and limits[0] == 0:  # one reduction: negatives viewed unsigned are huge
-            namespace[f'U{i}'] = _UNSIGNED[dtype.itemsize]
-            lines += [f'    elif vmax(v{i}.view(U{i}), None) > HI{i}:', f'        slow({i}, v{i})']
-        elif isinstance(limits[0], int):
-            lines += [f'    elif vmin(v{i}, None) < LO{i} or vmax(v{i}, None) > HI{i}:', f'        slow({i}, v{i})']
-        else:
-            lines += [f'    elif (v{i} < LO{i}).any() or (v{i} > HI{i}).any():', f'        slow({i}, v{i})']
-    return lines
+    if limits is None:
+        namespace[f'S{i}'] = _FLOAT_SCALARS
+        return [f'    if v{i}.__class__ not in S{i}:', f'        slow({i}, v{i})']
+    namespace[f'S{i}'] = _INT_SCALARS
+    namespace[f'LO{i}'], namespace[f'HI{i}'] = limits
+    return [f'    if v{i}.__class__ not in S{i} or not LO{i} <= v{i} <= HI{i}:', f'        slow({i}, v{i})']
+
+
+def _range_lines(i: int, leaf: spaces.Space, namespace: dict[str, Any]) -> list[str]:
+    """For a leaf with a shape whose value has the leaf's dtype: the lines that call slow(i, v{i}) when a
+    value lies outside its space (MultiDiscrete, MultiBinary); none where the dtype holds only valid values."""
+    dtype, _ = _leaf_dtype_shape(leaf)
+    limits = _int_limits(leaf, dtype)
+    if limits is None or not _narrower_than_dtype(limits, dtype):
+        return []
+    namespace[f'LO{i}'], namespace[f'HI{i}'] = limits
+    if isinstance(limits[0], int) and limits[0] == 0:  # one reduction: negatives viewed unsigned are huge
+        namespace[f'U{i}'] = _UNSIGNED[dtype.itemsize]
+        test = f'vmax(v{i}.view(U{i}), None) > HI{i}'
+    elif isinstance(limits[0], int):
+        test = f'vmin(v{i}, None) < LO{i} or vmax(v{i}, None) > HI{i}'
+    else:
+        test = f'(v{i} < LO{i}).any() or (v{i} > HI{i}).any()'
+    return [f'        if {test}:', f'            slow({i}, v{i})']
 
 
 def _slow_leaf_check(leaves: list[tuple[tuple, spaces.Space]]) -> Callable[[int, Any], None]:
