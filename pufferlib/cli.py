@@ -123,8 +123,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from pufferlib import evaluate
     result = evaluate.evaluate(args.env, args.checkpoint, episodes=args.episodes, video=args.video,
                                fps=args.fps, seed=args.seed, max_steps=args.max_steps)
+    returns = ', '.join(f'{value:.3f}' for value in result['returns'][:20])
+    more = ', ...' if len(result['returns']) > 20 else ''
     print(f'{args.env}: mean episode return {result["mean_return"]:.3f} over {result["episodes"]} episodes'
-          + (f'; video {result["video"]}' if result.get('video') else ''))
+          + (f' ({returns}{more})' if returns else '') + (f'; video {result["video"]}' if result.get('video') else ''))
     return 0
 
 
@@ -135,56 +137,87 @@ def cmd_plot(args: argparse.Namespace) -> int:
     return 0
 
 
-def _ocean_options(env: str, pairs: Sequence[str] | None) -> dict[str, Any]:
-    """KEY=VALUE strings to an Ocean env's keyword arguments, each value read as its option's type."""
+def _ocean_options(command: str, env: str, pairs: Sequence[str] | None, flags: Sequence[str]) -> dict[str, Any]:
+    """An Ocean env's keyword arguments from `--env.KEY VALUE` flags, read as `puffer train` reads them (each
+    value as its option's type; the env checks names, types and ranges), and from the older KEY=VALUE
+    form, which docs and scripts still use."""
     from pufferlib import config as configuration
     from pufferlib import ocean
     defaults = ocean.spec_of(env).defaults() if env != 'all' else {}
+    pairs, env_flags = list(pairs or []), []
+    rest = list(flags)
+    while rest:  # config flags (with their values) as split_config_flags left them, then what argparse left
+        arg = rest.pop(0)
+        if arg.startswith('--') and '.' in arg.partition('=')[0]:
+            env_flags += [arg] if '=' in arg or not rest else [arg, rest.pop(0)]
+        elif '=' in arg and not arg.startswith('-'):
+            pairs.append(arg)  # KEY=VALUE after the command's own flags, where argparse does not look
+        else:
+            raise pufferlib.APIUsageError(f'puffer {command} takes env options (--env.KEY VALUE, e.g. --env.width 32) '
+                                          f'and its own flags (see puffer {command} --help), not {arg}')
+    other = [flag for flag in env_flags if flag.startswith('--') and not flag.replace('_', '-').startswith('--env.')]
+    if other:
+        raise pufferlib.APIUsageError(f'puffer {command} takes env options (--env.KEY VALUE, e.g. --env.width 32) '
+                                      f'and its own flags (see puffer {command} --help), not {other[0]}')
     options = {}
-    for pair in pairs or []:
+    for pair in pairs:
         if '=' not in pair:
-            raise pufferlib.APIUsageError(f'options are KEY=VALUE, got {pair!r}')
+            raise pufferlib.APIUsageError(f'options are KEY=VALUE or --env.KEY VALUE, got {pair!r}')
         key, value = pair.split('=', 1)
         key = key.replace('-', '_')
         options[key] = configuration.parse_value(value, defaults.get(key))
+    if env_flags:
+        given = configuration.parse_flags(env_flags, {'env': dict(defaults)})['env']
+        options.update((key, value) for key, value in given.items()
+                       if key not in defaults or type(value) is not type(defaults[key]) or value != defaults[key])
     return options
 
 
-def cmd_bench(args: argparse.Namespace) -> None:
+def cmd_bench(args: argparse.Namespace, flags: list[str]) -> None:
     from pufferlib import ocean
     from pufferlib.ocean import tools
     names = ocean.env_names() if args.env == 'all' else [args.env]
-    options = _ocean_options(args.env, args.options)
+    options = _ocean_options('bench', args.env, args.options, flags)
+    num_envs = options.pop('num_envs', None)
+    if num_envs is not None and args.num_envs is not None and num_envs != args.num_envs:
+        raise pufferlib.APIUsageError(f'--env.num-envs {num_envs} and --num-envs {args.num_envs} disagree; give one')
+    num_envs = args.num_envs if num_envs is None else num_envs
     for name in names:
         ocean.env_class(name)  # unknown names fail before any timing
-        sps = tools.bench(name, seconds=args.seconds, num_envs=args.num_envs, **options)
+        sps = tools.bench(name, seconds=args.seconds, num_envs=num_envs, **options)
         print(f'{name:<20} {sps / 1e6:8.2f} M steps/s  (1 core, random actions)')
 
 
-def cmd_play(args: argparse.Namespace) -> None:
+def cmd_play(args: argparse.Namespace, flags: list[str]) -> None:
     from pufferlib.ocean import tools
-    tools.play(args.env, steps=args.steps, fps=args.fps, seed=args.seed, scripted=args.scripted or False,
-               **_ocean_options(args.env, args.options))
+    options = _ocean_options('play', args.env, args.options, flags)
+    if 'num_envs' in options:
+        raise pufferlib.APIUsageError('puffer play shows one env instance; leave out --env.num-envs')
+    tools.play(args.env, steps=args.steps, fps=args.fps, seed=args.seed, scripted=args.scripted or False, **options)
 
 
 def _add_ocean_commands(commands: Commands) -> None:
-    bench = commands.add_parser('bench', help='steps per second of an Ocean env on one core (random actions)')
+    bench = commands.add_parser('bench', help='steps per second of an Ocean env on one core (random actions)',
+                                epilog='Env options as in `puffer train`: --env.KEY VALUE, e.g. --env.width 32 '
+                                       '(`puffer train ENV --help` lists them).')
     bench.add_argument('env', help='puffer_<name>, or "all" for every Ocean env')
-    bench.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options, e.g. width=32')
+    bench.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options in the older form, e.g. width=32')
     bench.add_argument('--seconds', type=float, default=2.0, help='timing length per env (default 2)')
     bench.add_argument('--num-envs', type=int, default=None,
                        help='env instances in the vector (default: about 4096 agent rows)')
-    bench.set_defaults(func=cmd_bench)
+    bench.set_defaults(func=cmd_bench, takes_flags=True)
 
-    play = commands.add_parser('play', help='watch a random or scripted agent play an Ocean env in the terminal')
+    play = commands.add_parser('play', help='watch a random or scripted agent play an Ocean env in the terminal',
+                               epilog='Env options as in `puffer train`: --env.KEY VALUE, e.g. --env.width 15 '
+                                      '(`puffer train ENV --help` lists them).')
     play.add_argument('env', help='puffer_<name>')
-    play.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options, e.g. width=15')
+    play.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options in the older form, e.g. width=15')
     play.add_argument('--steps', type=int, default=200)
     play.add_argument('--fps', type=float, default=15.0, help='frames per second (0: as fast as possible)')
     play.add_argument('--seed', type=int, default=0)
     play.add_argument('--scripted', nargs='?', const=True, default=None, metavar='NAME',
                       help="use the env's scripted agent (or the one named) instead of a random one")
-    play.set_defaults(func=cmd_play)
+    play.set_defaults(func=cmd_play, takes_flags=True)
 
 
 class Parser(argparse.ArgumentParser):
@@ -311,12 +344,13 @@ def build_parser() -> Parser:
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)
     evaluate.add_argument('--checkpoint', required=True,
-                          help='a checkpoint file, a run directory, or `latest` '
-                               '(the run of ENV written to most recently)')
+                          help='a checkpoint file, a run directory, its checkpoints folder, a run id, or '
+                               '`latest` (the run of ENV written to most recently)')
     evaluate.add_argument('--episodes', type=int, default=3, help='episodes to play (default 3)')
     evaluate.add_argument('--video', help='write the frames to this .gif or .mp4 file')
     evaluate.add_argument('--fps', type=int, default=30)
-    evaluate.add_argument('--seed', type=int, default=0)
+    evaluate.add_argument('--seed', type=int, default=0,
+                          help='seeds the env and the sampling of actions: one seed, one set of returns (default 0)')
     evaluate.add_argument('--max-steps', type=int, default=100_000, help='give up after this many steps')
     evaluate.set_defaults(func=cmd_eval)
 

@@ -1,7 +1,9 @@
 """`puffer eval` (play a checkpoint, write a video) and `puffer plot` (learning curves)."""
+import contextlib
 import json
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -18,15 +20,27 @@ if TYPE_CHECKING:
 
 
 def _resolve_checkpoint(env_name: str, checkpoint: str) -> tuple[str, str]:
-    """A checkpoint file from a file, a run directory, or `latest` (pufferlib.rundir.latest_run of this env)."""
+    """(checkpoint file, its run directory) from a checkpoint file, a run directory, its checkpoints
+    folder, a run id or `latest` (pufferlib.rundir.latest_run of this env)."""
     if checkpoint == 'latest':
         checkpoint = rundir.latest_run(env_name)
-    if os.path.isdir(checkpoint):
+    if not os.path.exists(checkpoint) and os.sep not in checkpoint:
+        in_experiments = os.path.join(rundir.experiments_dir(), checkpoint)  # a run id, as --resume takes
+        if os.path.isdir(in_experiments):
+            checkpoint = in_experiments
+    if not os.path.isdir(checkpoint):
+        return checkpoint, os.path.dirname(os.path.dirname(os.path.abspath(checkpoint)))
+    if os.path.isdir(os.path.join(checkpoint, 'checkpoints')):
         path = rundir.latest_checkpoint(checkpoint)
         if path is None:
-            raise CheckpointError(f'run directory {checkpoint} has no checkpoints yet')
+            raise CheckpointError(f'run directory {checkpoint} has no checkpoints yet (its checkpoints/ folder '
+                                  'is empty): train it longer, or pass another run')
         return path, checkpoint
-    return checkpoint, os.path.dirname(os.path.dirname(os.path.abspath(checkpoint)))
+    names = sorted(n for n in os.listdir(checkpoint) if n.startswith('epoch-') and n.endswith('.pt'))
+    if names:  # a run's checkpoints folder (the names sort by epoch): its newest, and the run above it
+        return os.path.join(checkpoint, names[-1]), os.path.dirname(os.path.abspath(checkpoint))
+    raise CheckpointError(f'{checkpoint} holds no checkpoints: pass a run directory (with checkpoints/ in it), '
+                          'its checkpoints folder, an epoch-*.pt file, a run id or latest')
 
 
 def _render_kwargs(env_name: str) -> dict[str, Any]:
@@ -93,6 +107,16 @@ class _Player:
                 tensor *= keep
 
 
+@contextlib.contextmanager
+def _seeded_sampling(seed: int) -> Iterator[None]:
+    """Torch's global generator, which samples the policy's actions, seeded from `seed` and put back as it
+    was afterwards: with the env seeded too, one seed gives one set of returns (a stochastic policy drew
+    its actions from the unseeded generator, so every run differed)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
 def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | None = None, fps: int = 30, seed: int = 0,
              max_steps: int = 100_000, deterministic: bool = False) -> dict:
     for name, value in (('episodes', episodes), ('max_steps', max_steps), ('fps', fps)):
@@ -104,18 +128,21 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
 
     frames: list[np.ndarray] = []
     returns: list[float] = []
-    obs, _ = env.reset(seed=seed)
-    for _ in range(max_steps):
-        if video:
-            frame = env.render()
-            if frame is not None:
-                frames.append(np.asarray(frame, dtype=np.uint8))
-        obs, _, terminals, truncations, infos = env.step(player.act(obs))
-        player.episodes_ended(terminals, truncations)
-        returns.extend(info['episode_return'] for info in infos if 'episode_return' in info)
-        if len(returns) >= episodes:
-            break
-    env.close()
+    try:
+        obs, _ = env.reset(seed=seed)
+        with _seeded_sampling(seed):
+            for _ in range(max_steps):
+                if video:
+                    frame = env.render()
+                    if frame is not None:
+                        frames.append(np.asarray(frame, dtype=np.uint8))
+                obs, _, terminals, truncations, infos = env.step(player.act(obs))
+                player.episodes_ended(terminals, truncations)
+                returns.extend(info['episode_return'] for info in infos if 'episode_return' in info)
+                if len(returns) >= episodes:
+                    break
+    finally:
+        env.close()
     result = {'episodes': len(returns), 'mean_return': float(np.mean(returns)) if returns else float('nan'),
               'returns': returns, 'checkpoint': path, 'global_step': int(state_dict.get('global_step', 0))}
     if video:
@@ -155,26 +182,27 @@ def episode_means(env_name: str, checkpoint: str | None = None, config: dict | N
         finished = np.zeros(env.num_agents, dtype=np.int64)
         totals: dict[str, float] = {}
         count = 0.0
-        for _ in range(max_steps):
-            obs, _, terminals, truncations, infos = env.step(player.act(obs) if player else env.actions)
-            done = np.asarray(terminals | truncations).reshape(-1)
-            finished += done
-            if player:
-                player.episodes_ended(terminals, truncations)
-            log = env.log() if hasattr(env, 'log') else None
-            for entry in list(infos) + [log]:
-                if not entry:
-                    continue
-                n = float(entry.get('n', 1))
-                count += n
-                for key, value in entry.items():
-                    if key != 'n' and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-                        totals[key] = totals.get(key, 0.0) + float(value) * n
-            if finished.min() >= per_env:
-                break
-        else:
-            raise pufferlib.APIUsageError(f'{env_name}: some agent rows finished fewer than {per_env} episodes in '
-                                          f'{max_steps:,} steps; pass a larger max_steps or a smaller per_env')
+        with _seeded_sampling(seed):
+            for _ in range(max_steps):
+                obs, _, terminals, truncations, infos = env.step(player.act(obs) if player else env.actions)
+                done = np.asarray(terminals | truncations).reshape(-1)
+                finished += done
+                if player:
+                    player.episodes_ended(terminals, truncations)
+                log = env.log() if hasattr(env, 'log') else None
+                for entry in list(infos) + [log]:
+                    if not entry:
+                        continue
+                    n = float(entry.get('n', 1))
+                    count += n
+                    for key, value in entry.items():
+                        if key != 'n' and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+                            totals[key] = totals.get(key, 0.0) + float(value) * n
+                if finished.min() >= per_env:
+                    break
+            else:
+                raise pufferlib.APIUsageError(f'{env_name}: some agent rows finished fewer than {per_env} episodes in '
+                                              f'{max_steps:,} steps; pass a larger max_steps or a smaller per_env')
     finally:
         env.close()
     return {**{key: total / count for key, total in totals.items()}, 'episodes': int(count)}

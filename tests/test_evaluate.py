@@ -118,3 +118,51 @@ def test_acceptance_refuses_a_name_that_matches_no_task():
     done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'acceptance_train.py'), '--only', 'nope'],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "no task matches ['nope']; tasks: puffer_squared" in done.stderr, done.stderr
+
+
+@pytest.fixture(scope='module')
+def tiny_run(tmp_path_factory):
+    """A real run of puffer_squared trained for one batch: its policy is still close to uniform, so its
+    actions are sampled, not fixed."""
+    experiments = tmp_path_factory.mktemp('experiments')
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv('PUFFER_EXPERIMENTS', str(experiments))
+        summary = training.train('puffer_squared', config=configuration.load('puffer_squared', ONE_BATCH), quiet=True)
+    return summary['run_dir'], summary['checkpoint']
+
+
+def puffer_evals(*argvs):
+    """`puffer eval` as subprocesses, run side by side: (exit status, stdout, stderr) of each."""
+    environ = {**os.environ, 'OMP_NUM_THREADS': '1'}
+    procs = [subprocess.Popen([sys.executable, '-m', 'pufferlib.cli', 'eval', 'puffer_squared', *argv], text=True,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environ) for argv in argvs]
+    outputs = [proc.communicate(timeout=300) for proc in procs]
+    return [(proc.returncode, out, err) for proc, (out, err) in zip(procs, outputs)]
+
+
+def test_eval_takes_a_run_its_checkpoints_folder_or_a_checkpoint_file(tiny_run, tmp_path):
+    run_dir, checkpoint = tiny_run
+    empty_run = tmp_path / 'empty-run'
+    (empty_run / 'checkpoints').mkdir(parents=True)
+    flags = ['--episodes', '2', '--seed', '5']
+    answers = puffer_evals(*([('--checkpoint', where, *flags) for where in
+                              (run_dir, os.path.join(run_dir, 'checkpoints'), os.path.join(run_dir, 'checkpoints', ''),
+                               checkpoint)]
+                             + [('--checkpoint', str(empty_run), *flags), ('--checkpoint', str(tmp_path), *flags)]))
+    *found, (empty_code, _, empty_err), (none_code, _, none_err) = answers
+    for code, out, err in found:
+        assert code == 0 and 'puffer_squared: mean episode return' in out, err
+    assert len({out for _, out, _ in found}) == 1  # the same checkpoint, the same seed: the same line
+    assert empty_code == 2 and f'run directory {empty_run} has no checkpoints yet' in empty_err, empty_err
+    assert none_code == 2 and f'{tmp_path} holds no checkpoints: pass a run directory' in none_err, none_err
+
+
+def test_eval_with_one_seed_gives_one_set_of_returns(tiny_run):
+    """The policy samples its actions (it is barely trained): one seed must still give one result."""
+    run_dir, _ = tiny_run
+    answers = puffer_evals(*[('--checkpoint', run_dir, '--episodes', '6', '--seed', seed) for seed in '001'])
+    for code, _, err in answers:
+        assert code == 0, err
+    (_, first, _), (_, again, _), (_, other, _) = answers
+    assert first == again, (first, again)
+    assert first != other, 'seed 1 played the same episodes as seed 0: the policy may not be sampling at all'

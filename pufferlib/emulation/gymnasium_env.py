@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.emulation.spaces import _create, _Emulated, check_observation
+from pufferlib.emulation.spaces import ObservationMismatch, _create, _Emulated, check_observation, mismatch_error
 from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed
 
 
@@ -151,6 +151,8 @@ class GymnasiumPufferEnv(_Emulated):
     def _write_checked(self, ob: Any) -> None:
         try:
             self._write_row(0, ob)
+        except ObservationMismatch as exc:
+            raise mismatch_error(self.describe(), str(exc)) from None
         except (ValueError, TypeError, KeyError, IndexError):
             check_observation(self.native_observation_space, ob, self.describe())
             raise
@@ -182,8 +184,9 @@ class GymnasiumPufferEnv(_Emulated):
                 self.episode_return, self.episode_length = 0.0, 0
             else:
                 self._steppable = False
-        if self._write is None and ob.__class__ is np.ndarray and ob.shape == self._row_shape:
-            self.observations[0] = ob  # a Box observation of the right shape: what _write_row does, inline
+        if (self._write is None and ob.__class__ is np.ndarray and ob.dtype is self._row_dtype
+                and ob.shape == self._row_shape):
+            self.observations[0] = ob  # a Box observation the row holds as it is: what _write_row does, inline
         else:
             self._write_checked(ob)
         return self.observations, self.rewards, self.terminals, self.truncations, infos

@@ -7,7 +7,8 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.emulation.spaces import _create, _Emulated, check_observation, emulate_action_space
+from pufferlib.emulation.spaces import (ObservationMismatch, _create, _Emulated, check_observation,
+                                       emulate_action_space, mismatch_error)
 from pufferlib.pufferenv import (ActionMaskError, APIUsageError, EnvError, IllegalActionError, SpaceError,
                                  action_mask_width, check_seed, idle_action_mask)
 
@@ -128,6 +129,8 @@ class PettingZooPufferEnv(_Emulated):
     def _write_agent(self, row: int, ob: Any, agent: Any) -> None:
         try:
             self._write_row(row, ob)
+        except ObservationMismatch as exc:
+            raise mismatch_error(f'{self.describe()} agent {agent!r}', str(exc)) from None
         except (ValueError, TypeError, KeyError, IndexError):
             if self._mask_source == 'obs' and isinstance(ob, dict) and MASK_KEY not in ob:
                 raise ActionMaskError(f'{self.describe()}: agent {agent!r} observed no {MASK_KEY!r} any more (keys '

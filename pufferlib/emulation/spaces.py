@@ -1,5 +1,6 @@
 """Spaces: the flat row layout of any observation space and the way back (Nativizer), writing and
 checking observations, flat action spaces, and the row machinery both env wrappers share."""
+import warnings
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, cast
 
@@ -240,14 +241,57 @@ def _accessor(path: tuple) -> str:
     return ''.join(f'[{p!r}]' for p in path)
 
 
+class ObservationMismatch(ValueError):
+    """A leaf of an observation breaks the rules of its space; the message names the leaf and the value.
+    The wrappers add the env's name and raise it as a SpaceError."""
+
+
+def _int_limits(space: spaces.Space, dtype: np.dtype) -> tuple[Any, Any] | None:
+    """(low, high) an integer or bool leaf's values must lie in, scalars when every element shares them;
+    None for a floating-point leaf. Discrete, MultiDiscrete and MultiBinary: the space itself. A Box:
+    its dtype's range, not its declared bounds (see describe_mismatch)."""
+    if dtype.kind not in 'biu':
+        return None
+    if isinstance(space, spaces.Discrete):
+        return int(space.start), int(space.start) + int(space.n) - 1
+    if dtype.kind == 'b' or isinstance(space, spaces.MultiBinary):
+        return 0, 1
+    if not isinstance(space, spaces.MultiDiscrete):
+        info = np.iinfo(dtype)
+        return int(info.min), int(info.max)
+    low, high = np.asarray(space.start), np.asarray(space.start) + np.asarray(space.nvec) - 1
+    if low.size and (low == low.flat[0]).all() and (high == high.flat[0]).all():
+        return int(low.flat[0]), int(high.flat[0])
+    return low, high
+
+
+def _narrower_than_dtype(limits: tuple[Any, Any], dtype: np.dtype) -> bool:
+    """Whether values of the leaf's own dtype can still fall outside its space (Discrete(3) in int64)."""
+    if dtype.kind == 'b':
+        return False
+    info = np.iinfo(dtype)
+    return bool(np.any(np.asarray(limits[0]) > info.min) or np.any(np.asarray(limits[1]) < info.max))
+
+
+_UNSIGNED = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
+_INT_SCALARS = (int, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)
+_FLOAT_SCALARS = (float, int, np.float16, np.float32, np.float64)
+
+
 def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tuple[Callable | None, list | None]:
-    """A function write(ob, dsts) that copies each leaf of a native observation into its field view.
+    """A function write(ob, dsts) that checks each leaf of a native observation and copies it into its
+    field view.
 
     Generated as straight-line code because a Python loop over leaves costs about as much as the
-    copies themselves for NetHack-sized dicts. It first compares the shapes of the leaves that are
-    not scalars with the space's, in one tuple comparison: numpy would otherwise broadcast a value
-    of shape (1,) or () into every element of the field without a word. A mismatch raises
-    ValueError, which the callers turn into a SpaceError that names the leaf.
+    copies themselves for NetHack-sized dicts. It first compares the shapes and dtypes of the leaves
+    that are not scalars with the space's, in one tuple comparison: numpy would otherwise broadcast
+    a value of shape (1,) or () into every element of the field without a word, and cast a value of
+    another dtype with wrap-around (300 as uint8 is 44). Only on a difference are the leaves checked
+    one by one (a shape mismatch raises ValueError, which the callers turn into a SpaceError that
+    names the leaf; a value that would not be stored as it is raises ObservationMismatch, see
+    describe_mismatch for the rule). MultiDiscrete and MultiBinary leaves, whose values must be
+    categories, then cost one or two reductions each, and a scalar leaf (a Python int or float) one
+    type test and one comparison.
     """
     if obs_dtype is None:
         return None, None
@@ -256,20 +300,87 @@ def _compile_writer(obs_space: spaces.Space, obs_dtype: np.dtype | None) -> tupl
         paths = [((), ('obs',), obs_space)]
     else:
         paths = [(path, _field_path(path), leaf) for path, leaf in _walk(obs_space)]
-    shaped = [(i, _leaf_dtype_shape(leaf)[1]) for i, (_, _, leaf) in enumerate(paths) if _leaf_dtype_shape(leaf)[1]]
+    shaped = [(i, _leaf_dtype_shape(leaf)) for i, (_, _, leaf) in enumerate(paths) if _leaf_dtype_shape(leaf)[1]]
+    slow = _slow_leaf_check([(path, leaf) for path, _, leaf in paths])
+    indices, shapes = tuple(i for i, _ in shaped), tuple(shape for _, (_, shape) in shaped)
+
+    def careful(values: tuple) -> None:
+        _check_shapes(values, shapes)
+        for i, value in zip(indices, values):
+            slow(i, value)
+    namespace: dict[str, Any] = {'EXPECTED': tuple(x for _, (dtype, shape) in shaped for x in (shape, dtype)),
+                                 'careful': careful, 'slow': slow, 'vmin': np.minimum.reduce,
+                                 'vmax': np.maximum.reduce}
     lines = ['def write(ob, d):']
     for i, (path, _, _) in enumerate(paths):
         lines.append(f'    v{i} = ob{_accessor(path)}')
     if shaped:
-        actual = ', '.join(f"getattr(v{i}, 'shape', None)" for i, _ in shaped)
+        actual = ', '.join(f'v{i}.shape, v{i}.dtype' for i, _ in shaped)
         values = ', '.join(f'v{i}' for i, _ in shaped)
-        lines.append(f'    if ({actual},) != SHAPES:')
-        lines.append(f'        check_shapes(({values},), SHAPES)')
+        ranges = [line for i, _ in shaped for line in _range_lines(i, paths[i][2], namespace)]
+        lines += ['    try:', f'        key = ({actual},)', '    except AttributeError:', '        key = None',
+                  '    if key != EXPECTED:', f'        careful(({values},))']
+        if ranges:
+            lines += ['    else:', *ranges]
+    for i, (_, _, leaf) in enumerate(paths):
+        lines.extend(_scalar_lines(i, leaf, namespace))
     for i in range(len(paths)):
         lines.append(f'    d[{i}][...] = v{i}')
-    namespace: dict[str, Any] = {'SHAPES': tuple(shape for _, shape in shaped), 'check_shapes': _check_shapes}
     exec('\n'.join(lines), namespace)
     return namespace['write'], [fields for _, fields, _ in paths]
+
+
+def _scalar_lines(i: int, leaf: spaces.Space, namespace: dict[str, Any]) -> list[str]:
+    """The lines that check a scalar leaf `i` (usually a Python int or float) and call slow(i, v{i}) when
+    in doubt; none for a leaf with a shape."""
+    dtype, shape = _leaf_dtype_shape(leaf)
+    if shape:
+        return []
+    limits = _int_limits(leaf, dtype)
+    if limits is None:
+        namespace[f'S{i}'] = _FLOAT_SCALARS
+        return [f'    if v{i}.__class__ not in S{i}:', f'        slow({i}, v{i})']
+    namespace[f'S{i}'] = _INT_SCALARS
+    namespace[f'LO{i}'], namespace[f'HI{i}'] = limits
+    return [f'    if v{i}.__class__ not in S{i} or not LO{i} <= v{i} <= HI{i}:', f'        slow({i}, v{i})']
+
+
+def _range_lines(i: int, leaf: spaces.Space, namespace: dict[str, Any]) -> list[str]:
+    """For a leaf with a shape whose value has the leaf's dtype: the lines that call slow(i, v{i}) when a
+    value lies outside its space (MultiDiscrete, MultiBinary); none where the dtype holds only valid values."""
+    dtype, _ = _leaf_dtype_shape(leaf)
+    limits = _int_limits(leaf, dtype)
+    if limits is None or not _narrower_than_dtype(limits, dtype):
+        return []
+    namespace[f'LO{i}'], namespace[f'HI{i}'] = limits
+    if isinstance(limits[0], int) and limits[0] == 0:  # one reduction: negatives viewed unsigned are huge
+        namespace[f'U{i}'] = _UNSIGNED[dtype.itemsize]
+        test = f'vmax(v{i}.view(U{i}), None) > HI{i}'
+    elif isinstance(limits[0], int):
+        test = f'vmin(v{i}, None) < LO{i} or vmax(v{i}, None) > HI{i}'
+    else:
+        test = f'(v{i} < LO{i}).any() or (v{i} > HI{i}).any()'
+    return [f'        if {test}:', f'            slow({i}, v{i})']
+
+
+def _slow_leaf_check(leaves: list[tuple[tuple, spaces.Space]]) -> Callable[[int, Any], None]:
+    def slow(i: int, value: Any) -> None:
+        path, leaf = leaves[i]
+        msg = describe_mismatch(leaf, value, path)
+        if msg:
+            raise ObservationMismatch(msg)
+    return slow
+
+
+def box_checker(space: spaces.Box) -> Callable[[Any], None]:
+    """check(ob) for a Box observation (its rows have the Box's dtype, so an ndarray of that dtype is
+    stored as it is and needs no check): raises ObservationMismatch for a value the row cannot hold as
+    it is."""
+    def check(ob: Any) -> None:
+        msg = describe_mismatch(space, ob)
+        if msg:
+            raise ObservationMismatch(msg)
+    return check
 
 
 def _check_shapes(values: tuple, shapes: tuple) -> None:
@@ -319,19 +430,51 @@ def describe_mismatch(space: spaces.Space, value: Any, path: tuple = ()) -> str 
     if arr.shape != shape:
         return (f'{_fmt(path)}: expected shape {shape} dtype {dtype}, '
                 f'got shape {arr.shape} dtype {arr.dtype}')
-    if not np.can_cast(arr.dtype, dtype, casting='same_kind'):
-        return f'{_fmt(path)}: expected dtype {dtype}, got {arr.dtype} (shape {arr.shape})'
-    if not space.contains(arr.astype(dtype) if arr.shape else dtype.type(arr)):
-        low, high = _leaf_bounds(space)
-        return (f'{_fmt(path)}: value outside the space bounds [{low.min()}, {high.max()}] '
-                f'(got min {arr.min()}, max {arr.max()})')
+    # The rule: a value is stored only as it is, and a category only if it is one. Integers (and bools)
+    # of any dtype must fit an integer Box's dtype: 300 or -1 as uint8 would wrap around. Floats may not
+    # go into an integer leaf (truncated, and wrapped when large), nor any dtype into one of another
+    # kind that numpy would not cast to within its kind. Discrete, MultiDiscrete and MultiBinary values
+    # must lie in the space: 5 is no category of Discrete(3), and a model's one-hot or embedding of it
+    # would fail or read a neighbour. A Box's declared bounds, float or integer, are not enforced: many
+    # real envs exceed them slightly (Gymnasium's check_env only warns), the value is stored exactly,
+    # and checking them would cost a reduction per leaf on every step (twice emulation's own cost on a
+    # NetHack-shaped Dict; docs/results/emulation.md). NaN and inf are the trainer's check
+    # (pufferlib.nonfinite_rows), which names the env row.
+    integers = arr.dtype.kind in 'biu' and dtype.kind in 'iu'
+    if arr.dtype != dtype and not integers and not np.can_cast(arr.dtype, dtype, casting='same_kind'):
+        example = ''
+        if arr.size:
+            with np.errstate(all='ignore'), warnings.catch_warnings():
+                warnings.simplefilter('ignore')  # numpy's ComplexWarning: the cast is only to find a changed value
+                changed = arr.astype(dtype).astype(arr.dtype) != arr
+            index = () if not arr.ndim else \
+                tuple(int(i) for i in np.argwhere(changed)[0]) if changed.any() else (0,) * arr.ndim
+            example = f' (e.g. {arr[index].item()!r}' + (f' at index {index})' if index else ')')
+        return (f'{_fmt(path)}: {arr.dtype} values cannot be stored in {space} without being cast to '
+                f'{dtype}{example}; return {dtype} values, e.g. np.clip(x, low, high).astype(np.{dtype})')
+    limits = _int_limits(space, dtype)
+    if limits is not None and arr.size:
+        low, high = limits
+        outside = (arr < low) | (arr > high)
+        if outside.any():
+            index = tuple(int(i) for i in np.argwhere(outside)[0]) if arr.shape else ()
+            bad, lo, hi = arr[index].item(), np.broadcast_to(low, shape)[index], np.broadcast_to(high, shape)[index]
+            where = f' at index {index}' if index else ''
+            if isinstance(space, spaces.Box):
+                return (f'{_fmt(path)}: value {bad!r}{where} does not fit {dtype} ({lo} to {hi}), the dtype of '
+                        f'{space}: stored, it would wrap around')
+            return f'{_fmt(path)}: value {bad!r}{where} is outside {space} (valid: {lo} to {hi})'
     return None
 
 
 def check_observation(space: spaces.Space, value: Any, who: str) -> None:
     msg = describe_mismatch(space, value)
     if msg:
-        raise SpaceError(f'{who}: observation does not match its observation_space at {msg}')
+        raise mismatch_error(who, msg)
+
+
+def mismatch_error(who: str, msg: str) -> SpaceError:
+    return SpaceError(f'{who}: observation does not match its observation_space at {msg}')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -434,6 +577,9 @@ class _Emulated(PufferEnv):
         self.single_observation_space, self.obs_dtype = emulate_observation_space(obs_space)
         self.single_action_space, self._unflatten = emulate_action_space(act_space)
         self._write, self._field_paths = _compile_writer(obs_space, self.obs_dtype)
+        if self._write is None:  # a Box: rows of its own dtype
+            self._row_dtype = np.dtype(obs_space.dtype)
+            self._check_box = box_checker(cast(spaces.Box, obs_space))
         self._discrete = isinstance(self.single_action_space, (spaces.Discrete, spaces.MultiDiscrete))
         self._action_high: np.int64 | np.ndarray
         if isinstance(self.single_action_space, spaces.Discrete):
@@ -456,12 +602,15 @@ class _Emulated(PufferEnv):
             self._first_action = lambda: unflatten(actions[0])
 
     def _write_row(self, row: int, ob: Any) -> None:
-        """Write one native observation into its row; ValueError if a shape differs from the space's."""
+        """Write one native observation into its row; ValueError if a shape differs from the space's,
+        ObservationMismatch (a ValueError) if a value would not be stored as it is."""
         if self._write is None:
             shape = self._row_shape
             # Compared every step because numpy would broadcast a (1,) or scalar into every feature.
             if getattr(ob, 'shape', None) != shape and np.shape(ob) != shape:
                 raise ValueError('the observation does not have the shape of its space')
+            if ob.__class__ is not np.ndarray or ob.dtype is not self._row_dtype:
+                self._check_box(ob)
             self.observations[row] = ob
         else:
             self._write(ob, self._row_views[row])
