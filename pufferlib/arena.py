@@ -33,6 +33,7 @@ import numpy.typing as npt
 import torch
 from gymnasium import spaces
 
+from pufferlib import invocation
 from pufferlib.models import Logits, mask_logits, sample_logits
 from pufferlib.pufferenv import ActionCheck, APIUsageError, PufferError, action_dtype, space_shape
 
@@ -227,7 +228,8 @@ def agents_per_env(env: ArenaEnv, name: str | None = None) -> int:
                               'or more: turn its two_player option on (a league does unless told otherwise)')
         envs = f'{", ".join(two)} (two_player on, as a league sets it) or ' if two else ''
         raise LeagueError(f'{name} has {seats} per game, and population play needs two or more: use {envs}'
-                          "PettingZoo's turn-based games (pettingzoo_tictactoe, ...); `puffer envs` lists every env")
+                          "PettingZoo's turn-based games (pettingzoo_tictactoe, ...); "
+                          f'`{invocation.command("envs")}` lists every env')
     return count
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 import pufferlib
+from pufferlib import invocation
 from pufferlib import config as configuration
 from pufferlib import registry, rundir
 from pufferlib.models import load_checkpoint, load_policy_weights, make_policy, mask_logits, sample_logits
@@ -57,7 +58,7 @@ def _load(env_name: str, checkpoint: str, config: dict | None = None) -> tuple[s
     trained = state_dict.get('env')
     if isinstance(trained, str) and trained and trained != env_name:
         raise CheckpointError(f'checkpoint {path} was trained on {trained}, not {env_name}: evaluate it '
-                              f'with `puffer eval {trained} --checkpoint {checkpoint}`, or pass a '
+                              f'with `{invocation.command("eval", trained, "--checkpoint", checkpoint)}`, or pass a '
                               f'checkpoint of {env_name}')
     if config is None:
         config_path = os.path.join(run_dir, 'config.toml')

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from types import ModuleType, SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
+from pufferlib import invocation
 from pufferlib.pufferenv import APIUsageError, MissingDependencyError, PufferEnv, PufferError
 
 if TYPE_CHECKING:
@@ -140,7 +141,8 @@ def lookup(name: str) -> Entry:
     if family is None:
         close = difflib.get_close_matches(name, names(), n=3, cutoff=0.6)
         hint = f' Did you mean {", ".join(close)}?' if close else ''
-        raise APIUsageError(f'unknown environment {name!r}.{hint} Run `puffer envs` to list every name.')
+        raise APIUsageError(f'unknown environment {name!r}.{hint} Run `{invocation.command("envs")}` to list '
+                            'every name.')
     return Entry(name, family)
 
 
