@@ -10,6 +10,10 @@
  * the right: the left slime's view is mirrored, so one policy plays either side. A row's action
  * SEATS_BUILTIN (-1) lets the scripted slime play it for that step (the league's arena).
  *
+ * Rewards: +1 / -1 per point, plus return_reward (default 0) each time the row sends the ball over the
+ * net: shaping for a learner that has yet to find the ball (paid only for crossing, so juggling on the
+ * own side earns nothing).
+ *
  * Actions reach the physics through one function, sv_decode, which turns a row's action into a run
  * direction in [-1, 1] and a jump flag in its own view; a continuous (Box) mode replaces that function
  * alone.
@@ -176,8 +180,9 @@ static void sv_hit_slime(SvBody *ball, const SvBody *s) {
     }
 }
 
-/* One frame; returns the side that lost a point (the ball touched its ground), or -1. */
-static int sv_frame(Slimevolley *env, const float run[2], const int jump[2]) {
+/* One frame; returns the side that lost a point (the ball touched its ground), or -1. *sent is set to the
+ * side that sent the ball over the net in this frame. */
+static int sv_frame(Slimevolley *env, const float run[2], const int jump[2], int *sent) {
     for (int side = 0; side < 2; side++) sv_move_slime(&env->slime[side], side, run[side], jump[side]);
     SvBody *b = &env->ball;
     b->vy -= SV_GRAVITY * SV_DT;
@@ -186,6 +191,7 @@ static int sv_frame(Slimevolley *env, const float run[2], const int jump[2]) {
     for (int side = 0; side < 2; side++) sv_hit_slime(b, &env->slime[side]);
     int over = b->x >= 0.0f ? 0 : 1;
     if (over != env->ball_side) {
+        *sent = env->ball_side;
         env->ball_side = over;
         sv_new_aim(env, over);
     }
@@ -227,8 +233,8 @@ static void c_step(Slimevolley *env) {
             sv_scripted(env, side, &run[side], &jump[side]);
         else sv_decode(env->actions + row * env->act_size, &run[side], &jump[side]);
     }
-    int loser = -1;
-    for (int f = 0; f < env->cfg.frameskip && loser < 0; f++) loser = sv_frame(env, run, jump);
+    int loser = -1, sent = -1;
+    for (int f = 0; f < env->cfg.frameskip && loser < 0; f++) loser = sv_frame(env, run, jump, &sent);
     env->tick++;
     if (loser >= 0) {
         env->score[1 - loser]++;
@@ -240,6 +246,7 @@ static void c_step(Slimevolley *env) {
     for (int row = 0; row < env->num_agents; row++) {
         int side = seats_player(&env->seats, row);
         float reward = loser < 0 ? 0.0f : (loser == side ? -1.0f : 1.0f);
+        if (sent == side) reward += env->cfg.return_reward;
         env->rewards[row] = reward;
         env->ret[side] += reward;
         env->terminals[row] = (unsigned char)done;
