@@ -72,6 +72,11 @@ TASKS = {
     # wins
     'puffer_tripletriad': ('env/perf', 0.80, 600, 65_000_000),
     'puffer_trash_pickup': ('env/perf', 0.90, 600, None),
+    # issue 34: 2048 reaches the 512 tile in half of its games; checkers wins 80% against the one-ply greedy
+    # player; slime volleyball wins 70% of the points against the scripted slime (seats alternating)
+    'puffer_g2048': ('env/perf', 0.50, 1200, None),
+    'puffer_checkers': ('env/perf', 0.80, 1200, None),
+    'puffer_slimevolley': ('env/perf', 0.70, 1200, None),
 }
 
 

@@ -76,6 +76,10 @@ ACCEPTANCE_ENVS = {
                       'a 150 s probe: 0.3 lines against the scripted 35'),
     'puffer_rware': ('env/score > the scripted robots\' (deliveries per robot)', '20 min',
                      'a 150 s probe: 0.2 against the scripted 10; episodes are 500 steps, so one logged episode'),
+    # issue 34
+    'puffer_g2048': ('env/perf >= 0.50 (games that reach the 512 tile)', '20 min', ''),
+    'puffer_checkers': ('env/perf >= 0.80 (wins vs the one-ply greedy player)', '20 min', ''),
+    'puffer_slimevolley': ('env/perf >= 0.70 (points won vs the scripted slime, both sides)', '20 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
