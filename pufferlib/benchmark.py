@@ -367,6 +367,10 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     'pacman': ('puffer_pacman', {'frightened_time': 48}, "both the arcade maze, 4 actions, one tile per step; "
                "3.0 ends the game at the first catch and observes 291 values, ours has 3 lives and 295 (a "
                "search for the nearest pellet every step)"),
+    'checkers': ('puffer_checkers', None, "3.0 observes 64 squares and picks one of 512 (square, move) actions, "
+                 "an illegal one a no-op, against a random mover; ours 32 dark squares in six planes, 128 "
+                 "(square, direction) actions, an illegal one played as the lowest legal one, and a one-ply greedy "
+                 "reply in the same step"),
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 # Issue 16's targets for the second-wave games (go at 7x7, the default), a little above the public
@@ -374,6 +378,8 @@ SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 # tetris 2.80M, rware 12.04M (agent steps/s).
 OCEAN_TARGETS = {'go': 0.6e6, 'tripletriad': 3.6e6, 'trash_pickup': 1.4e6,
                  'enduro': 1.6e6, 'tetris': 3e6, 'rware': 12e6}
+# Issue 34's targets for the third-wave envs without a peer in 3.0's build.
+OCEAN_TARGETS.update({'g2048': 5e6, 'slimevolley': 5e6})
 
 
 def ocean_target(name: str) -> tuple[str, float]:

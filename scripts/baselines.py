@@ -81,6 +81,10 @@ ACCEPTANCE_ENVS = {
     'puffer_freeway': ('env/score > the scripted chicken\'s (crossings)', '20 min', ''),
     'puffer_blastar': ('env/score > the scripted ship\'s (enemies shot down)', '20 min', ''),
     'puffer_pacman': ('env/perf >= 0.50 (maze cleared)', '20 min', ''),
+    # issue 34
+    'puffer_g2048': ('env/perf >= 0.50 (games that reach the 512 tile)', '20 min', ''),
+    'puffer_checkers': ('env/perf >= 0.80 (wins vs the one-ply greedy player)', '20 min', ''),
+    'puffer_slimevolley': ('env/perf >= 0.70 (points won vs the scripted slime, both sides)', '20 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).

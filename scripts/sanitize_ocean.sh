@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the Ocean C extensions with AddressSanitizer + UndefinedBehaviorSanitizer and run the Ocean
 # tests (tests/test_ocean.py, tests/test_ocean_enduro_tetris_rware.py, tests/test_ocean_games.py,
-# tests/test_poker.py) against that build,
+# tests/test_poker.py, tests/test_ocean_board.py) against that build,
 # including the `sanitize` tests (100k random steps per env, with wild actions). Any out-of-bounds
 # access, leak-free use-after-free or UB aborts the test process. (tests/test_ocean_spec.py builds its
 # own probe envs, which the sanitized tree does not hold.)
@@ -25,4 +25,4 @@ export LD_PRELOAD="$LIBS"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 export PUFFER_OCEAN_LIB="$PWD/build/sanitize"
-exec "$PYTHON" -m pytest tests/test_ocean.py tests/test_ocean_enduro_tetris_rware.py tests/test_ocean_games.py tests/test_poker.py -q -p no:cacheprovider "$@"
+exec "$PYTHON" -m pytest tests/test_ocean.py tests/test_ocean_enduro_tetris_rware.py tests/test_ocean_games.py tests/test_poker.py tests/test_ocean_board.py -q -p no:cacheprovider "$@"
