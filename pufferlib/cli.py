@@ -122,6 +122,13 @@ def cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from pufferlib import export
+    for path in export.export(args.env, args.checkpoint, format=args.format, out=args.out):
+        print(f'wrote {path}')
+    return 0
+
+
 def cmd_plot(args: argparse.Namespace) -> int:
     from pufferlib import evaluate
     path = evaluate.plot(args.runs, metric=args.metric, out=args.out)
@@ -312,6 +319,14 @@ def build_parser() -> Parser:
     evaluate.add_argument('--seed', type=int, default=0)
     evaluate.add_argument('--max-steps', type=int, default=100_000, help='give up after this many steps')
     evaluate.set_defaults(func=cmd_eval)
+
+    export = commands.add_parser('export', help='write a trained policy as ONNX')
+    _add_env_argument(export)
+    export.add_argument('--checkpoint', required=True,
+                        help='a checkpoint file, a run directory, or `latest` (as for puffer eval)')
+    export.add_argument('--format', choices=('onnx',), default='onnx', help='policy.onnx')
+    export.add_argument('--out', default=None, help='folder to write (default: RUN/export)')
+    export.set_defaults(func=cmd_export)
 
     plot = commands.add_parser('plot', help='learning curves (PNG) from runs\' metrics.jsonl')
     plot.add_argument('runs', nargs='+', help='run directories (or metrics.jsonl files)')
