@@ -320,11 +320,13 @@ def build_parser() -> Parser:
     evaluate.add_argument('--max-steps', type=int, default=100_000, help='give up after this many steps')
     evaluate.set_defaults(func=cmd_eval)
 
-    export = commands.add_parser('export', help='write a trained policy as ONNX')
+    export = commands.add_parser('export', help='write a trained policy as ONNX and as native weights for C '
+                                                '(ocean/puffernet.h)')
     _add_env_argument(export)
     export.add_argument('--checkpoint', required=True,
                         help='a checkpoint file, a run directory, or `latest` (as for puffer eval)')
-    export.add_argument('--format', choices=('onnx',), default='onnx', help='policy.onnx')
+    export.add_argument('--format', choices=('onnx', 'native', 'all'), default='all',
+                        help='policy.onnx, policy.json + policy.bin (native), or both (default)')
     export.add_argument('--out', default=None, help='folder to write (default: RUN/export)')
     export.set_defaults(func=cmd_export)
 
