@@ -116,7 +116,8 @@ def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from pufferlib import evaluate
     result = evaluate.evaluate(args.env, args.checkpoint, episodes=args.episodes, video=args.video,
-                               fps=args.fps, seed=args.seed, max_steps=args.max_steps)
+                               fps=args.fps, seed=args.seed, max_steps=args.max_steps, deterministic=args.argmax,
+                               native=args.native)
     print(f'{args.env}: mean episode return {result["mean_return"]:.3f} over {result["episodes"]} episodes'
           + (f'; video {result["video"]}' if result.get('video') else ''))
     return 0
@@ -318,6 +319,10 @@ def build_parser() -> Parser:
     evaluate.add_argument('--fps', type=int, default=30)
     evaluate.add_argument('--seed', type=int, default=0)
     evaluate.add_argument('--max-steps', type=int, default=100_000, help='give up after this many steps')
+    evaluate.add_argument('--native', action='store_true',
+                          help='act through the C inference header (ocean/puffernet.h) instead of torch')
+    evaluate.add_argument('--argmax', action='store_true',
+                          help='play the most likely action instead of sampling (Discrete actions; any with --native)')
     evaluate.set_defaults(func=cmd_eval)
 
     export = commands.add_parser('export', help='write a trained policy as ONNX and as native weights for C '

@@ -298,7 +298,7 @@ def check_fits(native: NativePolicy, env: Any, env_name: str | None = None) -> N
 
 
 # ---------------------------------------------------------------------------------------------
-# The C header through ctypes
+# The C header through ctypes: what `puffer eval --native` and the tests run
 # ---------------------------------------------------------------------------------------------
 
 def header_path() -> str:
@@ -438,6 +438,29 @@ def seed_state(seed: int) -> np.ndarray:
     z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
     z ^= z >> 31
     return np.array([z or 0x2545F4914F6CDD1D], dtype=np.uint64)
+
+
+class NativePlayer:
+    """`puffer eval --native`: a checkpoint's policy, exported in memory, choosing actions through puffernet.h
+    for every row of an env; the same interface as evaluate's torch player."""
+
+    def __init__(self, env: Any, config: dict, state_dict: dict, path: str, deterministic: bool = False,
+                 seed: int = 0) -> None:
+        policy = make_policy(env, config)
+        load_policy_weights(policy, state_dict, path)
+        self.env = env
+        self.net = NativeNet(native_bytes(policy)[1], env.num_agents)
+        self.rng = None if deterministic else seed_state(seed)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        env = self.env
+        legal = getattr(env, 'action_masks', None)
+        actions = self.net.act(obs, legal, self.rng)
+        return actions.reshape(env.actions.shape).astype(env.actions.dtype)
+
+    def episodes_ended(self, terminals: np.ndarray, truncations: np.ndarray) -> None:
+        for row in np.flatnonzero(np.asarray(terminals | truncations).reshape(-1)):
+            self.net.reset(int(row))
 
 
 # ---------------------------------------------------------------------------------------------
