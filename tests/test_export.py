@@ -1,9 +1,11 @@
 """`puffer export` and the C inference header: ONNX files and the native format give the torch policy's
-outputs, the native format refuses what does not fit, ocean/puffernet.h matches torch on every Ocean env."""
+outputs, the native format refuses what does not fit, ocean/puffernet.h matches torch on every Ocean env
+(and in the C program of docs/export.md), and `puffer eval --native` plays the same games as torch."""
 import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
 
@@ -22,6 +24,7 @@ from pufferlib.models import Default, LSTMWrapper, layer_init, make_policy
 
 from small_run import train_small
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PARITY = 1e-5            # max abs difference allowed between torch and ONNX / C outputs
 OBSERVATIONS = 10_000    # per env in the parity test, from real episodes
 ROWS = 100               # agent rows stepped together while collecting them
@@ -385,6 +388,50 @@ def test_argmax_masks_and_sampling_with_the_callers_rng():
     samples = np.concatenate([box_net.act(row, rng=export.seed_state(seed)) for seed in range(10)])
     assert np.abs(samples.std() - math.exp(-1.0)) < 0.01 and np.abs(samples.mean() - mean[0, 0]) < 0.01
     box.close()
+
+
+def c_example():
+    """The C program of docs/export.md."""
+    text = open(os.path.join(ROOT, 'docs', 'export.md')).read()
+    found = re.search(r'```c\n(/\* policy_demo\.c.*?)```', text, re.S)
+    assert found, 'docs/export.md lost its policy_demo.c example'
+    return found.group(1)
+
+
+def test_the_docs_c_example_runs_under_the_sanitizers(trained, tmp_path):
+    """docs/export.md's program, built with -fsanitize=address,undefined, reads a trained LSTM policy's
+    weights and one agent's observations and prints torch's logits and argmax actions."""
+    compiler = export.c_compiler()
+    if shutil.which(compiler[0]) is None:
+        pytest.skip(f'no C compiler ({compiler[0]})')
+    out = tmp_path / 'export'
+    export.export('puffer_memory', trained, format='native', out=str(out))
+    (tmp_path / 'policy_demo.c').write_text(c_example())
+    program = str(tmp_path / 'policy_demo')
+    build = subprocess.run([*compiler, '-std=c99', '-O1', '-g', '-fsanitize=address,undefined',
+                            '-fno-sanitize-recover=all', '-I', os.path.join(ROOT, 'ocean'),
+                            str(tmp_path / 'policy_demo.c'), '-o', program, '-lm'], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    config = configuration.load('puffer_memory')
+    env = make_env('puffer_memory', config, rows=1)
+    rows = np.stack([obs[0] for obs, _ in play(env, 200)])
+    env.close()
+    run = subprocess.run([program, str(out / export.WEIGHTS)], input=rows.tobytes(), capture_output=True,
+                         timeout=120, env={**os.environ, 'ASAN_OPTIONS': 'detect_leaks=1'})
+    assert run.returncode == 0, run.stderr.decode()
+    lines = run.stdout.decode().splitlines()
+    assert len(lines) == len(rows)
+    policy = make_policy(pufferlib.make('puffer_memory', num_envs=1), config)
+    policy.load_state_dict(torch.load(rundir.latest_checkpoint(trained), weights_only=True)['policy'])
+    memory = policy.initial_state(1)
+    for line, obs in zip(lines, rows):
+        with torch.no_grad():
+            logits, value = policy.forward_eval(torch.from_numpy(obs[None]), memory)
+        numbers = line.split()
+        assert numbers[0] == 'value' and abs(float(numbers[1]) - float(value[0])) <= PARITY
+        assert numbers[2] == 'action' and int(numbers[3]) == int(logits[0].argmax())
+        assert numbers[4] == 'logits'
+        assert np.abs(np.array(numbers[5:], dtype=np.float32) - logits[0].numpy()).max() <= PARITY
 
 
 def test_export_mistakes_are_one_line(tmp_path):
