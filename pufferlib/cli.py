@@ -122,11 +122,19 @@ def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
 def cmd_eval(args: argparse.Namespace) -> int:
     from pufferlib import evaluate
     result = evaluate.evaluate(args.env, args.checkpoint, episodes=args.episodes, video=args.video,
-                               fps=args.fps, seed=args.seed, max_steps=args.max_steps)
+                               fps=args.fps, seed=args.seed, max_steps=args.max_steps, deterministic=args.argmax,
+                               native=args.native)
     returns = ', '.join(f'{value:.3f}' for value in result['returns'][:20])
     more = ', ...' if len(result['returns']) > 20 else ''
     print(f'{args.env}: mean episode return {result["mean_return"]:.3f} over {result["episodes"]} episodes'
           + (f' ({returns}{more})' if returns else '') + (f'; video {result["video"]}' if result.get('video') else ''))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from pufferlib import export
+    for path in export.export(args.env, args.checkpoint, format=args.format, out=args.out):
+        print(f'wrote {path}')
     return 0
 
 
@@ -352,7 +360,21 @@ def build_parser() -> Parser:
     evaluate.add_argument('--seed', type=int, default=0,
                           help='seeds the env and the sampling of actions: one seed, one set of returns (default 0)')
     evaluate.add_argument('--max-steps', type=int, default=100_000, help='give up after this many steps')
+    evaluate.add_argument('--native', action='store_true',
+                          help='act through the C inference header (ocean/puffernet.h) instead of torch')
+    evaluate.add_argument('--argmax', action='store_true',
+                          help='play the most likely action instead of sampling (Discrete actions; any with --native)')
     evaluate.set_defaults(func=cmd_eval)
+
+    export = commands.add_parser('export', help='write a trained policy as ONNX and as native weights for C '
+                                                '(ocean/puffernet.h)')
+    _add_env_argument(export)
+    export.add_argument('--checkpoint', required=True,
+                        help='a checkpoint file, a run directory, or `latest` (as for puffer eval)')
+    export.add_argument('--format', choices=('onnx', 'native', 'all'), default='all',
+                        help='policy.onnx, policy.json + policy.bin (native), or both (default)')
+    export.add_argument('--out', default=None, help='folder to write (default: RUN/export)')
+    export.set_defaults(func=cmd_export)
 
     plot = commands.add_parser('plot', help='learning curves (PNG) from runs\' metrics.jsonl')
     plot.add_argument('runs', nargs='+', help='run directories (or metrics.jsonl files)')

@@ -119,13 +119,18 @@ def _seeded_sampling(seed: int) -> Iterator[None]:
 
 
 def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | None = None, fps: int = 30, seed: int = 0,
-             max_steps: int = 100_000, deterministic: bool = False) -> dict:
+             max_steps: int = 100_000, deterministic: bool = False, native: bool = False) -> dict:
     for name, value in (('episodes', episodes), ('max_steps', max_steps), ('fps', fps)):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
             raise pufferlib.APIUsageError(f'{name} must be a positive number, got {value!r}')
     path, state_dict, config = _load(env_name, checkpoint)
     env = pufferlib.make(env_name, **{**config['env'], **_render_kwargs(env_name)})
-    player = _Player(env, config, state_dict, path, deterministic)
+    player: Any
+    if native:  # the same policy, exported in memory and run by ocean/puffernet.h
+        from pufferlib.export import NativePlayer
+        player = NativePlayer(env, config, state_dict, path, deterministic, seed)
+    else:
+        player = _Player(env, config, state_dict, path, deterministic)
 
     frames: list[np.ndarray] = []
     returns: list[float] = []

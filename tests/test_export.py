@@ -1,0 +1,465 @@
+"""`puffer export` and the C inference header: ONNX files and the native format give the torch policy's
+outputs, the native format refuses what does not fit, ocean/puffernet.h matches torch on every Ocean env
+(and in the C program of docs/export.md), and `puffer eval --native` plays the same games as torch."""
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from gymnasium import spaces
+
+import pufferlib
+from pufferlib import config as configuration
+from pufferlib import export, ocean, rundir
+from pufferlib.cli import main
+from pufferlib.evaluate import evaluate
+from pufferlib.export import ExportError, NativeNet
+from pufferlib.models import Default, LSTMWrapper, layer_init, make_policy
+
+from small_run import train_small
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PARITY = 1e-5            # max abs difference allowed between torch and ONNX / C outputs
+OBSERVATIONS = 10_000    # per env in the parity test, from real episodes
+ROWS = 100               # agent rows stepped together while collecting them
+DEFAULT = {'class': 'pufferlib.models:Default', 'hidden_size': 128}
+
+
+def make_env(name, config, rows=ROWS):
+    """The env of `config` with about `rows` agent rows (Ocean) or a single one (Gymnasium)."""
+    if not name.startswith('puffer_'):
+        return pufferlib.make(name, **config['env'])
+    one = pufferlib.make(name, **{**config['env'], 'num_envs': 1})
+    per_env = one.num_agents
+    one.close()
+    return pufferlib.make(name, **{**config['env'], 'num_envs': max(1, rows // per_env)})
+
+
+def random_actions(env, rng):
+    """Uniform random actions for every row; legal ones where the env publishes masks (so games last)."""
+    space = env.single_action_space
+    legal = getattr(env, 'action_masks', None)
+    if isinstance(space, spaces.Discrete):
+        scores = rng.random((env.num_agents, int(space.n)))
+        if legal is not None:
+            scores = np.where(legal, scores + 1, scores)
+        return scores.argmax(1).reshape(env.actions.shape).astype(env.actions.dtype)
+    if isinstance(space, spaces.MultiDiscrete):
+        return rng.integers(0, space.nvec, size=(env.num_agents, len(space.nvec))).astype(env.actions.dtype)
+    return rng.uniform(space.low, space.high, size=(env.num_agents, *space.shape)).astype(env.actions.dtype)
+
+
+def flat_logits(logits):
+    if isinstance(logits, torch.distributions.Distribution):
+        return logits.mean.reshape(logits.mean.shape[0], -1)
+    if isinstance(logits, (tuple, list)):
+        return torch.cat(list(logits), dim=-1)
+    return logits
+
+
+def play(env, steps, seed=0):
+    """(observation batch, rows whose episode ended with it) for `steps` steps of random play."""
+    rng = np.random.default_rng(seed)
+    obs, _ = env.reset(seed=seed)
+    for _ in range(steps):
+        batch = obs.copy()
+        obs, _, terminals, truncations, _ = env.step(random_actions(env, rng))
+        yield batch, np.flatnonzero(np.asarray(terminals | truncations).reshape(-1))
+
+
+def torch_vs_c(policy, env, steps, seed=0):
+    """(max abs logit difference, max abs value difference, largest logit, observations) of the torch
+    policy and puffernet.h over `steps` steps of random play, LSTM state carried and reset as in play."""
+    policy.eval()
+    net = NativeNet(export.native_bytes(policy)[1], env.num_agents)
+    state = policy.initial_state(env.num_agents) if isinstance(policy, LSTMWrapper) else None
+    worst_logit = worst_value = largest = 0.0
+    count = 0
+    for obs, ended in play(env, steps, seed):
+        with torch.no_grad():
+            tensor = torch.from_numpy(obs)
+            logits, value = policy.forward_eval(tensor, state) if state is not None else policy(tensor)
+        expected = flat_logits(logits).numpy()
+        c_logits, c_values = net.forward(obs)
+        worst_logit = max(worst_logit, float(np.abs(c_logits - expected).max()))
+        worst_value = max(worst_value, float(np.abs(c_values - value.numpy()).max()))
+        largest = max(largest, float(np.abs(expected).max()))
+        count += len(obs)
+        for row in ended:
+            net.reset(int(row))
+            if state is not None:
+                for tensor in state.values():
+                    tensor[row] = 0
+    return worst_logit, worst_value, largest, count
+
+
+def unit_scale_heads(policy):
+    """The action head at gain 1 instead of 0.01, so logits are O(1) and 1e-5 is a real bound, and every
+    bias random instead of 0, so the biases' place in the file is tested too (and a constant observation,
+    like the bandit's, still gives logits that are not 0)."""
+    core = policy.policy if isinstance(policy, LSTMWrapper) else policy
+    layer_init(core.actor, 1.0)
+    with torch.no_grad():
+        for name, parameter in policy.named_parameters():
+            if 'bias' in name:
+                parameter.normal_(0.0, 0.5)
+    return policy
+
+
+@pytest.fixture(autouse=True, scope='module')
+def one_torch_thread():
+    """Small batches on a shared machine: torch's threads would only wait for each other."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope='module')
+def trained(tmp_path_factory):
+    """A tiny trained run of puffer_memory (the LSTM config): its run directory."""
+    folder = tmp_path_factory.mktemp('experiments')
+    old = os.environ.get('PUFFER_EXPERIMENTS')
+    os.environ['PUFFER_EXPERIMENTS'] = str(folder)
+    try:
+        summary = train_small('puffer_memory', '--train.seed', '1', steps=4096)
+    finally:
+        if old is None:
+            del os.environ['PUFFER_EXPERIMENTS']
+        else:
+            os.environ['PUFFER_EXPERIMENTS'] = old
+    return summary['run_dir']
+
+
+# ---------------------------------------------------------------------------------------------
+# ONNX
+# ---------------------------------------------------------------------------------------------
+
+class MultiDiscreteSpaces:
+    """No Ocean env has a MultiDiscrete action with plain (unstructured) rows: its spaces, for the model."""
+    single_observation_space = spaces.Box(-1, 1, (12,), np.float32)
+    single_action_space = spaces.MultiDiscrete([3, 4, 2])
+
+
+@pytest.mark.parametrize('name', ['puffer_squared', 'puffer_memory', 'multidiscrete', 'Pendulum-v1'])
+def test_onnx_gives_the_torch_outputs(tmp_path, name):
+    """Default MLP (uint8 rows), the LSTM config (state in and out over 30 steps), a MultiDiscrete action
+    (every head) and a Box action (mean, log-std): onnxruntime's outputs are torch's within 1e-5."""
+    ort = pytest.importorskip('onnxruntime', reason='pip install -e ".[export]"')
+    torch.manual_seed(0)
+    if name == 'multidiscrete':
+        env = MultiDiscreteSpaces()
+        policy = unit_scale_heads(Default(env))
+        rng = np.random.default_rng(0)
+        batches = [rng.uniform(-1, 1, (33, 12)).astype(np.float32) for _ in range(5)]
+    else:
+        config = configuration.load(name)
+        env = make_env(name, config, rows=33)
+        policy = unit_scale_heads(make_policy(env, config))
+        if name == 'Pendulum-v1':  # one row per step: batch a few steps' rows together
+            batches = [np.stack([obs[0] for obs, _ in play(env, 40, seed)]) for seed in range(3)]
+        else:
+            batches = [obs for obs, _ in play(env, 30)]
+    policy.eval()
+    path = export.write_onnx(policy, env, str(tmp_path / 'policy.onnx'))
+    session = ort.InferenceSession(path)
+    inputs, outputs = export.onnx_names(policy)
+    assert [i.name for i in session.get_inputs()] == inputs
+    assert [o.name for o in session.get_outputs()] == outputs
+    recurrent = isinstance(policy, LSTMWrapper)
+    state = policy.initial_state(len(batches[0])) if recurrent else None
+    h = c = np.zeros((len(batches[0]), getattr(policy, 'hidden_size', 0)), np.float32)
+    worst = 0.0
+    for obs in batches:
+        feed = {'obs': obs, **({'lstm_h': h, 'lstm_c': c} if recurrent else {})}
+        got = session.run(None, feed)
+        with torch.no_grad():
+            logits, value = policy.forward_eval(torch.from_numpy(obs), state) if recurrent else policy(
+                torch.from_numpy(obs))
+        if isinstance(logits, torch.distributions.Distribution):
+            expected = [logits.mean, logits.base_dist.scale.log()]
+        elif isinstance(logits, (tuple, list)):
+            expected = list(logits)
+        else:
+            expected = [logits]
+        expected.append(value)
+        if recurrent:
+            expected += [state['lstm_h'], state['lstm_c']]
+            h, c = got[-2], got[-1]
+        assert len(got) == len(expected) == len(outputs)
+        for mine, theirs in zip(got, expected):
+            assert mine.shape == tuple(theirs.shape)
+            worst = max(worst, float(np.abs(mine - theirs.numpy()).max()))
+    assert worst <= PARITY, worst
+
+
+def test_onnx_refuses_structured_rows(tmp_path):
+    config = configuration.load('puffer_spaces')
+    env = make_env('puffer_spaces', config, rows=1)
+    with pytest.raises(ExportError, match='ONNX cannot read structured observation rows.*--format native'):
+        export.write_onnx(make_policy(env, config), env, str(tmp_path / 'policy.onnx'))
+    assert not os.path.exists(tmp_path / 'policy.onnx')
+
+
+# ---------------------------------------------------------------------------------------------
+# The native format and ocean/puffernet.h
+# ---------------------------------------------------------------------------------------------
+
+def default_policy(name, config, env):
+    """The policy `config` builds for `name`, or Default where the env's own policy class is not one the
+    native format holds (tripletriad's per-action terms: refused, checked below)."""
+    try:
+        policy = make_policy(env, config)
+        export.native_plan(policy)
+        return policy
+    except ExportError:
+        return make_policy(env, {**config, 'policy': DEFAULT})
+
+
+@pytest.mark.parametrize('name', ocean.env_names())
+def test_the_c_header_gives_torchs_logits_on_every_ocean_env(name):
+    """10,000 observations from random play of the env's default config and policy (random weights, action
+    head at gain 1): puffernet.h's logits and values are torch's within 1e-5, LSTM state included."""
+    torch.manual_seed(0)
+    config = configuration.load(name)
+    env = make_env(name, config)
+    try:
+        policy = unit_scale_heads(default_policy(name, config, env))
+        steps = math.ceil(OBSERVATIONS / env.num_agents)
+        worst_logit, worst_value, largest, count = torch_vs_c(policy, env, steps)
+    finally:
+        env.close()
+    print(f'{name}: max abs difference {worst_logit:.2e} (logits up to {largest:.2f}), {worst_value:.2e} (value)')
+    assert count >= OBSERVATIONS
+    assert largest > 0.1  # the bound is tested on logits of a real size
+    assert worst_logit <= PARITY, worst_logit
+    assert worst_value <= PARITY, worst_value
+
+
+def test_export_command_writes_files_that_load_and_match_a_trained_policy(trained, tmp_path, capsys):
+    """`puffer export` of a trained LSTM run: both formats; the native files load for the env and give its
+    logits within 1e-5 over 10,000 observations; the manifest says what the docs say it holds."""
+    out = tmp_path / 'out'
+    assert main(['export', 'puffer_memory', '--checkpoint', trained, '--out', str(out)]) == 0
+    written = re.findall(r'wrote (\S+)', capsys.readouterr().out)
+    assert sorted(os.path.basename(p) for p in written) == ['policy.bin', 'policy.json', 'policy.onnx']
+    config = configuration.load('puffer_memory')
+    env = make_env('puffer_memory', config)
+    try:
+        native = export.load_native(str(out), env, 'puffer_memory')
+        manifest = native.manifest
+        assert manifest['version'] == export.FORMAT_VERSION and manifest['env']['name'] == 'puffer_memory'
+        assert [layer['kind'] for layer in manifest['layers']] == ['linear', 'lstm']
+        assert manifest['layers'][0]['activation'] == 'gelu'
+        assert manifest['observation']['leaves'] == [{'path': '', 'dtype': 'uint8', 'offset': 0,
+                                                      'count': env.single_observation_space.shape[0]}]
+        assert manifest['source']['global_step'] > 0
+        policy = make_policy(env, config)
+        policy.load_state_dict(torch.load(rundir.latest_checkpoint(trained), weights_only=True)['policy'])
+        assert native.weights == export.native_bytes(policy)[1]  # the file is this policy's weights
+        worst_logit, worst_value, _, count = torch_vs_c(policy, env, math.ceil(OBSERVATIONS / env.num_agents))
+    finally:
+        env.close()
+    assert count >= OBSERVATIONS
+    assert worst_logit <= PARITY and worst_value <= PARITY, (worst_logit, worst_value)
+
+
+def exported(tmp_path, name='puffer_squared', **options):
+    """A randomly initialised Default policy of `name` written in the native format: (folder, env, policy)."""
+    config = configuration.load(name)
+    env = pufferlib.make(name, **{**config['env'], 'num_envs': 2, **options})
+    torch.manual_seed(0)
+    policy = make_policy(env, config)
+    export.write_native(policy, env, name, str(tmp_path))
+    return str(tmp_path), env, policy
+
+
+def test_loading_refuses_another_env_damaged_files_and_a_future_version(tmp_path):
+    folder, env, _ = exported(tmp_path / 'a', size=9)
+    export.load_native(folder, env, 'puffer_squared')  # the right env loads
+    other = pufferlib.make('puffer_squared', num_envs=1, size=11)
+    with pytest.raises(ExportError, match=r'observation shape \[81\]; this env has \[121\]: make the env with the '
+                                          r'options it was exported with \(.*size=9'):
+        export.load_native(folder, other, 'puffer_squared')
+    with pytest.raises(ExportError, match='exported for puffer_squared, not puffer_snake: play it on puffer_squared'):
+        export.load_native(folder, env, 'puffer_snake')
+    manifest_path = os.path.join(folder, export.MANIFEST)
+    weights_path = os.path.join(folder, export.WEIGHTS)
+    weights = open(weights_path, 'rb').read()
+
+    open(weights_path, 'wb').write(weights[:-10])
+    with pytest.raises(ExportError, match='bytes, the manifest says .*truncated.*export the checkpoint again'):
+        export.load_native(folder)
+    open(weights_path, 'wb').write(weights[:200] + bytes([weights[200] ^ 1]) + weights[201:])
+    with pytest.raises(ExportError, match='does not match its manifest.s checksum'):
+        export.load_native(folder)
+    os.remove(weights_path)
+    with pytest.raises(ExportError, match='weights file .* is missing'):
+        export.load_native(folder)
+    open(weights_path, 'wb').write(weights)
+
+    manifest = json.load(open(manifest_path))
+    json.dump({**manifest, 'version': export.FORMAT_VERSION + 1}, open(manifest_path, 'w'))
+    with pytest.raises(ExportError, match=f'version {export.FORMAT_VERSION + 1}, written by a newer pufferlib; '
+                                          f'this one reads version {export.FORMAT_VERSION}: upgrade pufferlib'):
+        export.load_native(folder)
+    open(manifest_path, 'w').write('{"format": ')
+    with pytest.raises(ExportError, match='is not a readable manifest'):
+        export.load_native(folder)
+    with pytest.raises(ExportError, match='does not exist: pass the folder `puffer export` wrote'):
+        export.load_native(str(tmp_path / 'nowhere'))
+    env.close()
+    other.close()
+
+
+def test_the_c_header_refuses_damaged_weights_itself(tmp_path):
+    """What a C program gets without the manifest's checks: one message from puffernet_load."""
+    _, env, policy = exported(tmp_path)
+    data = export.native_bytes(policy)[1]
+    env.close()
+    NativeNet(data, 4)
+    words = np.frombuffer(data, dtype='<u4').copy()
+    cases = [
+        (data[:-4], 'truncated or corrupt'),
+        (data[:12], 'too short'),
+        (b'XXXX' + data[4:], 'bad magic'),
+        (np.concatenate([words[:1], [export.FORMAT_VERSION + 1], words[2:]]).astype('<u4').tobytes(),
+         'another format version than this puffernet.h reads; export it again'),
+        (np.concatenate([words[:5], [0], words[6:]]).astype('<u4').tobytes(), 'observation layout is corrupt'),
+    ]
+    for broken, reason in cases:
+        with pytest.raises(ExportError, match=f'puffernet.h refused the weights: .*{reason}'):
+            NativeNet(broken, 4)
+
+
+def test_policies_the_native_format_cannot_hold_are_refused_before_writing(tmp_path):
+    config = configuration.load('puffer_tripletriad')
+    env = pufferlib.make('puffer_tripletriad', num_envs=1)
+    try:
+        with pytest.raises(ExportError, match='holds the Default MLP .* not Policy: export it with --format onnx'):
+            export.write_native(make_policy(env, config), env, 'puffer_tripletriad', str(tmp_path))
+    finally:
+        env.close()
+    assert os.listdir(tmp_path) == []
+
+
+def test_argmax_masks_and_sampling_with_the_callers_rng():
+    """Argmax is torch's argmax; masked actions are never chosen; draws follow the softmax and the same
+    seed gives the same draws; Box actions are mean + std * noise."""
+    env = MultiDiscreteSpaces()
+    torch.manual_seed(0)
+    policy = unit_scale_heads(Default(env))
+    net = NativeNet(export.native_bytes(policy)[1], 1000)
+    obs = np.random.default_rng(0).uniform(-1, 1, (1000, 12)).astype(np.float32)
+    logits, _ = net.forward(obs)
+    with torch.no_grad():
+        expected = policy(torch.from_numpy(obs))[0]
+    argmax = np.stack([head.argmax(-1).numpy() for head in expected], axis=1)
+    assert (net.act(obs) == argmax).all()
+
+    masks = np.ones((1000, 9), dtype=bool)
+    masks[:, 0] = masks[:, 3] = False  # the first action of heads 0 and 1
+    for rng in (None, export.seed_state(1)):
+        chosen = net.act(obs, masks, rng)
+        assert (chosen[:, 0] != 0).all() and (chosen[:, 1] != 0).all()
+
+    one = np.repeat(obs[:1], 1000, axis=0)  # one row's distribution, drawn 20,000 times
+    draws = np.concatenate([net.act(one, rng=export.seed_state(seed)) for seed in range(20)])
+    assert (draws == np.concatenate([net.act(one, rng=export.seed_state(seed)) for seed in range(20)])).all()
+    probs = torch.softmax(expected[1][0], -1).numpy()
+    frequencies = np.bincount(draws[:, 1], minlength=4) / len(draws)
+    assert np.abs(frequencies - probs).max() < 0.02, (frequencies, probs)
+    assert (net.sample(logits[:1].repeat(1000, 0), rng=export.seed_state(0)) ==
+            net.act(one, rng=export.seed_state(0))).all()
+
+    box = pufferlib.make('Pendulum-v1')
+    box_policy = Default(box)
+    with torch.no_grad():
+        box_policy.log_std.fill_(-1.0)
+    box_net = NativeNet(export.native_bytes(box_policy)[1], 1000)
+    row = np.zeros((1000, 3), dtype=np.float32)
+    mean = box_net.act(row)
+    samples = np.concatenate([box_net.act(row, rng=export.seed_state(seed)) for seed in range(10)])
+    assert np.abs(samples.std() - math.exp(-1.0)) < 0.01 and np.abs(samples.mean() - mean[0, 0]) < 0.01
+    box.close()
+
+
+def c_example():
+    """The C program of docs/export.md."""
+    text = open(os.path.join(ROOT, 'docs', 'export.md')).read()
+    found = re.search(r'```c\n(/\* policy_demo\.c.*?)```', text, re.S)
+    assert found, 'docs/export.md lost its policy_demo.c example'
+    return found.group(1)
+
+
+def test_the_docs_c_example_runs_under_the_sanitizers(trained, tmp_path):
+    """docs/export.md's program, built with -fsanitize=address,undefined, reads a trained LSTM policy's
+    weights and one agent's observations and prints torch's logits and argmax actions."""
+    compiler = export.c_compiler()
+    if shutil.which(compiler[0]) is None:
+        pytest.skip(f'no C compiler ({compiler[0]})')
+    out = tmp_path / 'export'
+    export.export('puffer_memory', trained, format='native', out=str(out))
+    (tmp_path / 'policy_demo.c').write_text(c_example())
+    program = str(tmp_path / 'policy_demo')
+    build = subprocess.run([*compiler, '-std=c99', '-O1', '-g', '-fsanitize=address,undefined',
+                            '-fno-sanitize-recover=all', '-I', os.path.join(ROOT, 'ocean'),
+                            str(tmp_path / 'policy_demo.c'), '-o', program, '-lm'], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    config = configuration.load('puffer_memory')
+    env = make_env('puffer_memory', config, rows=1)
+    rows = np.stack([obs[0] for obs, _ in play(env, 200)])
+    env.close()
+    run = subprocess.run([program, str(out / export.WEIGHTS)], input=rows.tobytes(), capture_output=True,
+                         timeout=120, env={**os.environ, 'ASAN_OPTIONS': 'detect_leaks=1'})
+    assert run.returncode == 0, run.stderr.decode()
+    lines = run.stdout.decode().splitlines()
+    assert len(lines) == len(rows)
+    policy = make_policy(pufferlib.make('puffer_memory', num_envs=1), config)
+    policy.load_state_dict(torch.load(rundir.latest_checkpoint(trained), weights_only=True)['policy'])
+    memory = policy.initial_state(1)
+    for line, obs in zip(lines, rows):
+        with torch.no_grad():
+            logits, value = policy.forward_eval(torch.from_numpy(obs[None]), memory)
+        numbers = line.split()
+        assert numbers[0] == 'value' and abs(float(numbers[1]) - float(value[0])) <= PARITY
+        assert numbers[2] == 'action' and int(numbers[3]) == int(logits[0].argmax())
+        assert numbers[4] == 'logits'
+        assert np.abs(np.array(numbers[5:], dtype=np.float32) - logits[0].numpy()).max() <= PARITY
+
+
+def test_export_mistakes_are_one_line(tmp_path):
+    """A CLI mistake: exit status 2, one line, no traceback."""
+    for args, match in ((['export', 'puffer_squared', '--checkpoint', str(tmp_path / 'e.pt')], 'does not exist'),
+                        (['export', 'puffer_squared', '--checkpoint', 'x', '--format', 'pdf'], 'invalid choice')):
+        done = subprocess.run([sys.executable, '-m', 'pufferlib.cli', *args], capture_output=True, text=True,
+                              timeout=240, env={**os.environ, 'PUFFER_EXPERIMENTS': str(tmp_path)})
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode == 2 and len(lines) == 1 and match in lines[0], done.stderr
+
+
+@pytest.mark.parametrize('name', ['puffer_memory', 'puffer_connect4'])
+def test_eval_native_plays_the_same_games_as_torch_under_argmax(name, trained, tmp_path, monkeypatch):
+    """Same seed, argmax: `puffer eval --native` and torch get the same returns, episode by episode; on the
+    trained LSTM run, and on connect4 (action masks, the env's scripted opponent) from an untrained run."""
+    if name == 'puffer_memory':
+        checkpoint = trained
+    else:
+        monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+        checkpoint = train_small(name, steps=1024)['run_dir']
+    torch_play = evaluate(name, checkpoint, episodes=8, seed=3, deterministic=True)
+    native_play = evaluate(name, checkpoint, episodes=8, seed=3, deterministic=True, native=True)
+    assert torch_play['episodes'] == native_play['episodes'] >= 8
+    assert torch_play['returns'] == native_play['returns']
+    assert len(set(torch_play['returns'])) > 1 or name == 'puffer_connect4'  # not one trivial game replayed
+
+
+def test_eval_native_from_the_command_line(trained, capsys):
+    assert main(['eval', 'puffer_memory', '--checkpoint', trained, '--native', '--episodes', '2', '--seed', '1']) == 0
+    assert re.match(r'puffer_memory: mean episode return -?[\d.]+ over \d+ episodes', capsys.readouterr().out)
