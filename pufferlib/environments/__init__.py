@@ -24,6 +24,7 @@ FAMILIES = {
     'minigrid': 'minigrid',
     'crafter': 'crafter',
     'mujoco': 'mujoco',
+    'mpe2': 'mpe2',
 }
 
 # The packages installed with --no-deps beside an extra (their metadata pins numpy<2; see
@@ -44,6 +45,7 @@ REQUIREMENTS: dict[str, tuple[str | None, tuple[str, ...], str | None]] = {
     'minigrid': ('minigrid', ('minigrid',), None),
     'crafter': ('crafter', ('crafter',), None),
     'mujoco': ('mujoco', ('mujoco',), None),
+    'mpe2': ('mpe2', ('mpe2',), None),  # and per task: mpe2.requirements
 }
 
 
