@@ -124,6 +124,10 @@ class Entry:
             from pufferlib import emulation
             return emulation.GymnasiumPufferEnv(env_creator=lambda: _gymnasium_make(self.name, kwargs), buf=buf,
                                                 seed=seed)
+        from pufferlib import environments
+        absent = environments.missing(self.family, self.name)  # the line `puffer envs` shows, before any import
+        if absent is not None:
+            raise MissingDependencyError(absent)
         return _family_module(self.family).make(self.name, buf=buf, seed=seed, **kwargs)
 
     def config_layers(self) -> list[str]:

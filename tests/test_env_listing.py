@@ -73,8 +73,12 @@ def test_runnable_lists_only_what_runs():
     ('mujoco_hopper', 'mujoco', MUJOCO_LINE),
     ('Walker2d-v4', 'mujoco', MUJOCO_LINE),
     ('Walker2d-v2', None, 'Walker2d-v2 cannot run: The mujoco v2 and v3 based environments have been moved'),
-    ('atari_pong', 'ale_py', '-e ".[atari]"'),
-    ('pettingzoo_leduc_holdem', 'rlcard', '-e ".[pettingzoo]"'),
+    ('atari_pong', 'ale_py', 'atari_pong needs ale_py: install the atari extra: pip install -c constraints.txt -e '
+                             '".[atari]"'),
+    ('pettingzoo_leduc_holdem', 'rlcard', 'install the pettingzoo extra: pip install -c constraints.txt -e '
+                                          '".[pettingzoo]"'),
+    ('nethack', 'nle', 'install the nethack extra: pip install -c constraints.txt -e ".[nethack]" (in your pufferlib '
+                       'checkout) && pip install -c constraints.txt --no-deps -r docker/envs/requirements-nodeps.txt'),
 ])
 def test_train_on_an_env_that_cannot_run_is_one_line(name, hidden, expect):
     out = puffer('train', name, hide=[hidden] if hidden else [])
