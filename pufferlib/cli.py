@@ -46,9 +46,21 @@ def _add_env_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_envs(args: argparse.Namespace) -> None:
-    for name in pufferlib.env_names():
-        if args.filter is None or args.filter.lower() in name.lower():
-            print(name)
+    """One row per name: the name, its family, and whether it runs here (else what to install)."""
+    names = [n for n in pufferlib.env_names() if args.filter is None or args.filter.lower() in n.lower()]
+    rows = []
+    for name in names:
+        absent = registry.missing(name)
+        if absent is None or not args.runnable:
+            # The reason starts with the name; the row has it already.
+            rows.append((name, registry.family_of(name) or '', 'yes' if absent is None else
+                         'no: ' + absent.removeprefix(name).lstrip(' :')))
+    if not rows:
+        return
+    width = max(len(name) for name, _, _ in rows)
+    family_width = max(len(family) for _, family, _ in rows)
+    for name, family, runs in rows:
+        print(f'{name:<{width}}  {family:<{family_width}}  {runs}')
 
 
 def cmd_autotune(args: argparse.Namespace) -> None:
@@ -313,8 +325,10 @@ def build_parser() -> Parser:
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
     commands = parser.add_subparsers(dest='command', metavar='COMMAND')
 
-    envs = commands.add_parser('envs', help='list every environment name `puffer` accepts')
+    envs = commands.add_parser('envs', help='list every environment name `puffer` accepts, its family and '
+                                            'whether it runs here (else what to install)')
     envs.add_argument('filter', nargs='?', help='show only names containing this text')
+    envs.add_argument('--runnable', action='store_true', help='show only the envs that run on this install')
     envs.set_defaults(func=cmd_envs)
 
     autotune = commands.add_parser('autotune',

@@ -14,6 +14,7 @@ Names, tried in this order:
     env = entry.make(num_envs=8, seed=0)               # what pufferlib.make(name, ...) does
 """
 import difflib
+import importlib
 import os
 import re
 from collections.abc import Callable
@@ -33,15 +34,69 @@ CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')
 
 
 def _gymnasium_make(name: str, kwargs: dict[str, Any]) -> 'gymnasium.Env':
-    """gymnasium.make, with a missing package (MuJoCo for Walker2d-v4, Box2D for LunarLander-v3) as one line
-    instead of a traceback from inside Gymnasium."""
+    """gymnasium.make, with a missing package (MuJoCo for Walker2d-v4, Box2D for LunarLander-v3) or a retired
+    version (Walker2d-v2) as one line instead of a traceback from inside Gymnasium."""
     import gymnasium
+    absent = _gymnasium_missing(name)  # before gymnasium.make, whose version warnings would bury the line
+    if absent is not None:
+        raise MissingDependencyError(absent)
     try:
         return gymnasium.make(name, **kwargs)
     except gymnasium.error.DependencyNotInstalled as e:
-        reason = (str(e).strip().splitlines() or [''])[0]
-        raise MissingDependencyError(f'{name} needs a package that is not installed ({reason}); install it, or '
-                                     'pick another env from `puffer envs`') from None
+        raise MissingDependencyError(f'{name} needs a package that is not installed ({_first_line(e)}); install '
+                                     'it, or pick another env from `puffer envs`') from None
+    except gymnasium.error.Error as e:
+        raise APIUsageError(f'{name} cannot run: {_first_line(e)}; pick another env from `puffer envs`') from None
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+# Gymnasium env module -> None if it imports here, else why not (one line); filled as names are asked about.
+_GYMNASIUM_MODULES: dict[str, str | None] = {}
+
+
+def _gymnasium_missing(name: str) -> str | None:
+    """None when Gymnasium id `name` can run here; else one line that says why not and what to install.
+    Tried by importing the env's module: the one test that Gymnasium's own checks agree with."""
+    import gymnasium
+    entry_point = gymnasium.registry[name].entry_point
+    if callable(entry_point):
+        # Retired ids (v2/v3 MuJoCo, the shimmy ones) point at a function that raises the reason.
+        if not getattr(entry_point, '__name__', '').startswith('_raise'):
+            return None
+        try:
+            entry_point()
+        except Exception as e:  # noqa: BLE001 - whatever it raises is the reason
+            return f'{name} cannot run: {_first_line(e)}'
+        return None
+    module_name = str(entry_point).partition(':')[0]
+    if module_name not in _GYMNASIUM_MODULES:
+        try:
+            importlib.import_module(module_name)
+            _GYMNASIUM_MODULES[module_name] = None
+        except Exception as e:  # noqa: BLE001 - DependencyNotInstalled, ImportError, a broken native library
+            _GYMNASIUM_MODULES[module_name] = _first_line(e)
+    reason = _GYMNASIUM_MODULES[module_name]
+    if reason is None:
+        return None
+    if module_name.startswith('gymnasium.envs.mujoco.'):
+        from pufferlib import environments
+        return f'{name} needs mujoco: {environments.install_line("mujoco")}'
+    return f'{name} needs a package that is not installed, which no pufferlib extra installs ({reason})'
+
+
+def missing(name: str) -> str | None:
+    """None when env `name` can run here; else one line that says what to install (what `puffer envs`
+    shows). Unknown names raise as in `lookup`."""
+    entry = lookup(name)
+    if entry.family == 'ocean':
+        return None
+    if entry.family == 'gymnasium':
+        return _gymnasium_missing(name)
+    from pufferlib import environments
+    return environments.missing(entry.family, name)
 
 
 @dataclass(frozen=True)
@@ -70,6 +125,10 @@ class Entry:
             from pufferlib import emulation
             return emulation.GymnasiumPufferEnv(env_creator=lambda: _gymnasium_make(self.name, kwargs), buf=buf,
                                                 seed=seed)
+        from pufferlib import environments
+        absent = environments.missing(self.family, self.name)  # the line `puffer envs` shows, before any import
+        if absent is not None:
+            raise MissingDependencyError(absent)
         return _family_module(self.family).make(self.name, buf=buf, seed=seed, **kwargs)
 
     def config_layers(self) -> list[str]:

@@ -39,6 +39,11 @@ def env_names() -> list[str]:
     return list(GAMES)
 
 
+def requirements(name: str) -> tuple[str, ...]:
+    """The packages game `name` imports (`puffer envs` checks them)."""
+    return GAMES[name][3]
+
+
 def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, **kwargs: Any) -> PufferEnv:
     """kwargs go to the game's constructor (e.g. n_pistons, max_cycles, render_mode; num_players for
     texas_holdem)."""

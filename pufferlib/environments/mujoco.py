@@ -1,0 +1,252 @@
+"""MuJoCo continuous control through Gymnasium's v5 envs: `mujoco_halfcheetah`, `mujoco_hopper`,
+`mujoco_walker2d`, `mujoco_ant`, `mujoco_humanoid`, `mujoco_inverted_pendulum`, `mujoco_reacher`, and
+`mujoco` with `task=<any Gymnasium MuJoCo v5 id>` (Swimmer-v5, Pusher-v5, ...).
+
+Actions are a Box, sampled by the policy's Gaussian head and clipped to the Box inside the env (the
+sample itself is what PPO scores). MuJoCo observations and rewards span very different scales from
+task to task, so both are normalised, each where its statistics stay right without extra plumbing:
+
+- Observations: by running mean and variance kept in the policy (`Policy` below, buffers in its
+  state dict). Checkpoints carry them, so `puffer eval` and a resumed run see the very statistics
+  training used; and one copy sees every worker's rows, so nothing has to be merged across the
+  processes of a Multiprocessing vector env.
+- Rewards: divided by the running standard deviation of the discounted return, per env, inside the
+  env (`normalize_reward`). Each env's estimate converges to the same number within a few episodes,
+  so the workers need no merging either; a resumed run re-estimates it within those episodes. The
+  episode's raw return is what `episode_return` reports (and `puffer eval` prints), because the
+  emulation sums the rewards before they are scaled.
+
+Rendering: `render()` returns an rgb_array frame. Headless machines (no DISPLAY) render offscreen
+through EGL unless MUJOCO_GL says otherwise (`MUJOCO_GL=osmesa` for software rendering).
+"""
+import math
+import os
+from types import SimpleNamespace
+from typing import Any
+
+import gymnasium
+import numpy as np
+import numpy.typing as npt
+
+from pufferlib.emulation import GymnasiumPufferEnv
+from pufferlib.environments import absent, install_line
+from pufferlib.environments._support import check_name, lazy_policy
+from pufferlib.pufferenv import APIUsageError, EnvError, MissingDependencyError, PufferEnv
+
+TASKS = {
+    'mujoco_halfcheetah': 'HalfCheetah-v5',
+    'mujoco_hopper': 'Hopper-v5',
+    'mujoco_walker2d': 'Walker2d-v5',
+    'mujoco_ant': 'Ant-v5',
+    'mujoco_humanoid': 'Humanoid-v5',
+    'mujoco_inverted_pendulum': 'InvertedPendulum-v5',
+    'mujoco_reacher': 'Reacher-v5',
+}
+EXTRA = 'mujoco'
+
+
+def env_names() -> list[str]:
+    return [*TASKS, 'mujoco']
+
+
+def mujoco_ids() -> list[str]:
+    """Every Gymnasium id whose env is a MuJoCo one (any version: v2 and v3 need the old mujoco-py)."""
+    import gymnasium
+    return [env_id for env_id, spec in gymnasium.registry.items()
+            if isinstance(spec.entry_point, str) and spec.entry_point.startswith('gymnasium.envs.mujoco')]
+
+
+def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, task: str | None = None,
+         normalize_reward: bool = True, reward_gamma: float = 0.99, reward_clip: float = 10.0,
+         render_mode: str | None = 'rgb_array', max_episode_steps: int | None = None, **kwargs: Any) -> PufferEnv:
+    """kwargs go to gymnasium.make (e.g. ctrl_cost_weight, frame_skip, width, height).
+
+    reward_gamma should be the run's train.gamma; reward_clip bounds the scaled reward (0: no clip).
+    """
+    check_name(name, env_names(), 'MuJoCo')
+    if name == 'mujoco':
+        if task is None:
+            raise APIUsageError("make('mujoco') needs task=<Gymnasium MuJoCo id>, e.g. task='Swimmer-v5' "
+                                "(--env.task Swimmer-v5)")
+    elif task is not None:
+        raise APIUsageError(f'{name} is {TASKS[name]}; task= is only for the bare name `mujoco`')
+    else:
+        task = TASKS[name]
+    if not (0 < float(reward_gamma) <= 1) or float(reward_clip) < 0:
+        raise APIUsageError(f'reward_gamma must lie in (0, 1] and reward_clip be >= 0, got {reward_gamma}, '
+                            f'{reward_clip}')
+    if 'DISPLAY' not in os.environ:
+        os.environ.setdefault('MUJOCO_GL', 'egl')  # read when mujoco is imported: no window, no display
+    if absent('mujoco'):
+        raise MissingDependencyError(f'{name} needs mujoco: {install_line(EXTRA)}')
+    if task not in mujoco_ids() or not task.endswith('-v5'):
+        v5 = sorted(i for i in mujoco_ids() if i.endswith('-v5'))
+        raise APIUsageError(f'{task!r} is not a Gymnasium MuJoCo v5 id; pick one of {", ".join(v5)}')
+    if max_episode_steps is not None:
+        kwargs['max_episode_steps'] = int(max_episode_steps)
+    creator = lambda: ClipToBox(gymnasium.make(task, render_mode=render_mode, **kwargs))  # noqa: E731
+    return MujocoPufferEnv(env_creator=creator, buf=buf, seed=seed, normalize_reward=bool(normalize_reward),
+                           gamma=float(reward_gamma), clip=float(reward_clip))
+
+
+class ClipToBox(gymnasium.ActionWrapper):
+    """Clips each action to the action space. Gymnasium's ClipAction does the same but widens the space
+    it shows to (-inf, inf); this keeps the real bounds visible to policies, samplers and docs."""
+
+    def action(self, action: np.ndarray) -> np.ndarray:
+        space = self.env.action_space
+        assert isinstance(space, gymnasium.spaces.Box)  # every MuJoCo env's actions are a Box
+        return np.clip(action, space.low, space.high)
+
+
+class MujocoPufferEnv(GymnasiumPufferEnv):
+    """The emulated Gymnasium env, with its rendering failures made one clear error and, with
+    `normalize_reward`, its rewards divided by the running standard deviation of the discounted return
+    (the reward scaling of PPO's MuJoCo recipe) and clipped to [-clip, clip] before the trainer sees them.
+
+    The scaling happens after the emulation has summed the raw reward into the episode's return, so
+    `episode_return` stays in the task's own units.
+    """
+
+    def __init__(self, *args: Any, normalize_reward: bool = True, gamma: float = 0.99, clip: float = 10.0,
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.normalize_reward, self.gamma, self.clip = normalize_reward, gamma, clip
+        self.discounted = 0.0
+        # Running moments of the discounted return; the tiny prior count is the usual RunningMeanStd start.
+        self.count, self.mean, self.var = 1e-4, 0.0, 1.0
+
+    def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict]]:
+        self.discounted = 0.0
+        return super().reset(seed)
+
+    def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        obs, rewards, terminals, truncations, infos = super().step(actions)
+        if not self.normalize_reward:
+            return obs, rewards, terminals, truncations, infos
+        reward = float(rewards[0])
+        self.discounted = self.discounted * self.gamma + reward
+        count = self.count + 1
+        delta = self.discounted - self.mean
+        self.mean += delta / count
+        self.var = (self.var * self.count + delta * delta * self.count / count) / count
+        self.count = count
+        scaled = reward / math.sqrt(self.var + 1e-8)
+        if self.clip > 0:
+            scaled = min(max(scaled, -self.clip), self.clip)
+        rewards[0] = scaled
+        if terminals[0] or truncations[0]:
+            self.discounted = 0.0  # the emulation has already started the next episode
+        return obs, rewards, terminals, truncations, infos
+
+    def render(self) -> Any:
+        try:
+            return super().render()
+        except Exception as e:  # noqa: BLE001 - any GL failure: one line that says what to try
+            raise render_error(e) from None
+
+
+def render_error(e: Exception) -> EnvError:
+    backend = os.environ.get('MUJOCO_GL', 'glfw')
+    reason = (str(e).strip().splitlines() or [type(e).__name__])[0]
+    return EnvError(f'MuJoCo cannot render here (MUJOCO_GL={backend}: {reason}); install an offscreen GL '
+                    '(apt install libegl1 for MUJOCO_GL=egl, or libosmesa6 with MUJOCO_GL=osmesa), or evaluate '
+                    'without --video')
+
+
+def _build_policy() -> type:
+    """The family's policy class, defined here because it needs torch (see lazy_policy)."""
+    import torch
+    from torch import nn
+
+    from pufferlib import models
+
+    class Policy(models.Policy):
+        """Separate actor and critic MLPs (tanh) over observations normalised by running statistics.
+
+        The statistics are buffers (`obs_mean`, `obs_var`, `obs_count`): they travel with the weights in
+        every checkpoint. They are gathered from the rollout's forward passes (training mode, no
+        gradient) and take effect at the next rollout, so the update scores each action on the very
+        input that chose it. Evaluation (`policy.eval()`) never changes them.
+        """
+
+        obs_mean: torch.Tensor
+        obs_var: torch.Tensor
+        obs_count: torch.Tensor
+        pending: torch.Tensor
+        pending_count: torch.Tensor
+
+        def __init__(self, env: Any, hidden_size: int = 64, num_layers: int = 2, normalize_observations: bool = True,
+                     obs_clip: float = 10.0) -> None:
+            super().__init__(env, hidden_size)
+            if num_layers < 1:
+                raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
+            if self.obs_dtype is not None:
+                raise APIUsageError('the MuJoCo policy reads flat Box observations, not structured ones')
+            size = int(np.prod(self.obs_space.shape))
+            self.normalize, self.obs_clip = bool(normalize_observations), float(obs_clip)
+
+            def mlp() -> nn.Sequential:
+                layers: list[nn.Module] = []
+                for i in range(num_layers):
+                    layers += [models.layer_init(nn.Linear(size if i == 0 else hidden_size, hidden_size)), nn.Tanh()]
+                return nn.Sequential(*layers)
+
+            self.actor_encoder, self.critic_encoder = mlp(), mlp()
+            self.register_buffer('obs_mean', torch.zeros(size, dtype=torch.float64))
+            self.register_buffer('obs_var', torch.ones(size, dtype=torch.float64))
+            self.register_buffer('obs_count', torch.zeros((), dtype=torch.float64))
+            # This rollout's sums, applied when the next one starts; not saved (at most one epoch's worth).
+            self.register_buffer('pending', torch.zeros(2, size, dtype=torch.float64), persistent=False)
+            self.register_buffer('pending_count', torch.zeros((), dtype=torch.float64), persistent=False)
+            self.updated_since_rollout = False
+
+        def _gather(self, x: torch.Tensor) -> None:
+            if not (self.normalize and self.training):
+                return
+            if torch.is_grad_enabled():  # an update: the rollout it learns from is over
+                self.updated_since_rollout = True
+                return
+            if self.updated_since_rollout:
+                self._apply_pending()
+                self.updated_since_rollout = False
+            x64 = x.detach().double()
+            self.pending[0] += x64.sum(0)
+            self.pending[1] += (x64 * x64).sum(0)
+            self.pending_count += x64.shape[0]
+
+        @torch.no_grad()
+        def _apply_pending(self) -> None:
+            n = self.pending_count
+            if float(n) == 0:
+                return
+            batch_mean = self.pending[0] / n
+            batch_var = (self.pending[1] / n - batch_mean ** 2).clamp(min=0)
+            total = self.obs_count + n
+            delta = batch_mean - self.obs_mean
+            self.obs_mean += delta * n / total
+            self.obs_var.copy_((self.obs_var * self.obs_count + batch_var * n + delta ** 2 * self.obs_count * n / total)
+                               / total)
+            self.obs_count.copy_(total)
+            self.pending.zero_()
+            self.pending_count.zero_()
+
+        def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
+            x = obs.reshape(obs.shape[0], -1).float()
+            if self.normalize:
+                self._gather(x)
+                # Before any statistics (mean 0, variance 1) this is the identity, clipped.
+                mean, std = self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()
+                x = ((x - mean) / std).clamp(-self.obs_clip, self.obs_clip)
+            return torch.cat([self.actor_encoder(x), self.critic_encoder(x)], dim=1)
+
+        def decode_actions(self, hidden: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
+            actor, critic = hidden.chunk(2, dim=-1)
+            # The base class's action head on the actor's features; the value comes from the critic's.
+            logits, _ = super().decode_actions(actor)
+            return logits, self.value(critic).squeeze(-1)
+
+    return Policy
+
+
+__getattr__ = lazy_policy(__name__, _build_policy)
