@@ -218,14 +218,33 @@ def run_python(code, timeout):
     return out.stdout
 
 
-def test_procgen_envs_dropped_without_close_do_not_hang():
-    """gym3 closed the dropped envs from a garbage-collector pass and hung at the 8th make."""
+@pytest.mark.parametrize('count', [10, 40])
+def test_procgen_envs_dropped_without_close_do_not_hang_or_crash_at_exit(count):
+    """gym3 closed the dropped envs from a garbage-collector pass and hung at the 8th make; and the
+    collector, freeing gym3's buffers in the wrong order at exit, segfaulted after 10 (or 50, not 40)."""
     need('procgen_bigfish')
     code = ('import pufferlib\n'
-            'for i in range(40):\n'
+            f'for i in range({count}):\n'
             '    e = pufferlib.make("procgen_bigfish"); e.reset(seed=i)\n'
-            'print("made 40")\n')
-    assert "made 40" in run_python(code, timeout=120)
+            'print("made them")\n')
+    assert "made them" in run_python(code, timeout=120)   # run_python also asserts exit status 0
+
+
+def test_procgen_buffers_freed_before_the_collector_runs():
+    """The cause of the crash above, made certain: a closed gym3 env keeps no cffi export of its buffers,
+    so the collector can free what is left in any order."""
+    need('procgen_bigfish')
+    code = ('import gc\n'
+            'import pufferlib\n'
+            'e = pufferlib.make("procgen_bigfish"); e.reset(seed=0)\n'
+            'inner = e.env._env\n'
+            'e.close()\n'
+            'assert inner._c_ob_buffers is None and inner._c_rew_buffer is None, "cffi exports kept"\n'
+            'cycle = [inner]; cycle.append(cycle)\n'
+            'del e, inner, cycle\n'
+            'gc.collect()\n'
+            'print("collected")\n')
+    assert 'collected' in run_python(code, timeout=120)
 
 
 def test_procgen_env_closes_without_the_ffi_lock():

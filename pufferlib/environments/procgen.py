@@ -16,6 +16,12 @@ reentrant; a garbage-collector pass that runs inside such a lookup (while the ne
 built) and frees an unclosed env then deadlocks the process. So every gym3 env we start looks up
 its close function at once (a later close then takes no lock), and is closed by `close()`, by a
 finalizer when our env is dropped, and on the error paths.
+
+Freeing: gym3 hands its numpy buffers to C through cffi objects that hold exports of the arrays'
+memoryviews. Left to the collector (at interpreter exit, or in a cycle), a memoryview may be cleared
+before the cffi object that exports it ("BufferError: memoryview has 1 exported buffer"), and the
+process then segfaults. So closing also drops those cffi objects first, in that order, by reference
+count, and nothing of the kind is left for the collector.
 """
 import weakref
 from types import SimpleNamespace
@@ -50,6 +56,19 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
     except BaseException:
         env.close()
         raise
+
+
+# gym3's cffi views of its numpy buffers (gym3.libenv.CEnv), dropped before the arrays they export.
+_GYM3_C_BUFFERS = ('_c_buffers', '_c_ob_buffers', '_c_ac_buffers', '_c_info_buffers', '_c_rew_buffer',
+                   '_c_first_buffer')
+
+
+def close_gym3(env: Any) -> None:
+    """Close a gym3 env and free its buffers in a safe order (see the module docstring)."""
+    env.close()
+    for name in _GYM3_C_BUFFERS:
+        if hasattr(env, name):
+            setattr(env, name, None)
 
 
 def start_gym3(**options: Any) -> Any:
@@ -93,7 +112,7 @@ class ProcgenEnv(gymnasium.Env):
                          num_levels=self.num_levels, start_level=self.start_level,
                          rand_seed=int(seed) if seed is not None else None, num_threads=0, **self.options)
         # The finalizer holds the gym3 env, not this one, so it can run when this env is collected.
-        self._env, self._closer = env, weakref.finalize(self, env.close)
+        self._env, self._closer = env, weakref.finalize(self, close_gym3, env)
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
