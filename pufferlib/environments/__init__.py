@@ -25,6 +25,8 @@ FAMILIES = {
     'crafter': 'crafter',
     'mujoco': 'mujoco',
     'mpe2': 'mpe2',
+    'vizdoom': 'vizdoom',
+    'magent2': 'magent2',
 }
 
 # The packages installed with --no-deps beside an extra (their metadata pins numpy<2; see
@@ -46,6 +48,8 @@ REQUIREMENTS: dict[str, tuple[str | None, tuple[str, ...], str | None]] = {
     'crafter': ('crafter', ('crafter',), None),
     'mujoco': ('mujoco', ('mujoco',), None),
     'mpe2': ('mpe2', ('mpe2',), None),  # and per task: mpe2.requirements
+    'vizdoom': ('vizdoom', ('vizdoom',), None),
+    'magent2': ('magent2', ('magent2',), None),
 }
 
 

@@ -1,0 +1,159 @@
+"""MAgent2 (pufferlib/environments/magent2.py) through the PettingZoo emulation: rows per agent, padded
+views and masked actions where roles differ, dead agents masked, determinism in both backends, teams as
+two seats for the league's arena, errors, a training smoke run. Skips without the magent2 extra."""
+import numpy as np
+import pytest
+
+import pufferlib
+import pufferlib.vector
+from pufferlib.environments import magent2 as binding
+
+pytest.importorskip('magent2', reason='pip install -c constraints.txt -e ".[magent2]" (see docs/environments.md)')
+
+# name -> (agent rows at the default map size, observation shape, actions)
+SHAPES = {
+    'magent2_battle': (162, (13, 13, 5), 21),
+    'magent2_battlefield': (24, (13, 13, 5), 21),
+    'magent2_adversarial_pursuit': (75, (10, 10, 5 + 2), 13),  # two role channels
+    'magent2_gather': (495, (15, 15, 5), 33),
+}
+
+
+@pytest.mark.parametrize('name', list(SHAPES))
+def test_rows_per_agent(name):
+    agents, shape, actions = SHAPES[name]
+    env = pufferlib.make(name)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert obs.shape == (agents, *shape) and env.single_action_space.n == actions
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            legal = np.ones((agents, actions), bool) if env.action_masks is None else env.action_masks
+            obs, rewards, _, _, _ = env.step(np.array([rng.choice(np.flatnonzero(row)) for row in legal]))
+            assert np.isfinite(obs).all() and np.isfinite(rewards).all()
+    finally:
+        env.close()
+
+
+def test_roles_are_padded_marked_and_masked():
+    """adversarial_pursuit: predators see 10x10 and have 13 actions, prey 9x9 and 9."""
+    from magent2.environments import adversarial_pursuit_v4
+    raw = adversarial_pursuit_v4.parallel_env()
+    raw_obs, _ = raw.reset(seed=3)
+    env = pufferlib.make('magent2_adversarial_pursuit')
+    try:
+        obs, _ = env.reset(seed=3)
+        view = obs.reshape(env.num_agents, 10, 10, 7)
+        predator, prey = 0, raw.possible_agents.index('prey_0')
+        np.testing.assert_array_equal(view[predator, :, :, :5], raw_obs['predator_0'])
+        np.testing.assert_array_equal(view[prey, :9, :9, :5], raw_obs['prey_0'])  # centred: (10 - 9) // 2 = 0
+        assert (view[prey, 9, :, :5] == 0).all() and (view[prey, :, 9, :5] == 0).all()
+        assert (view[predator, :, :, 5] == 1).all() and (view[predator, :, :, 6] == 0).all()
+        assert (view[prey, :, :, 6] == 1).all() and (view[prey, :, :, 5] == 0).all()
+        assert env.action_masks[predator].sum() == 13 and env.action_masks[prey].tolist() == [True] * 9 + [False] * 4
+        actions = np.zeros(env.num_agents, np.int64)
+        actions[prey] = 12  # a predator's action
+        with pytest.raises(pufferlib.IllegalActionError):
+            env.step(actions)
+    finally:
+        env.close()
+        raw.close()
+
+
+def test_dead_agents_are_masked_out():
+    """Red only attacks, blue wanders: blue agents die, and from the next step their rows are zero and
+    masked; the step they die they still count (terminal, mask True) so their last transition trains."""
+    env = pufferlib.make('magent2_battle', map_size=20)
+    try:
+        env.reset(seed=1)
+        rng = np.random.default_rng(1)
+        half = env.num_agents // 2
+        died = None
+        for _ in range(1000):
+            actions = np.concatenate([rng.integers(13, 21, half), rng.integers(0, 13, env.num_agents - half)])
+            obs, rewards, terminals, _, infos = env.step(actions)
+            assert not infos, 'no battle should end before the first death'
+            gone = ~env.masks
+            if died is not None:
+                assert gone[died].all() and (obs[gone] == 0).all() and (rewards[gone] == 0).all()
+                break
+            if terminals.any():
+                died = np.flatnonzero(terminals)
+                assert env.masks[died].all()
+        assert died is not None
+    finally:
+        env.close()
+
+
+def test_serial_and_multiprocessing_agree_under_a_seed():
+    runs = []
+    for backend in ('Serial', 'Multiprocessing'):
+        with pufferlib.vector.make('magent2_battle', backend=backend, num_envs=2, num_workers=2,
+                                   env_kwargs={'map_size': 15}) as vecenv:
+            obs, _ = vecenv.reset(seed=9)
+            seen = [obs.copy()]
+            rng = np.random.default_rng(1)
+            for _ in range(40):
+                obs, rewards, _, _, _ = vecenv.step(rng.integers(0, 21, vecenv.num_agents).astype(vecenv.action_dtype))
+                seen.append(np.concatenate([obs.ravel(), rewards.ravel(), vecenv.buffers.masks.ravel()]))
+            runs.append(seen)
+    for a, b in zip(*runs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_teams_as_two_seats():
+    env = pufferlib.make('magent2_battle', two_player=True, map_size=20)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert env.num_agents == 2 and env.single_action_space.nvec.tolist() == [21] * 12
+        assert obs.shape == (2, 12, 13, 13, 5)
+        rng = np.random.default_rng(0)
+        for _ in range(20):
+            _, rewards, _, _, _ = env.step(rng.integers(0, 21, (2, 12)))
+            assert rewards[0] == pytest.approx(-rewards[1])  # zero-sum
+    finally:
+        env.close()
+
+
+def test_a_league_arena_plays_team_against_team():
+    pytest.importorskip('torch')
+    from pufferlib.arena import Arena, NetworkPlayer, play_games
+    vecenv = pufferlib.vector.make('magent2_battle', backend='Serial', num_envs=2,
+                                   env_kwargs={'two_player': True, 'map_size': 12, 'max_cycles': 20})
+    arena = Arena(vecenv, seed=0, name='magent2_battle')
+    try:
+        assert arena.seats == 2 and arena.games == 2
+        policy = binding.Policy(arena)
+        arena.set_opponents([NetworkPlayer(binding.Policy(arena))])
+        results = play_games(arena, NetworkPlayer(policy), games=2, seed=0)
+        assert results['games'].sum() == 2
+    finally:
+        arena.close()
+
+
+def test_two_player_needs_two_mirror_teams():
+    with pytest.raises(pufferlib.APIUsageError, match='magent2_battle, magent2_battlefield'):
+        pufferlib.make('magent2_gather', two_player=True)
+
+
+def test_missing_package_is_one_line(monkeypatch):
+    import sys
+    monkeypatch.setitem(sys.modules, 'magent2', None)
+    with pytest.raises(ImportError, match=r'install the magent2 extra: pip install -c constraints.txt -e "\.\[magent2'):
+        pufferlib.make('magent2_battle')
+
+
+def test_training_smoke(tmp_path, monkeypatch):
+    pytest.importorskip('torch')
+    from pufferlib import config as configuration
+    from pufferlib import train as training
+    monkeypatch.chdir(tmp_path)
+    flags = ['--vec.num-envs', '2', '--vec.num-workers', '2', '--train.minibatch-size', '256', '--env.map-size', '15',
+             '--train.total-timesteps', '1024', '--train.log-interval', '0']
+    config = configuration.load('magent2_battle', flags)
+    summary = training.train('magent2_battle', config=config, quiet=True)
+    assert summary['global_step'] >= 1024 and summary['checkpoint']
+
+
+def test_names_are_the_bound_tasks():
+    assert set(SHAPES) <= set(binding.env_names())
