@@ -624,8 +624,12 @@ def _load_action(action: Any, kinds: Mapping[str, str], constants: Mapping[str, 
         value = action.get(key, False)
         if not isinstance(value, bool):
             raise SpecError(f'{here} {key} must be true or false')
-        if value and 'box' in action:
-            raise SpecError(f'{here}: {key} applies to discrete actions only; an env with a box has neither')
+        # with both forms, a built-in player moves in the discrete form only (where box is 0); a mask would
+        # need a second layout of the mask buffer, so it stays discrete-only envs' feature
+        if value and 'box' in action and (key == 'mask' or not {'n', 'nvec'} & set(action)):
+            raise SpecError(f'{here}: {key} applies to discrete actions only; an env with a box has neither'
+                            + (' (builtin is allowed where n or nvec gives a discrete form too)'
+                               if key == 'builtin' else ''))
         out[f'action_{key}'] = value
     return out
 

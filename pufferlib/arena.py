@@ -130,7 +130,9 @@ class BuiltinPlayer(Player):
 
 def supports_builtin(env: object) -> bool:
     """Whether `env`'s live rows can hand their move to its built-in player (BuiltinPlayer)."""
-    return bool(getattr(getattr(env, 'spec', None), 'action_builtin', False))
+    # a spec with both action forms (slimevolley's continuous option) has that player in the discrete one only
+    box = isinstance(getattr(env, 'single_action_space', None), spaces.Box)
+    return bool(getattr(getattr(env, 'spec', None), 'action_builtin', False)) and not box
 
 
 def no_builtin_player(name: str) -> str:

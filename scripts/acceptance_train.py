@@ -87,7 +87,8 @@ TASKS = {
     'puffer_blastar': ('env/score', scripted_baseline, 1200, 300_000_000),
     'puffer_pacman': ('env/perf', 0.5, 1200, 300_000_000),
     # issue 34: 2048 reaches the 512 tile in half of its games; checkers wins 80% against the one-ply greedy
-    # player; slime volleyball wins 70% of the points against the scripted slime (seats alternating)
+    # player (its config: two update epochs, 6M steps); slime volleyball wins 70% of the points against
+    # the scripted slime (seats alternating)
     'puffer_g2048': ('env/perf', 0.50, 1200, None),
     'puffer_checkers': ('env/perf', 0.80, 1200, None),
     'puffer_slimevolley': ('env/perf', 0.70, 1200, None),

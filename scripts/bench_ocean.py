@@ -9,7 +9,8 @@ Each env runs as one vectorized object of about 4096 agent rows in one process, 
 actions drawn ahead of time (pufferlib.ocean.tools.bench), so the figure is the env's own speed.
 PufferLib 3.0's counterpart (OCEAN_PEERS in pufferlib/benchmark.py) runs the same loop over the same
 number of rows in the anchor's venv (scripts/bench_anchor.py), at its own defaults and, where they
-differ, at settings that match ours. Gymnasium's CartPole-v1 (Python, one env) is the third peer.
+differ, at settings that match ours (or, where 3.0 has no such setting, ours at 3.0's:
+OCEAN_OURS_MATCHED). Gymnasium's CartPole-v1 (Python, one env) is the third peer.
 Rounds are interleaved (ours, 3.0 defaults, 3.0 matched, ours, ...); medians, every round and the
 spread are printed.
 """
@@ -53,6 +54,8 @@ def contenders(name, anchor):
         if matched:
             out.append(('3.0 matched', lambda s: anchor.ask('ocean', env=peer, kwargs=matched,
                                                              rows=tools.BENCH_ROWS, seconds=s)['sps']))
+        if name in bd.OCEAN_OURS_MATCHED:  # 3.0 cannot be set to our game, so ours is set to 3.0's
+            out.insert(1, ('ours matched', lambda s: tools.bench(name, seconds=s, **bd.OCEAN_OURS_MATCHED[name])))
     if name == 'cartpole':
         out.append(('Gymnasium CartPole-v1', gymnasium_cartpole))
     return out

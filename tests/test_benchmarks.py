@@ -153,6 +153,19 @@ def test_ocean_peers_name_real_settings_of_our_envs():
         assert isinstance(differs, str)
 
 
+def test_ocean_ours_matched_row_sets_our_env_to_the_peers_game():
+    """Where 3.0 has no option that matches our game (blastar), a row runs ours at 3.0's settings against
+    3.0's defaults; the options it names are real options of our env."""
+    from pufferlib import ocean
+    results = {'blastar': {'ours': [3e6], 'ours matched': [12e6], '3.0 defaults': [4e6]}}
+    lines = bd.ocean_section(results, 1, 1.0, None, {'pufferlib': 3.0, 'numpy': '2'}).splitlines()
+    rows = [line for line in lines if line.startswith('| puffer_blastar') and 'PufferLib 3.0' in line]
+    assert len(rows) == 2 and '**0.75x**' in rows[0] and '(wave_size=1, bombs=1)' in rows[1] and '3.00x' in rows[1]
+    for name, options in bd.OCEAN_OURS_MATCHED.items():
+        assert name in bd.OCEAN_PEERS
+        assert set(options) <= set(ocean.SPECS[name].options)
+
+
 @pytest.mark.parametrize('events, expected', [
     ([], None),
     ([(0.1, 400.0), (0.5, 480.0), (1.2, 480.0), (1.9, 470.0), (2.1, 500.0)], 2.0),  # [1, 2) averages 475

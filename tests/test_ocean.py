@@ -774,7 +774,7 @@ def test_unbuilt_binding_error_is_clear(monkeypatch, tmp_path):
 SANITIZE_RUNS = [(name, {}) for name in ALL] + [
     ('kuhn', {'two_player': False}), ('leduc', {'two_player': False}), ('connect4', {'two_player': True}),
     ('connect4', {'seat': -1}), ('pong', {'two_player': True}),
-    ('drone', {'task': 0}), ('rocket_lander', {'discrete': True})]
+    ('drone', {'task': 0}), ('rocket_lander', {'discrete': True}), ('slimevolley', {'continuous': True})]
 
 
 @pytest.mark.sanitize

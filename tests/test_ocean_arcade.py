@@ -150,6 +150,28 @@ def test_blastar_kills_pay_one_and_ships_lost_cost_the_penalty():
     assert perf / logged < 0.5
 
 
+def test_blastar_observes_the_wave_and_bomb_slots_its_options_give():
+    assert make('blastar').single_observation_space.shape == (6 + 3 * 4 + 3 * 3,)
+    env = make('blastar', wave_size=1, bombs=1)  # Atari's game: one enemy, one bomb
+    assert env.single_observation_space.shape == (12,)
+    obs, _ = env.reset(seed=0)
+    assert (obs[:, 8] == 1.0).all() and (obs[:, 11] == 0.0).all()  # the enemy is alive, no bomb falls yet
+
+
+@pytest.mark.parametrize('bombs', [1, 2])
+def test_blastar_bombs_caps_the_bombs_falling_at_once(bombs):
+    """With an enemy bombing whenever it can, the cap is reached and never passed (the text view draws
+    every live bomb, whether or not the observation has a slot for it)."""
+    env = make('blastar', num_envs=4, wave_size=6, bombs=bombs, bomb_rate=1.0, lives=100)
+    env.reset(seed=0)
+    most = 0
+    for _ in range(400):
+        env.step(np.full(4, 0, np.int32))
+        for i in range(4):
+            most = max(most, env.render_text(index=i).count('*'))
+    assert most == bombs
+
+
 def test_blastar_clearing_max_waves_wins():
     env = make('blastar', num_envs=4, autopilot=True, max_waves=2, bomb_rate=0.0)
     result = play(env, 1500)

@@ -344,11 +344,55 @@ def test_slimevolley_builtin_action_plays_the_scripted_slime():
     assert log is not None and 0.3 < log['perf'] < 0.7
 
 
+def test_slimevolley_continuous_is_a_box_and_the_builtin_player_stays_with_the_buttons():
+    from gymnasium import spaces
+
+    from pufferlib import arena
+    box = pufferlib.make('puffer_slimevolley', num_envs=2, continuous=True)
+    assert box.single_action_space == spaces.Box(-1.0, 1.0, (2,), np.float32)
+    assert box.actions.dtype == np.float32 and box.actions.shape == (2, 2)
+    buttons = pufferlib.make('puffer_slimevolley', num_envs=2)
+    assert buttons.single_action_space == spaces.Discrete(6)
+    assert arena.supports_builtin(buttons) and not arena.supports_builtin(box)
+
+
+def test_slimevolley_continuous_follower_plays_the_same_games_as_the_buttons():
+    """Run -1 / 0 / 1 and a jump above 0 are the six buttons: the follower's Box actions replay its button
+    games frame for frame (same seed), and win as often."""
+    def games(**options):
+        env = pufferlib.make('puffer_slimevolley', num_envs=8, seed=4, **options)
+        obs, _ = env.reset(seed=4)
+        seen, logs = [], []
+        for _ in range(1500):
+            obs, _, _, _, infos = env.step(follower(env, obs))
+            seen.append(obs.copy())
+            logs.extend(infos)
+        return np.array(seen), logs
+
+    buttons, button_logs = games()
+    box, box_logs = games(continuous=True)
+    np.testing.assert_array_equal(buttons, box)
+    assert box_logs and box_logs == button_logs and mean(box_logs, 'perf') > 0.8
+
+
+def test_slimevolley_continuous_runs_at_the_given_fraction_and_jumps_above_zero():
+    env = pufferlib.make('puffer_slimevolley', num_envs=1, seed=0, two_player=True, continuous=True)
+    obs, _ = env.reset(seed=0)
+    start = obs[:, 0].copy()
+    for _ in range(5):  # row 0 runs toward the net at full speed, row 1 at half speed
+        obs, *_ = env.step(np.array([[-1.0, -1.0], [-0.5, -1.0]], np.float32))
+    full, half = start - obs[:, 0]
+    assert full > 0 and half == pytest.approx(full / 2, rel=1e-4)
+    obs, *_ = env.step(np.array([[0.0, 0.0], [0.0, 0.01]], np.float32))  # 0 is no jump, anything above is
+    assert obs[0, 1] == 0 and obs[1, 1] > 0 and obs[1, 3] > 0
+
+
 @pytest.mark.sanitize
 @pytest.mark.skipif(not SANITIZED, reason='needs the sanitizer build: run scripts/sanitize_ocean.sh')
 @pytest.mark.parametrize('name, options', [('checkers', {'two_player': True}), ('checkers', {'seat': 1}),
                                            ('slimevolley', {'two_player': True}),
-                                           ('slimevolley', {'frameskip': 4})])
+                                           ('slimevolley', {'frameskip': 4}),
+                                           ('slimevolley', {'two_player': True, 'continuous': True})])
 def test_sanitized_two_seat_modes(name, options):
     """The modes tests/test_ocean.py's sanitizer run does not reach, with random and wild actions."""
     env = pufferlib.make(f'puffer_{name}', num_envs=4, seed=2, **options)

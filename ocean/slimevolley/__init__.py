@@ -6,6 +6,7 @@ in Python, from observations alone, for `puffer play --scripted` and the tests. 
 slime it runs at full speed and keeps one aim, so it wins most points against it.
 """
 import numpy as np
+from gymnasium import spaces
 
 from ..env import OceanEnv
 
@@ -29,6 +30,8 @@ def follower(env: OceanEnv, obs: np.ndarray) -> np.ndarray:
     run = np.where(gap > 0.2, 1, np.where(gap < -0.2, -1, 0))
     dx, dy = bx - me, by - my_y
     jump = (bx > 0) & (bvy < 0) & (dx * dx + dy * dy < 16.0) & (dy > 0.5)
+    if isinstance(env.single_action_space, spaces.Box):  # continuous=True: (run, jump above 0)
+        return np.stack([run, np.where(jump, 1, -1)], axis=1).astype(np.float32)
     table = np.array([[IN, NONE, OUT], [JUMP_IN, JUMP, JUMP_OUT]], dtype=np.int32)
     return table[jump.astype(int), run + 1]
 

@@ -15,8 +15,9 @@
  * own side earns nothing).
  *
  * Actions reach the physics through one function, sv_decode, which turns a row's action into a run
- * direction in [-1, 1] and a jump flag in its own view; a continuous (Box) mode replaces that function
- * alone.
+ * direction in [-1, 1] and a jump flag in its own view: six buttons, or with `continuous` a Box of two
+ * floats (run, taken as it is, and jump when above 0). The built-in player (SEATS_BUILTIN) takes over a
+ * row in the button mode only: a Box has no value to spare for it.
  *
  * The scripted slime predicts where the ball will come down on its side (a parabola, ignoring the
  * walls), stands at an offset behind that point drawn each time the ball comes over (mostly behind,
@@ -63,8 +64,13 @@ static inline float sv_clampf(float v, float lo, float hi) { return v < lo ? lo 
 static inline float sv_mirror(int side) { return side == 0 ? 1.0f : -1.0f; }
 
 /* A row's action as a run direction (+1: away from the net, in its own view) and a jump. */
-static inline void sv_decode(const int32_t *action, float *run, int *jump) {
-    int a = ocean_clamp(action[0], SV_ACTIONS);
+static inline void sv_decode(const Slimevolley *env, int row, float *run, int *jump) {
+    if (env->cont_actions) {
+        *run = ocean_cont_action(env, row * env->act_size);
+        *jump = ocean_cont_action(env, row * env->act_size + 1) > 0.0f;
+        return;
+    }
+    int a = ocean_clamp(env->actions[row * env->act_size], SV_ACTIONS);
     static const signed char runs[SV_ACTIONS] = {0, -1, 1, 0, -1, 1};
     *run = (float)runs[a];
     *jump = a >= SV_JUMP_ONLY;
@@ -229,9 +235,9 @@ static void c_step(Slimevolley *env) {
     int jump[2];
     for (int side = 0; side < 2; side++) {
         int row = seats_row(&env->seats, side);
-        if (row < 0 || env->actions[row * env->act_size] == SEATS_BUILTIN)
+        if (row < 0 || (env->actions && env->actions[row * env->act_size] == SEATS_BUILTIN))
             sv_scripted(env, side, &run[side], &jump[side]);
-        else sv_decode(env->actions + row * env->act_size, &run[side], &jump[side]);
+        else sv_decode(env, row, &run[side], &jump[side]);
     }
     int loser = -1, sent = -1;
     for (int f = 0; f < env->cfg.frameskip && loser < 0; f++) loser = sv_frame(env, run, jump, &sent);
