@@ -7,6 +7,8 @@ import pytest
 import pufferlib
 from pufferlib.ocean import tools
 
+import ocean_play
+
 
 def make(name, num_envs=4, seed=0, **kwargs):
     return pufferlib.make(f'puffer_{name}', num_envs=num_envs, seed=seed, **kwargs)
@@ -14,19 +16,9 @@ def make(name, num_envs=4, seed=0, **kwargs):
 
 def play(env, steps, policy=None, seed=0):
     """Mean of the episode logs over `steps` steps (random actions unless `policy(obs) -> actions`)."""
-    obs, _ = env.reset(seed=seed)
     pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=seed)
-    logs = []
-    for t in range(steps):
-        obs, _, _, _, infos = env.step(pool[t % 256] if policy is None else policy(obs))
-        logs.extend(infos)
-    last = env.log()
-    if last:
-        logs.append(last)
-    n = sum(log['n'] for log in logs)
-    assert n > 0, 'no episode finished'
-    return {k: sum(log[k] * log['n'] for log in logs) / n for k in ('score', 'perf', 'episode_return',
-                                                                      'episode_length')} | {'n': n}
+    act = (lambda obs, t: pool[t % 256]) if policy is None else (lambda obs, t: policy(obs))
+    return ocean_play.episode_means(ocean_play.episode_logs(env, act, steps, seed))
 
 
 def constant(action):

@@ -15,26 +15,18 @@ from pufferlib.ocean.checkers import random_legal
 from pufferlib.ocean.g2048 import corner
 from pufferlib.ocean.slimevolley import follower
 
+import ocean_play
+
 SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
 
 def episode_logs(env, policy, steps, seed=1):
-    """The finished-episode logs (one dict per report) of `policy(env, obs)` over `steps` steps."""
-    obs, _ = env.reset(seed=seed)
-    logs = []
-    for _ in range(steps):
-        obs, _, _, _, infos = env.step(policy(env, obs))
-        logs.extend(infos)
-    last = env.log()
-    if last:
-        logs.append(last)
-    return logs
+    """The finished-episode logs of `policy(env, obs)` over `steps` steps."""
+    return ocean_play.episode_logs(env, lambda obs, t: policy(env, obs), steps, seed)
 
 
 def mean(logs, key):
-    n = sum(log['n'] for log in logs)
-    assert n > 0, 'no episode finished'
-    return sum(log[key] * log['n'] for log in logs) / n
+    return ocean_play.episode_means(logs, (key,))[key]
 
 
 def random_policy(env, obs):

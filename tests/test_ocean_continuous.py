@@ -17,6 +17,7 @@ from pufferlib.ocean import scripted_policies, tools
 from pufferlib.pufferenv import APIUsageError
 from pufferlib.trainer import Trainer
 
+import ocean_play
 from small_run import SMALL
 
 
@@ -26,17 +27,8 @@ def make(name, num_envs=4, seed=0, **options):
 
 def run(env, policy, steps, seed=1):
     """Episode-weighted means of perf and score, and the episodes counted, under policy(env, obs)."""
-    obs, _ = env.reset(seed=seed)
-    logs = []
-    for _ in range(steps):
-        obs, _, _, _, infos = env.step(policy(env, obs))
-        logs.extend(infos)
-    last = env.log()
-    if last:
-        logs.append(last)
-    n = sum(log['n'] for log in logs)
-    assert n > 0, 'no episode finished'
-    return {key: sum(log[key] * log['n'] for log in logs) / n for key in ('perf', 'score')} | {'n': n}
+    logs = ocean_play.episode_logs(env, lambda obs, t: policy(env, obs), steps, seed)
+    return ocean_play.episode_means(logs, ('perf', 'score'))
 
 
 def random_policy(env, obs):
