@@ -255,3 +255,37 @@ def test_large_worlds_run(size, agents):
         obs, *_ = env.step(pool[t % 8])
     assert env.masks.sum() > agents // 2 and (obs[:, SELF][:, HP] <= 100).all()
     assert env.render().shape[0] >= size and len(env.render_text()) > 96 * 96
+
+
+
+def test_policy_configs_build_and_point_at_entity_rows():
+    """Both configs build the env's policy at the advertised sizes. The target logits are a pointer over
+    the entity rows: swapping two rows swaps their pointer scores and changes nothing else."""
+    import os
+
+    import torch
+
+    from pufferlib import config as configuration
+    from pufferlib.models import make_policy
+    env = make(num_envs=2, seed=0)
+    large = os.path.join(os.path.dirname(configuration.__file__), 'puffer_mmo_large.toml')
+    sizes = {}
+    for name, config in (('small', configuration.load('puffer_mmo')),
+                         ('large', configuration.load('puffer_mmo', config_file=large))):
+        policy = make_policy(env, config)
+        sizes[name] = sum(p.numel() for p in policy.parameters())
+        rows = torch.zeros(2, env.single_observation_space.shape[0], dtype=torch.uint8)
+        a = torch.tensor([1, 3, 6, 5, 100, 2, 1, 1], dtype=torch.uint8)
+        b = torch.tensor([1, 5, 3, 5, 50, 4, 2, 2], dtype=torch.uint8)
+        at = ENT.start
+        rows[0, at:at + 8], rows[0, at + 8:at + 16] = a, b
+        rows[1, at:at + 8], rows[1, at + 8:at + 16] = b, a
+        with torch.no_grad():
+            (move, style, target, use), value = policy(rows)
+        assert move.shape == (2, 5) and target.shape == (2, mmo.ENTS) and use.shape == (2, 3)
+        torch.testing.assert_close(move[0], move[1])
+        torch.testing.assert_close(value[0], value[1])
+        torch.testing.assert_close(target[0, 2:], target[1, 2:])
+        torch.testing.assert_close(target[0, :2].sum(), target[1, :2].sum())
+        assert abs(float((target[0, 0] - target[0, 1]) - (target[1, 0] - target[1, 1]))) > 1e-7
+    assert sizes['small'] < 200_000 and 1_000_000 < sizes['large'] < 3_000_000

@@ -767,7 +767,7 @@ static void c_render_rgb(Mmo *env, unsigned char *frame) {
                     c[1] = (unsigned char)(120 + (team * 151) % 136);
                     c[2] = 255;
                 }
-                int inset = sc >= 4 ? 1 : 0;
+                int inset = sc >= 8 ? 1 : 0;
                 ocean_fill_rect(frame, fw, fw, x * sc + inset, y * sc + inset, sc - 2 * inset, sc - 2 * inset, c);
             }
         }
