@@ -9,8 +9,10 @@ process, stepped with random actions drawn ahead of time (pufferlib.ocean.tools.
 scripts/bench_anchor.py's copy of that loop in the anchor's venv for nmmo3). Matched rows give both
 the same map side and agents per world, and both the NPC count nmmo3 derives from the map
 (side^2 / 512 enemies: it hangs when given many more); nmmo3 also places resources, weapons and
-gems by its own rules. Rounds are interleaved (ours, 3.0, ours, ...); medians, every round and the
-ratio are printed, and the table is written to docs/results/mmo.md.
+gems by its own rules. With --nmmo DIR (a venv holding the `nmmo` 2.x package), Neural MMO itself
+(nmmo.Env() at its defaults: 128 agents on a 128x128 map) joins the 128-on-128x128 rounds through
+scripts/bench_nmmo.py. Rounds are interleaved (ours, 3.0, Neural MMO, ours, ...); medians, every
+round and the ratios are printed, and the tables are written to docs/results/mmo.md.
 """
 import argparse
 import os
@@ -75,11 +77,21 @@ def settings():
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     bd.common_arguments(parser, seconds=1.0, repeats=3, quick_seconds=0.5)
+    parser.add_argument('--nmmo', default=os.environ.get('NMMO_VENV'),
+                        help="Neural MMO's venv folder or its python (default: $NMMO_VENV)")
     args = bd.parse(parser)
     python, why_not = bd.find_anchor(args.anchor)
     anchor = bd.PeerProcess(python, os.path.join(ROOT, 'scripts', 'bench_anchor.py')) if python else None
     if why_not:
         print(why_not)
+    nmmo = None
+    if args.nmmo:
+        nmmo = bd.PeerProcess(bd._python_in(args.nmmo, 'Neural MMO', 'NMMO_VENV'),
+                              os.path.join(ROOT, 'scripts', 'bench_nmmo.py'))
+        print(f'Neural MMO: {nmmo.about}')
+    else:
+        print('Neural MMO not measured: no venv given (--nmmo DIR or NMMO_VENV=DIR)')
+    nmmo_cpu: list[float] = []
     results = []
     try:
         for label, agents, side, npcs, kwargs, peer in settings():
@@ -89,13 +101,23 @@ def main():
             if anchor:
                 measures['3.0'] = lambda kw=peer: anchor.ask('ocean', env='puffer_nmmo3', kwargs=kw, rows=ROWS,
                                                              seconds=args.seconds)['sps']
+            if nmmo and (agents, side) == (128, 128):
+                def neural_mmo(cpu=nmmo_cpu, peer=nmmo):
+                    answer = peer.ask('step', seconds=max(3.0, args.seconds))  # a reset alone takes 0.5 s
+                    cpu.append(answer['cpu_sps'])
+                    return answer['sps']
+                measures['Neural MMO'] = neural_mmo
             runs = bd.interleaved(list(measures), args.repeats, lambda name, m=measures: m[name](), progress=print)
             runs['ours cpu'] = cpu
             results.append((label, agents, side, npcs, runs))
     finally:
         if anchor:
             anchor.close()
+        if nmmo:
+            nmmo.close()
     text = section(results, args, anchor is not None)
+    if nmmo:
+        text += '\n\n' + nmmo_section(results, nmmo.about, nmmo_cpu)
     print('\n' + text)
     if not args.no_write:
         if not os.path.exists(RESULTS):
@@ -104,6 +126,27 @@ def main():
         bd.update_section('mmo-speed', 'Speed: agent steps per second on one core', text, RESULTS)
         print(f'wrote {os.path.relpath(RESULTS, ROOT)}')
     return 0
+
+
+def nmmo_section(results, about, cpu):
+    runs = next(r for _, a, s, _, r in results if (a, s) == (128, 128))
+    header = ['env', 'agents, map', 'agent steps/s (wall)', 'rounds', 'per CPU second', 'ours / Neural MMO (wall)',
+              'ours / Neural MMO (CPU)']
+    ours_cpu = bd.median(runs['ours cpu'])
+    rows = [['puffer_mmo', '128, 128x128', bd.si(bd.median(runs['ours'])), bd.runs_cell(runs['ours']),
+             bd.si(ours_cpu), '', ''],
+            [f'Neural MMO {about["nmmo"]} (`nmmo.Env()` defaults)', f'{about["agents"]}, {about["map"]}x{about["map"]}',
+             bd.si(bd.median(runs['Neural MMO'])), bd.runs_cell(runs['Neural MMO']), bd.si(bd.median(cpu)),
+             bd.ratio_cell(bd.ratio(runs['ours'], runs['Neural MMO'])), bd.ratio_cell(bd.ratio(ours_cpu, cpu))]]
+    return '\n'.join([
+        f'Neural MMO in its own venv (Python {about["python"]}, numpy {about["numpy"]}, Gymnasium '
+        f'{about["gymnasium"]}), in the same rounds as the 128-on-128x128 row above: one `nmmo.Env()` at its',
+        'defaults, random actions from its action spaces drawn ahead of time, agent steps = live agents stepped',
+        '(random agents die, and a new episode starts when none is left; resets are timed). Target (issue 36):',
+        '>= 100x Neural MMO.',
+        '',
+        bd.markdown_table(header, rows),
+    ])
 
 
 def section(results, args, with_anchor):
