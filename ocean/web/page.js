@@ -9,6 +9,8 @@
 //   puffer.tick(n)                  n ticks of the game loop, as the animation frames run them (keys included)
 //   puffer.pause(), puffer.resume() stop / restart the animation
 //   puffer.frameHash()              a hash of the current frame's pixels
+//   puffer.bench(steps, seed)       milliseconds the module takes for `steps` steps (scripts/bench_web.py)
+//   puffer.loadedMs                 milliseconds from the navigation to the first frame
 'use strict';
 (function () {
   const META = window.PUFFER_META;
@@ -77,7 +79,9 @@
   // (Re)start the env with the page's options; the versus mode makes both seats rows of a two-seat game.
   function init() {
     const values = Object.assign({}, state.options);
-    if (META.two_seat) values.two_player = state.mode === 'versus';
+    // versus: both seats are rows, one of them yours; play: you alone against the env's own opponent;
+    // watch: as the options say
+    if (META.two_seat && state.mode !== 'watch') values.two_player = state.mode === 'versus';
     const config = packConfig(values);
     if (config.length !== C.configBytes()) {
       showError('meta.js and env.js disagree on the options: rebuild the page');
@@ -330,7 +334,17 @@
       for (let i = 0; i < rgb.length; i++) hash = Math.imul(hash ^ rgb[i], 16777619) >>> 0;
       return hash;
     };
+    api.bench = (steps, seed) => {
+      api.pause();
+      setMode('watch');
+      if (!init()) return null;
+      C.reset(seed);
+      const start = performance.now();
+      C.step(steps);
+      return performance.now() - start;
+    };
     restart(0);
+    api.loadedMs = performance.now();
     api.ready = true;
     requestAnimationFrame(frame);
   }, (err) => showError('The WebAssembly module did not load: ' + err));
