@@ -237,8 +237,14 @@ def cmd_web(args: argparse.Namespace, flags: list[str]) -> int:
         print(f'open it through a server (puffer web ... --serve) or as a file: {path}')
         return 0
     import os
+    import signal
     httpd = web.server(os.path.dirname(path), args.serve)
     print(f'serving http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)', flush=True)
+
+    def stop(signum: int, frame: object) -> None:  # `docker stop`: a container's first process gets SIGTERM
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:
