@@ -147,7 +147,8 @@ setup(
     packages=find_packages(include=['pufferlib', 'pufferlib.*'])
     + ['pufferlib.ocean'] + [f'pufferlib.ocean.{name}' for name in ocean_specs],
     package_dir={'pufferlib.ocean': 'ocean'},
-    package_data={'pufferlib.ocean': ['*.h', '*/*.h', '*/spec.toml'], 'pufferlib.config': ['*.toml']},
+    package_data={'pufferlib.ocean': ['*.h', '*/*.h', '*/spec.toml', 'web/*.js', 'web/*.html'],
+                  'pufferlib.config': ['*.toml']},
     ext_modules=extensions,
     cmdclass={'build_ext': BuildExt},
 )

@@ -43,7 +43,7 @@ C_KEYWORDS = frozenset(['auto', 'break', 'case', 'char', 'const', 'continue', 'd
                         'restrict', 'return', 'short', 'signed', 'sizeof', 'static', 'struct', 'switch', 'typedef',
                         'union', 'unsigned', 'void', 'volatile', 'while', 'cfg', 'env'])
 
-TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action'}
+TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action', 'keys'}
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
 OBSERVATION_KEYS = {'dtype', 'size', 'shape', 'low', 'high', 'fields', 'help'}
 FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
@@ -299,6 +299,9 @@ class Spec:
     action_builtin: bool = False        # a live row's action -1 hands its move to the built-in player (seats.h)
     action_help: str = ''
     struct_format: str = field(init=False, default='')
+    # [keys], the web page's keyboard (docs/web.md): KeyboardEvent.key -> action (a number, or a list
+    # for MultiDiscrete and Box rows); 'idle' and 'fps' are settings, not keys.
+    keys: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         formats = [OPTION_TYPES[o.kind][1] for o in self.options.values()] or ['i']  # C has no empty struct
@@ -449,6 +452,7 @@ def load(folder: str) -> Spec:
                 agents=_int_expr(data['agents'], kinds, constants, f'{where} agents'), constants=constants,
                 options=options, checks=checks, obs_dtype=dtype, obs_shape=shape, obs_segments=segments,
                 obs_help=str(obs.get('help', '')), action_help=str(action.get('help', '')), **action_fields)
+    spec.keys = _load_keys(data.get('keys', {}), f'{where} [keys]')
     defaults = spec.defaults()
     problem = spec.problem(defaults)
     if problem:
@@ -457,6 +461,22 @@ def load(folder: str) -> Spec:
             or min((int(n(defaults)) for n in spec.action_exprs()), default=1) < 1):
         raise SpecError(f'{where}: with the defaults, agents, observation sizes and action counts must be >= 1')
     return spec
+
+
+def _load_keys(raw: Any, where: str) -> dict[str, Any]:
+    """[keys]: key name -> an action (number or list of numbers); `fps` a positive number."""
+    if not isinstance(raw, dict):
+        raise SpecError(f'{where} must be a table of key = action')
+    for key, value in raw.items():
+        if key == 'fps':
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 240:
+                raise SpecError(f'{where}: fps must be a number in (0, 240], got {value!r}')
+            continue
+        parts = value if isinstance(value, list) else [value]
+        if not parts or any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in parts):
+            raise SpecError(f'{where}: {key} must be an action (a number, or a list of numbers for MultiDiscrete '
+                            f'and Box actions), got {value!r}')
+    return dict(raw)
 
 
 def _read(folder: str, name: str, where: str) -> dict[str, Any]:

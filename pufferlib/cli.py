@@ -216,6 +216,44 @@ def cmd_play(args: argparse.Namespace, flags: list[str]) -> None:
     tools.play(args.env, steps=args.steps, fps=args.fps, seed=args.seed, scripted=args.scripted or False, **options)
 
 
+def cmd_web(args: argparse.Namespace, flags: list[str]) -> int:
+    from pufferlib import web
+    if (args.env is None) == (not args.all):
+        raise pufferlib.APIUsageError('puffer web builds one env\'s page (puffer web ENV) or the gallery of every '
+                                      'Ocean env (puffer web --all): give one of them')
+    if args.all:
+        if args.checkpoint or flags:
+            raise pufferlib.APIUsageError('puffer web --all plays each env\'s latest run, with its own options: '
+                                          'leave out --checkpoint and --env.KEY flags')
+        path = web.build_gallery(args.out or 'web')
+    else:
+        args.env = web.ocean_name(args.env)
+        options = _ocean_options('web', args.env, [], flags)
+        if 'num_envs' in options:
+            raise pufferlib.APIUsageError('a page shows one env instance; leave out --env.num-envs')
+        path = web.build_page(args.env, args.out, checkpoint=args.checkpoint, options=options)
+        print(f'wrote {path}')
+    if args.serve is None:
+        print(f'open it through a server (puffer web ... --serve) or as a file: {path}')
+        return 0
+    import os
+    import signal
+    httpd = web.server(os.path.dirname(path), args.serve)
+    print(f'serving http://127.0.0.1:{httpd.server_address[1]}/ (Ctrl-C stops)', flush=True)
+
+    def stop(signum: int, frame: object) -> None:  # `docker stop`: a container's first process gets SIGTERM
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()
+    return 0
+
+
 def _add_ocean_commands(commands: Commands) -> None:
     bench = commands.add_parser('bench', help='steps per second of an Ocean env on one core (random actions)',
                                 epilog='Env options as in `puffer train`: --env.KEY VALUE, e.g. --env.width 32 '
@@ -238,6 +276,19 @@ def _add_ocean_commands(commands: Commands) -> None:
     play.add_argument('--scripted', nargs='?', const=True, default=None, metavar='NAME',
                       help="use the env's scripted agent (or the one named) instead of a random one")
     play.set_defaults(func=cmd_play, takes_flags=True)
+
+    web = commands.add_parser('web', help='an Ocean env and its agent as a web page (WebAssembly), or a gallery '
+                                          'of every env', epilog='Env options as in `puffer train`: --env.KEY VALUE. '
+                                                                 'docs/web.md says how to embed a page.')
+    web.add_argument('env', nargs='?', help='puffer_<name>')
+    web.add_argument('--all', action='store_true', help='a gallery: every Ocean env, each with your latest run of '
+                                                        'it (else the scripted or random player), and an index')
+    web.add_argument('--checkpoint', default=None, help='the agent: a checkpoint file, a run directory or `latest` '
+                                                        '(default: the env\'s scripted player, else random)')
+    web.add_argument('--out', default=None, help='folder to write (default: web/<name>, or web/ with --all)')
+    web.add_argument('--serve', nargs='?', type=int, const=8000, default=None, metavar='PORT',
+                     help='then serve the folder on 127.0.0.1 (default port 8000; 0: a free one)')
+    web.set_defaults(func=cmd_web, takes_flags=True)
 
 
 class Parser(argparse.ArgumentParser):

@@ -305,7 +305,11 @@ static void rw_new_episode(Rware *env) {
     for (int i = 0; i < env->num_agents; i++) {
         int cell;
         do {
-            cell = rw_cell(env, ocean_randint(&env->rng, env->width), ocean_randint(&env->rng, env->height));
+            /* one draw per statement: C leaves the order of a call's arguments to the compiler (row first,
+             * as gcc, which builds the training envs, always evaluated them) */
+            int y = ocean_randint(&env->rng, env->height);
+            int x = ocean_randint(&env->rng, env->width);
+            cell = rw_cell(env, x, y);
         } while (rw_kind(env, cell) != RW_HIGHWAY || env->agent_at[cell]);
         env->agents[i] = (RwareAgent){cell, ocean_randint(&env->rng, 4), -1, RW_EMPTY_HANDED, 0};
         env->agent_at[cell] = (unsigned short)(i + 1);
