@@ -196,7 +196,10 @@ static int mm_free_near(Mmo *env, int x, int y, int radius) {
             if (env->occ[at] < 0 && mm_npc_walkable(env->terrain[at])) return at;
         }
     for (int k = 0; k < 64; k++) {
-        int at = (ocean_randint(&env->rng, s) + MM_VIEW) * env->stride + ocean_randint(&env->rng, s) + MM_VIEW;
+        /* two draws in two statements: C leaves the order of a + b's operands to the compiler (gcc and
+         * emscripten's clang differ), and the web page must play the training game */
+        int row = ocean_randint(&env->rng, s);
+        int at = (row + MM_VIEW) * env->stride + ocean_randint(&env->rng, s) + MM_VIEW;
         if (env->occ[at] < 0 && mm_npc_walkable(env->terrain[at])) return at;
     }
     int start = ocean_randint(&env->rng, s * s);
@@ -274,7 +277,8 @@ static void mm_spawn_agent(Mmo *env, int i, int x, int y) {
 
 static void mm_spawn_npc(Mmo *env, int id) {
     MmoEnt *e = &env->ents[id];
-    int at = mm_free_near(env, ocean_randint(&env->rng, env->size), ocean_randint(&env->rng, env->size), 0);
+    int x = ocean_randint(&env->rng, env->size); /* one draw per statement: argument order is unspecified */
+    int at = mm_free_near(env, x, ocean_randint(&env->rng, env->size), 0);
     if (at < 0) {
         e->alive = 0;
         e->timer = 1;
