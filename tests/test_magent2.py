@@ -8,6 +8,8 @@ import pufferlib
 import pufferlib.vector
 from pufferlib.environments import magent2 as binding
 
+from small_run import assert_missing_extra_is_one_line, train_briefly
+
 pytest.importorskip('magent2', reason='pip install -c constraints.txt -e ".[magent2]" (see docs/environments.md)')
 
 # name -> (agent rows at the default map size, observation shape, actions)
@@ -137,22 +139,14 @@ def test_two_player_needs_two_mirror_teams():
 
 
 def test_missing_package_is_one_line(monkeypatch):
-    import sys
-    monkeypatch.setitem(sys.modules, 'magent2', None)
-    with pytest.raises(ImportError, match=r'install the magent2 extra: pip install -c constraints.txt -e "\.\[magent2'):
-        pufferlib.make('magent2_battle')
+    assert_missing_extra_is_one_line(monkeypatch, 'magent2', 'magent2', 'magent2_battle')
 
 
 def test_training_smoke(tmp_path, monkeypatch):
     pytest.importorskip('torch')
-    from pufferlib import config as configuration
-    from pufferlib import train as training
     monkeypatch.chdir(tmp_path)
-    flags = ['--vec.num-envs', '2', '--vec.num-workers', '2', '--train.minibatch-size', '256', '--env.map-size', '15',
-             '--train.total-timesteps', '1024', '--train.log-interval', '0']
-    config = configuration.load('magent2_battle', flags)
-    summary = training.train('magent2_battle', config=config, quiet=True)
-    assert summary['global_step'] >= 1024 and summary['checkpoint']
+    train_briefly('magent2_battle', '--vec.num-envs', '2', '--vec.num-workers', '2', '--train.minibatch-size', '256',
+                  '--env.map-size', '15', steps=1024)
 
 
 def test_names_are_the_bound_tasks():

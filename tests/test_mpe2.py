@@ -7,6 +7,8 @@ import pufferlib
 import pufferlib.vector
 from pufferlib.environments import mpe2 as binding
 
+from small_run import assert_missing_extra_is_one_line, train_briefly
+
 pytest.importorskip('mpe2', reason='pip install -c constraints.txt -e ".[mpe2]" (see docs/environments.md)')
 
 # name -> (agent rows, observation width: the longest role's + a role one-hot where roles differ)
@@ -62,22 +64,14 @@ def test_serial_and_multiprocessing_agree_under_a_seed():
 
 
 def test_missing_package_is_one_line(monkeypatch):
-    import sys
-    monkeypatch.setitem(sys.modules, 'mpe2', None)
-    with pytest.raises(ImportError, match=r'install the mpe2 extra: pip install -c constraints.txt -e "\.\[mpe2\]"'):
-        pufferlib.make('mpe2_simple_spread')
+    assert_missing_extra_is_one_line(monkeypatch, 'mpe2', 'mpe2', 'mpe2_simple_spread')
 
 
 def test_training_smoke(tmp_path, monkeypatch):
     pytest.importorskip('torch')
-    from pufferlib import config as configuration
-    from pufferlib import train as training
     monkeypatch.chdir(tmp_path)
-    flags = ['--vec.num-envs', '2', '--vec.num-workers', '2', '--train.minibatch-size', '50',
-             '--train.total-timesteps', '600', '--train.log-interval', '0']
-    config = configuration.load('mpe2_simple_spread', flags)
-    summary = training.train('mpe2_simple_spread', config=config, quiet=True)
-    assert summary['global_step'] >= 600 and summary['checkpoint']
+    train_briefly('mpe2_simple_spread', '--vec.num-envs', '2', '--vec.num-workers', '2',
+                  '--train.minibatch-size', '50', steps=600)
 
 
 def test_names_are_the_bound_tasks():

@@ -8,6 +8,8 @@ import pufferlib
 import pufferlib.vector
 from pufferlib.environments import vizdoom as binding
 
+from small_run import assert_missing_extra_is_one_line, train_briefly
+
 pytest.importorskip('vizdoom', reason='pip install -c constraints.txt -e ".[vizdoom]" (see docs/environments.md)')
 
 # name -> (buttons, game variables in its .cfg)
@@ -130,22 +132,14 @@ def test_game_variables_option():
 
 
 def test_missing_package_is_one_line(monkeypatch):
-    import sys
-    monkeypatch.setitem(sys.modules, 'vizdoom', None)
-    with pytest.raises(ImportError, match=r'install the vizdoom extra: pip install -c constraints.txt -e "\.\[vizdoom'):
-        pufferlib.make('vizdoom_basic')
+    assert_missing_extra_is_one_line(monkeypatch, 'vizdoom', 'vizdoom', 'vizdoom_basic')
 
 
 def test_training_smoke(tmp_path, monkeypatch):
     pytest.importorskip('torch')
-    from pufferlib import config as configuration
-    from pufferlib import train as training
     monkeypatch.chdir(tmp_path)
-    flags = ['--vec.num-envs', '2', '--vec.num-workers', '2', '--vec.batch-size', '2', '--train.minibatch-size', '64',
-             '--train.total-timesteps', '256', '--train.log-interval', '0']
-    config = configuration.load('vizdoom_basic', flags)
-    summary = training.train('vizdoom_basic', config=config, quiet=True)
-    assert summary['global_step'] >= 256 and summary['checkpoint']
+    train_briefly('vizdoom_basic', '--vec.num-envs', '2', '--vec.num-workers', '2', '--vec.batch-size', '2',
+                  '--train.minibatch-size', '64', steps=256)
 
 
 def test_names_are_the_four_scenarios():
