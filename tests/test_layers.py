@@ -13,7 +13,7 @@ LAYERS = [
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
     ('PPO', {'advantage', 'models', 'arena', 'trainer'}),
-    ('the run job', {'train', 'evaluate', 'export'}),
+    ('the run job', {'train', 'evaluate', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'benchmark', 'smoke'}),
 ]
