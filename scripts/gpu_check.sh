@@ -19,10 +19,11 @@ start=$SECONDS
 python=python3
 # The machine's own python holds a CUDA torch, numpy and the rest; the wheels add what it lacks, without
 # touching what it has (--no-deps), in a folder that comes first on the path.
-if compgen -G ".whl/*.whl" > /dev/null; then
-    echo "gpu_check: installing $(ls .whl/*.whl | wc -l) wheels from .whl/"
+wheels=(.whl/*.whl)
+if [ -e "${wheels[0]}" ]; then
+    echo "gpu_check: installing ${#wheels[@]} wheels from .whl/"
     "$python" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/puffer-site \
-        .whl/*.whl > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+        "${wheels[@]}" > "$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
     export PYTHONPATH="/tmp/puffer-site${PYTHONPATH:+:$PYTHONPATH}"
 fi
 echo "gpu_check: building the C envs and the CUDA kernel ($(nproc) jobs)"

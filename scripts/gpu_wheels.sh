@@ -23,4 +23,5 @@ mkdir -p .whl
 python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \
     --platform manylinux2014_x86_64 --platform manylinux1_x86_64 -d .whl "${pins[@]}"
-echo "gpu_wheels: $(ls .whl/*.whl | wc -l) wheels in .whl/ ($(du -sh .whl | cut -f1)); carry .whl with the tree"
+wheels=(.whl/*.whl)
+echo "gpu_wheels: ${#wheels[@]} wheels in .whl/ ($(du -sh .whl | cut -f1)); carry .whl with the tree"
