@@ -256,3 +256,28 @@ class MaskedParallelEnv(ParallelEnv):
             return {}, rewards, terminations, truncations, {}
         obs, infos = self._publish()
         return obs, rewards, terminations, truncations, infos
+
+
+# The issue's example: a uint8 Box whose env later returns floats that numpy would wrap into [44, 255, 0, 255].
+FRAME = spaces.Box(0, 255, (4,), np.uint8)
+ISSUE_VALUE = np.array([300.7, -1, .5, 255.9])
+
+
+class LaterObservation(gymnasium.Env):
+    """A valid first observation (reset and `good_steps` steps), then `bad` on every step."""
+
+    action_space = spaces.Discrete(2)
+
+    def __init__(self, space=FRAME, bad=ISSUE_VALUE, good_steps=1):
+        self.observation_space, self.bad, self.good_steps, self.t = space, bad, good_steps, 0
+
+    def reset(self, seed=None, options=None):
+        super().reset(seed=seed)
+        self.observation_space.seed(0)
+        self.t = 0
+        return self.observation_space.sample(), {}
+
+    def step(self, action):
+        self.t += 1
+        ob = self.bad if self.t > self.good_steps else self.observation_space.sample()
+        return ob, 0.0, False, False, {}

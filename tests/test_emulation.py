@@ -14,7 +14,7 @@ from pufferlib.emulation import GymnasiumAdapter, GymnasiumPufferEnv, Nativizer,
 
 from pufferlib.environments.synthetic import NETHACK_LIKE
 
-from envs import DyingAgentsEnv, OldGymCounter, SampleEnv
+from envs import DyingAgentsEnv, LaterObservation, OldGymCounter, SampleEnv
 
 # --- random nested spaces ----------------------------------------------------------------------
 
@@ -384,26 +384,6 @@ def test_nan_box_actions_are_refused_on_every_step():
             env.step(np.array([[bad]], np.float32))
 
 
-class ShrinksLater(gymnasium.Env):
-    """A right first observation, then `bad` on every step from step `at` on."""
-
-    action_space = spaces.Discrete(2)
-
-    def __init__(self, space, bad, at=2):
-        self.observation_space, self.bad, self.at, self.t = space, bad, at, 0
-
-    def reset(self, seed=None, options=None):
-        super().reset(seed=seed)
-        self.observation_space.seed(0)
-        self.t = 0
-        return self.observation_space.sample(), {}
-
-    def step(self, action):
-        self.t += 1
-        ob = self.bad if self.t >= self.at else self.observation_space.sample()
-        return ob, 0.0, False, False, {}
-
-
 BOX4 = spaces.Box(-1, 1, (4,), np.float32)
 
 
@@ -417,7 +397,7 @@ BOX4 = spaces.Box(-1, 1, (4,), np.float32)
 ])
 def test_observation_of_another_shape_is_refused_on_every_step(space, bad, match):
     """numpy would broadcast a (1,)-shaped or scalar observation into every feature of the row."""
-    env = GymnasiumPufferEnv(env=ShrinksLater(space, bad))
+    env = GymnasiumPufferEnv(env=LaterObservation(space, bad))
     env.reset(seed=0)
     env.step(np.zeros(1, np.int32))
     with pytest.raises(pufferlib.SpaceError, match=match):
@@ -427,13 +407,13 @@ def test_observation_of_another_shape_is_refused_on_every_step(space, bad, match
 def test_observations_without_a_shape_attribute_still_work():
     """The per-step shape check is a fast comparison backed by an exact one: lists of the right
     shape pass."""
-    env = GymnasiumPufferEnv(env=ShrinksLater(BOX4, [0.1, 0.2, 0.3, 0.4]))
+    env = GymnasiumPufferEnv(env=LaterObservation(BOX4, [0.1, 0.2, 0.3, 0.4]))
     env.reset(seed=0)
     for _ in range(3):
         obs = env.step(np.zeros(1, np.int32))[0]
     np.testing.assert_allclose(obs[0], [0.1, 0.2, 0.3, 0.4])
     space = spaces.Dict({'pos': spaces.Box(-1, 1, (2,), np.float32)})
-    env = GymnasiumPufferEnv(env=ShrinksLater(space, {'pos': [0.25, 0.5]}))
+    env = GymnasiumPufferEnv(env=LaterObservation(space, {'pos': [0.25, 0.5]}))
     env.reset(seed=0)
     for _ in range(3):
         obs = env.step(np.zeros(1, np.int32))[0]
