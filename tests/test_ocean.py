@@ -774,7 +774,9 @@ def test_unbuilt_binding_error_is_clear(monkeypatch, tmp_path):
 SANITIZE_RUNS = [(name, {}) for name in ALL] + [
     ('kuhn', {'two_player': False}), ('leduc', {'two_player': False}), ('connect4', {'two_player': True}),
     ('connect4', {'seat': -1}), ('pong', {'two_player': True}),
-    ('drone', {'task': 0}), ('rocket_lander', {'discrete': True}), ('slimevolley', {'continuous': True})]
+    ('drone', {'task': 0}), ('rocket_lander', {'discrete': True}), ('slimevolley', {'continuous': True}),
+    ('checkers', {'two_player': True}), ('checkers', {'seat': 1}), ('slimevolley', {'two_player': True}),
+    ('slimevolley', {'frameskip': 4}), ('slimevolley', {'two_player': True, 'continuous': True})]
 
 
 @pytest.mark.sanitize

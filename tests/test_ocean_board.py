@@ -377,26 +377,3 @@ def test_slimevolley_continuous_runs_at_the_given_fraction_and_jumps_above_zero(
     assert full > 0 and half == pytest.approx(full / 2, rel=1e-4)
     obs, *_ = env.step(np.array([[0.0, 0.0], [0.0, 0.01]], np.float32))  # 0 is no jump, anything above is
     assert obs[0, 1] == 0 and obs[1, 1] > 0 and obs[1, 3] > 0
-
-
-@pytest.mark.sanitize
-@pytest.mark.skipif(not SANITIZED, reason='needs the sanitizer build: run scripts/sanitize_ocean.sh')
-@pytest.mark.parametrize('name, options', [('checkers', {'two_player': True}), ('checkers', {'seat': 1}),
-                                           ('slimevolley', {'two_player': True}),
-                                           ('slimevolley', {'frameskip': 4}),
-                                           ('slimevolley', {'two_player': True, 'continuous': True})])
-def test_sanitized_two_seat_modes(name, options):
-    """The modes tests/test_ocean.py's sanitizer run does not reach, with random and wild actions."""
-    env = pufferlib.make(f'puffer_{name}', num_envs=4, seed=2, **options)
-    pool = tools.random_actions(env.single_action_space, env.num_agents, 256, seed=2)
-    wild = np.random.default_rng(2).integers(-2**31, 2**31 - 1, size=pool.shape, dtype=np.int64).astype(np.int32)
-    for t in range(20_000):
-        if t % 7 == 0:
-            env.actions[...] = wild[t % 256]
-            env.step(env.actions)
-        else:
-            env.step(pool[t % 256])
-        if t % 5000 == 0:
-            env.render(index=t % 4)
-            env.render_text(index=t % 4)
-    env.close()
