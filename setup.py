@@ -32,7 +32,9 @@ if SANITIZE:
 else:
     compile_args = ['-O3']
     link_args = []
-compile_args += ['-std=gnu11', '-Wall', '-Wno-unused-function']
+# -ffp-contract=off: no fused multiply-add on one platform only, so an env's float bits are the same on
+# every machine and in the browser build (ocean/ocean_math.h says why that matters).
+compile_args += ['-std=gnu11', '-ffp-contract=off', '-Wall', '-Wno-unused-function']
 
 
 

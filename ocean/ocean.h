@@ -30,6 +30,9 @@
 
 #include <stdint.h>
 #include <string.h>
+/* sinf, cosf, erff, tanhf and exp computed the same way on every platform (the browser build included), so
+ * a seed and the actions fix the game bit for bit wherever it is built. */
+#include "ocean_math.h"
 
 /* Episode statistics. Envs add one completed episode at a time; the binding sums the logs of all
  * envs in a vector, divides by n and zeroes them, so every field is "mean over finished episodes".

@@ -25,10 +25,18 @@
  *     magic "PUFN", version, header words, float count, row bytes,
  *     leaves L, L x (dtype, byte offset, count), observation divisor (float32 bits),
  *     layers D, D x (kind, in, out, activation), lstm hidden size (0: none),
- *     action kind, heads K, K x (size)
+ *     action kind, heads K, K x (size), policy terms T
  *     tensors: per layer W [out][in], b [out]; the LSTM W_ih [4H][in], W_hh [4H][H], b_ih [4H], b_hh [4H]
  *     (torch's gate order i, f, g, o); actor W [A][hidden], b [A]; value W [1][hidden], b [1];
- *     for Box actions log_std [A]. A is the sum of the head sizes (the action size for Box).
+ *     for Box actions log_std [A]; terms W [T][hidden], b [T]. A is the sum of the head sizes (the action
+ *     size for Box).
+ *
+ * Policy terms: an env's own policy class may add terms of its own to the logits (tripletriad scores each
+ * move from its gain and risk, weighted by T coefficients the net computes from the position). Its C twin
+ * lives in the env's folder as policy.h, included before this header: it defines PUFFERNET_TERMS as a
+ * function void f(const float *input, const float *coef, float *logits) that reads the row's observation
+ * (as floats, before the layers) and the T coefficients and adds to (or masks) the logits. Weights with
+ * terms are refused by a build without it.
  *
  * Define PUFFERNET_API before including to change the functions' linkage (empty: exported, as the
  * Python harness builds it); by default they are static like every Ocean header's.
@@ -47,7 +55,8 @@
 #endif
 
 #define PUFFERNET_MAGIC 0x4E465550u /* "PUFN" read as a little-endian word */
-#define PUFFERNET_VERSION 1
+#define PUFFERNET_VERSION 2
+#define PUFFERNET_MAX_TERMS 64
 #define PUFFERNET_MAX_LEAVES 32
 #define PUFFERNET_MAX_LAYERS 8
 #define PUFFERNET_MAX_HEADS 64
@@ -76,16 +85,19 @@ typedef struct PufferNet {
     int num_leaves, num_layers, lstm_hidden, action_kind, num_heads;
     int hidden_size;  /* the decoder's input width */
     int logit_size;   /* A: the sum of the head sizes, or the Box action size */
+    int num_terms;    /* T: coefficients of the env's own policy terms (0: none) */
     int max_rows;     /* rows the LSTM state was sized for */
     PufferNetLeaf leaves[PUFFERNET_MAX_LEAVES];
     PufferNetLayer layers[PUFFERNET_MAX_LAYERS];
     int heads[PUFFERNET_MAX_HEADS];
     const float *w_ih, *w_hh, *b_ih, *b_hh;
-    const float *actor_w, *actor_b, *value_w, *value_b, *log_std;
+    const float *actor_w, *actor_b, *value_w, *value_b, *log_std, *terms_w, *terms_b;
     float *h, *c;     /* [max_rows][lstm_hidden] */
     float *a, *b;     /* two activation buffers of the widest layer, swapped between layers */
     float *gates;     /* [4 * lstm_hidden] */
     float *logits;    /* [logit_size] of the row being acted for */
+    float *input;     /* [input_size]: the row's observation as floats, kept for the policy terms */
+    float *coef;      /* [num_terms] */
 } PufferNet;
 
 static int puffernet_dtype_size(int dtype) {
@@ -182,11 +194,20 @@ static const char *puffernet_parse(PufferNet *net, const void *weights, size_t n
         net->logit_size += net->heads[i];
         if (net->logit_size > PUFFERNET_MAX_WIDTH) return "the weights file's action heads are corrupt";
     }
+    net->num_terms = PN_NEXT();
+    if (net->num_terms < 0 || net->num_terms > PUFFERNET_MAX_TERMS)
+        return "the weights file's policy terms are corrupt";
+#ifndef PUFFERNET_TERMS
+    if (net->num_terms > 0)
+        return "the weights add the terms of the env's own policy class: include the env's policy.h (its C twin) "
+               "before puffernet.h";
+#endif
 #undef PN_NEXT
 #undef PN_BAD
     if (at != header) return "the weights file is corrupt (its header has another length than it says)";
     need += (size_t)net->logit_size * (size_t)width + (size_t)net->logit_size + (size_t)width + 1;
     if (net->action_kind == PUFFERNET_CONTINUOUS) need += (size_t)net->logit_size;
+    need += (size_t)net->num_terms * ((size_t)width + 1);
     if (need != count) return "the weights file is truncated or corrupt (its tensors do not fit its layers)";
     *floats = count;
     return NULL;
@@ -200,10 +221,12 @@ static size_t puffernet_widest(const PufferNet *net) {
     return (size_t)net->lstm_hidden > widest ? (size_t)net->lstm_hidden : widest;
 }
 
-/* Floats of scratch and state after the weights: activations, gates, logits, the rows' LSTM state. */
+/* Floats of scratch and state after the weights: activations, gates, logits, the input and the terms'
+ * coefficients, the rows' LSTM state. */
 static size_t puffernet_scratch_floats(const PufferNet *net, int max_rows) {
     size_t h = (size_t)net->lstm_hidden;
-    return 2 * puffernet_widest(net) + 4 * h + (size_t)net->logit_size + 2 * h * (size_t)max_rows;
+    return 2 * puffernet_widest(net) + 4 * h + (size_t)net->logit_size + (size_t)net->input_size +
+           (size_t)net->num_terms + 2 * h * (size_t)max_rows;
 }
 
 /* The struct rounded up so the floats after it stay aligned for any type. */
@@ -269,13 +292,19 @@ PUFFERNET_API PufferNet *puffernet_load(void *arena, size_t arena_bytes, const v
     net->value_b = p;
     p += 1;
     net->log_std = net->action_kind == PUFFERNET_CONTINUOUS ? p : NULL;
+    if (net->log_std != NULL) p += net->logit_size;
+    net->terms_w = p;
+    p += (size_t)net->num_terms * (size_t)net->hidden_size;
+    net->terms_b = p;
     float *s = w + floats;
     size_t widest = puffernet_widest(net);
     net->a = s;
     net->b = s + widest;
     net->gates = s + 2 * widest;
     net->logits = net->gates + 4 * (size_t)net->lstm_hidden;
-    net->h = net->logits + net->logit_size;
+    net->input = net->logits + net->logit_size;
+    net->coef = net->input + net->input_size;
+    net->h = net->coef + net->num_terms;
     net->c = net->h + (size_t)net->lstm_hidden * (size_t)max_rows;
     memset(net->h, 0, 2 * sizeof(float) * (size_t)net->lstm_hidden * (size_t)max_rows);
     return net;
@@ -360,6 +389,7 @@ static float puffernet_row(PufferNet *net, int row, const unsigned char *obs) {
     }
     if (net->divisor != 1.0f)
         for (int i = 0; i < n; i++) x[i] /= net->divisor;
+    if (net->num_terms > 0) memcpy(net->input, x, sizeof(float) * (size_t)n);
     for (int l = 0; l < net->num_layers; l++) {
         const PufferNetLayer *layer = &net->layers[l];
         for (int o = 0; o < layer->out; o++) {
@@ -388,6 +418,14 @@ static float puffernet_row(PufferNet *net, int row, const unsigned char *obs) {
     for (int a = 0; a < net->logit_size; a++)
         net->logits[a] =
             puffernet_dot(net->actor_w + (size_t)a * net->hidden_size, x, net->hidden_size, net->actor_b[a]);
+#ifdef PUFFERNET_TERMS
+    if (net->num_terms > 0) {
+        for (int t = 0; t < net->num_terms; t++)
+            net->coef[t] =
+                puffernet_dot(net->terms_w + (size_t)t * net->hidden_size, x, net->hidden_size, net->terms_b[t]);
+        PUFFERNET_TERMS(net->input, net->coef, net->logits);
+    }
+#endif
     return puffernet_dot(net->value_w, x, net->hidden_size, net->value_b[0]);
 }
 

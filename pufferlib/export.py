@@ -3,20 +3,22 @@ ocean/puffernet.h runs in C (and in WebAssembly builds of the Ocean envs). docs/
 
     paths = export('puffer_squared', 'latest', format='all')      # RUN/export/policy.{onnx,json,bin}
     native = load_native('RUN/export/policy.json', env)           # checked against the env it will play
-    net = NativeNet(native.weights, rows=env.num_agents)          # the C header, through ctypes
+    net = NativeNet(native.weights, env.num_agents, native.terms_header())  # puffernet.h through ctypes
     logits, values = net.forward(obs)
 
 The native format is a manifest (policy.json: format version, the env's name and options, the observation
 layout, the layers, the action heads, the tensors) and a weights file (policy.bin: a short integer header
 that describes the same net for C, then every tensor as little-endian float32). ocean/puffernet.h says
 the header word by word; `native_plan` below writes it. The format holds the policies the configs build
-for Ocean envs: the Default MLP, optionally inside LSTMWrapper. Other policies export to ONNX only.
+for Ocean envs: the Default MLP, optionally inside LSTMWrapper, and an env's own subclass of Default that
+adds terms to the logits when it has their C twin (NATIVE_TERMS below). Other policies export to ONNX only.
 """
 from __future__ import annotations
 
 import ctypes
 import functools
 import hashlib
+import importlib
 import json
 import os
 import shlex
@@ -37,7 +39,7 @@ from pufferlib import ocean, registry, rundir
 from pufferlib.models import Default, LSTMWrapper, load_policy_weights, make_policy
 from pufferlib.pufferenv import PufferError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the policy terms word after the action heads
 MANIFEST = 'policy.json'
 WEIGHTS = 'policy.bin'
 ONNX = 'policy.onnx'
@@ -97,11 +99,14 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
     core = policy
     if isinstance(policy, LSTMWrapper) and type(policy) is LSTMWrapper:
         lstm, core = policy.lstm, policy.policy
-    # Exact types: a subclass may change what forward computes (tripletriad's policy adds per-action terms).
-    if type(core) is not Default:
+    # Exact types: a subclass may change what forward computes. One that only adds terms to Default's logits
+    # declares them (tripletriad's policy) and brings their C twin (terms_header).
+    terms = _terms_module(core)
+    if type(core) is not Default and terms is None:
         inner = f'{type(policy).__name__} around {type(core).__name__}' if lstm is not None else type(core).__name__
         raise ExportError(f'the native format holds the Default MLP (optionally in LSTMWrapper), not {inner}: '
                           'export it with --format onnx, or train with --policy.class pufferlib.models:Default')
+    assert isinstance(core, Default)  # Default itself, or a subclass whose only change is its declared terms
     leaves = _observation_leaves(core)
     for leaf in leaves:
         if leaf['dtype'] not in DTYPES:
@@ -135,14 +140,46 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
                 ('value.weight', _floats(core.value.weight)), ('value.bias', _floats(core.value.bias))]
     if kind == 'continuous':
         tensors.append(('log_std', _floats(core.log_std)))
+    if terms is not None:
+        tensors += [('terms.weight', _floats(terms.weight)), ('terms.bias', _floats(terms.bias))]
     row_bytes = int(np.prod(core.obs_space.shape)) * np.dtype(core.obs_space.dtype).itemsize
     plan = {
         'observation': {'shape': [int(d) for d in core.obs_space.shape], 'dtype': np.dtype(core.obs_space.dtype).name,
                         'row_bytes': row_bytes, 'divisor': 1.0, 'leaves': leaves},
         'layers': layers,
         'actions': {'kind': kind, 'heads': heads, 'hidden': hidden},
+        'terms': {'count': 0 if terms is None else int(terms.out_features),
+                  'class': f'{type(core).__module__}:{type(core).__qualname__}' if terms is not None else None},
     }
     return plan, tensors
+
+
+def _terms_module(core: nn.Module) -> nn.Linear | None:
+    """The Linear that computes the coefficients of a Default subclass's own logit terms, where the class
+    declares one (NATIVE_TERMS = its attribute name) and its C twin (policy.h beside its module) exists."""
+    name = getattr(type(core), 'NATIVE_TERMS', None)
+    if type(core) is Default or not isinstance(core, Default) or name is None:
+        return None
+    module = getattr(core, name, None)
+    if not isinstance(module, nn.Linear) or terms_header(core) is None:
+        return None
+    return module
+
+
+def terms_header(policy: nn.Module) -> str | None:
+    """The C twin of `policy`'s own logit terms (policy.h beside the module of its class, see
+    ocean/puffernet.h), or None when its class adds none."""
+    core = policy.policy if isinstance(policy, LSTMWrapper) else policy
+    if type(core) is Default or getattr(type(core), 'NATIVE_TERMS', None) is None:
+        return None
+    path = _twin_path(type(core).__module__)
+    return path if os.path.isfile(path) else None
+
+
+def _twin_path(module_name: str) -> str:
+    """policy.h beside Python module `module_name` (imported if need be)."""
+    module = importlib.import_module(module_name)
+    return os.path.join(os.path.dirname(os.path.abspath(module.__file__ or '')), 'policy.h')
 
 
 def _floats(tensor: torch.Tensor) -> np.ndarray:
@@ -163,6 +200,7 @@ def _header_words(plan: dict, floats: int) -> np.ndarray:
     lstm = [layer for layer in plan['layers'] if layer['kind'] == 'lstm']
     words.append(lstm[0]['hidden'] if lstm else 0)
     words += [ACTION_KINDS[plan['actions']['kind']], len(plan['actions']['heads']), *plan['actions']['heads']]
+    words.append(plan['terms']['count'])
     header = [MAGIC, FORMAT_VERSION, 4 + len(words), floats, *words]
     return np.array(header, dtype='<u4')
 
@@ -234,6 +272,20 @@ class NativePolicy:
     manifest: dict
     weights: bytes
     path: str
+
+    def terms_header(self) -> str | None:
+        """The C twin of the policy's own logit terms (for NativeNet), or None when it has none."""
+        cls = (self.manifest.get('terms') or {}).get('class')
+        if not cls:
+            return None
+        try:
+            path = _twin_path(cls.split(':')[0])
+        except ImportError as e:
+            raise ExportError(f'{self.path}: the policy adds the logit terms of {cls}, which cannot be imported '
+                              f'here ({e})') from None
+        if not os.path.isfile(path):
+            raise ExportError(f'{self.path}: the policy adds the logit terms of {cls}, whose C twin {path} is missing')
+        return path
 
 
 def load_native(path: str, env: Any = None, env_name: str | None = None) -> NativePolicy:
@@ -312,14 +364,18 @@ def c_compiler() -> list[str]:
 
 
 @functools.cache
-def native_library() -> ctypes.CDLL:
-    """ocean/puffernet.h compiled into a shared library (once per process, in a temporary folder)."""
+def native_library(terms: str | None = None) -> ctypes.CDLL:
+    """ocean/puffernet.h compiled into a shared library (once per process and `terms`, in a temporary
+    folder), with the C twin of a policy's own logit terms (terms_header) when given."""
     folder = os.path.dirname(header_path())
     with tempfile.TemporaryDirectory(prefix='puffernet-') as tmp:
         source, library = os.path.join(tmp, 'puffernet.c'), os.path.join(tmp, 'libpuffernet.so')
         with open(source, 'w') as f:
+            if terms is not None:
+                f.write(f'#include {json.dumps(os.path.abspath(terms))}\n')
             f.write('#define PUFFERNET_API\n#include "puffernet.h"\n')  # the functions, exported
-        command = [*c_compiler(), '-std=c99', '-O3', '-fPIC', '-shared', '-I', folder, source, '-o', library, '-lm']
+        command = [*c_compiler(), '-std=c99', '-O3', '-ffp-contract=off', '-fPIC', '-shared', '-I', folder, source,
+                   '-o', library, '-lm']
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=300)
         except OSError as e:
@@ -350,10 +406,11 @@ def _address(array: np.ndarray | None) -> int | None:
 
 class NativeNet:
     """A native weights file loaded into puffernet.h for `rows` observation rows (each with its own LSTM
-    state). Observations are the env's rows [rows, ...] in the env's dtype."""
+    state). Observations are the env's rows [rows, ...] in the env's dtype. `terms`: the C twin of the
+    policy's own logit terms, for weights that have them (terms_header of the policy)."""
 
-    def __init__(self, weights: bytes, rows: int) -> None:
-        self.lib = native_library()
+    def __init__(self, weights: bytes, rows: int, terms: str | None = None) -> None:
+        self.lib = native_library(terms)
         self.rows = int(rows)
         self._weights = np.frombuffer(weights, dtype=np.uint8)
         nbytes = self.lib.puffernet_arena_bytes(_address(self._weights), len(weights), self.rows)
@@ -449,7 +506,7 @@ class NativePlayer:
         policy = make_policy(env, config)
         load_policy_weights(policy, state_dict, path)
         self.env = env
-        self.net = NativeNet(native_bytes(policy)[1], env.num_agents)
+        self.net = NativeNet(native_bytes(policy)[1], env.num_agents, terms_header(policy))
         self.rng = None if deterministic else seed_state(seed)
 
     def act(self, obs: np.ndarray) -> np.ndarray:

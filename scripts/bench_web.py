@@ -117,10 +117,15 @@ def torch_step_ns(policy, row, seconds):
     return 1e9 * (time.perf_counter() - start) / calls
 
 
-def harness(folder):
-    """The C timing program, compiled once as export.native_library compiles the header (-O3)."""
-    source, program = os.path.join(folder, 'harness.c'), os.path.join(folder, 'harness')
+def harness(folder, terms=None):
+    """The C timing program, compiled as export.native_library compiles the header (-O3), with the C twin
+    of the policy's own logit terms where it has one (tripletriad)."""
+    tag = os.path.basename(os.path.dirname(terms)) if terms else 'plain'
+    source, program = os.path.join(folder, f'harness_{tag}.c'), os.path.join(folder, f'harness_{tag}')
+    if os.path.exists(program):
+        return program
     with open(source, 'w') as f:
+        f.write(f'#include "{terms}"\n' if terms else '')
         f.write(HARNESS)
     command = [*export.c_compiler(), '-std=c11', '-O3', '-I', os.path.dirname(export.header_path()), source, '-o',
                program, '-lm']
@@ -164,7 +169,7 @@ def open_page(driver, url):
     return driver.execute_script('return window.puffer.loadedMs')
 
 
-def measure_env(name, args, folder, url, driver, program):
+def measure_env(name, args, folder, url, driver):
     """{contender: rounds} of one env, and its page's load time."""
     short = ocean.short_name(name)
     load_ms = open_page(driver, f'{url}/{short}/index.html')
@@ -174,6 +179,7 @@ def measure_env(name, args, folder, url, driver, program):
     game.run(20000, 0)
     steps = max(1000, int(20000 * args.seconds / max(time.perf_counter() - start, 1e-6)))
     policy, row = default_policy(name)
+    program = harness(folder, export.terms_header(policy))
     weights_path, row_path = os.path.join(folder, f'{short}.bin'), os.path.join(folder, f'{short}.obs')
     with open(weights_path, 'wb') as f:
         f.write(export.native_bytes(policy)[1])
@@ -198,10 +204,9 @@ def measure_env(name, args, folder, url, driver, program):
 
 
 def measure(names, args, folder, url, driver):
-    program = harness(folder)
     results = {}
     for name in names:
-        runs = results[name] = measure_env(name, args, folder, url, driver, program)
+        runs = results[name] = measure_env(name, args, folder, url, driver)
         print(f'  {name:<20} wasm {bd.si(bd.median(runs["wasm"]))}  native {bd.si(bd.median(runs["native"]))}  '
               f'C {bd.median(runs["c_ns"]) / 1000:.2f} us  torch {bd.median(runs["torch_ns"]) / 1000:.1f} us  '
               f'load {runs["load_ms"][0]:.0f} ms', file=sys.stderr, flush=True)

@@ -77,7 +77,7 @@ def torch_vs_c(policy, env, steps, seed=0):
     """(max abs logit difference, max abs value difference, largest logit, observations) of the torch
     policy and puffernet.h over `steps` steps of random play, LSTM state carried and reset as in play."""
     policy.eval()
-    net = NativeNet(export.native_bytes(policy)[1], env.num_agents)
+    net = NativeNet(export.native_bytes(policy)[1], env.num_agents, export.terms_header(policy))
     state = policy.initial_state(env.num_agents) if isinstance(policy, LSTMWrapper) else None
     worst_logit = worst_value = largest = 0.0
     count = 0
@@ -212,13 +212,14 @@ def test_onnx_refuses_structured_rows(tmp_path):
 # ---------------------------------------------------------------------------------------------
 
 def default_policy(name, config, env):
-    """The policy `config` builds for `name`, or Default where the env's own policy class is not one the
-    native format holds (tripletriad's per-action terms: refused, checked below)."""
+    """The policy `config` builds for `name`, or Default where the env's own class is not one the native
+    format holds (puffer_mmo's entity encoder: ONNX only, checked below)."""
     try:
         policy = make_policy(env, config)
         export.native_plan(policy)
         return policy
     except ExportError:
+        assert name == 'puffer_mmo'
         return make_policy(env, {**config, 'policy': DEFAULT})
 
 
@@ -342,14 +343,38 @@ def test_the_c_header_refuses_damaged_weights_itself(tmp_path):
 
 
 def test_policies_the_native_format_cannot_hold_are_refused_before_writing(tmp_path):
-    config = configuration.load('puffer_tripletriad')
-    env = pufferlib.make('puffer_tripletriad', num_envs=1)
+    config = configuration.load('puffer_mmo')
+    env = pufferlib.make('puffer_mmo', num_envs=1)
     try:
         with pytest.raises(ExportError, match='holds the Default MLP .* not Policy: export it with --format onnx'):
-            export.write_native(make_policy(env, config), env, 'puffer_tripletriad', str(tmp_path))
+            export.write_native(make_policy(env, config), env, 'puffer_mmo', str(tmp_path))
     finally:
         env.close()
     assert os.listdir(tmp_path) == []
+
+
+def test_a_policys_own_logit_terms_need_their_c_twin(tmp_path):
+    """tripletriad's policy adds terms to Default's logits; its export names the class, load_native finds the
+    C twin (policy.h beside it), and a build of puffernet.h without the twin refuses the weights."""
+    config = configuration.load('puffer_tripletriad')
+    env = pufferlib.make('puffer_tripletriad', num_envs=1)
+    try:
+        policy = make_policy(env, config)
+        export.write_native(policy, env, 'puffer_tripletriad', str(tmp_path))
+        native = export.load_native(str(tmp_path), env, 'puffer_tripletriad')
+    finally:
+        env.close()
+    assert native.manifest['terms'] == {'count': 5, 'class': 'pufferlib.ocean.tripletriad.policy:Policy'}
+    twin = native.terms_header()
+    assert twin == export.terms_header(policy) and twin.endswith(os.path.join('tripletriad', 'policy.h'))
+    with pytest.raises(ExportError, match="the weights add the terms of the env's own policy class: include the env's "
+                                          'policy.h'):
+        NativeNet(native.weights, 4)
+    assert export.terms_header(make_policy(pufferlib.make('puffer_squared', num_envs=1),
+                                           configuration.load('puffer_squared'))) is None
+    broken = {**native.manifest, 'terms': {'count': 5, 'class': 'pufferlib.no_such_module:Policy'}}
+    with pytest.raises(ExportError, match='no_such_module:Policy, which cannot be imported'):
+        export.NativePolicy(broken, native.weights, 'policy.json').terms_header()
 
 
 def test_argmax_masks_and_sampling_with_the_callers_rng():
@@ -447,10 +472,11 @@ def test_export_mistakes_are_one_line(tmp_path):
         assert done.returncode == 2 and len(lines) == 1 and match in lines[0], done.stderr
 
 
-@pytest.mark.parametrize('name', ['puffer_memory', 'puffer_connect4'])
+@pytest.mark.parametrize('name', ['puffer_memory', 'puffer_connect4', 'puffer_tripletriad'])
 def test_eval_native_plays_the_same_games_as_torch_under_argmax(name, trained, tmp_path, monkeypatch):
     """Same seed, argmax: `puffer eval --native` and torch get the same returns, episode by episode; on the
-    trained LSTM run, and on connect4 (action masks, the env's scripted opponent) from an untrained run."""
+    trained LSTM run, and from untrained runs on connect4 (action masks, the env's scripted opponent) and
+    tripletriad (its policy's own logit terms, through their C twin)."""
     if name == 'puffer_memory':
         checkpoint = trained
     else:
@@ -460,7 +486,7 @@ def test_eval_native_plays_the_same_games_as_torch_under_argmax(name, trained, t
     native_play = evaluate(name, checkpoint, episodes=8, seed=3, deterministic=True, native=True)
     assert torch_play['episodes'] == native_play['episodes'] >= 8
     assert torch_play['returns'] == native_play['returns']
-    assert len(set(torch_play['returns'])) > 1 or name == 'puffer_connect4'  # not one trivial game replayed
+    assert len(set(torch_play['returns'])) > 1 or name != 'puffer_memory'  # not one trivial game replayed
 
 
 def test_eval_native_from_the_command_line(trained, capsys):

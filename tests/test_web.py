@@ -41,7 +41,7 @@ def weights_for(name):
         try:
             policy = make_policy(env, config)
             export.native_plan(policy)
-        except export.ExportError:
+        except export.ExportError:  # puffer_mmo's entity encoder: ONNX only; its page plays Default weights
             policy = make_policy(env, {**config, 'policy': DEFAULT})
         return export.native_bytes(policy)[1]
     finally:
@@ -53,7 +53,7 @@ def python_run(name, weights, steps, seed):
     sampling from the seed's own RNG; finished returns in the order the rows end, running returns."""
     env = pufferlib.make(name, num_envs=1, seed=seed)
     try:
-        net = export.NativeNet(weights, env.num_agents)
+        net = export.NativeNet(weights, env.num_agents, web.terms_header(name))
         rng = export.seed_state(seed)
         obs, _ = env.reset(seed=seed)
         running = np.zeros(env.num_agents)
@@ -100,11 +100,11 @@ def test_the_spec_refuses_keys_that_are_no_action():
 
 @pytest.mark.parametrize('name', ocean.env_names())
 def test_the_native_page_build_plays_the_game_pufferlib_plays(name):
-    """web.h set up like the binding's env 0, its policy sampling from the seed: with the C library's math (as
-    the training build has it), the same episode returns, bit for bit, as pufferlib.make's env with
-    puffernet.h over 1,000 steps."""
+    """web.h set up like the binding's env 0, its policy sampling from the seed: the same episode returns, bit
+    for bit, as the training build's env (pufferlib.make) with puffernet.h over 1,000 steps. With the browser
+    test below (WebAssembly against this native build), every env plays in the browser the game it trains on."""
     weights = weights_for(name)
-    mine = web.NativeGame(name, weights=weights, policy='net', libm=True).run(STEPS, SEED)
+    mine = web.NativeGame(name, weights=weights, policy='net').run(STEPS, SEED)
     assert mine == python_run(name, weights, STEPS, SEED)
     assert mine['finished'] or any(mine['returns']) or name == 'puffer_bandit'  # something happened
 
