@@ -23,7 +23,8 @@
  *      come back at a random free tile; their kind and level follow the distance from the centre.
  * An episode ends at `horizon` ticks (live agents truncated) or when every agent is dead; then a new
  * world is drawn. Every life is one logged episode: episode_return its summed reward, episode_length
- * its ticks, score the skill levels it gained, perf its ticks / horizon.
+ * its ticks, score the skill levels it gained, perf its ticks / horizon, and reward_survival ...
+ * reward_death (spec.toml [[log]]) the five terms its return is the sum of.
  *
  * Speed: the maps are padded by the view radius, so an observation's crop is 22 row copies with no
  * bounds checks; a `things` byte map mirrors what stands on each tile, so the crop's second channel
@@ -31,8 +32,8 @@
  * MM_ENTS hits. Harvested forests wait in a FIFO (the delay is constant), not in a map-wide sweep.
  */
 #include <stdlib.h>
+#include "spec.h" /* generated from spec.toml: MmoConfig, the constants and the reward terms' log fields */
 #include "ocean.h"
-#include "spec.h" /* generated from spec.toml: MmoConfig and the constants */
 
 #define MM_SIDE (2 * MM_VIEW + 1)
 #define MM_CROP (MM_SIDE * MM_SIDE)
@@ -85,7 +86,8 @@ typedef struct Mmo {
     int visit_words;
     int *regrow_tile, *regrow_tick, regrow_head, regrow_len;
     float *lattice;       /* world generation scratch */
-    /* summed reward terms of finished lives, shown by render_text (the binding logs only Log) */
+    /* summed reward terms of every life finished since c_init, for the text view (the log is emptied at
+     * each report) */
     float term_sums[MM_TERMS], lives;
 } Mmo;
 
@@ -472,6 +474,11 @@ static void mm_harvest(Mmo *env, int i) {
 
 static void mm_end_life(Mmo *env, int i, int truncated) {
     MmoAgent *a = &env->agents[i];
+    env->log.reward_survival += a->terms[MM_R_SURVIVAL];
+    env->log.reward_explore += a->terms[MM_R_EXPLORE];
+    env->log.reward_combat += a->terms[MM_R_COMBAT];
+    env->log.reward_skill += a->terms[MM_R_SKILL];
+    env->log.reward_death += a->terms[MM_R_DEATH];
     ocean_log_episode(&env->log, a->life_return, (float)a->life_ticks, (float)a->levels_gained,
                       (float)a->life_ticks / (float)env->cfg.horizon);
     for (int k = 0; k < MM_TERMS; k++) env->term_sums[k] += a->terms[k];
