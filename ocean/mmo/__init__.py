@@ -75,10 +75,10 @@ class Mmo(OceanEnv):
 
     def _fold(self) -> None:
         """The team rows from the agent rows: observations and masks copied, the rest reduced."""
-        agent = self._agent
-        assert agent is not None
+        agent, masks = self._agent, self.action_masks
+        assert agent is not None and masks is not None  # two_player mode; the spec declares a mask
         np.copyto(self.observations, agent.observations.reshape(self.observations.shape))
-        np.copyto(self.action_masks, agent.action_masks.reshape(self.num_agents, -1))
+        np.copyto(masks, agent.action_masks.reshape(masks.shape))
         team = agent.rewards.reshape(self.num_envs, 2, self.members).sum(2)
         self.rewards[:] = (team - team[:, ::-1]).reshape(-1)
         np.any(agent.masks.reshape(self.num_agents, self.members), axis=1, out=self.masks)

@@ -43,17 +43,17 @@ class Policy(models.Policy):
 
     def __init__(self, env: models.EnvSpaces, hidden_size: int = 128, embed: int = 4, channels: int = 0,
                  entity_size: int = 32) -> None:
-        shape = env.single_observation_space.shape
+        shape = tuple(env.single_observation_space.shape or ())
         members = shape[0] // ROW if len(shape) == 1 else 0
         team = spaces.MultiDiscrete(np.tile(NVEC, max(members, 1)))
         if members < 1 or shape != (members * ROW,) or env.single_action_space != team:
             raise ValueError(f'puffer_mmo policy needs observation rows of {ROW} bytes (or a team\'s, a multiple of '
                              f'them) with their actions, got {shape} and {env.single_action_space}')
-        self.members = members
         # the heads and the value are a lone agent's; a team's are assembled from them in decode_actions
         agent = SimpleNamespace(single_observation_space=spaces.Box(0, 255, (ROW,), np.uint8),
-                                single_action_space=spaces.MultiDiscrete(NVEC))
+                                single_action_space=spaces.MultiDiscrete(np.array(NVEC)))
         super().__init__(agent if members > 1 else env, hidden_size)
+        self.members = members
         self.terrain = nn.Embedding(TERRAINS_ALL, embed)
         self.things = nn.Embedding(THINGS, embed)
         self.channels = channels
