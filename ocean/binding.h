@@ -2,8 +2,8 @@
  *
  * setup.py compiles it once per env, in a generated three-line source:
  *   #include "spec.h"     generated from ocean/<env>/spec.toml: OCEAN_ENV, OCEAN_CONFIG, OCEAN_OBS_T,
- *                         OCEAN_OBS_FORMAT, OCEAN_ACTION_MASK, the Box bounds, ocean_spec_check and the
- *                         row sizes
+ *                         OCEAN_OBS_FORMAT, OCEAN_ACTION_MASK, the Box bounds, ocean_spec_check, the
+ *                         row sizes and the env's extra log fields (first, so ocean.h's Log has them)
  *   #include "<env>.h"    the env (see ocean.h for the contract)
  *   #include "binding.h"  this file
  * so no env declares its options, sizes or types anywhere but in its spec.
@@ -214,7 +214,8 @@ static PyObject *vec_step(PyObject *self, PyObject *capsule) {
     Py_RETURN_NONE;
 }
 
-/* vec_log(capsule) -> dict of means over episodes finished since the last call, or None */
+/* vec_log(capsule) -> dict of means over episodes finished since the last call, or None: the standard
+ * fields, the env's [[log]] fields (spec.toml) and n, each under its own name */
 static PyObject *vec_log(PyObject *self, PyObject *capsule) {
     VecEnv *vec = get_vec(capsule);
     if (vec == NULL) return NULL;
@@ -227,6 +228,7 @@ static PyObject *vec_log(PyObject *self, PyObject *capsule) {
     double n = sum[OCEAN_LOG_COUNT - 1];
     if (n <= 0) Py_RETURN_NONE;
     static const char *names[] = OCEAN_LOG_FIELDS;
+    _Static_assert(sizeof names / sizeof names[0] == OCEAN_LOG_COUNT, "a name for every float of Log");
     PyObject *out = PyDict_New();
     if (out == NULL) return NULL;
     for (int k = 0; k < OCEAN_LOG_COUNT; k++) {

@@ -36,15 +36,23 @@
 
 /* Episode statistics. Envs add one completed episode at a time; the binding sums the logs of all
  * envs in a vector, divides by n and zeroes them, so every field is "mean over finished episodes".
- * Plain floats only: the binding walks it as an array. */
+ * Plain floats only: the binding walks it as an array. An env's own fields ([[log]] in its spec.toml)
+ * come from spec.h as OCEAN_LOG_EXTRA; it adds to them (env->log.<name> += ...) next to its
+ * ocean_log_episode call. Without them Log is the five fields below. */
+#ifndef OCEAN_LOG_EXTRA
+#define OCEAN_LOG_EXTRA
+#define OCEAN_LOG_EXTRA_NAMES
+#endif
 typedef struct Log {
     float episode_return;  /* summed reward of the episode (per agent) */
     float episode_length;  /* steps */
     float score;           /* env-specific raw score: points, bricks, targets, length, ... */
     float perf;            /* normalised success in [0, 1]: 1 means solved */
+    /* the spec's [[log]] fields */
+    OCEAN_LOG_EXTRA
     float n;               /* number of episodes added; must stay last */
 } Log;
-#define OCEAN_LOG_FIELDS {"episode_return", "episode_length", "score", "perf", "n"}
+#define OCEAN_LOG_FIELDS {"episode_return", "episode_length", "score", "perf", OCEAN_LOG_EXTRA_NAMES "n"}
 #define OCEAN_LOG_COUNT ((int)(sizeof(Log) / sizeof(float)))
 
 /* The slots every env struct starts with. The binding fills all of them before c_init: the pointers

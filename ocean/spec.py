@@ -1,7 +1,8 @@
 """The one declaration of an Ocean env: `ocean/<name>/spec.toml`, read here by setup.py and by Python.
 
 A spec gives every option (default, type, range, help), the observation and action spaces, the
-agents per env instance and a few extras (action mask, catalogue group). From it:
+agents per env instance and a few extras (action mask, catalogue group, the env's own episode-log
+fields). From it:
 
 - Python builds the env's spaces, validates options (names, types, ranges, checks) and packs them
   into the C struct's bytes (`Spec.pack`);
@@ -43,12 +44,16 @@ C_KEYWORDS = frozenset(['auto', 'break', 'case', 'char', 'const', 'continue', 'd
                         'restrict', 'return', 'short', 'signed', 'sizeof', 'static', 'struct', 'switch', 'typedef',
                         'union', 'unsigned', 'void', 'volatile', 'while', 'cfg', 'env'])
 
-TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action', 'keys'}
+TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action', 'keys', 'log'}
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
 OBSERVATION_KEYS = {'dtype', 'size', 'shape', 'low', 'high', 'fields', 'help'}
 FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
 ACTION_KEYS = {'n', 'nvec', 'box', 'low', 'high', 'mask', 'builtin', 'help'}
 CHECK_KEYS = {'require', 'message'}
+LOG_KEYS = {'name', 'help'}
+# The fields every env logs (ocean.h's Log) and the count the trainer adds to them: an env's own [[log]]
+# fields sit beside these in one dict, so they cannot take these names.
+LOG_RESERVED = ('episode_return', 'episode_length', 'score', 'perf', 'n', 'episodes')
 
 # Where the Box is the only action form, a size below 1 leaves the env no action at all.
 BOX_MESSAGE = '[action] box must be >= 1 (the Box is this env\'s only action form)'
@@ -302,6 +307,8 @@ class Spec:
     # [keys], the web page's keyboard (docs/web.md): KeyboardEvent.key -> action (a number, or a list
     # for MultiDiscrete and Box rows); 'idle' and 'fps' are settings, not keys.
     keys: dict[str, Any] = field(default_factory=dict)
+    # [[log]], the env's own per-episode statistics: (name, help), logged beside the standard fields.
+    log_fields: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         formats = [OPTION_TYPES[o.kind][1] for o in self.options.values()] or ['i']  # C has no empty struct
@@ -453,6 +460,7 @@ def load(folder: str) -> Spec:
                 options=options, checks=checks, obs_dtype=dtype, obs_shape=shape, obs_segments=segments,
                 obs_help=str(obs.get('help', '')), action_help=str(action.get('help', '')), **action_fields)
     spec.keys = _load_keys(data.get('keys', {}), f'{where} [keys]')
+    spec.log_fields = _load_log(data.get('log', []), constants, f'{where} [[log]]')
     defaults = spec.defaults()
     problem = spec.problem(defaults)
     if problem:
@@ -477,6 +485,32 @@ def _load_keys(raw: Any, where: str) -> dict[str, Any]:
             raise SpecError(f'{where}: {key} must be an action (a number, or a list of numbers for MultiDiscrete '
                             f'and Box actions), got {value!r}')
     return dict(raw)
+
+
+def _load_log(raw: Any, constants: Mapping[str, Value], where: str) -> list[tuple[str, str]]:
+    """[[log]]: the env's extra per-episode fields, each a name (a C identifier, new among the log's
+    fields) and a help text."""
+    if not isinstance(raw, list):
+        raise SpecError(f'{where} must be a list of tables {{name = "...", help = "..."}} (write [[log]] blocks)')
+    fields: list[tuple[str, str]] = []
+    for i, entry in enumerate(raw):
+        here = f'{where} #{i + 1}'
+        _expect_keys(entry, LOG_KEYS, here)
+        if set(entry) != LOG_KEYS:
+            raise SpecError(f'{here}: needs `name` (the key it is logged under) and `help` (what it measures)')
+        name = entry['name']
+        if not isinstance(name, str):
+            raise SpecError(f'{here}: name must be a string, got {name!r}')
+        _identifier(name, f'{here} name')
+        if name in LOG_RESERVED:
+            raise SpecError(f'{here}: {name!r} is a standard log field ({", ".join(LOG_RESERVED)}); '
+                            'give the extra field a name of its own')
+        if name in constants:  # a #define in spec.h: it would rewrite the Log member's name
+            raise SpecError(f'{here}: {name!r} is also a [constants] name; rename one of them')
+        if any(name == other for other, _ in fields):
+            raise SpecError(f'{here}: {name!r} is declared twice; every log field needs its own name')
+        fields.append((name, str(entry['help'])))
+    return fields
 
 
 def _read(folder: str, name: str, where: str) -> dict[str, Any]:
@@ -702,6 +736,17 @@ def _c_header(spec: Spec) -> str:
            '/* the bounds of every element of a Box action (unused by envs with discrete actions only) */',
            f'#define OCEAN_ACTION_LOW ({spec.action_low!r}f)',
            f'#define OCEAN_ACTION_HIGH ({spec.action_high!r}f)', '']
+    if spec.log_fields:
+        out.append('/* [[log]]: the env\'s own per-episode fields, which ocean.h puts into Log between perf and n.')
+        out.append(' * Log is declared by ocean.h, so this file must come first (the generated sources include it')
+        out.append(' * first; an env header includes it after ocean.h only for its own readers). */')
+        out.append('#ifdef OCEAN_H')
+        out.append(f'#error "spec.h of {spec.name} declares [[log]] fields: include it before ocean.h"')
+        out.append('#endif')
+        fields = ' '.join(f'float {name};' for name, _ in spec.log_fields)
+        out.append(f'#define OCEAN_LOG_EXTRA {fields}')
+        out.append(f'#define OCEAN_LOG_EXTRA_NAMES {" ".join(_c_string(name) + "," for name, _ in spec.log_fields)}')
+        out.append('')
     for key, constant in spec.constants.items():
         out.append(f'#define {key} {repr(float(constant)) + "f" if isinstance(constant, float) else constant}')
     if spec.constants:

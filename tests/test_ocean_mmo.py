@@ -223,6 +223,43 @@ def test_reward_terms_are_shaped_by_options():
     assert deaths > 0 and total == -deaths
 
 
+TERMS = ('reward_survival', 'reward_explore', 'reward_combat', 'reward_skill', 'reward_death')
+
+
+def test_reward_terms_are_logged_and_sum_to_the_return():
+    """Every life's reward, split by term in the episode log: the terms' means add up to the mean return,
+    report after report, and each term is there with its sign (deaths cost, the rest pay)."""
+    env = make(num_envs=4, seed=12, horizon=200)
+    rng = np.random.default_rng(0)
+    reports = []
+    for _ in range(1200):
+        env.step(sample_legal(env, rng))
+        log = env.log()
+        if log is not None:
+            reports.append(log)
+    assert len(reports) > 20 and sum(log['n'] for log in reports) > 100
+    for log in reports:
+        assert list(log) == ['episode_return', 'episode_length', 'score', 'perf', *TERMS, 'n']
+        assert sum(log[k] for k in TERMS) == pytest.approx(log['episode_return'], rel=1e-4, abs=1e-4)
+    assert all(log['reward_death'] <= 0 <= log['reward_survival'] for log in reports)
+    for term in TERMS:
+        assert any(log[term] != 0 for log in reports), term
+
+
+def test_reward_terms_reach_the_training_stats():
+    """A tiny training run through workers: each term is an episode statistic of the run (env/<term>)
+    in its summary and in every metrics row that has episodes."""
+    from small_run import train_small
+
+    from pufferlib import evaluate
+    summary = train_small('puffer_mmo', '--env.num-envs', '1', '--env.horizon', '64', steps=8192)
+    assert set(f'env/{k}' for k in TERMS) <= set(summary['episodes'])
+    rows = [row for row in evaluate.read_metrics(summary['run_dir']) if 'env/episodes' in row]
+    assert rows and all(f'env/{k}' in row for row in rows for k in TERMS)
+    last = summary['episodes']
+    assert sum(last[f'env/{k}'] for k in TERMS) == pytest.approx(last['env/episode_return'], rel=1e-3, abs=1e-3)
+
+
 def lifetime(env, steps, policy=None):
     pool = tools.random_actions(env.single_action_space, env.num_agents, 64, seed=0)
     logs = []

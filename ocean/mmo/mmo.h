@@ -22,8 +22,11 @@
  *   6. NPCs that died drop an item (a weapon of their style, tier from their level, or a potion) and
  *      come back at a random free tile; their kind and level follow the distance from the centre.
  * An episode ends at `horizon` ticks (live agents truncated) or when every agent is dead; then a new
- * world is drawn. Every life is one logged episode: episode_return its summed reward, episode_length
- * its ticks, score the skill levels it gained, perf its ticks / horizon.
+ * world is drawn. With two_player the agents form two teams (the halves of the rows) and the end of a
+ * world sets every row's truncation (and, when every agent died, its terminal too), so that
+ * ocean/mmo/__init__.py can fold each team into one row, a seat for `puffer league`. Every life is one logged episode: episode_return its summed reward, episode_length
+ * its ticks, score the skill levels it gained, perf its ticks / horizon, and reward_survival ...
+ * reward_death (spec.toml [[log]]) the five terms its return is the sum of.
  *
  * Speed: the maps are padded by the view radius, so an observation's crop is 22 row copies with no
  * bounds checks; a `things` byte map mirrors what stands on each tile, so the crop's second channel
@@ -31,8 +34,8 @@
  * MM_ENTS hits. Harvested forests wait in a FIFO (the delay is constant), not in a map-wide sweep.
  */
 #include <stdlib.h>
+#include "spec.h" /* generated from spec.toml: MmoConfig, the constants and the reward terms' log fields */
 #include "ocean.h"
-#include "spec.h" /* generated from spec.toml: MmoConfig and the constants */
 
 #define MM_SIDE (2 * MM_VIEW + 1)
 #define MM_CROP (MM_SIDE * MM_SIDE)
@@ -55,7 +58,7 @@ typedef struct MmoEnt {
     short hp, max_hp;
     unsigned char alive, thing; /* thing: its MM_T_* code */
     unsigned char level, stance, style; /* style: an NPC's attack style */
-    short team;       /* agents: id / team_size; NPCs: -1 */
+    short team;       /* agents: id / mm_team_size; NPCs: -1 */
     short aggro;      /* NPC: the agent it fights, or -1 */
     int timer;        /* dead: ticks until respawn */
 } MmoEnt;
@@ -85,7 +88,8 @@ typedef struct Mmo {
     int visit_words;
     int *regrow_tile, *regrow_tick, regrow_head, regrow_len;
     float *lattice;       /* world generation scratch */
-    /* summed reward terms of finished lives, shown by render_text (the binding logs only Log) */
+    /* summed reward terms of every life finished since c_init, for the text view (the log is emptied at
+     * each report) */
     float term_sums[MM_TERMS], lives;
 } Mmo;
 
@@ -95,6 +99,8 @@ static int mm_cheb(Mmo *env, int a, int b) {
     int dx = abs(mm_x(env, a) - mm_x(env, b)), dy = abs(mm_y(env, a) - mm_y(env, b));
     return dx > dy ? dx : dy;
 }
+/* two_player splits the agents into two halves, whatever team_size says */
+static int mm_team_size(Mmo *env) { return env->cfg.two_player ? env->cfg.agents / 2 : env->cfg.team_size; }
 static int mm_walkable(int t) { return t == MM_GRASS || t == MM_FOREST || t == MM_STUMP || t == MM_LAVA; }
 static int mm_npc_walkable(int t) { return t == MM_GRASS || t == MM_FOREST || t == MM_STUMP; }
 static const int MM_RANGE_OF[4] = {0, 1, 3, 2};
@@ -261,7 +267,7 @@ static void mm_spawn_agent(Mmo *env, int i, int x, int y) {
     e->thing = MM_T_AGENT;
     e->level = 1;
     e->stance = MM_STYLE_NONE;
-    e->team = (short)(i / env->cfg.team_size);
+    e->team = (short)(i / mm_team_size(env));
     e->aggro = -1;
     e->timer = 0;
     memset(env->visited + (size_t)i * env->visit_words, 0, sizeof(uint64_t) * (size_t)env->visit_words);
@@ -306,7 +312,7 @@ static void mm_write_obs(Mmo *env);
 static void mm_new_episode(Mmo *env) {
     mm_generate(env);
     env->tick = 0;
-    int agents = env->cfg.agents, team = env->cfg.team_size;
+    int agents = env->cfg.agents, team = mm_team_size(env);
     for (int t = 0; t < agents / team; t++) {
         int x, y;
         mm_edge_point(env, &x, &y);
@@ -472,6 +478,11 @@ static void mm_harvest(Mmo *env, int i) {
 
 static void mm_end_life(Mmo *env, int i, int truncated) {
     MmoAgent *a = &env->agents[i];
+    env->log.reward_survival += a->terms[MM_R_SURVIVAL];
+    env->log.reward_explore += a->terms[MM_R_EXPLORE];
+    env->log.reward_combat += a->terms[MM_R_COMBAT];
+    env->log.reward_skill += a->terms[MM_R_SKILL];
+    env->log.reward_death += a->terms[MM_R_DEATH];
     ocean_log_episode(&env->log, a->life_return, (float)a->life_ticks, (float)a->levels_gained,
                       (float)a->life_ticks / (float)env->cfg.horizon);
     for (int k = 0; k < MM_TERMS; k++) env->term_sums[k] += a->terms[k];
@@ -667,6 +678,10 @@ static void c_step(Mmo *env) {
     if (env->tick >= env->cfg.horizon || alive == 0) {
         for (int i = 0; i < agents; i++)
             if (env->ents[i].alive) mm_end_life(env, i, 1);
+        if (env->cfg.two_player) { /* the team rows' episode is the world: every row says it ended */
+            memset(env->truncations, 1, (size_t)agents);
+            if (alive == 0) memset(env->terminals, 1, (size_t)agents);
+        }
         mm_new_episode(env);
         return;
     }

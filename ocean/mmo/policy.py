@@ -9,19 +9,29 @@ The target of an attack is chosen among the listed rows, so its logits are a poi
 embedding scored against a query from the whole state, added to the plain head's bias per slot.
 Illegal choices are left to the env's action masks, which the trainer samples under.
 
+Team rows (`two_player=True`, the league's seats) are several agent rows side by side: each member
+goes through the same network as a lone agent, its heads become the team's heads in member order, and
+the team's value is the sum of its members' (its reward is their summed reward, less the other
+team's). Feed-forward only, as the league's frozen opponents are.
+
 Sizes: `pufferlib/config/puffer_mmo.toml` (about 0.1M parameters, for CPUs) and
 `pufferlib/config/puffer_mmo_large.toml` (about 1.6M, for a GPU). Imported only through the config:
 it needs torch, the env module does not.
 """
 import math
+from types import SimpleNamespace
 from typing import cast
 
+import numpy as np
 import torch
+from gymnasium import spaces
 from torch import nn
 
 from pufferlib import models
 
-from . import CROP, EFEAT, ENTS, SELF, SIDE, THINGS
+from . import CROP, EFEAT, ENTS, NVEC, SELF, SIDE, THINGS
+
+ROW = 2 * CROP + ENTS * EFEAT + SELF  # one agent's observation bytes
 
 TERRAINS_ALL = 7
 KINDS = 6    # entity kind 0 (padding) .. 5 (hostile)
@@ -33,10 +43,17 @@ class Policy(models.Policy):
 
     def __init__(self, env: models.EnvSpaces, hidden_size: int = 128, embed: int = 4, channels: int = 0,
                  entity_size: int = 32) -> None:
-        super().__init__(env, hidden_size)
-        want = 2 * CROP + ENTS * EFEAT + SELF
-        if self.obs_space.shape != (want,):
-            raise ValueError(f'puffer_mmo policy needs observation rows of {want} bytes, got {self.obs_space.shape}')
+        shape = tuple(env.single_observation_space.shape or ())
+        members = shape[0] // ROW if len(shape) == 1 else 0
+        team = spaces.MultiDiscrete(np.tile(NVEC, max(members, 1)))
+        if members < 1 or shape != (members * ROW,) or env.single_action_space != team:
+            raise ValueError(f'puffer_mmo policy needs observation rows of {ROW} bytes (or a team\'s, a multiple of '
+                             f'them) with their actions, got {shape} and {env.single_action_space}')
+        # the heads and the value are a lone agent's; a team's are assembled from them in decode_actions
+        agent = SimpleNamespace(single_observation_space=spaces.Box(0, 255, (ROW,), np.uint8),
+                                single_action_space=spaces.MultiDiscrete(np.array(NVEC)))
+        super().__init__(agent if members > 1 else env, hidden_size)
+        self.members = members
         self.terrain = nn.Embedding(TERRAINS_ALL, embed)
         self.things = nn.Embedding(THINGS, embed)
         self.channels = channels
@@ -59,8 +76,9 @@ class Policy(models.Policy):
         self._rows: torch.Tensor | None = None
 
     def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
+        """[n, members * ROW] -> [n * members, hidden_size]: one row per agent, team members in order."""
+        obs = obs.reshape(-1, ROW)
         n = obs.shape[0]
-        obs = obs.reshape(n, -1)
         crops = obs[:, :2 * CROP].long()
         tiles = self.terrain(crops[:, :CROP].clamp(0, TERRAINS_ALL - 1)) + self.things(
             crops[:, CROP:].clamp(0, THINGS - 1))  # [n, CROP, embed]
@@ -90,4 +108,8 @@ class Policy(models.Policy):
         rows, self._rows = self._rows, None
         if rows is not None and rows.shape[0] == hidden.shape[0]:
             target = target + torch.einsum('nkd,nd->nk', rows, self.query(hidden)) * self.scale
-        return (move, style, target, use), value
+        if self.members == 1:
+            return (move, style, target, use), value
+        m = self.members
+        heads = [head.reshape(-1, m, head.shape[-1]) for head in (move, style, target, use)]
+        return tuple(head[:, j] for j in range(m) for head in heads), value.reshape(-1, m).sum(1)
