@@ -237,9 +237,12 @@ def page_meta(env_name: str, options: dict, policy: str, weights: bytes | None, 
     spec = ocean.spec_of(env_name)
     values = resolve_options(env_name, options)
     keys = {k: v for k, v in spec.keys.items() if k not in ('idle', 'fps')}
+    # Versus on the page: a game whose two_player mode makes one row per seat (connect4, pong, ...), not
+    # puffer_mmo's, where two_player folds many agents into two team rows in Python.
+    two_seat = 'two_player' in spec.options and spec.num_agents({**values, 'two_player': True}) == 2
     return {'name': spec.env_name, 'short': spec.name, 'summary': spec.summary, 'group': spec.group,
             'options': page_options(spec, values), 'keys': keys, 'idle': spec.keys.get('idle'),
-            'fps': spec.keys.get('fps'), 'default_fps': DEFAULT_FPS, 'two_seat': 'two_player' in spec.options,
+            'fps': spec.keys.get('fps'), 'default_fps': DEFAULT_FPS, 'two_seat': two_seat,
             'mask': spec.action_mask, 'action_help': spec.action_help, 'policy': policy,
             'policy_code': POLICIES[policy], 'source': source,
             'weights': base64.b64encode(weights).decode() if weights else ''}

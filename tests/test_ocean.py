@@ -777,7 +777,8 @@ SANITIZE_RUNS = [(name, {}) for name in ALL] + [
     ('connect4', {'seat': -1}), ('pong', {'two_player': True}),
     ('drone', {'task': 0}), ('rocket_lander', {'discrete': True}), ('slimevolley', {'continuous': True}),
     ('checkers', {'two_player': True}), ('checkers', {'seat': 1}), ('slimevolley', {'two_player': True}),
-    ('slimevolley', {'frameskip': 4}), ('slimevolley', {'two_player': True, 'continuous': True})]
+    ('slimevolley', {'frameskip': 4}), ('slimevolley', {'two_player': True, 'continuous': True}),
+    ('mmo', {'two_player': True})]
 
 
 @pytest.mark.sanitize

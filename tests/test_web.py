@@ -109,6 +109,14 @@ def test_the_native_page_build_plays_the_game_pufferlib_plays(name):
     assert mine['finished'] or any(mine['returns']) or name == 'puffer_bandit'  # something happened
 
 
+def test_versus_is_offered_where_two_player_means_one_row_per_seat():
+    def two_seat(name):
+        return web.page_meta(name, {}, 'random', None, 'test')['two_seat']
+    assert two_seat('puffer_connect4') and two_seat('puffer_pong')
+    assert not two_seat('puffer_snake')
+    assert not two_seat('puffer_mmo')  # two_player folds its agents into two team rows: no seat for a person
+
+
 def test_the_fallback_policies_play_legal_games():
     """Without weights: the built-in scripted player where the env has one, else random legal actions."""
     assert web.fallback_policy('puffer_connect4') == 'builtin'
