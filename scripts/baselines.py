@@ -385,8 +385,9 @@ def render(results):
               'starpilot within 150k steps either, so the Procgen score is left to the GPU baseline below.',
               '']
     lines += ['## GPU baselines (not run yet)', '',
-              'These need a GPU machine, and none was available to the sessions that built this table. The',
-              'commands and compose services are ready; the reference column is what a run should land near.', '',
+              'These need a GPU machine, and none has been available so far (`scripts/gpu_check.sh`, docs/gpu.md, is',
+              'ready for one). The commands and compose services are ready; the reference column is what a run',
+              'should land near.', '',
               '| env | metric | steps | command | compose service | published reference |',
               '|---|---|---:|---|---|---|']
     for env, (metric, steps, flags, service, reference) in GPU_BASELINES.items():
