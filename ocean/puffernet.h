@@ -2,10 +2,10 @@
  *
  * It runs what pufferlib.models builds for Ocean envs: the Default MLP (Linear + GELU layers over the
  * observation row cast to float), optionally the LSTMWrapper's LSTM, then the action head and the value
- * head. Loading reads weights from a memory buffer (the contents of policy.bin), so a WebAssembly build
- * can embed them; nothing here opens a file, and nothing allocates: the caller hands one arena of
- * puffernet_arena_bytes() bytes, which holds the net, a copy of the weights, the LSTM state of every row
- * and the scratch of one forward pass.
+ * head; and an env's own policy class through its C twin (below). Loading reads weights from a memory
+ * buffer (the contents of policy.bin), so a WebAssembly build can embed them; nothing here opens a file,
+ * and nothing allocates: the caller hands one arena of puffernet_arena_bytes() bytes, which holds the net,
+ * a copy of the weights, the LSTM state of every row and the scratch of one forward pass.
  *
  *     size_t bytes = puffernet_arena_bytes(weights, nbytes, env->num_agents);
  *     void *arena = malloc(bytes);                      // the only allocation, by the caller
@@ -23,20 +23,34 @@
  * net, then every tensor as float32 in the order below. pufferlib/export.py writes it and documents the
  * JSON manifest beside it; docs/export.md shows both.
  *     magic "PUFN", version, header words, float count, row bytes,
+ *     twin tag (0: none), twin encodes (0 or 1), twin width, twin params P, P x (int), twin floats F,
  *     leaves L, L x (dtype, byte offset, count), observation divisor (float32 bits),
  *     layers D, D x (kind, in, out, activation), lstm hidden size (0: none),
- *     action kind, heads K, K x (size), policy terms T
+ *     action kind, heads K, K x (size)
  *     tensors: per layer W [out][in], b [out]; the LSTM W_ih [4H][in], W_hh [4H][H], b_ih [4H], b_hh [4H]
  *     (torch's gate order i, f, g, o); actor W [A][hidden], b [A]; value W [1][hidden], b [1];
- *     for Box actions log_std [A]; terms W [T][hidden], b [T]. A is the sum of the head sizes (the action
+ *     for Box actions log_std [A]; then the twin's F floats. A is the sum of the head sizes (the action
  *     size for Box).
  *
- * Policy terms: an env's own policy class may add terms of its own to the logits (tripletriad scores each
- * move from its gain and risk, weighted by T coefficients the net computes from the position). Its C twin
- * lives in the env's folder as policy.h, included before this header: it defines PUFFERNET_TERMS as a
- * function void f(const float *input, const float *coef, float *logits) that reads the row's observation
- * (as floats, before the layers) and the T coefficients and adds to (or masks) the logits. Weights with
- * terms are refused by a build without it.
+ * C twins: an env's own policy class may encode the observation its own way, add terms of its own to the
+ * logits, or both (puffer_mmo's crop, entity and pointer policy; tripletriad's per-move terms). Its C twin
+ * lives beside the class's module as policy.h; a build names it before including this header,
+ *     #define PUFFERNET_TWIN "policy.h"
+ * and this header includes it where the twin can use PufferNet and the helpers above it (puffernet_dot,
+ * puffernet_activate). The file carries the twin's tag (FNV-1a of its name), its integer parameters and
+ * its tensors; weights with a twin are refused by a build without it, or with another one. A twin defines
+ *     PUFFERNET_TWIN_NAME   the name its Python class declares (NATIVE_TWIN['name'])
+ *     PUFFERNET_TWIN_CHECK  const char *f(const PufferNet *net, size_t *scratch): NULL when the twin runs
+ *                           this net (its params, F, the row size, the heads), else why not; *scratch gets
+ *                           the floats of scratch it needs for one row (net->twin_scratch)
+ *     PUFFERNET_TWIN_ENCODE void f(const PufferNet *net, const unsigned char *row, float *hidden): the row
+ *                           to the encoder's output [twin width], instead of the leaves and layers (only
+ *                           for weights whose twin encodes)
+ *     PUFFERNET_TWIN_TERMS  void f(const PufferNet *net, const unsigned char *row, const float *hidden,
+ *                           float *logits): after the action head, adds to (or masks) the row's logits;
+ *                           hidden is the heads' input (after the LSTM), and what ENCODE left in
+ *                           net->twin_scratch for this row is still there
+ * and reads its parameters from net->params and its tensors from net->twin_w.
  *
  * Define PUFFERNET_API before including to change the functions' linkage (empty: exported, as the
  * Python harness builds it); by default they are static like every Ocean header's.
@@ -44,7 +58,6 @@
 #ifndef PUFFERNET_H
 #define PUFFERNET_H
 
-#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -56,7 +69,7 @@
 
 #define PUFFERNET_MAGIC 0x4E465550u /* "PUFN" read as a little-endian word */
 #define PUFFERNET_VERSION 2
-#define PUFFERNET_MAX_TERMS 64
+#define PUFFERNET_MAX_PARAMS 32
 #define PUFFERNET_MAX_LEAVES 32
 #define PUFFERNET_MAX_LAYERS 8
 #define PUFFERNET_MAX_HEADS 64
@@ -85,19 +98,25 @@ typedef struct PufferNet {
     int num_leaves, num_layers, lstm_hidden, action_kind, num_heads;
     int hidden_size;  /* the decoder's input width */
     int logit_size;   /* A: the sum of the head sizes, or the Box action size */
-    int num_terms;    /* T: coefficients of the env's own policy terms (0: none) */
     int max_rows;     /* rows the LSTM state was sized for */
+    uint32_t twin;    /* the C twin's tag (0: none) */
+    int twin_encodes; /* 1: the twin encodes the row, the file has no leaves or layers */
+    int twin_width;   /* the twin encoder's output width */
+    int num_params;
+    int params[PUFFERNET_MAX_PARAMS]; /* the twin's integer parameters, as its Python class declares them */
+    size_t twin_floats;               /* F: the twin's tensors, after the standard ones */
+    size_t twin_scratch_floats;
     PufferNetLeaf leaves[PUFFERNET_MAX_LEAVES];
     PufferNetLayer layers[PUFFERNET_MAX_LAYERS];
     int heads[PUFFERNET_MAX_HEADS];
     const float *w_ih, *w_hh, *b_ih, *b_hh;
-    const float *actor_w, *actor_b, *value_w, *value_b, *log_std, *terms_w, *terms_b;
-    float *h, *c;     /* [max_rows][lstm_hidden] */
-    float *a, *b;     /* two activation buffers of the widest layer, swapped between layers */
-    float *gates;     /* [4 * lstm_hidden] */
-    float *logits;    /* [logit_size] of the row being acted for */
-    float *input;     /* [input_size]: the row's observation as floats, kept for the policy terms */
-    float *coef;      /* [num_terms] */
+    const float *actor_w, *actor_b, *value_w, *value_b, *log_std;
+    const float *twin_w; /* [F] */
+    float *h, *c;        /* [max_rows][lstm_hidden] */
+    float *a, *b;        /* two activation buffers of the widest layer, swapped between layers */
+    float *gates;        /* [4 * lstm_hidden] */
+    float *logits;       /* [logit_size] of the row being acted for */
+    float *twin_scratch; /* [twin_scratch_floats]: the twin's, for one row */
 } PufferNet;
 
 static int puffernet_dtype_size(int dtype) {
@@ -124,6 +143,51 @@ static uint32_t puffernet_word(const unsigned char *bytes, size_t index) {
     return w;
 }
 
+/* Eight running sums, added pairwise at the end: the compiler keeps them in vector registers (no
+ * -ffast-math needed, the order is written out), and the rounding stays at the level of torch's own
+ * blocked float sums, well inside the 1e-5 the tests allow. */
+static float puffernet_dot(const float *w, const float *x, int n, float bias) {
+    float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) lane[k] += w[i + k] * x[i + k];
+    float tail = 0.0f;
+    for (; i < n; i++) tail += w[i] * x[i];
+    float sum = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
+    return (sum + tail) + bias;
+}
+
+static float puffernet_activate(float x, int activation) {
+    switch (activation) {
+    case PUFFERNET_GELU:
+        return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); /* torch's exact (erf) GELU */
+    case PUFFERNET_RELU:
+        return x > 0.0f ? x : 0.0f;
+    default:
+        return x;
+    }
+}
+
+/* y = activation(W x + b) for a torch Linear's W [out][in] and b [out]: what a twin's layers call. */
+static void puffernet_linear(const float *w, const float *b, const float *x, int in, int out, float *y,
+                             int activation) {
+    for (int o = 0; o < out; o++) y[o] = puffernet_activate(puffernet_dot(w + (size_t)o * in, x, in, b[o]), activation);
+}
+
+#ifdef PUFFERNET_TWIN
+/* A twin's tag: 32-bit FNV-1a of its name (pufferlib/export.py computes the same), never 0. */
+static uint32_t puffernet_tag(const char *name) {
+    uint32_t h = 2166136261u;
+    for (; *name; name++) h = (h ^ (uint32_t)(unsigned char)*name) * 16777619u;
+    return h != 0 ? h : 1;
+}
+
+#include PUFFERNET_TWIN
+#if !defined(PUFFERNET_TWIN_NAME) || !defined(PUFFERNET_TWIN_CHECK)
+#error "a C twin (PUFFERNET_TWIN) must define PUFFERNET_TWIN_NAME and PUFFERNET_TWIN_CHECK"
+#endif
+#endif
+
 /* Walks the header and fills `net`'s sizes (pointers stay unset); returns NULL when the header is sound,
  * else why not. `floats` receives the tensor float count it promises. */
 static const char *puffernet_parse(PufferNet *net, const void *weights, size_t nbytes, size_t *floats) {
@@ -134,15 +198,40 @@ static const char *puffernet_parse(PufferNet *net, const void *weights, size_t n
     if (puffernet_word(bytes, 1) != PUFFERNET_VERSION)
         return "the weights file has another format version than this puffernet.h reads; export it again";
     size_t header = puffernet_word(bytes, 2), count = puffernet_word(bytes, 3);
-    if (header < 10 || header > words || count != words - header)
+    if (header < 16 || header > words || count != words - header)
         return "the weights file is truncated or corrupt (its sizes do not add up)";
     at = 4;
 #define PN_NEXT() (at < header ? (int)puffernet_word(bytes, at++) : -1)
 #define PN_BAD(x) ((x) < 0 || (x) > PUFFERNET_MAX_WIDTH)
     memset(net, 0, sizeof(*net));
     net->row_bytes = PN_NEXT();
+    if (PN_BAD(net->row_bytes)) return "the weights file's observation layout is corrupt";
+    net->twin = puffernet_word(bytes, at++);
+    net->twin_encodes = PN_NEXT();
+    net->twin_width = PN_NEXT();
+    net->num_params = PN_NEXT();
+    if (net->num_params < 0 || net->num_params > PUFFERNET_MAX_PARAMS) return "the weights file's twin is corrupt";
+    for (int i = 0; i < net->num_params; i++) net->params[i] = PN_NEXT();
+    int twin_floats = PN_NEXT();
+    if (twin_floats < 0 || (net->twin_encodes != 0 && net->twin_encodes != 1) || PN_BAD(net->twin_width) ||
+        (net->twin == 0 && (net->twin_encodes || net->twin_width || net->num_params || twin_floats)) ||
+        (net->twin_encodes != (net->twin_width > 0)))
+        return "the weights file's twin is corrupt";
+    net->twin_floats = (size_t)twin_floats;
+#ifndef PUFFERNET_TWIN
+    if (net->twin != 0)
+        return "the weights are of a policy class with a C twin (policy.h beside its Python module): "
+               "#define PUFFERNET_TWIN \"path/to/policy.h\" before including puffernet.h";
+#else
+    if (net->twin != 0 && net->twin != puffernet_tag(PUFFERNET_TWIN_NAME))
+        return "the weights are of a policy class with another C twin than this build's PUFFERNET_TWIN (" PUFFERNET_TWIN
+               "): build with the twin beside that policy's module";
+#ifndef PUFFERNET_TWIN_ENCODE
+    if (net->twin_encodes) return "the weights say the C twin encodes the row, and " PUFFERNET_TWIN " has no encoder";
+#endif
+#endif
     net->num_leaves = PN_NEXT();
-    if (PN_BAD(net->row_bytes) || net->num_leaves < 1 || net->num_leaves > PUFFERNET_MAX_LEAVES)
+    if (net->num_leaves < 0 || net->num_leaves > PUFFERNET_MAX_LEAVES || (net->num_leaves == 0) != net->twin_encodes)
         return "the weights file's observation layout is corrupt";
     for (int i = 0; i < net->num_leaves; i++) {
         PufferNetLeaf *leaf = &net->leaves[i];
@@ -160,9 +249,10 @@ static const char *puffernet_parse(PufferNet *net, const void *weights, size_t n
     memcpy(&net->divisor, &divisor_bits, 4);
     if (!(net->divisor > 0.0f) || !isfinite(net->divisor)) return "the weights file's observation divisor is corrupt";
     net->num_layers = PN_NEXT();
-    if (net->num_layers < 1 || net->num_layers > PUFFERNET_MAX_LAYERS) return "the weights file's layers are corrupt";
+    if (net->num_layers < 0 || net->num_layers > PUFFERNET_MAX_LAYERS || (net->num_layers == 0) != net->twin_encodes)
+        return "the weights file's layers are corrupt";
     size_t need = 0;
-    int width = net->input_size;
+    int width = net->twin_encodes ? net->twin_width : net->input_size;
     for (int i = 0; i < net->num_layers; i++) {
         PufferNetLayer *layer = &net->layers[i];
         layer->kind = PN_NEXT();
@@ -194,39 +284,38 @@ static const char *puffernet_parse(PufferNet *net, const void *weights, size_t n
         net->logit_size += net->heads[i];
         if (net->logit_size > PUFFERNET_MAX_WIDTH) return "the weights file's action heads are corrupt";
     }
-    net->num_terms = PN_NEXT();
-    if (net->num_terms < 0 || net->num_terms > PUFFERNET_MAX_TERMS)
-        return "the weights file's policy terms are corrupt";
-#ifndef PUFFERNET_TERMS
-    if (net->num_terms > 0)
-        return "the weights add the terms of the env's own policy class: include the env's policy.h (its C twin) "
-               "before puffernet.h";
-#endif
 #undef PN_NEXT
 #undef PN_BAD
     if (at != header) return "the weights file is corrupt (its header has another length than it says)";
     need += (size_t)net->logit_size * (size_t)width + (size_t)net->logit_size + (size_t)width + 1;
     if (net->action_kind == PUFFERNET_CONTINUOUS) need += (size_t)net->logit_size;
-    need += (size_t)net->num_terms * ((size_t)width + 1);
+    need += net->twin_floats;
     if (need != count) return "the weights file is truncated or corrupt (its tensors do not fit its layers)";
+#ifdef PUFFERNET_TWIN
+    if (net->twin != 0) {
+        const char *why = PUFFERNET_TWIN_CHECK(net, &net->twin_scratch_floats);
+        if (why != NULL) return why;
+    }
+#endif
     *floats = count;
     return NULL;
 }
 
-/* The widest vector a forward pass holds: the input, a layer's output or the LSTM state. */
+/* The widest vector a forward pass holds: the input, a layer's output, the twin encoder's or the LSTM state. */
 static size_t puffernet_widest(const PufferNet *net) {
     size_t widest = (size_t)net->input_size;
     for (int i = 0; i < net->num_layers; i++)
         if ((size_t)net->layers[i].out > widest) widest = (size_t)net->layers[i].out;
+    if ((size_t)net->twin_width > widest) widest = (size_t)net->twin_width;
     return (size_t)net->lstm_hidden > widest ? (size_t)net->lstm_hidden : widest;
 }
 
-/* Floats of scratch and state after the weights: activations, gates, logits, the input and the terms'
- * coefficients, the rows' LSTM state. */
+/* Floats of scratch and state after the weights: activations, gates, logits, the twin's scratch, the rows'
+ * LSTM state. */
 static size_t puffernet_scratch_floats(const PufferNet *net, int max_rows) {
     size_t h = (size_t)net->lstm_hidden;
-    return 2 * puffernet_widest(net) + 4 * h + (size_t)net->logit_size + (size_t)net->input_size +
-           (size_t)net->num_terms + 2 * h * (size_t)max_rows;
+    return 2 * puffernet_widest(net) + 4 * h + (size_t)net->logit_size + net->twin_scratch_floats +
+           2 * h * (size_t)max_rows;
 }
 
 /* The struct rounded up so the floats after it stay aligned for any type. */
@@ -275,7 +364,7 @@ PUFFERNET_API PufferNet *puffernet_load(void *arena, size_t arena_bytes, const v
     if (net->lstm_hidden > 0) {
         size_t h4 = 4 * (size_t)net->lstm_hidden;
         net->w_ih = p;
-        p += h4 * (size_t)net->layers[net->num_layers - 1].out;
+        p += h4 * (size_t)(net->twin_encodes ? net->twin_width : net->layers[net->num_layers - 1].out);
         net->w_hh = p;
         p += h4 * (size_t)net->lstm_hidden;
         net->b_ih = p;
@@ -293,18 +382,15 @@ PUFFERNET_API PufferNet *puffernet_load(void *arena, size_t arena_bytes, const v
     p += 1;
     net->log_std = net->action_kind == PUFFERNET_CONTINUOUS ? p : NULL;
     if (net->log_std != NULL) p += net->logit_size;
-    net->terms_w = p;
-    p += (size_t)net->num_terms * (size_t)net->hidden_size;
-    net->terms_b = p;
+    net->twin_w = p;
     float *s = w + floats;
     size_t widest = puffernet_widest(net);
     net->a = s;
     net->b = s + widest;
     net->gates = s + 2 * widest;
     net->logits = net->gates + 4 * (size_t)net->lstm_hidden;
-    net->input = net->logits + net->logit_size;
-    net->coef = net->input + net->input_size;
-    net->h = net->coef + net->num_terms;
+    net->twin_scratch = net->logits + net->logit_size;
+    net->h = net->twin_scratch + net->twin_scratch_floats;
     net->c = net->h + (size_t)net->lstm_hidden * (size_t)max_rows;
     memset(net->h, 0, 2 * sizeof(float) * (size_t)net->lstm_hidden * (size_t)max_rows);
     return net;
@@ -319,31 +405,6 @@ PUFFERNET_API void puffernet_reset(PufferNet *net, int row) {
     } else if (row < net->max_rows) {
         memset(net->h + h * (size_t)row, 0, sizeof(float) * h);
         memset(net->c + h * (size_t)row, 0, sizeof(float) * h);
-    }
-}
-
-/* Eight running sums, added pairwise at the end: the compiler keeps them in vector registers (no
- * -ffast-math needed, the order is written out), and the rounding stays at the level of torch's own
- * blocked float sums, well inside the 1e-5 the tests allow. */
-static float puffernet_dot(const float *w, const float *x, int n, float bias) {
-    float lane[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-    int i = 0;
-    for (; i + 8 <= n; i += 8)
-        for (int k = 0; k < 8; k++) lane[k] += w[i + k] * x[i + k];
-    float tail = 0.0f;
-    for (; i < n; i++) tail += w[i] * x[i];
-    float sum = ((lane[0] + lane[4]) + (lane[1] + lane[5])) + ((lane[2] + lane[6]) + (lane[3] + lane[7]));
-    return (sum + tail) + bias;
-}
-
-static float puffernet_activate(float x, int activation) {
-    switch (activation) {
-    case PUFFERNET_GELU:
-        return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f)); /* torch's exact (erf) GELU */
-    case PUFFERNET_RELU:
-        return x > 0.0f ? x : 0.0f;
-    default:
-        return x;
     }
 }
 
@@ -378,9 +439,15 @@ static float puffernet_element(const unsigned char *at, int dtype) {
     }
 }
 
-/* One row through the net: the logits land in net->logits; returns the value. */
-static float puffernet_row(PufferNet *net, int row, const unsigned char *obs) {
+/* The encoder's output for one row: the Default MLP over the leaves, or the twin's encoder. */
+static const float *puffernet_encode(PufferNet *net, const unsigned char *obs) {
     float *x = net->a, *y = net->b;
+#ifdef PUFFERNET_TWIN_ENCODE
+    if (net->twin_encodes) {
+        PUFFERNET_TWIN_ENCODE(net, obs, x);
+        return x;
+    }
+#endif
     int n = 0;
     for (int l = 0; l < net->num_leaves; l++) {
         const PufferNetLeaf *leaf = &net->leaves[l];
@@ -389,19 +456,21 @@ static float puffernet_row(PufferNet *net, int row, const unsigned char *obs) {
     }
     if (net->divisor != 1.0f)
         for (int i = 0; i < n; i++) x[i] /= net->divisor;
-    if (net->num_terms > 0) memcpy(net->input, x, sizeof(float) * (size_t)n);
     for (int l = 0; l < net->num_layers; l++) {
         const PufferNetLayer *layer = &net->layers[l];
-        for (int o = 0; o < layer->out; o++) {
-            float z = puffernet_dot(layer->weight + (size_t)o * layer->in, x, layer->in, layer->bias[o]);
-            y[o] = puffernet_activate(z, layer->activation);
-        }
+        puffernet_linear(layer->weight, layer->bias, x, layer->in, layer->out, y, layer->activation);
         float *t = x;
         x = y;
         y = t;
     }
+    return x;
+}
+
+/* One row through the net: the logits land in net->logits; returns the value. */
+static float puffernet_row(PufferNet *net, int row, const unsigned char *obs) {
+    const float *x = puffernet_encode(net, obs);
     if (net->lstm_hidden > 0) {
-        int hs = net->lstm_hidden, in = net->layers[net->num_layers - 1].out;
+        int hs = net->lstm_hidden, in = net->twin_encodes ? net->twin_width : net->layers[net->num_layers - 1].out;
         float *h = net->h + (size_t)hs * row, *c = net->c + (size_t)hs * row;
         for (int g = 0; g < 4 * hs; g++) {
             float from_x = puffernet_dot(net->w_ih + (size_t)g * in, x, in, net->b_ih[g]);
@@ -415,16 +484,9 @@ static float puffernet_row(PufferNet *net, int row, const unsigned char *obs) {
         }
         x = h;
     }
-    for (int a = 0; a < net->logit_size; a++)
-        net->logits[a] =
-            puffernet_dot(net->actor_w + (size_t)a * net->hidden_size, x, net->hidden_size, net->actor_b[a]);
-#ifdef PUFFERNET_TERMS
-    if (net->num_terms > 0) {
-        for (int t = 0; t < net->num_terms; t++)
-            net->coef[t] =
-                puffernet_dot(net->terms_w + (size_t)t * net->hidden_size, x, net->hidden_size, net->terms_b[t]);
-        PUFFERNET_TERMS(net->input, net->coef, net->logits);
-    }
+    puffernet_linear(net->actor_w, net->actor_b, x, net->hidden_size, net->logit_size, net->logits, PUFFERNET_IDENTITY);
+#ifdef PUFFERNET_TWIN_TERMS
+    if (net->twin != 0) PUFFERNET_TWIN_TERMS(net, obs, x, net->logits);
 #endif
     return puffernet_dot(net->value_w, x, net->hidden_size, net->value_b[0]);
 }

@@ -3,15 +3,16 @@ ocean/puffernet.h runs in C (and in WebAssembly builds of the Ocean envs). docs/
 
     paths = export('puffer_squared', 'latest', format='all')      # RUN/export/policy.{onnx,json,bin}
     native = load_native('RUN/export/policy.json', env)           # checked against the env it will play
-    net = NativeNet(native.weights, env.num_agents, native.terms_header())  # puffernet.h through ctypes
+    net = NativeNet(native.weights, env.num_agents, native.twin_header())  # puffernet.h through ctypes
     logits, values = net.forward(obs)
 
 The native format is a manifest (policy.json: format version, the env's name and options, the observation
 layout, the layers, the action heads, the tensors) and a weights file (policy.bin: a short integer header
 that describes the same net for C, then every tensor as little-endian float32). ocean/puffernet.h says
 the header word by word; `native_plan` below writes it. The format holds the policies the configs build
-for Ocean envs: the Default MLP, optionally inside LSTMWrapper, and an env's own subclass of Default that
-adds terms to the logits when it has their C twin (NATIVE_TERMS below). Other policies export to ONNX only.
+for Ocean envs: the Default MLP, optionally inside LSTMWrapper, and an env's own policy class that brings its
+C twin (NATIVE_TWIN below: a policy.h that encodes the row, adds terms to the logits, or both). Other
+policies export to ONNX only.
 """
 from __future__ import annotations
 
@@ -36,10 +37,10 @@ from torch import nn
 
 import pufferlib
 from pufferlib import ocean, registry, rundir
-from pufferlib.models import Default, LSTMWrapper, load_policy_weights, make_policy
+from pufferlib.models import Default, LSTMWrapper, Policy, load_policy_weights, make_policy
 from pufferlib.pufferenv import PufferError
 
-FORMAT_VERSION = 2  # 2: the policy terms word after the action heads
+FORMAT_VERSION = 2  # 2: a policy class's C twin (its tag, params and tensors)
 MANIFEST = 'policy.json'
 WEIGHTS = 'policy.bin'
 ONNX = 'policy.onnx'
@@ -52,6 +53,7 @@ DTYPES = {'float32': 0, 'uint8': 1, 'int8': 2, 'int16': 3, 'int32': 4, 'float64'
 ACTIVATIONS = {'identity': 0, 'gelu': 1, 'relu': 2}
 ACTION_KINDS = {'discrete': 0, 'multidiscrete': 1, 'continuous': 2}
 LINEAR = 1
+MAX_TWIN_PARAMS = 32  # puffernet.h's PUFFERNET_MAX_PARAMS
 
 
 class ExportError(PufferError):
@@ -93,37 +95,30 @@ def _activation(module: nn.Module | None) -> str:
 
 
 def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
-    """(the manifest's description of `policy`: observation, layers, actions; its tensors in file order),
+    """(the manifest's description of `policy`: observation, layers, actions, twin; its tensors in file order),
     or an ExportError naming what the native format cannot hold."""
     lstm = None
     core = policy
     if isinstance(policy, LSTMWrapper) and type(policy) is LSTMWrapper:
         lstm, core = policy.lstm, policy.policy
-    # Exact types: a subclass may change what forward computes. One that only adds terms to Default's logits
-    # declares them (tripletriad's policy) and brings their C twin (terms_header).
-    terms = _terms_module(core)
-    if type(core) is not Default and terms is None:
+    # Exact types: a subclass may change what forward computes. A class that computes its own way declares
+    # its C twin (NATIVE_TWIN), which runs that part in C.
+    twin = _twin_plan(core)
+    if type(core) is not Default and twin is None:
         inner = f'{type(policy).__name__} around {type(core).__name__}' if lstm is not None else type(core).__name__
-        raise ExportError(f'the native format holds the Default MLP (optionally in LSTMWrapper), not {inner}: '
-                          'export it with --format onnx, or train with --policy.class pufferlib.models:Default')
-    assert isinstance(core, Default)  # Default itself, or a subclass whose only change is its declared terms
-    leaves = _observation_leaves(core)
-    for leaf in leaves:
-        if leaf['dtype'] not in DTYPES:
-            raise ExportError(f'the native format reads observations of {", ".join(DTYPES)}, not '
-                              f'{leaf["dtype"]} (observation leaf {leaf["path"] or "the row"})')
-    modules = list(core.encoder)
-    layers: list[dict] = []
-    tensors: list[tuple[str, np.ndarray]] = []
-    for i, module in enumerate(modules):
-        if isinstance(module, nn.Linear):
-            following = modules[i + 1] if i + 1 < len(modules) and not isinstance(modules[i + 1], nn.Linear) else None
-            layers.append({'kind': 'linear', 'in': module.in_features, 'out': module.out_features,
-                           'activation': _activation(following)})
-            tensors += [(f'encoder.{i}.weight', _floats(module.weight)), (f'encoder.{i}.bias', _floats(module.bias))]
-        elif i == 0 or not isinstance(modules[i - 1], nn.Linear):  # an activation follows its Linear
-            raise ExportError(f'the native format cannot hold encoder module {module!r}; export with --format onnx')
-    hidden = layers[-1]['out']
+        raise ExportError(f'the native format holds the Default MLP (optionally in LSTMWrapper) and policy classes '
+                          f'with a C twin, not {inner}: export it with --format onnx, or train with '
+                          '--policy.class pufferlib.models:Default')
+    assert isinstance(core, Policy)  # Default, or a class of pufferlib.models.Policy with a twin (_twin_plan)
+    leaves: list[dict]
+    layers: list[dict]
+    tensors: list[tuple[str, np.ndarray]]
+    if twin is not None and twin['encoder']:
+        leaves, layers, tensors, hidden = [], [], [], twin['width']
+    else:
+        assert isinstance(core, Default)  # a twin that does not encode sits on Default's encoder (_twin_plan)
+        leaves, layers, tensors = _default_encoder(core)
+        hidden = layers[-1]['out']
     if lstm is not None:
         layers.append({'kind': 'lstm', 'in': lstm.input_size, 'hidden': lstm.hidden_size})
         tensors += [(f'lstm.{name}', _floats(getattr(lstm, name)))
@@ -140,40 +135,106 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
                 ('value.weight', _floats(core.value.weight)), ('value.bias', _floats(core.value.bias))]
     if kind == 'continuous':
         tensors.append(('log_std', _floats(core.log_std)))
-    if terms is not None:
-        tensors += [('terms.weight', _floats(terms.weight)), ('terms.bias', _floats(terms.bias))]
+    if twin is not None:
+        tensors += twin.pop('tensors')
     row_bytes = int(np.prod(core.obs_space.shape)) * np.dtype(core.obs_space.dtype).itemsize
     plan = {
         'observation': {'shape': [int(d) for d in core.obs_space.shape], 'dtype': np.dtype(core.obs_space.dtype).name,
                         'row_bytes': row_bytes, 'divisor': 1.0, 'leaves': leaves},
         'layers': layers,
         'actions': {'kind': kind, 'heads': heads, 'hidden': hidden},
-        'terms': {'count': 0 if terms is None else int(terms.out_features),
-                  'class': f'{type(core).__module__}:{type(core).__qualname__}' if terms is not None else None},
+        'twin': twin,
     }
     return plan, tensors
 
 
-def _terms_module(core: nn.Module) -> nn.Linear | None:
-    """The Linear that computes the coefficients of a Default subclass's own logit terms, where the class
-    declares one (NATIVE_TERMS = its attribute name) and its C twin (policy.h beside its module) exists."""
-    name = getattr(type(core), 'NATIVE_TERMS', None)
-    if type(core) is Default or not isinstance(core, Default) or name is None:
-        return None
-    module = getattr(core, name, None)
-    if not isinstance(module, nn.Linear) or terms_header(core) is None:
-        return None
-    return module
+def _default_encoder(core: Default) -> tuple[list[dict], list[dict], list[tuple[str, np.ndarray]]]:
+    """(observation leaves, linear layers, their tensors) of Default's encoder."""
+    leaves = _observation_leaves(core)
+    for leaf in leaves:
+        if leaf['dtype'] not in DTYPES:
+            raise ExportError(f'the native format reads observations of {", ".join(DTYPES)}, not '
+                              f'{leaf["dtype"]} (observation leaf {leaf["path"] or "the row"})')
+    modules = list(core.encoder)
+    layers: list[dict] = []
+    tensors: list[tuple[str, np.ndarray]] = []
+    for i, module in enumerate(modules):
+        if isinstance(module, nn.Linear):
+            following = modules[i + 1] if i + 1 < len(modules) and not isinstance(modules[i + 1], nn.Linear) else None
+            layers.append({'kind': 'linear', 'in': module.in_features, 'out': module.out_features,
+                           'activation': _activation(following)})
+            tensors += [(f'encoder.{i}.weight', _floats(module.weight)), (f'encoder.{i}.bias', _floats(module.bias))]
+        elif i == 0 or not isinstance(modules[i - 1], nn.Linear):  # an activation follows its Linear
+            raise ExportError(f'the native format cannot hold encoder module {module!r}; export with --format onnx')
+    return leaves, layers, tensors
 
 
-def terms_header(policy: nn.Module) -> str | None:
-    """The C twin of `policy`'s own logit terms (policy.h beside the module of its class, see
-    ocean/puffernet.h), or None when its class adds none."""
+def _twin_plan(core: nn.Module) -> dict | None:
+    """The manifest's `twin` of a policy class that declares a C twin (NATIVE_TWIN, see docs/export.md), with
+    its tensors under 'tensors'; None for a class that declares none. A declaration that does not fit the
+    policy, or a twin missing beside the module, is an ExportError that says what to fix."""
+    declared = getattr(type(core), 'NATIVE_TWIN', None)
+    if declared is None or type(core) is Default:
+        return None
+    cls = f'{type(core).__module__}:{type(core).__qualname__}'
+    fix = (f'{cls}.NATIVE_TWIN must be a dict of name (str), encoder (bool), params (attribute names of the '
+           'policy, or ints) and tensors (names of its modules or parameters, in the order its C twin reads them)')
+    if not isinstance(declared, dict) or set(declared) != {'name', 'encoder', 'params', 'tensors'}:
+        raise ExportError(fix)
+    name, encoder, params, names = declared['name'], declared['encoder'], declared['params'], declared['tensors']
+    if (not isinstance(name, str) or not name or not isinstance(encoder, bool)
+            or not isinstance(params, (tuple, list)) or not isinstance(names, (tuple, list))):
+        raise ExportError(fix)
+    if not isinstance(core, Policy) or (not encoder and not isinstance(core, Default)):
+        base = 'pufferlib.models.Policy' if encoder else 'pufferlib.models.Default (whose encoder the twin keeps)'
+        raise ExportError(f'{cls} declares a C twin, so it must be a subclass of {base}')
+    path = twin_header(core)
+    if path is None:
+        raise ExportError(f'{cls} declares a C twin, but {_twin_path(type(core).__module__)} is missing: put its '
+                          'policy.h beside the module, or export with --format onnx')
+    values: list[int] = []
+    for param in params:
+        value = param
+        if isinstance(param, str):
+            value = core
+            for part in param.split('.'):
+                value = getattr(value, part, None)
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 2 ** 31:
+            raise ExportError(f'{cls}.NATIVE_TWIN param {param!r} is {value!r}, not a non-negative int; {fix}')
+        values.append(value)
+    if len(values) > MAX_TWIN_PARAMS:
+        raise ExportError(f'{cls}.NATIVE_TWIN has {len(values)} params; puffernet.h holds at most {MAX_TWIN_PARAMS}')
+    tensors: list[tuple[str, np.ndarray]] = []
+    for module_name in names:
+        found = getattr(core, module_name, None) if isinstance(module_name, str) else None
+        if isinstance(found, nn.Parameter):
+            tensors.append((f'twin.{module_name}', _floats(found)))
+        elif isinstance(found, nn.Module):
+            tensors += [(f'twin.{module_name}.{key}', _floats(value)) for key, value in found.named_parameters()]
+        else:
+            raise ExportError(f'{cls}.NATIVE_TWIN tensor {module_name!r} is no module or parameter of the policy; '
+                              f'{fix}')
+    return {'name': name, 'class': cls, 'encoder': encoder, 'width': int(core.hidden_size) if encoder else 0,
+            'params': values, 'floats': int(sum(array.size for _, array in tensors)), 'tensors': tensors}
+
+
+def twin_header(policy: nn.Module) -> str | None:
+    """The C twin of `policy`'s class (policy.h beside its module, see ocean/puffernet.h), or None when the
+    class declares none (or it is missing: native_plan says so)."""
     core = policy.policy if isinstance(policy, LSTMWrapper) else policy
-    if type(core) is Default or getattr(type(core), 'NATIVE_TERMS', None) is None:
+    if type(core) is Default or getattr(type(core), 'NATIVE_TWIN', None) is None:
         return None
     path = _twin_path(type(core).__module__)
     return path if os.path.isfile(path) else None
+
+
+def twin_tag(name: str) -> int:
+    """The word that names a twin in the weights file: 32-bit FNV-1a of its name, never 0 (puffernet.h's
+    puffernet_tag)."""
+    h = 2166136261
+    for byte in name.encode():
+        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
+    return h or 1
 
 
 def _twin_path(module_name: str) -> str:
@@ -189,7 +250,9 @@ def _floats(tensor: torch.Tensor) -> np.ndarray:
 def _header_words(plan: dict, floats: int) -> np.ndarray:
     """The integer header of the weights file (ocean/puffernet.h reads it word by word)."""
     obs = plan['observation']
-    words: list[int] = [obs['row_bytes'], len(obs['leaves'])]
+    twin = plan['twin'] or {'name': None, 'encoder': False, 'width': 0, 'params': [], 'floats': 0}
+    words: list[int] = [obs['row_bytes'], twin_tag(twin['name']) if twin['name'] else 0, int(twin['encoder']),
+                        twin['width'], len(twin['params']), *twin['params'], twin['floats'], len(obs['leaves'])]
     for leaf in obs['leaves']:
         words += [DTYPES[leaf['dtype']], leaf['offset'], leaf['count']]
     words.append(int(np.array(obs['divisor'], dtype='<f4').view('<u4')))
@@ -200,9 +263,20 @@ def _header_words(plan: dict, floats: int) -> np.ndarray:
     lstm = [layer for layer in plan['layers'] if layer['kind'] == 'lstm']
     words.append(lstm[0]['hidden'] if lstm else 0)
     words += [ACTION_KINDS[plan['actions']['kind']], len(plan['actions']['heads']), *plan['actions']['heads']]
-    words.append(plan['terms']['count'])
     header = [MAGIC, FORMAT_VERSION, 4 + len(words), floats, *words]
     return np.array(header, dtype='<u4')
+
+
+def header_fields(weights: bytes) -> dict:
+    """What a sound weights file's header says that a caller sizes buffers by: row_bytes, the action kind and
+    heads (the header as _header_words writes it; puffernet_load checks it first)."""
+    words = [int(w) for w in np.frombuffer(weights[:4 * int.from_bytes(weights[8:12], 'little')], dtype='<u4')]
+    at = 9 + words[8]            # past the twin's params, at its float count
+    at += 2 + 3 * words[at + 1]  # past the leaves, at the divisor
+    at += 2 + 4 * words[at + 1]  # past the layers, at the LSTM size
+    at += 1
+    kinds = {code: name for name, code in ACTION_KINDS.items()}
+    return {'row_bytes': words[4], 'kind': kinds[words[at]], 'heads': words[at + 2:at + 2 + words[at + 1]]}
 
 
 def native_bytes(policy: nn.Module) -> tuple[dict, bytes]:
@@ -273,18 +347,18 @@ class NativePolicy:
     weights: bytes
     path: str
 
-    def terms_header(self) -> str | None:
-        """The C twin of the policy's own logit terms (for NativeNet), or None when it has none."""
-        cls = (self.manifest.get('terms') or {}).get('class')
+    def twin_header(self) -> str | None:
+        """The C twin of the policy's class (for NativeNet), or None when it has none."""
+        cls = (self.manifest.get('twin') or {}).get('class')
         if not cls:
             return None
         try:
             path = _twin_path(cls.split(':')[0])
         except ImportError as e:
-            raise ExportError(f'{self.path}: the policy adds the logit terms of {cls}, which cannot be imported '
-                              f'here ({e})') from None
+            raise ExportError(f'{self.path}: the policy is a {cls}, whose module (and C twin beside it) cannot be '
+                              f'imported here ({e})') from None
         if not os.path.isfile(path):
-            raise ExportError(f'{self.path}: the policy adds the logit terms of {cls}, whose C twin {path} is missing')
+            raise ExportError(f'{self.path}: the policy is a {cls}, whose C twin {path} is missing')
         return path
 
 
@@ -364,15 +438,15 @@ def c_compiler() -> list[str]:
 
 
 @functools.cache
-def native_library(terms: str | None = None) -> ctypes.CDLL:
-    """ocean/puffernet.h compiled into a shared library (once per process and `terms`, in a temporary
-    folder), with the C twin of a policy's own logit terms (terms_header) when given."""
+def native_library(twin: str | None = None) -> ctypes.CDLL:
+    """ocean/puffernet.h compiled into a shared library (once per process and `twin`, in a temporary
+    folder), with the C twin of a policy's class (twin_header) when given."""
     folder = os.path.dirname(header_path())
     with tempfile.TemporaryDirectory(prefix='puffernet-') as tmp:
         source, library = os.path.join(tmp, 'puffernet.c'), os.path.join(tmp, 'libpuffernet.so')
         with open(source, 'w') as f:
-            if terms is not None:
-                f.write(f'#include {json.dumps(os.path.abspath(terms))}\n')
+            if twin is not None:
+                f.write(f'#define PUFFERNET_TWIN {json.dumps(os.path.abspath(twin))}\n')
             f.write('#define PUFFERNET_API\n#include "puffernet.h"\n')  # the functions, exported
         command = [*c_compiler(), '-std=c99', '-O3', '-ffp-contract=off', '-fPIC', '-shared', '-I', folder, source,
                    '-o', library, '-lm']
@@ -406,11 +480,11 @@ def _address(array: np.ndarray | None) -> int | None:
 
 class NativeNet:
     """A native weights file loaded into puffernet.h for `rows` observation rows (each with its own LSTM
-    state). Observations are the env's rows [rows, ...] in the env's dtype. `terms`: the C twin of the
-    policy's own logit terms, for weights that have them (terms_header of the policy)."""
+    state). Observations are the env's rows [rows, ...] in the env's dtype. `twin`: the C twin of the
+    policy's class, for weights that have one (twin_header of the policy)."""
 
-    def __init__(self, weights: bytes, rows: int, terms: str | None = None) -> None:
-        self.lib = native_library(terms)
+    def __init__(self, weights: bytes, rows: int, twin: str | None = None) -> None:
+        self.lib = native_library(twin)
         self.rows = int(rows)
         self._weights = np.frombuffer(weights, dtype=np.uint8)
         nbytes = self.lib.puffernet_arena_bytes(_address(self._weights), len(weights), self.rows)
@@ -424,12 +498,8 @@ class NativeNet:
             reason = error.value.decode() if error.value else 'unknown reason'
             raise ExportError(f'puffernet.h refused the weights: {reason}')
         # The header is sound (puffernet_load checked it): read what the buffers' shapes need from it.
-        words = [int(w) for w in np.frombuffer(weights[:4 * int.from_bytes(weights[8:12], 'little')], dtype='<u4')]
-        self.row_bytes = words[4]
-        at = 6 + 3 * words[5] + 1
-        at += 1 + 4 * words[at] + 1
-        kinds = {code: name for name, code in ACTION_KINDS.items()}
-        self.kind, self.heads = kinds[words[at]], words[at + 2:at + 2 + words[at + 1]]
+        fields = header_fields(weights)
+        self.row_bytes, self.kind, self.heads = fields['row_bytes'], fields['kind'], fields['heads']
         self.logit_size = sum(self.heads)
 
     def _rows(self, observations: np.ndarray) -> tuple[np.ndarray, int]:
@@ -506,7 +576,7 @@ class NativePlayer:
         policy = make_policy(env, config)
         load_policy_weights(policy, state_dict, path)
         self.env = env
-        self.net = NativeNet(native_bytes(policy)[1], env.num_agents, terms_header(policy))
+        self.net = NativeNet(native_bytes(policy)[1], env.num_agents, twin_header(policy))
         self.rng = None if deterministic else seed_state(seed)
 
     def act(self, obs: np.ndarray) -> np.ndarray:

@@ -36,7 +36,6 @@ import benchdoc
 from pufferlib import benchmark as bd
 
 WASM_TARGET = 0.30  # WebAssembly at least 30% of native
-DEFAULT = {'class': 'pufferlib.models:Default', 'hidden_size': 128}
 HARNESS = r'''
 #define _POSIX_C_SOURCE 199309L
 #include <stdio.h>
@@ -85,17 +84,13 @@ int main(int argc, char **argv) {
 
 
 def default_policy(name):
-    """(policy, one observation row) of the env's config (Default where the native format cannot hold its own
-    class), random weights fixed by the seed."""
+    """(policy, one observation row) of the env's config (its own class through its C twin where it has one),
+    random weights fixed by the seed."""
     torch.manual_seed(0)
     config = configuration.load(name)
     env = pufferlib.make(name, num_envs=1, seed=0)
     try:
-        try:
-            policy = make_policy(env, config)
-            export.native_plan(policy)
-        except export.ExportError:
-            policy = make_policy(env, {**config, 'policy': DEFAULT})
+        policy = make_policy(env, config)
         obs, _ = env.reset(seed=0)
         return policy.eval(), np.ascontiguousarray(obs[:1])
     finally:
@@ -117,15 +112,15 @@ def torch_step_ns(policy, row, seconds):
     return 1e9 * (time.perf_counter() - start) / calls
 
 
-def harness(folder, terms=None):
+def harness(folder, twin=None):
     """The C timing program, compiled as export.native_library compiles the header (-O3), with the C twin
-    of the policy's own logit terms where it has one (tripletriad)."""
-    tag = os.path.basename(os.path.dirname(terms)) if terms else 'plain'
+    of the policy's class where it has one (tripletriad, puffer_mmo)."""
+    tag = os.path.basename(os.path.dirname(twin)) if twin else 'plain'
     source, program = os.path.join(folder, f'harness_{tag}.c'), os.path.join(folder, f'harness_{tag}')
     if os.path.exists(program):
         return program
     with open(source, 'w') as f:
-        f.write(f'#include "{terms}"\n' if terms else '')
+        f.write(f'#define PUFFERNET_TWIN "{twin}"\n' if twin else '')
         f.write(HARNESS)
     command = [*export.c_compiler(), '-std=c11', '-O3', '-I', os.path.dirname(export.header_path()), source, '-o',
                program, '-lm']
@@ -179,7 +174,7 @@ def measure_env(name, args, folder, url, driver):
     game.run(20000, 0)
     steps = max(1000, int(20000 * args.seconds / max(time.perf_counter() - start, 1e-6)))
     policy, row = default_policy(name)
-    program = harness(folder, export.terms_header(policy))
+    program = harness(folder, export.twin_header(policy))
     weights_path, row_path = os.path.join(folder, f'{short}.bin'), os.path.join(folder, f'{short}.obs')
     with open(weights_path, 'wb') as f:
         f.write(export.native_bytes(policy)[1])

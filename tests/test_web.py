@@ -28,22 +28,16 @@ from small_run import train_small
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STEPS = 1000
 SEED = 3
-DEFAULT = {'class': 'pufferlib.models:Default', 'hidden_size': 128}
 
 
 def weights_for(name):
-    """Native weights of the env's default policy (the Default MLP where its own class is not one the native
-    format holds), random but fixed: what a trained checkpoint's export holds, without the training."""
+    """Native weights of the env's default policy (its own class through its C twin where it has one), random
+    but fixed: what a trained checkpoint's export holds, without the training."""
     torch.manual_seed(0)
     config = configuration.load(name)
     env = pufferlib.make(name, num_envs=1)
     try:
-        try:
-            policy = make_policy(env, config)
-            export.native_plan(policy)
-        except export.ExportError:  # puffer_mmo's entity encoder: ONNX only; its page plays Default weights
-            policy = make_policy(env, {**config, 'policy': DEFAULT})
-        return export.native_bytes(policy)[1]
+        return export.native_bytes(make_policy(env, config))[1]
     finally:
         env.close()
 
@@ -53,7 +47,7 @@ def python_run(name, weights, steps, seed):
     sampling from the seed's own RNG; finished returns in the order the rows end, running returns."""
     env = pufferlib.make(name, num_envs=1, seed=seed)
     try:
-        net = export.NativeNet(weights, env.num_agents, web.terms_header(name))
+        net = export.NativeNet(weights, env.num_agents, web.twin_header(name))
         rng = export.seed_state(seed)
         obs, _ = env.reset(seed=seed)
         running = np.zeros(env.num_agents)

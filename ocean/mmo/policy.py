@@ -41,6 +41,16 @@ STANCES = 4
 class Policy(models.Policy):
     """Crop, entities, self -> hidden; heads: move, style, use from hidden, target by pointer."""
 
+    # `puffer export --format native` holds this policy through its C twin, policy.h beside this file, which
+    # encodes the row itself and adds the pointer: the sizes it reads (attributes of the policy, or the
+    # observation layout's constants) and the modules whose parameters it reads, in this order.
+    NATIVE_TWIN = {
+        'name': 'puffer_mmo', 'encoder': True,
+        'params': ('hidden_size', 'terrain.embedding_dim', 'channels', 'query.out_features',
+                   SIDE, ENTS, EFEAT, SELF, TERRAINS_ALL, THINGS, KINDS, STANCES),
+        'tensors': ('terrain', 'things', 'crop', 'kind', 'stance', 'entity', 'own', 'mix', 'query'),
+    }
+
     def __init__(self, env: models.EnvSpaces, hidden_size: int = 128, embed: int = 4, channels: int = 0,
                  entity_size: int = 32) -> None:
         shape = tuple(env.single_observation_space.shape or ())

@@ -29,8 +29,9 @@ FEATURES = 5              # gain, risk, gain^2, risk^2, gain * risk
 class Policy(models.Default):
     """Default's MLP encoder; logits = actor(hidden) + features(gain, risk) . weights(hidden) per action."""
 
-    # `puffer export --format native` holds these terms: their C twin is policy.h beside this file.
-    NATIVE_TERMS = 'weights'
+    # `puffer export --format native` holds this policy through its C twin, policy.h beside this file: Default's
+    # encoder runs as usual, the twin adds the terms from the coefficients of `weights` (docs/export.md).
+    NATIVE_TWIN = {'name': 'puffer_tripletriad', 'encoder': False, 'params': (), 'tensors': ('weights',)}
 
     def __init__(self, env: models.EnvSpaces, hidden_size: int = 128, num_layers: int = 1) -> None:
         super().__init__(env, hidden_size, num_layers)
