@@ -428,7 +428,7 @@ def build_parser() -> Parser:
     evaluate.add_argument('--native', action='store_true',
                           help='act through the C inference header (ocean/puffernet.h) instead of torch')
     evaluate.add_argument('--argmax', action='store_true',
-                          help='play the most likely action instead of sampling (Discrete actions; any with --native)')
+                          help='play the most likely action instead of sampling (every head; the mean for Box actions)')
     evaluate.set_defaults(func=cmd_eval)
 
     export = commands.add_parser('export', help='write a trained policy as ONNX and as native weights for C '

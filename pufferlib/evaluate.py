@@ -13,7 +13,7 @@ import pufferlib
 from pufferlib import invocation
 from pufferlib import config as configuration
 from pufferlib import registry, rundir
-from pufferlib.models import load_checkpoint, load_policy_weights, make_policy, mask_logits, sample_logits
+from pufferlib.models import Logits, load_checkpoint, load_policy_weights, make_policy, mask_logits, sample_logits
 from pufferlib.rundir import CheckpointError
 
 if TYPE_CHECKING:
@@ -71,6 +71,16 @@ def _load(env_name: str, checkpoint: str, config: dict | None = None) -> tuple[s
     return path, state_dict, config
 
 
+def greedy_action(logits: Logits) -> torch.Tensor:
+    """The most likely action: the argmax of every head (Discrete, and each sub-action of a MultiDiscrete),
+    the mean for Box actions; what ocean/puffernet.h picks without a generator."""
+    if isinstance(logits, torch.distributions.Distribution):
+        return logits.mean
+    if isinstance(logits, (tuple, list)):
+        return torch.stack([head.argmax(-1) for head in logits], dim=-1)
+    return logits.argmax(-1)
+
+
 class _Player:
     """A checkpoint's policy choosing actions for every row of an env, as in training: illegal actions
     (where the env publishes masks) are never played, and an LSTM's state is cleared where an episode ended."""
@@ -95,10 +105,7 @@ class _Player:
             legal = getattr(env, 'action_masks', None)
             if legal is not None:
                 logits = mask_logits(logits, torch.from_numpy(legal.copy()))
-            if self.deterministic and isinstance(logits, torch.Tensor) and env.actions.dtype.kind == 'i':
-                action = logits.argmax(-1)
-            else:
-                action = sample_logits(logits)[0]
+            action = greedy_action(logits) if self.deterministic else sample_logits(logits)[0]
         return action.numpy().reshape(env.actions.shape).astype(env.actions.dtype)
 
     def episodes_ended(self, terminals: np.ndarray, truncations: np.ndarray) -> None:

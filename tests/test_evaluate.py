@@ -6,9 +6,11 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 import pufferlib
 from pufferlib import config as configuration
+from pufferlib import evaluate
 from pufferlib import train as training
 from pufferlib.evaluate import episode_means
 from pufferlib.rundir import CheckpointError
@@ -166,3 +168,15 @@ def test_eval_with_one_seed_gives_one_set_of_returns(tiny_run):
     (_, first, _), (_, again, _), (_, other, _) = answers
     assert first == again, (first, again)
     assert first != other, 'seed 1 played the same episodes as seed 0: the policy may not be sampling at all'
+
+
+def test_argmax_takes_every_heads_most_likely_action_and_the_box_mean():
+    """`puffer eval --argmax`: Discrete and each MultiDiscrete head by argmax (it sampled MultiDiscrete heads
+    before), Box by the Gaussian's mean: what ocean/puffernet.h picks without a generator."""
+    discrete = torch.tensor([[0.1, 2.0, -1.0], [3.0, 0.0, 0.0]])
+    assert evaluate.greedy_action(discrete).tolist() == [1, 0]
+    heads = (torch.tensor([[0.0, 5.0], [5.0, 0.0]]), torch.tensor([[1.0, 0.0, 9.0], [0.0, 7.0, 0.0]]))
+    assert evaluate.greedy_action(heads).tolist() == [[1, 2], [0, 1]]
+    mean = torch.tensor([[0.25, -0.5]])
+    box = torch.distributions.Independent(torch.distributions.Normal(mean, torch.ones_like(mean)), 1)
+    assert torch.equal(evaluate.greedy_action(box), mean)
