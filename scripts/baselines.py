@@ -19,6 +19,7 @@ import fcntl
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -136,10 +137,22 @@ def read_results(path):
         return json.load(f)
 
 
+# A section another script keeps in the page (`## heading`, then its text between <!-- name:start --> and
+# <!-- name:end -->, as pufferlib.benchmark.update_section writes it; scripts/bench_magent2.py's).
+KEPT_SECTION = re.compile(r'## [^\n]*\n\n<!-- ([\w-]+):start -->.*?<!-- \1:end -->\n', re.DOTALL)
+
+
 def write_doc(results):
-    """docs/baselines.md from `results` (RESULTS' contents) and ACCEPTANCE_RESULTS; returns its path."""
+    """docs/baselines.md from `results` (RESULTS' contents) and ACCEPTANCE_RESULTS, keeping the sections
+    other scripts wrote into it; returns its path."""
+    text = render(results) + '\n'
+    if os.path.exists(DOC):
+        with open(DOC) as f:
+            for match in KEPT_SECTION.finditer(f.read()):
+                if f'<!-- {match.group(1)}:start -->' not in text:
+                    text = text.rstrip('\n') + '\n\n' + match.group(0)
     with open(DOC, 'w') as f:
-        f.write(render(results) + '\n')
+        f.write(text)
     return DOC
 
 

@@ -65,3 +65,18 @@ def test_cpu_override_covers_every_gpu_service():
     with open(os.path.join(ROOT, 'compose.cpu.yaml')) as f:
         reset = re.findall(r'^  ([a-z0-9-]+):\n    deploy: !reset \{\}', f.read(), re.M)
     assert gpu and set(gpu) == set(reset)
+
+
+def test_rewriting_the_page_keeps_sections_other_scripts_wrote(tmp_path):
+    """scripts/baselines.py rewrites docs/baselines.md from its results files; a section another script keeps
+    there between markers (scripts/bench_magent2.py's) survives, once, where a fresh page would lose it."""
+    (tmp_path / 'baselines').mkdir()
+    kept = '## Someone else\n\n<!-- other:start -->\ntheir table\n<!-- other:end -->\n'
+    (tmp_path / 'baselines.md').write_text('# old page\n\n' + kept)
+    for _ in range(2):
+        done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'baselines.py'), '--replot', '--docs',
+                               str(tmp_path)], capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+    page = (tmp_path / 'baselines.md').read_text()
+    assert '# old page' not in page and '## GPU baselines' in page
+    assert page.count(kept) == 1
