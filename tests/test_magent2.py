@@ -163,8 +163,10 @@ def test_against_a_random_team_the_rows_are_red():
         episodes = []
         for _ in range(30):
             _, _, _, truncations, infos = env.step(rng.integers(0, 21, 12))
+            if infos:  # a battle of random teams ends at max_cycles: the red agents left are truncated
+                assert truncations.sum() == infos[0]['survivors'] > 0
             episodes += infos
-        assert len(episodes) == 2 and truncations.all()  # the second battle ended at max_cycles
+        assert len(episodes) == 2
         for stats in episodes:
             assert stats['episode_length'] == 12 and stats['perf'] in (0.0, 0.5, 1.0)
             assert stats['survivors'] == 12 - stats['deaths'] and stats['opponent_survivors'] == 12 - stats['kills']
