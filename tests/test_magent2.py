@@ -151,3 +151,111 @@ def test_training_smoke(tmp_path, monkeypatch):
 
 def test_names_are_the_bound_tasks():
     assert set(SHAPES) <= set(binding.env_names())
+
+
+def test_against_a_random_team_the_rows_are_red():
+    env = pufferlib.make('magent2_battle', random_opponent=True, map_size=20, max_cycles=12)
+    try:
+        obs, _ = env.reset(seed=0)
+        assert env.num_agents == 12 and obs.shape == (12, 13, 13, 5)
+        assert env.env.possible_agents == [f'red_{i}' for i in range(12)]
+        rng = np.random.default_rng(0)
+        episodes = []
+        for _ in range(30):
+            _, _, _, truncations, infos = env.step(rng.integers(0, 21, 12))
+            if infos:  # a battle of random teams ends at max_cycles: the red agents left are truncated
+                assert truncations.sum() == infos[0]['survivors'] > 0
+            episodes += infos
+        assert len(episodes) == 2
+        for stats in episodes:
+            assert stats['episode_length'] == 12 and stats['perf'] in (0.0, 0.5, 1.0)
+            assert stats['survivors'] == 12 - stats['deaths'] and stats['opponent_survivors'] == 12 - stats['kills']
+            assert stats['perf'] == (np.sign(stats['survivors'] - stats['opponent_survivors']) + 1) / 2
+    finally:
+        env.close()
+
+
+def test_the_random_team_is_seeded():
+    """Blue's moves come from a generator seeded by reset(seed): one seed, one battle; another seed, another."""
+    def battle(seed):
+        env = pufferlib.make('magent2_battle', random_opponent=True, map_size=20)
+        try:
+            seen = [env.reset(seed=seed)[0].copy()]
+            for _ in range(20):
+                seen.append(env.step(np.zeros(12, np.int64))[0].copy())  # red stands still: only blue moves
+            return np.stack(seen)
+        finally:
+            env.close()
+    np.testing.assert_array_equal(battle(4), battle(4))
+    assert not np.array_equal(battle(4), battle(5))
+
+
+class _Battle:
+    """A stand-in for a MAgent2 battle whose blue side dies at `wipe_at` while the env plays on, as an
+    engine may: the wrapper must end the battle there, a win."""
+
+    def __init__(self, wipe_at):
+        from gymnasium import spaces
+        self.possible_agents = ['red_0', 'red_1', 'blue_0', 'blue_1']
+        self.wipe_at, self.t, self.agents = wipe_at, 0, []
+        self.handles = [0, 1]
+        self.env = self  # what the wrapper reads the team counts from: raw.env.get_num(handle)
+        self._obs = spaces.Box(0.0, 1.0, (3, 3, 1), np.float32)
+        self._act = spaces.Discrete(4)
+
+    def observation_space(self, agent):
+        return self._obs
+
+    def action_space(self, agent):
+        return self._act
+
+    def get_num(self, handle):
+        return sum(a.startswith(('red', 'blue')[handle]) for a in self.agents)
+
+    def reset(self, seed=None, options=None):
+        self.t, self.agents = 0, list(self.possible_agents)
+        return {a: np.zeros((3, 3, 1), np.float32) for a in self.agents}, {a: {} for a in self.agents}
+
+    def step(self, actions):
+        assert set(actions) == set(self.agents), 'every live agent moves, blue too'
+        self.t += 1
+        before = list(self.agents)
+        if self.t == self.wipe_at:
+            self.agents = ['red_0', 'red_1']
+        done = {a: a not in self.agents for a in before}
+        return ({a: np.zeros((3, 3, 1), np.float32) for a in before}, {a: 0.0 for a in before}, done,
+                {a: False for a in before}, {a: {} for a in before})
+
+    def close(self):
+        pass
+
+
+def test_a_battle_ends_when_blue_is_wiped_out():
+    wrapper = binding.RandomOpponent(_Battle(wipe_at=3))
+    wrapper.reset(seed=0)
+    assert wrapper.agents == ['red_0', 'red_1']
+    for _ in range(2):
+        wrapper.step({'red_0': 0, 'red_1': 0})
+        assert wrapper.agents == ['red_0', 'red_1'] and not wrapper.outcome
+    _, _, terminations, _, _ = wrapper.step({'red_0': 0, 'red_1': 0})
+    assert terminations == {'red_0': True, 'red_1': True} and wrapper.agents == []
+    assert wrapper.outcome['perf'] == 1.0 and wrapper.outcome['kills'] == 2 and wrapper.outcome['deaths'] == 0
+
+
+@pytest.mark.parametrize('options, match', [
+    ({'name': 'magent2_gather', 'random_opponent': True}, 'magent2_battle, magent2_battlefield'),
+    ({'name': 'magent2_battle', 'random_opponent': True, 'two_player': True}, 'exclude each other'),
+    ({'name': 'magent2_battle', 'random_opponent': 'yes'}, 'random_opponent must be true or false'),
+])
+def test_random_opponent_errors(options, match):
+    with pytest.raises(pufferlib.APIUsageError, match=match):
+        pufferlib.make(**options)
+
+
+def test_training_against_the_random_team_logs_who_won(tmp_path, monkeypatch):
+    pytest.importorskip('torch')
+    monkeypatch.chdir(tmp_path)
+    summary = train_briefly('magent2_battle', '--env.random-opponent', 'true', '--env.max-cycles', '16',
+                            '--vec.num-envs', '2', '--vec.num-workers', '2', '--train.minibatch-size', '256',
+                            steps=1024)
+    assert 0.0 <= summary['episodes']['env/perf'] <= 1.0 and 'env/kills' in summary['episodes']

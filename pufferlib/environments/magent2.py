@@ -24,6 +24,14 @@ its reward is its members' summed reward minus the other team's (zero-sum, so a 
 won battle on points) and the episode is the battle. This is what lets pufferlib/arena.py, which seats
 one learner row per game, play team against team without knowing about teams.
 
+Against a random team (`random_opponent=True`, battle and battlefield only): the rows are the first
+team's agents (red) alone, and the second team (blue) moves uniformly at random inside the env, drawn
+from a generator seeded by reset(seed). The episode ends when a team is wiped out or at `max_cycles`,
+and its episode stats say who won (`outcome`): `perf` is 1 for a win (more agents left than blue: a
+wiped-out team has none), 0.5 for a draw (as many) and 0 for a loss, with `kills`, `deaths` and both teams'
+summed returns beside it. This is how a policy is measured against (and trained
+against) a fixed opponent, without the league.
+
 kwargs go to the task's parallel_env (map_size, max_cycles, minimap_mode, step_reward, ...).
 """
 import importlib
@@ -32,6 +40,7 @@ from typing import Any
 
 import numpy as np
 
+from pufferlib.emulation import PettingZooPufferEnv
 from pufferlib.environments import absent, install_line
 from pufferlib.environments._support import check_name, lazy_policy
 from pufferlib.pufferenv import APIUsageError, MissingDependencyError, PufferEnv
@@ -54,15 +63,23 @@ def env_names() -> list[str]:
 
 
 def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None, two_player: bool = False,
-         **kwargs: Any) -> PufferEnv:
+         random_opponent: bool = False, **kwargs: Any) -> PufferEnv:
     check_name(name, env_names(), 'MAgent2')
-    if two_player and name not in TWO_TEAMS:
-        raise APIUsageError(f'{name} has no two mirror-image teams to seat; two_player=True works for '
-                            f'{", ".join(TWO_TEAMS)}')
+    for option, value in (('two_player', two_player), ('random_opponent', random_opponent)):
+        if not isinstance(value, bool):
+            raise APIUsageError(f'{name}: {option} must be true or false, got {value!r}')
+        if value and name not in TWO_TEAMS:
+            raise APIUsageError(f'{name} has no two mirror-image teams; {option}=True works for '
+                                f'{", ".join(TWO_TEAMS)}')
+    if two_player and random_opponent:
+        raise APIUsageError(f'{name}: two_player (team against team, for the league) and random_opponent (one '
+                            'team against a random one) exclude each other: turn one of them off')
     if absent('magent2'):
         raise MissingDependencyError(f'{name} needs magent2: {install_line(EXTRA)}')
-    from pufferlib.emulation import PettingZooPufferEnv
     module = importlib.import_module(f'magent2.environments.{TASKS[name]}')
+    if random_opponent:
+        return VersusRandomEnv(env_creator=lambda: RandomOpponent(module.parallel_env(**kwargs)), buf=buf, seed=seed,
+                               action_mask='none')
     if two_player:
         return PettingZooPufferEnv(env_creator=lambda: TeamSeats(module.parallel_env(**kwargs)), buf=buf, seed=seed,
                                    action_mask='none')
@@ -232,6 +249,102 @@ class TeamSeats:
 
     def close(self) -> None:
         self.env.close()
+
+
+def _team_counts(env: Any) -> list[int]:
+    """Live agents per team, from MAgent2's engine: after a step that wipes a team out its ParallelEnv
+    reports every agent done and leaves `team_sizes` as they were before the step."""
+    raw = env.unwrapped if hasattr(env, 'unwrapped') else env
+    return [int(raw.env.get_num(handle)) for handle in raw.handles]
+
+
+class RandomOpponent:
+    """A two-team MAgent2 ParallelEnv whose second team moves uniformly at random; its agents are the
+    first team's alone (module docstring). `outcome` holds the stats of the last episode that ended."""
+
+    def __init__(self, env: Any) -> None:
+        self.env = env
+        self.metadata = getattr(env, 'metadata', {})
+        self.render_mode = getattr(env, 'render_mode', None)
+        teams = list(dict.fromkeys(_role(agent) for agent in env.possible_agents))
+        if len(teams) != 2:
+            raise APIUsageError(f'random_opponent=True needs two teams, got {teams}')
+        self.team, self.other = teams
+        self.possible_agents = [a for a in env.possible_agents if _role(a) == self.team]
+        self.moves = int(env.action_space(env.possible_agents[-1]).n)
+        self.rng = np.random.default_rng()
+        self.outcome: dict[str, float] = {}
+        self._agents: list[str] = []
+        self._opponents: list[str] = []
+        self._returns = np.zeros(2)
+        self._start = [0, 0]
+
+    @property
+    def agents(self) -> list[str]:
+        return self._agents
+
+    def observation_space(self, agent: str) -> Any:
+        return self.env.observation_space(agent)
+
+    def action_space(self, agent: str) -> Any:
+        return self.env.action_space(agent)
+
+    def _split(self) -> None:
+        team = self.team
+        self._agents = [a for a in self.env.agents if _role(a) == team]
+        self._opponents = [a for a in self.env.agents if _role(a) != team]
+
+    def reset(self, seed: int | None = None, options: dict | None = None) -> tuple[dict, dict]:
+        if seed is not None:
+            self.rng = np.random.default_rng(seed)
+        observations, infos = self.env.reset(seed=seed, options=options)
+        self._split()
+        self._returns[:] = 0
+        self._start = _team_counts(self.env)
+        return ({a: observations[a] for a in self._agents}, {a: infos.get(a, {}) for a in self._agents})
+
+    def step(self, actions: dict[str, Any]) -> tuple[dict, dict, dict, dict, dict]:
+        moves = dict(actions)
+        moves.update(zip(self._opponents, self.rng.integers(0, self.moves, len(self._opponents)).tolist()))
+        ours = list(self._agents)
+        observations, rewards, terminations, truncations, infos = self.env.step(moves)
+        self._returns[0] += sum(rewards.get(a, 0.0) for a in ours)
+        self._returns[1] += sum(rewards.get(a, 0.0) for a in self._opponents)
+        self._split()
+        counts = _team_counts(self.env)
+        if self._agents and counts[1] == 0:  # our side won but the env plays on: the battle is over
+            terminations = {**terminations, **{a: True for a in self._agents}}
+            self._agents = []
+        if not self._agents:
+            self._record(*counts)
+            self._opponents = []
+        return ({a: observations[a] for a in ours}, {a: rewards[a] for a in ours}, {a: terminations[a] for a in ours},
+                {a: truncations[a] for a in ours}, {a: infos.get(a, {}) for a in ours})
+
+    def _record(self, ours: int, theirs: int) -> None:
+        """Who won: the side with more agents left at the end (a wiped-out side has none); as many on each
+        side is a draw. Not the team returns: they include the attack penalty, so a team that never
+        attacks would out-score a random one without a fight."""
+        self.outcome = {'perf': (float(np.sign(ours - theirs)) + 1) / 2,
+                        'survivors': float(ours), 'opponent_survivors': float(theirs),
+                        'kills': float(self._start[1] - theirs), 'deaths': float(self._start[0] - ours),
+                        'team_return': float(self._returns[0]), 'opponent_return': float(self._returns[1])}
+
+    def render(self) -> Any:
+        return self.env.render()
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class VersusRandomEnv(PettingZooPufferEnv):
+    """The emulated RandomOpponent: each episode's stats carry its `outcome` (who won)."""
+
+    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
+        observations, rewards, terminals, truncations, infos = super().step(actions)
+        if infos:
+            infos[0].update(self.env.outcome)
+        return observations, rewards, terminals, truncations, infos
 
 
 def _build_policy() -> type:
