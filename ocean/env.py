@@ -180,6 +180,12 @@ class OceanEnv(PufferEnv):
         # Values outside the space are clamped by the C env, never used as an index. Box actions past
         # the bounds are taken (a Gaussian policy's samples are) and clamped there too; NaN is refused.
         self.copy_actions(actions)
+        infos = self._advance()
+        return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    def _advance(self) -> list[dict]:
+        """One C step of every env with the actions already in the buffer; the episode log every
+        REPORT_INTERVAL steps, as step()'s infos."""
         try:
             self._binding.vec_step(self._handle)
         except RuntimeError:  # the binding's only error here: the env was closed
@@ -191,7 +197,7 @@ class OceanEnv(PufferEnv):
             log = self._binding.vec_log(self._handle)
             if log is not None:
                 infos.append(log)
-        return self.observations, self.rewards, self.terminals, self.truncations, infos
+        return infos
 
     def log(self) -> dict[str, float] | None:
         """Episode means since the last report (or None), without waiting for the report interval."""

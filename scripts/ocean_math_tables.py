@@ -1,5 +1,6 @@
 #!/usr/bin/env python
-"""The polynomial table of ocean/ocean_math.h's erff, printed as C: paste it over the `pieces` table of ocean_erff there.
+"""The polynomial table of ocean/ocean_math.h's erff, printed as C: paste it over the `pieces` table of
+ocean_erff there.
 
     .venv/bin/python scripts/ocean_math_tables.py
 

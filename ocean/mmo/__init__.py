@@ -25,7 +25,7 @@ from gymnasium import spaces
 
 from pufferlib.pufferenv import BUFFER_NAMES, PufferEnv
 
-from ..env import REPORT_INTERVAL, OceanEnv
+from ..env import OceanEnv
 VIEW = 5             # spec.toml: MM_VIEW
 SIDE = 2 * VIEW + 1
 CROP = SIDE * SIDE
@@ -100,13 +100,6 @@ class Mmo(OceanEnv):
             return super().step(actions)
         self.copy_actions(actions)
         np.copyto(self._agent.actions.reshape(self.actions.shape), self.actions)
-        self._check_open()
-        self._binding.vec_step(self._handle)
-        self._tick += 1
-        infos: list[dict] = []
-        if self._tick % REPORT_INTERVAL == 0:
-            log = self._binding.vec_log(self._handle)
-            if log is not None:
-                infos.append(log)
+        infos = self._advance()
         self._fold()
         return self.observations, self.rewards, self.terminals, self.truncations, infos

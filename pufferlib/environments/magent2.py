@@ -169,6 +169,14 @@ class Padded:
         self.env.close()
 
 
+def _two_teams(env: Any, option: str) -> list[str]:
+    """The two team names of a battle env, in agent order; an error naming `option` where there are not two."""
+    teams = list(dict.fromkeys(_role(agent) for agent in env.possible_agents))
+    if len(teams) != 2:
+        raise APIUsageError(f'{option}=True needs two teams, got {teams}')
+    return teams
+
+
 class TeamSeats:
     """A two-team MAgent2 ParallelEnv as a two-agent one: each team is one agent (module docstring)."""
 
@@ -177,9 +185,7 @@ class TeamSeats:
         self.env = env
         self.metadata = getattr(env, 'metadata', {})
         self.render_mode = getattr(env, 'render_mode', None)
-        teams = list(dict.fromkeys(_role(agent) for agent in env.possible_agents))
-        if len(teams) != 2:
-            raise APIUsageError(f'two_player=True needs two teams, got {teams}')
+        teams = _two_teams(env, 'two_player')
         self.possible_agents = teams
         self.members = {team: [a for a in env.possible_agents if _role(a) == team] for team in teams}
         sizes = {len(m) for m in self.members.values()}
@@ -266,10 +272,7 @@ class RandomOpponent:
         self.env = env
         self.metadata = getattr(env, 'metadata', {})
         self.render_mode = getattr(env, 'render_mode', None)
-        teams = list(dict.fromkeys(_role(agent) for agent in env.possible_agents))
-        if len(teams) != 2:
-            raise APIUsageError(f'random_opponent=True needs two teams, got {teams}')
-        self.team, self.other = teams
+        self.team, self.other = _two_teams(env, 'random_opponent')
         self.possible_agents = [a for a in env.possible_agents if _role(a) == self.team]
         self.moves = int(env.action_space(env.possible_agents[-1]).n)
         self.rng = np.random.default_rng()
