@@ -246,7 +246,7 @@ def test_reward_terms_are_logged_and_sum_to_the_return():
         assert any(log[term] != 0 for log in reports), term
 
 
-def test_reward_terms_reach_the_training_stats():
+def test_reward_terms_reach_the_training_stats(experiments):
     """A tiny training run through workers: each term is an episode statistic of the run (env/<term>)
     in its summary and in every metrics row that has episodes."""
     from small_run import train_small
