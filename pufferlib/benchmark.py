@@ -230,12 +230,13 @@ def find_anchor(option: str | None = None) -> tuple[str, None] | tuple[None, str
     return _python_in(path, 'PufferLib 3.0 anchor', 'PUFFER_ANCHOR'), None
 
 
-def find_cleanrl(option: str | None = None) -> tuple[tuple[str, str], None] | tuple[None, str]:
-    """((python, ppo.py), None) for CleanRL from `option` or $CLEANRL_DIR, else (None, why it is skipped)."""
+def find_cleanrl(option: str | None = None, program: str = 'ppo.py') -> tuple[tuple[str, str], None] | tuple[None, str]:
+    """((python, cleanrl/<program>), None) for CleanRL from `option` or $CLEANRL_DIR, else (None, why it is
+    skipped)."""
     path = option or os.environ.get('CLEANRL_DIR')
     if not path:
         return None, "CleanRL not measured: no checkout given (--cleanrl DIR or CLEANRL_DIR=DIR)"
-    script = os.path.join(os.path.abspath(os.path.expanduser(path)), 'cleanrl', 'ppo.py')
+    script = os.path.join(os.path.abspath(os.path.expanduser(path)), 'cleanrl', program)
     if not os.path.isfile(script):
         raise PeerError(f'CleanRL: {script} does not exist; CLEANRL_DIR (or --cleanrl) must be a checkout of '
                         'the CleanRL repository with its venv in .venv')
@@ -363,7 +364,7 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     'freeway': ('puffer_freeway', None, "both frameskip 4, one car per lane, 34 observations; 3.0 tests every car "
                 "for a collision each frame, ours only the lanes the chicken overlaps"),
     'blastar': ('puffer_blastar', None, "3.0 has one enemy, one bomb and 10 observations (no options to change "
-                "that); ours a wave of 4 enemies, up to 3 bombs and 27 observations"),
+                "that); ours a wave of 4 enemies, up to 3 bombs and 35 observations"),
     'pacman': ('puffer_pacman', {'frightened_time': 48}, "both the arcade maze, 4 actions, one tile per step; "
                "3.0 ends the game at the first catch and observes 291 values, ours has 3 lives and 295 (a "
                "search for the nearest pellet every step)"),
@@ -375,7 +376,7 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
 # Where 3.0 has no setting that matches ours, the matched row sets ours to 3.0's game instead: these
 # options run our env against 3.0's defaults (the row `ours matched`).
 OCEAN_OURS_MATCHED: dict[str, dict[str, Any]] = {
-    'blastar': {'wave_size': 1, 'bombs': 1},  # one enemy and one bomb, as in 3.0 (and Atari's Blastar): 12 obs
+    'blastar': {'wave_size': 1, 'bombs': 1},  # one enemy and one bomb, as in 3.0 (and Atari's Blastar): 14 obs
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 # Issue 16's targets for the second-wave games (go at 7x7, the default), a little above the public

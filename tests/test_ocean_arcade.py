@@ -143,11 +143,28 @@ def test_blastar_kills_pay_one_and_ships_lost_cost_the_penalty():
 
 
 def test_blastar_observes_the_wave_and_bomb_slots_its_options_give():
-    assert make('blastar').single_observation_space.shape == (6 + 3 * 4 + 3 * 3,)
+    assert make('blastar').single_observation_space.shape == (6 + 5 * 4 + 3 * 3,)
     env = make('blastar', wave_size=1, bombs=1)  # Atari's game: one enemy, one bomb
-    assert env.single_observation_space.shape == (12,)
+    assert env.single_observation_space.shape == (14,)
     obs, _ = env.reset(seed=0)
-    assert (obs[:, 8] == 1.0).all() and (obs[:, 11] == 0.0).all()  # the enemy is alive, no bomb falls yet
+    assert (obs[:, 10] == 1.0).all() and (obs[:, 13] == 0.0).all()  # the enemy is alive, no bomb falls yet
+
+
+def test_blastar_observes_each_enemys_velocity_and_where_to_aim():
+    """The first wave flies at enemy_speed, row 0 to the right: velocity / the shot's speed. The aim field
+    is where the enemy will be when a shot fired now reaches its row: firing from there hits it."""
+    env = make('blastar', num_envs=1, wave_size=1, bombs=1, bomb_rate=0.0, enemy_speed=1.5)
+    obs, _ = env.reset(seed=3)
+    assert obs[0, 8] == pytest.approx(1.5 / 6.0)
+    dx, aim = obs[0, 6], obs[0, 9]
+    assert aim > dx  # flying right: lead to the right
+    for _ in range(400):  # fly to the aim point and fire: the first shot kills
+        aim = obs[0, 9] * 160
+        action = 5 if abs(aim) < 2 else (2 if aim > 0 else 1)
+        obs, reward, *_ = env.step(np.array([action], np.int32))
+        if reward[0] > 0:
+            break
+    assert reward[0] == 1.0
 
 
 @pytest.mark.parametrize('bombs', [1, 2])
