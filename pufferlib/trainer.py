@@ -96,8 +96,11 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
     """Muon for the 2-D weight matrices, AdamW for everything else; or Adam for all."""
     params = [p for p in policy.parameters() if p.requires_grad]
     betas, eps = (train['adam_beta1'], train['adam_beta2']), train['adam_eps']
+    # The fused kernel does a whole Adam step in one call: on a CPU a tiny MLP's step falls from about
+    # 350 to 85 us, which is a fifth of an update at minibatch 64 (MuJoCo's recipe).
+    fused = all(p.device.type in ('cpu', 'cuda') and p.dtype in (torch.float32, torch.float64) for p in params)
     if train['optimizer'] == 'adam':
-        return [torch.optim.Adam(params, lr=train['learning_rate'], betas=betas, eps=eps)]
+        return [torch.optim.Adam(params, lr=train['learning_rate'], betas=betas, eps=eps, fused=fused)]
     matrices = [p for p in params if p.ndim == 2]
     others = [p for p in params if p.ndim != 2]
     # match_rms_adamw scales Muon's step to AdamW's update size, so one learning rate serves both.
@@ -106,7 +109,7 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
                          adjust_lr_fn='match_rms_adamw')]
     if others:
         optimizers.append(torch.optim.AdamW(others, lr=train['learning_rate'], betas=betas, eps=eps,
-                                            weight_decay=train['weight_decay']))
+                                            weight_decay=train['weight_decay'], fused=fused))
     return optimizers
 
 
