@@ -41,14 +41,19 @@ def test_binding_steps_with_box_actions(name):
         env.close()
 
 
-def test_bare_name_takes_any_v5_task_and_refuses_others():
+def test_bare_name_takes_any_v5_or_v4_task_and_refuses_others():
     env = pufferlib.make('mujoco', task='Swimmer-v5')
     assert env.single_action_space.shape == (2,)
     env.close()
+    env = pufferlib.make('mujoco', task='Hopper-v4')  # CleanRL's pinned Gymnasium has v4 only
+    assert env.single_observation_space.shape == (11,)
+    env.close()
     with pytest.raises(APIUsageError, match='needs task='):
         pufferlib.make('mujoco')
-    with pytest.raises(APIUsageError, match='not a Gymnasium MuJoCo v5 id.*HalfCheetah-v5'):
+    with pytest.raises(APIUsageError, match=r'not a Gymnasium MuJoCo v5 \(or v4\) id.*HalfCheetah-v5'):
         pufferlib.make('mujoco', task='CartPole-v1')
+    with pytest.raises(APIUsageError, match='not a Gymnasium MuJoCo'):
+        pufferlib.make('mujoco', task='Hopper-v3')  # needs mujoco-py
     with pytest.raises(APIUsageError, match='only for the bare name'):
         pufferlib.make('mujoco_hopper', task='Ant-v5')
     with pytest.raises(APIUsageError, match='reward_gamma'):

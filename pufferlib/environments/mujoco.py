@@ -1,6 +1,6 @@
 """MuJoCo continuous control through Gymnasium's v5 envs: `mujoco_halfcheetah`, `mujoco_hopper`,
 `mujoco_walker2d`, `mujoco_ant`, `mujoco_humanoid`, `mujoco_inverted_pendulum`, `mujoco_reacher`, and
-`mujoco` with `task=<any Gymnasium MuJoCo v5 id>` (Swimmer-v5, Pusher-v5, ...).
+`mujoco` with `task=<any Gymnasium MuJoCo v5 id>` (Swimmer-v5, Pusher-v5, ...; the v4 ids also run).
 
 Actions are a Box, sampled by the policy's Gaussian head and clipped to the Box inside the env (the
 sample itself is what PPO scores). MuJoCo observations and rewards span very different scales from
@@ -79,9 +79,11 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
         os.environ.setdefault('MUJOCO_GL', 'egl')  # read when mujoco is imported: no window, no display
     if absent('mujoco'):
         raise MissingDependencyError(f'{name} needs mujoco: {install_line(EXTRA)}')
-    if task not in mujoco_ids() or not task.endswith('-v5'):
+    # v4 runs on the same mujoco bindings as v5 (v2 and v3 need the retired mujoco-py); it stays allowed
+    # for comparisons with tools pinned to a Gymnasium before v5 (scripts/bench_mujoco.py: CleanRL's).
+    if task not in mujoco_ids() or not task.endswith(('-v4', '-v5')):
         v5 = sorted(i for i in mujoco_ids() if i.endswith('-v5'))
-        raise APIUsageError(f'{task!r} is not a Gymnasium MuJoCo v5 id; pick one of {", ".join(v5)}')
+        raise APIUsageError(f'{task!r} is not a Gymnasium MuJoCo v5 (or v4) id; pick one of {", ".join(v5)}')
     if max_episode_steps is not None:
         kwargs['max_episode_steps'] = int(max_episode_steps)
     creator = lambda: ClipToBox(gymnasium.make(task, render_mode=render_mode, **kwargs))  # noqa: E731

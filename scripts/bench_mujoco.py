@@ -1,0 +1,364 @@
+#!/usr/bin/env python
+"""MuJoCo against CleanRL (issue 35): our PPO and CleanRL's ppo_continuous_action.py, 1M steps each.
+
+    flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR
+    .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR --env hopper --seed 1 --side ours
+    .venv/bin/python scripts/bench_mujoco.py render     # the doc section and curves again, from the results
+
+`run` trains every (env, seed, side) that the results file does not hold yet: ours is `puffer train
+mujoco --env.task ID` with the family config (pufferlib/config/mujoco.toml, CleanRL's recipe), CleanRL's
+is its own `cleanrl/ppo_continuous_action.py` in its own venv (DIR or $CLEANRL_DIR, set up as
+docs/benchmarks.md says, plus `mujoco==3.14.0`: our pin, so both sides step the same simulator), both as
+subprocesses. Two runs go at once, each pinned to a core of its own with one torch thread, so every run
+shares the machine with exactly one other training run and neither side gets the whole machine; ours
+uses the Serial backend there (its default Multiprocessing one would spread over both cores).
+
+The tasks are the v4 MuJoCo envs: CleanRL pins Gymnasium 0.29.1, whose MuJoCo envs stop at v4, and its
+script does not run on Gymnasium 1.x (whose wrappers changed), so both sides train on v4 (same
+`mujoco` bindings as v5; v5 fixes a few reward and friction details). Final return = the mean of the
+last 10 episodes of training (CleanRL: its last 10 `episodic_return` lines; ours: the last logged rows
+that together finished at least 10 episodes, weighted by their episode counts). Wall time = process
+start to exit. Steps per second: CleanRL's own last `SPS:` line; ours steps / training seconds.
+
+Every finished run goes into docs/baselines/mujoco.json at once (an interrupted sweep keeps what it
+finished), and the section of docs/baselines.md and docs/baselines/mujoco.png are redrawn from it.
+"""
+import argparse
+import json
+import os
+import queue
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+
+from pufferlib import benchmark as bd
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join(ROOT, 'docs', 'baselines.md')
+PNG_DIR = os.path.join(ROOT, 'docs', 'baselines')
+RESULTS = os.path.join(PNG_DIR, 'mujoco.json')
+PNG = 'mujoco.png'
+ENVS = {'halfcheetah': 'HalfCheetah-v4', 'hopper': 'Hopper-v4', 'walker2d': 'Walker2d-v4'}
+SIDES = ('ours', 'cleanrl')
+SEEDS = (1, 2, 3)  # CleanRL's default seed is 1
+STEPS = 1_000_000
+LAST = 10  # episodes in the final return
+CURVE_POINTS = 100  # a curve is kept as at most this many (steps, mean return) bins
+COMMAND = 'flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR'
+THREADS = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1'}
+
+
+# ---------------------------------------------------------------------------------------------
+# One training run of each side
+# ---------------------------------------------------------------------------------------------
+
+def parse_cleanrl(lines: list[str]) -> tuple[list[tuple[int, float]], float | None]:
+    """(global_step, return) per `episodic_return` line and the last `SPS:` figure of CleanRL's output."""
+    episodes, sps = [], None
+    for line in lines:
+        if line.startswith('SPS:'):
+            sps = float(line.split()[1])
+        elif line.startswith('global_step=') and 'episodic_return=' in line:
+            step = int(line.split('global_step=')[1].split(',')[0])
+            episodes.append((step, float(line.split('episodic_return=')[1].strip(' []\n'))))
+    return episodes, sps
+
+
+def final_return_of_rows(rows: list[dict], last: int = LAST) -> tuple[float, int]:
+    """(mean return, episodes) over the last logged rows that finished at least `last` episodes together,
+    weighted by each row's episode count (a row holds the mean of the episodes that ended in it)."""
+    total, count = 0.0, 0
+    for row in reversed(rows):
+        n = int(row.get('env/episodes', 0))
+        if n <= 0 or 'env/episode_return' not in row:
+            continue
+        total += row['env/episode_return'] * n
+        count += n
+        if count >= last:
+            break
+    if count == 0:
+        raise bd.PeerError('our run logged no finished episode')
+    return total / count, count
+
+
+def binned(points: list[tuple[int, float, int]], steps: int) -> list[list[float]]:
+    """[[step, mean return]] in at most CURVE_POINTS bins of equal width over `steps`; points are
+    (step, return, episodes it stands for)."""
+    width = max(1, -(-steps // CURVE_POINTS))
+    bins: dict[int, list[float]] = {}
+    for step, value, n in points:
+        acc = bins.setdefault(min(step, steps - 1) // width, [0.0, 0.0])
+        acc[0] += value * n
+        acc[1] += n
+    return [[(b + 1) * width, round(acc[0] / acc[1], 2)] for b, acc in sorted(bins.items()) if acc[1]]
+
+
+def pinned(cpu: int | None) -> Callable[[], None] | None:
+    """A preexec_fn that pins the child to one core (None: leave it)."""
+    if cpu is None or not hasattr(os, 'sched_setaffinity'):
+        return None
+    return lambda: os.sched_setaffinity(0, {cpu})
+
+
+def run_cleanrl(peer: tuple[str, str], env_id: str, seed: int, steps: int, cpu: int | None) -> dict:
+    python, script = peer
+    scratch = tempfile.mkdtemp(prefix='puffer-cleanrl-')  # it writes runs/ (tensorboard) into its cwd
+    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
+    env.update(THREADS, PYTHONUNBUFFERED='1', MUJOCO_GL=env.get('MUJOCO_GL', 'egl'))
+    command = [python, script, '--env-id', env_id, '--seed', str(seed), '--total-timesteps', str(steps),
+               '--no-cuda']
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(command, cwd=scratch, env=env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, preexec_fn=pinned(cpu))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    seconds = time.perf_counter() - start
+    lines = proc.stdout.splitlines()
+    episodes, sps = parse_cleanrl(lines)
+    if proc.returncode != 0 or len(episodes) < LAST:
+        tail = '\n'.join(lines[-15:])
+        raise bd.PeerError(f'CleanRL on {env_id} (seed {seed}) exited {proc.returncode} after {len(episodes)} '
+                           f'episodes; its last output:\n{tail}')
+    final = statistics.fmean(r for _, r in episodes[-LAST:])
+    return {'return': final, 'episodes': LAST, 'seconds': round(seconds, 1), 'sps': sps, 'steps': steps,
+            'curve': binned([(s, r, 1) for s, r in episodes], steps)}
+
+
+def run_ours(env_id: str, seed: int, steps: int, cpu: int | None) -> dict:
+    scratch = tempfile.mkdtemp(prefix='puffer-mujoco-')
+    env = {**os.environ, **THREADS, 'PUFFER_EXPERIMENTS': scratch}
+    command = [sys.executable, '-m', 'pufferlib.cli', 'train', 'mujoco', '--env.task', env_id,
+               '--train.seed', str(seed), '--train.total-timesteps', str(steps), '--quiet',
+               '--train.torch-threads', '1', '--train.checkpoint-interval', '1000000']
+    if cpu is not None:
+        command += ['--vec.backend', 'Serial']  # one core: stepping in the trainer's process
+    start = time.perf_counter()
+    try:
+        proc = subprocess.run(command, cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, preexec_fn=pinned(cpu))
+        seconds = time.perf_counter() - start
+        runs = [d for d in os.listdir(scratch) if os.path.isfile(os.path.join(scratch, d, 'metrics.jsonl'))]
+        if proc.returncode != 0 or len(runs) != 1:
+            tail = '\n'.join(proc.stdout.splitlines()[-15:])
+            raise bd.PeerError(f'puffer train on {env_id} (seed {seed}) exited {proc.returncode}; its last '
+                               f'output:\n{tail}')
+        with open(os.path.join(scratch, runs[0], 'metrics.jsonl')) as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    final, episodes = final_return_of_rows(rows)
+    trained = rows[-1]
+    return {'return': final, 'episodes': episodes, 'seconds': round(seconds, 1),
+            'sps': trained['global_step'] / trained['elapsed_s'], 'steps': trained['global_step'],
+            'curve': binned([(r['global_step'], r['env/episode_return'], int(r['env/episodes'])) for r in rows
+                             if r.get('env/episodes')], steps)}
+
+
+# ---------------------------------------------------------------------------------------------
+# The sweep: two runs at a time, one per core
+# ---------------------------------------------------------------------------------------------
+
+def pending(results: dict, envs: list[str], seeds: list[int], sides: list[str]) -> list[tuple[str, int, str]]:
+    """The runs still missing, ordered so that both sides of an env and seed start close together."""
+    return [(env, seed, side) for seed in seeds for env in envs for side in sides
+            if str(seed) not in results.get(ENVS[env], {}).get(side, {})]
+
+
+def sweep(jobs: list[tuple[str, int, str]], peer: tuple[str, str] | None, steps: int, record: bool) -> int:
+    """Run `jobs` on two workers pinned to cores 0 and 1 (one worker, unpinned, on a single core);
+    returns how many failed."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else [0]
+    slots: list[int | None] = [*cores[:2]] if len(cores) >= 2 else [None]
+    todo: queue.Queue = queue.Queue()
+    for job in jobs:
+        todo.put(job)
+    lock, failures = threading.Lock(), []
+
+    def worker(cpu: int | None) -> None:
+        while True:
+            try:
+                env, seed, side = todo.get_nowait()
+            except queue.Empty:
+                return
+            env_id = ENVS[env]
+            print(f'{time.strftime("%H:%M:%S")} start {side} {env_id} seed {seed} (core {cpu})', file=sys.stderr,
+                  flush=True)
+            try:
+                if side == 'ours':
+                    run = run_ours(env_id, seed, steps, cpu)
+                else:
+                    assert peer is not None
+                    run = run_cleanrl(peer, env_id, seed, steps, cpu)
+            except bd.PeerError as e:
+                print(f'bench_mujoco: {e}', file=sys.stderr, flush=True)
+                with lock:
+                    failures.append((env, seed, side))
+                continue
+            run.update(hardware=hardware(), date=time.strftime('%Y-%m-%d', time.gmtime()), steps_asked=steps)
+            print(f'{time.strftime("%H:%M:%S")} done  {side} {env_id} seed {seed}: return {run["return"]:.1f}, '
+                  f'{run["seconds"]:.0f} s, {run["sps"]:,.0f} steps/s', file=sys.stderr, flush=True)
+            if record:
+                with lock:
+                    results = read()
+                    results.setdefault(env_id, {}).setdefault(side, {})[str(seed)] = run
+                    write(results)
+
+    threads = [threading.Thread(target=worker, args=(cpu,), daemon=True) for cpu in slots]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return len(failures)
+
+
+# ---------------------------------------------------------------------------------------------
+# The results file, the curves and the doc section
+# ---------------------------------------------------------------------------------------------
+
+def read() -> dict:
+    if not os.path.exists(RESULTS):
+        return {}
+    with open(RESULTS) as f:
+        return json.load(f)
+
+
+def write(results: dict) -> None:
+    os.makedirs(PNG_DIR, exist_ok=True)
+    with open(RESULTS, 'w') as f:
+        json.dump(results, f, indent=1)
+    if results:
+        draw(results)
+    bd.update_section('mujoco', 'MuJoCo against CleanRL: 1M steps (issue 35)', section(results), DOC)
+
+
+def draw(results: dict) -> str:
+    """Training return against steps, one panel per env, one thin line per seed and side."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, len(ENVS), figsize=(4 * len(ENVS), 3.6))
+    colours = {'ours': 'tab:blue', 'cleanrl': 'tab:orange'}
+    names = {'ours': 'ours', 'cleanrl': 'CleanRL ppo_continuous_action'}
+    for ax, env_id in zip(axes, ENVS.values()):
+        for side in SIDES:
+            for i, (_, run) in enumerate(sorted(results.get(env_id, {}).get(side, {}).items())):
+                curve = run['curve']
+                ax.plot([p[0] for p in curve], [p[1] for p in curve], color=colours[side], lw=1, alpha=0.75,
+                        label=names[side] if i == 0 else None)
+        ax.set_title(env_id, fontsize=10)
+        ax.set_xlabel('environment steps')
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel('training episode return')
+    axes[0].legend(fontsize=7)
+    fig.tight_layout()
+    path = os.path.join(PNG_DIR, PNG)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def summary(runs: dict) -> dict | None:
+    if not runs:
+        return None
+    values = [run['return'] for run in runs.values()]
+    return {'n': len(values), 'return': statistics.fmean(values), 'values': values,
+            'seconds': statistics.fmean(run['seconds'] for run in runs.values()),
+            'sps': statistics.fmean(run['sps'] for run in runs.values())}
+
+
+def verdict(ours: dict | None, peer: dict | None) -> str:
+    if ours is None or peer is None:
+        return 'not run'
+    met = ours['return'] >= peer['return'] and ours['seconds'] <= 0.5 * peer['seconds']
+    seeds = '' if ours['n'] == peer['n'] == len(SEEDS) else f' ({ours["n"]} / {peer["n"]} of {len(SEEDS)} seeds)'
+    return ('met' if met else '**missed**') + seeds
+
+
+def section(results: dict) -> str:
+    seeds = ', '.join(map(str, SEEDS))
+    lines = ['Our PPO (`puffer train mujoco --env.task ID`: the family config `pufferlib/config/mujoco.toml`, '
+             'CleanRL\'s recipe) against CleanRL\'s `ppo_continuous_action.py` run from its own source in its own '
+             f'venv at its defaults, {STEPS:,} steps each, seeds {seeds}. Two runs go at a time, each pinned to one '
+             'core with one torch thread (ours steps its 64 envs in its own process there), so every run shares '
+             'the machine with one other training run. Both train on the **v4** tasks: CleanRL pins Gymnasium '
+             '0.29.1, whose MuJoCo envs stop at v4, and its script does not run on Gymnasium 1.x; `puffer train '
+             'mujoco_hopper` (v5) is the same recipe on the newer tasks.', '',
+             f'Final return = the mean of the last {LAST} training episodes (ours: the last logged rows that finished '
+             f'at least {LAST} episodes, weighted by their counts); wall time = process start to exit. **Target**: '
+             'our mean return over seeds at least CleanRL\'s on each env, in at most half its mean wall time.', '',
+             'Reproduce: `' + COMMAND + '` (runs only what the results file lacks).', '']
+    rows = []
+    for env_id in ENVS.values():
+        ours = summary(results.get(env_id, {}).get('ours', {}))
+        peer = summary(results.get(env_id, {}).get('cleanrl', {}))
+
+        def cell(s: dict | None) -> str:
+            return '-' if s is None else f'{s["return"]:,.0f} ({" / ".join(f"{v:,.0f}" for v in s["values"])})'
+        wall = bd.ratio(ours['seconds'], peer['seconds']) if ours and peer else None
+        rows.append([env_id, cell(ours), cell(peer),
+                     bd.ratio_cell(bd.ratio(ours['return'], peer['return'])) if ours and peer else '-',
+                     '-' if ours is None else f'{ours["seconds"]:,.0f}',
+                     '-' if peer is None else f'{peer["seconds"]:,.0f}',
+                     bd.ratio_cell(wall), '-' if ours is None else f'{ours["sps"]:,.0f}',
+                     '-' if peer is None else f'{peer["sps"]:,.0f}', verdict(ours, peer)])
+    lines += [bd.markdown_table(
+        ['task', 'ours: return (per seed)', 'CleanRL: return (per seed)', 'return ours / CleanRL', 'ours: wall s',
+         'CleanRL: wall s', 'wall ours / CleanRL', 'ours: steps/s', 'CleanRL: steps/s', 'target'],
+        rows, 'lllrrrrrrl'), '']
+    hardware_lines = sorted({run['hardware'] for env in results.values() for side in env.values()
+                             for run in side.values()})
+    if hardware_lines:
+        lines += ['Hardware: ' + '; '.join(hardware_lines) + '.', '', f'![MuJoCo: ours and CleanRL](baselines/{PNG})']
+    else:
+        lines += ['Not run yet.']
+    return '\n'.join(lines)
+
+
+def hardware() -> str:
+    return f'{bd.cpu_name()}, {os.cpu_count()} cores, CPU only, one core per run'
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest='command', required=True)
+    run_parser = commands.add_parser('run', help='train the runs the results file lacks')
+    run_parser.add_argument('--cleanrl', help='CleanRL checkout with its venv (default: $CLEANRL_DIR)')
+    run_parser.add_argument('--env', nargs='+', choices=list(ENVS), default=list(ENVS))
+    run_parser.add_argument('--seed', nargs='+', type=int, default=list(SEEDS))
+    run_parser.add_argument('--side', nargs='+', choices=SIDES, default=list(SIDES))
+    run_parser.add_argument('--steps', type=int, default=STEPS, help='a probe: fewer steps (needs --no-write)')
+    run_parser.add_argument('--no-write', action='store_true', help='print the results; record nothing')
+    commands.add_parser('render', help='rewrite the doc section and the curves from the results file')
+    args = parser.parse_args(argv)
+    if args.command == 'render':
+        write(read())
+        return 0
+    if args.steps <= 0:
+        parser.error('--steps must be positive')
+    if args.steps != STEPS and not args.no_write:
+        parser.error(f'only {STEPS:,}-step runs are recorded: add --no-write to a probe')
+    peer = None
+    if 'cleanrl' in args.side:
+        try:
+            peer, why = bd.find_cleanrl(args.cleanrl, 'ppo_continuous_action.py')
+        except bd.PeerError as e:
+            parser.error(str(e))
+        if peer is None:
+            parser.error(f'{why}; or leave CleanRL out with --side ours')
+    results = {} if args.no_write else read()
+    jobs = pending(results, args.env, args.seed, args.side)
+    if not jobs:
+        print('bench_mujoco: every run asked for is in the results file; nothing to do', file=sys.stderr)
+        return 0
+    print(f'bench_mujoco: {len(jobs)} runs of {args.steps:,} steps', file=sys.stderr, flush=True)
+    return 1 if sweep(jobs, peer, args.steps, record=not args.no_write) else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""scripts/bench_mujoco.py, MuJoCo against CleanRL: its real runs (tiny), its arithmetic and its refusals."""
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(ROOT, 'scripts', 'bench_mujoco.py')
+pytestmark = pytest.mark.skipif(importlib.util.find_spec('mujoco') is None, reason='needs the mujoco extra')
+
+
+@pytest.fixture(scope='module')
+def bench():
+    spec = importlib.util.spec_from_file_location('bench_mujoco', SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _run(*args, env=None):
+    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, **(env or {})})
+
+
+def test_a_probe_trains_ours_on_the_v4_task_and_records_nothing(bench):
+    before = os.path.getmtime(bench.RESULTS) if os.path.exists(bench.RESULTS) else None
+    done = _run('run', '--side', 'ours', '--env', 'hopper', '--seed', '1', '--steps', '4096', '--no-write')
+    assert done.returncode == 0, done.stderr
+    assert 'done  ours Hopper-v4 seed 1: return' in done.stderr
+    assert (os.path.getmtime(bench.RESULTS) if os.path.exists(bench.RESULTS) else None) == before
+
+
+def test_refusals_are_one_line_each():
+    short = _run('run', '--side', 'ours', '--steps', '4096')
+    assert short.returncode == 2 and 'add --no-write to a probe' in short.stderr
+    no_peer = _run('run', '--side', 'cleanrl', '--no-write', env={'CLEANRL_DIR': ''})
+    assert no_peer.returncode == 2 and '--cleanrl DIR' in no_peer.stderr and '--side ours' in no_peer.stderr
+    wrong = _run('run', '--cleanrl', os.path.join(ROOT, 'docs'), '--no-write')
+    assert wrong.returncode == 2 and 'ppo_continuous_action.py does not exist' in wrong.stderr
+    assert 'Traceback' not in short.stderr + no_peer.stderr + wrong.stderr
+
+
+def test_cleanrl_output_is_read_for_episodes_and_its_last_sps(bench):
+    lines = ['global_step=1000, episodic_return=[12.5]', 'SPS: 850', 'noise episodic_return=3',
+             'global_step=2048, episodic_return=[-3.25]', 'SPS: 901']
+    assert bench.parse_cleanrl(lines) == ([(1000, 12.5), (2048, -3.25)], 901.0)
+
+
+def test_our_final_return_weights_the_last_rows_by_their_episodes(bench):
+    rows = [{'env/episodes': 50, 'env/episode_return': 0.0},
+            {'env/episodes': 4, 'env/episode_return': 100.0},
+            {'sps': 1.0},  # a row in which no episode ended
+            {'env/episodes': 8, 'env/episode_return': 10.0}]
+    assert bench.final_return_of_rows(rows) == (pytest.approx((400 + 80) / 12), 12)
+    with pytest.raises(bench.bd.PeerError, match='no finished episode'):
+        bench.final_return_of_rows([{'sps': 1.0}])
+
+
+def test_curves_are_binned_by_steps_and_weighted(bench):
+    curve = bench.binned([(10, 1.0, 1), (20, 3.0, 3), (999_999, 7.0, 1)], 1_000_000)
+    assert curve == [[10_000, 2.5], [1_000_000, 7.0]]
+
+
+def test_the_table_says_met_only_for_a_higher_return_in_half_the_time(bench):
+    def runs(ret, seconds):
+        return {str(s): {'return': ret, 'seconds': seconds, 'sps': 1000.0, 'curve': [], 'hardware': 'cpu'}
+                for s in bench.SEEDS}
+    results = {'Hopper-v4': {'ours': runs(2500.0, 400.0), 'cleanrl': runs(2000.0, 1000.0)},
+               'HalfCheetah-v4': {'ours': runs(2500.0, 600.0), 'cleanrl': runs(2000.0, 1000.0)},
+               'Walker2d-v4': {'ours': {'1': runs(2500.0, 100.0)['1']}, 'cleanrl': runs(3000.0, 1000.0)}}
+    table = {line.split(' | ')[0][2:]: line for line in bench.section(results).splitlines()
+             if line.startswith('| ') and '-v4' in line}
+    assert table['Hopper-v4'].endswith('| met |')
+    assert table['HalfCheetah-v4'].endswith('| **missed** |')  # 0.6x the wall time
+    assert table['Walker2d-v4'].endswith('| **missed** (1 / 3 of 3 seeds) |')
+    assert 'Not run yet' in bench.section({})
+
+
+def test_pending_runs_skip_what_the_results_hold(bench):
+    results = {'Hopper-v4': {'ours': {'1': {}}}}
+    jobs = bench.pending(results, ['hopper'], [1, 2], ['ours', 'cleanrl'])
+    assert jobs == [('hopper', 1, 'cleanrl'), ('hopper', 2, 'ours'), ('hopper', 2, 'cleanrl')]
+
+
+@pytest.mark.skipif(not os.environ.get('CLEANRL_DIR'), reason='CleanRL runs where CLEANRL_DIR names its checkout')
+def test_a_probe_runs_cleanrl_from_its_own_venv():
+    done = _run('run', '--side', 'cleanrl', '--env', 'hopper', '--seed', '1', '--steps', '4096', '--no-write')
+    assert done.returncode == 0, done.stderr
+    assert 'done  cleanrl Hopper-v4 seed 1: return' in done.stderr
