@@ -23,6 +23,8 @@
 - Arcade envs (issue 34), within 20 minutes: freeway crosses more often than its scripted chicken,
   blastar shoots down more enemies than its scripted ship (both measured like enduro's), pacman
   clears the maze in >= 50% of episodes (perf = maze cleared).
+- puffer_mmo (issue 36), CPU config, within 30 minutes: its agents live longer than the scripted
+  forager/fighter's (`env/episode_length`: one life is an agent's episode, cut at the horizon).
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -49,6 +51,12 @@ def scripted_baseline(env, config):
     """Mean `score` per episode of the env's scripted policy (autopilot=True) on the env config that
     training uses, every episode counted once (pufferlib.evaluate.episode_means)."""
     return evaluate.episode_means(env, config=config, autopilot=True)['score']
+
+
+def scripted_lifetime(env, config):
+    """Mean ticks of a life (an agent's episode) under the env's scripted policy, every life counted once."""
+    means = evaluate.episode_means(env, config=config, num_envs=CHECK_ENVS.get(env, 64), autopilot=True)
+    return means['episode_length']
 
 
 # after a check that falls short, the next waits this fraction of the budget (each check costs seconds)
@@ -92,6 +100,9 @@ TASKS = {
     'puffer_g2048': ('env/perf', 0.50, 1200, None),
     'puffer_checkers': ('env/perf', 0.80, 1200, None),
     'puffer_slimevolley': ('env/perf', 0.70, 1200, None),
+    # issue 36: with the CPU config, the learned agents live longer than the scripted forager/fighter
+    # within 30 minutes (an agent's episode is one life, cut at the horizon)
+    'puffer_mmo': ('env/episode_length', scripted_lifetime, 1800, None),
 }
 
 
@@ -99,7 +110,7 @@ TASKS = {
 # 0.8. Tripletriad's policies sit right at their target, and a run stops at its first check that passes,
 # so a noisy check passes policies below it: with 2,048 games three seeds passed at 0.800-0.820 that
 # 8,192 fresh games put at 0.796-0.797. Its check plays 8,192 games (+-0.009).
-CHECK_ENVS = {'puffer_tripletriad': 1024}
+CHECK_ENVS = {'puffer_tripletriad': 1024, 'puffer_mmo': 16}  # mmo: 16 worlds of 16 agents, 2,048 lives
 
 
 def confirm(env, checkpoint, metric, seed):

@@ -91,6 +91,9 @@ ACCEPTANCE_ENVS = {
     'puffer_g2048': ('env/perf >= 0.50 (games that reach the 512 tile)', '20 min', ''),
     'puffer_checkers': ('env/perf >= 0.80 (wins vs the one-ply greedy player)', '20 min', ''),
     'puffer_slimevolley': ('env/perf >= 0.70 (points won vs the scripted slime, both sides)', '20 min', ''),
+    # issue 36
+    'puffer_mmo': ('env/episode_length > the scripted forager/fighter\'s (ticks a life)', '30 min',
+                   'a 5M-step run (docs/results/mmo.md, 7-9 min): 342 and 402 ticks against the scripted 358'),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
