@@ -128,6 +128,20 @@ def machine(extra: Iterable[str] = ()) -> str:
     return '; '.join(parts)
 
 
+def read_results(path: str, empty: dict) -> dict:
+    """A measuring script's results file (JSON), or `empty` before its first run wrote one."""
+    if not os.path.exists(path):
+        return empty
+    with open(path) as f:
+        return json.load(f)
+
+
+def write_results(path: str, results: dict) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, 'w') as f:
+        json.dump(results, f, indent=1)
+
+
 def update_section(name: str, heading: str, text: str, path: str) -> str:
     """Replace the text between <!-- {name}:start --> and <!-- {name}:end --> of the doc at `path`, or append
     the section."""

@@ -206,16 +206,11 @@ def emulation_rounds(rounds: int, seconds: float, map_size: int) -> dict[str, li
 # ---------------------------------------------------------------------------------------------
 
 def read() -> dict:
-    if not os.path.exists(RESULTS):
-        return {'train': {}, 'emulation': None}
-    with open(RESULTS) as f:
-        return json.load(f)
+    return bd.read_results(RESULTS, {'train': {}, 'emulation': None})
 
 
 def write(results: dict) -> None:
-    os.makedirs(PNG_DIR, exist_ok=True)
-    with open(RESULTS, 'w') as f:
-        json.dump(results, f, indent=1)
+    bd.write_results(RESULTS, results)
     if results['train']:
         draw(results['train'])
     path = bd.update_section('magent2', 'MAgent2 battle: against a random team (issue 35)', section(results), DOC)

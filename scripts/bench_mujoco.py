@@ -232,16 +232,11 @@ def sweep(jobs: list[tuple[str, int, str]], peer: tuple[str, str] | None, steps:
 # ---------------------------------------------------------------------------------------------
 
 def read() -> dict:
-    if not os.path.exists(RESULTS):
-        return {}
-    with open(RESULTS) as f:
-        return json.load(f)
+    return bd.read_results(RESULTS, {})
 
 
 def write(results: dict) -> None:
-    os.makedirs(PNG_DIR, exist_ok=True)
-    with open(RESULTS, 'w') as f:
-        json.dump(results, f, indent=1)
+    bd.write_results(RESULTS, results)
     if results:
         draw(results)
     bd.update_section('mujoco', 'MuJoCo against CleanRL: 1M steps (issue 35)', section(results), DOC)
