@@ -47,23 +47,19 @@ import baselines  # noqa: E402
 from pufferlib.benchmark import update_section  # noqa: E402
 
 
-def scripted_baseline(env, config):
-    """Mean `score` per episode of the env's scripted policy (autopilot=True) on the env config that
-    training uses, every episode counted once (pufferlib.evaluate.episode_means)."""
-    return evaluate.episode_means(env, config=config, autopilot=True)['score']
-
-
-def scripted_lifetime(env, config):
-    """Mean ticks of a life (an agent's episode) under the env's scripted policy, every life counted once."""
+def scripted_baseline(env, config, metric):
+    """The env's scripted policy (autopilot=True) on the env config that training uses, measured in the
+    run's own metric and the way `confirm` checks the policy: every episode counted once
+    (pufferlib.evaluate.episode_means), in as many envs."""
     means = evaluate.episode_means(env, config=config, num_envs=CHECK_ENVS.get(env, 64), autopilot=True)
-    return means['episode_length']
+    return means[metric.removeprefix('env/')]
 
 
 # after a check that falls short, the next waits this fraction of the budget (each check costs seconds)
 COOLDOWN = 0.05
 
-# env -> (metric, target, wall-clock budget in seconds, step budget or None); a callable target is
-# computed from the env's config when the run starts
+# env -> (metric, target, wall-clock budget in seconds, step budget or None); a callable target(env,
+# config, metric) is computed from the env's config when the run starts
 TASKS = {
     'puffer_squared': ('env/perf', 0.95, 120, None),
     'puffer_password': ('env/perf', 0.95, 120, None),
@@ -102,7 +98,7 @@ TASKS = {
     'puffer_slimevolley': ('env/perf', 0.70, 1200, None),
     # issue 36: with the CPU config, the learned agents live longer than the scripted forager/fighter
     # within 30 minutes (an agent's episode is one life, cut at the horizon)
-    'puffer_mmo': ('env/episode_length', scripted_lifetime, 1800, None),
+    'puffer_mmo': ('env/episode_length', scripted_baseline, 1800, None),
 }
 
 
@@ -132,7 +128,7 @@ def run(env, metric, target, budget_s, budget_steps, seed):
         flags += ['--train.total-timesteps', str(budget_steps)]
     config = configuration.load(env, flags)
     if callable(target):
-        target = target(env, config)
+        target = target(env, config, metric)
         print(f'{env}: scripted baseline {metric} = {target:.3f} (the target to beat)', flush=True)
     curve, checks, solved = [], [], {}
     trained = 0.0        # seconds of training before the current segment
