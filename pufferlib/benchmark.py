@@ -235,6 +235,14 @@ def _python_in(path: str, what: str, variable: str) -> str:
                     'skip this peer')
 
 
+def peer_environ(**extra: str) -> dict[str, str]:
+    """This process's environment for a peer's interpreter, without what points Python at our venv or
+    sources (a peer imports its own packages), plus `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
+    env.update(extra)
+    return env
+
+
 def find_anchor(option: str | None = None) -> tuple[str, None] | tuple[None, str]:
     """(python, None) for PufferLib 3.0 from `option` or $PUFFER_ANCHOR, else (None, why it is skipped)."""
     path = option or os.environ.get('PUFFER_ANCHOR')
@@ -270,9 +278,8 @@ class PeerProcess:
         self.scratch = tempfile.mkdtemp(prefix='puffer-anchor-')
         self.log_path = os.path.join(self.scratch, 'stderr.log')
         self.log = open(self.log_path, 'w')
-        env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
         self.proc = subprocess.Popen([python, script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self.log, cwd=self.scratch, text=True, bufsize=1, env=env)
+                                     stderr=self.log, cwd=self.scratch, text=True, bufsize=1, env=peer_environ())
         try:
             self.about = self.ask('hello')
         except PeerError:

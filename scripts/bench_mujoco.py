@@ -118,8 +118,7 @@ def pinned(cpu: int | None) -> Callable[[], None] | None:
 def run_cleanrl(peer: tuple[str, str], env_id: str, seed: int, steps: int, cpu: int | None) -> dict:
     python, script = peer
     scratch = tempfile.mkdtemp(prefix='puffer-cleanrl-')  # it writes runs/ (tensorboard) into its cwd
-    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
-    env.update(THREADS, PYTHONUNBUFFERED='1', MUJOCO_GL=env.get('MUJOCO_GL', 'egl'))
+    env = bd.peer_environ(**THREADS, PYTHONUNBUFFERED='1', MUJOCO_GL=os.environ.get('MUJOCO_GL', 'egl'))
     command = [python, script, '--env-id', env_id, '--seed', str(seed), '--total-timesteps', str(steps),
                '--no-cuda']
     start = time.perf_counter()

@@ -105,8 +105,7 @@ def cleanrl(peer, seconds, flags=(), target=None, seed=1):
     """
     python, script = peer
     scratch = tempfile.mkdtemp(prefix='puffer-cleanrl-')  # it writes runs/ (tensorboard) into its cwd
-    env = {k: v for k, v in os.environ.items() if k not in ('PYTHONPATH', 'VIRTUAL_ENV')}
-    env['PYTHONUNBUFFERED'] = '1'  # its prints reach us as they happen
+    env = bd.peer_environ(PYTHONUNBUFFERED='1')  # its prints reach us as they happen
     proc = subprocess.Popen([python, script, '--seed', str(seed), *flags], cwd=scratch, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     events, sps, start, tail = [], None, None, []
