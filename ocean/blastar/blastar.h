@@ -54,6 +54,13 @@ static int c_init(Blastar *env) {
 
 static inline float bl_clampf(float v, float lo, float hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
+/* Where enemy `e` will be when a shot fired now reaches its row, as an x offset from the ship: the
+ * scripted ship aims there, and the observation shows it. */
+static inline float bl_aim_dx(const Blastar *env, const BlastarThing *e) {
+    float lead = e->vx * (env->y - e->y) / BL_SHOT_SPEED;
+    return e->x + lead - env->x;
+}
+
 static void bl_new_wave(Blastar *env) {
     float speed = env->cfg.enemy_speed * (1.0f + 0.1f * (float)env->wave);
     for (int i = 0; i < BL_MAX_ENEMIES; i++) {
@@ -91,14 +98,12 @@ static void bl_write_obs(Blastar *env) {
     for (int i = 0; i < env->cfg.wave_size; i++, e += 5) {
         const BlastarThing *t = &env->enemy[i];
         live = (float)t->live;
-        /* Where it will be when a shot fired now reaches its row (the scripted ship aims there). Positions
-         * alone hide the velocity, which grows 10% a wave: a feed-forward policy cannot lead its aim without
-         * it, and learned to about two thirds of the scripted ship's kills. */
-        float lead = t->vx * (env->y - t->y) * inv_shot;
+        /* Positions alone hide the velocity, which grows 10% a wave: a feed-forward policy cannot lead its
+         * aim without it, and learned to about two thirds of the scripted ship's kills. */
         e[0] = (t->x - x) * iw * live; /* in [-1, 1]: enemies wrap within 4 px of the edges, the ship 4 px inside */
         e[1] = t->y * ih * live;
         e[2] = bl_clampf(t->vx * inv_shot, -1.0f, 1.0f) * live;
-        e[3] = bl_clampf((t->x + lead - x) * iw, -1.0f, 1.0f) * live;
+        e[3] = bl_clampf(bl_aim_dx(env, t) * iw, -1.0f, 1.0f) * live;
         e[4] = live;
     }
     for (int i = 0; i < env->cfg.bombs; i++, e += 3) {
@@ -130,8 +135,7 @@ static int bl_scripted_action(const Blastar *env) {
     for (int i = 0; i < BL_MAX_ENEMIES; i++) {
         if (!env->enemy[i].live) continue;
         const BlastarThing *e = &env->enemy[i];
-        float lead = e->vx * (env->y - e->y) / BL_SHOT_SPEED; /* where it will be when a shot gets there */
-        float dx = e->x + lead - env->x, d = dx < 0 ? -dx : dx;
+        float dx = bl_aim_dx(env, e), d = dx < 0 ? -dx : dx;
         if (d < best) best = d, dx_best = dx;
     }
     if (best < BL_ENEMY_HALF_W && !env->shot.live) return BL_FIRE;
