@@ -24,7 +24,6 @@ Every finished run goes into docs/baselines/mujoco.json at once (an interrupted 
 finished), and the section of docs/baselines.md and docs/baselines/mujoco.png are redrawn from it.
 """
 import argparse
-import json
 import os
 import queue
 import shutil
@@ -140,6 +139,7 @@ def run_cleanrl(peer: tuple[str, str], env_id: str, seed: int, steps: int, cpu: 
 
 
 def run_ours(env_id: str, seed: int, steps: int, cpu: int | None) -> dict:
+    from pufferlib.evaluate import read_metrics  # imports torch: only where a run is read
     scratch = tempfile.mkdtemp(prefix='puffer-mujoco-')
     env = {**os.environ, **THREADS, 'PUFFER_EXPERIMENTS': scratch}
     command = [sys.executable, '-m', 'pufferlib.cli', 'train', 'mujoco', '--env.task', env_id,
@@ -157,8 +157,7 @@ def run_ours(env_id: str, seed: int, steps: int, cpu: int | None) -> dict:
             tail = '\n'.join(proc.stdout.splitlines()[-15:])
             raise bd.PeerError(f'puffer train on {env_id} (seed {seed}) exited {proc.returncode}; its last '
                                f'output:\n{tail}')
-        with open(os.path.join(scratch, runs[0], 'metrics.jsonl')) as f:
-            rows = [json.loads(line) for line in f if line.strip()]
+        rows = read_metrics(os.path.join(scratch, runs[0]))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     final, episodes = final_return_of_rows(rows)
