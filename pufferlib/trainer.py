@@ -17,7 +17,9 @@ One epoch = one rollout + one update:
 2. Update. Advantages come from `pufferlib.advantage.compute_advantage` (GAE generalised with
    V-trace importance clipping), recomputed before every minibatch with the latest importance
    ratios. Minibatches are whole segments, sampled with probability proportional to
-   (sum |A|)^alpha with importance weights (N P)^-beta, beta annealed to 1. Clipped policy and
+   (sum |A|)^alpha with importance weights (N P)^-beta, beta annealed to 1; or, with
+   `train.minibatch_sampling = "steps"` (feed-forward policies), plain GAE once and every epoch a
+   shuffle of all single steps, as in PPO's original recipe. Clipped policy and
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine learning-rate annealing.
 
@@ -161,6 +163,16 @@ class Trainer:
             raise configuration.ConfigError(
                 f'train.minibatch_size={train["minibatch_size"]} is larger than one rollout (vec rows {S} x '
                 f'train.bptt_horizon {H} = {self.batch_size}); lower it or raise vec.num_envs / env.num_envs')
+        # 'segments' (the default): minibatches of whole segments, advantages recomputed before each with the
+        # latest importance ratios, prioritised. 'steps' (feed-forward policies): PPO's original recipe, as in
+        # CleanRL: GAE once a rollout, then every epoch a fresh shuffle of all steps cut into minibatches.
+        # Small minibatches of single steps are far less correlated than a few segments of consecutive ones,
+        # which is what MuJoCo's minibatches of 64 need.
+        self.step_minibatches = train['minibatch_sampling'] == 'steps'
+        if self.step_minibatches and self.recurrent:
+            raise configuration.ConfigError(
+                'train.minibatch_sampling="steps" needs a feed-forward policy: a recurrent one replays whole '
+                'segments from their first memory; use "segments" or leave rnn.class empty')
         self.minibatch_segments = train['minibatch_size'] // H
         if train['total_timesteps'] < self.batch_size:
             raise configuration.ConfigError(
@@ -352,33 +364,45 @@ class Trainer:
                                  c_clip=c['vtrace_c_clip'])
 
     def update(self) -> dict[str, float]:
-        """PPO on the rollout: `update_epochs` passes of minibatches of whole segments; the mean losses."""
+        """PPO on the rollout: `update_epochs` passes of minibatches (whole segments or single steps, see
+        train.minibatch_sampling); the mean losses."""
         c = self.train_config
         self.ratio.fill_(1.0)
         progress = self.epoch / self.total_epochs
         beta = c['prio_beta0'] + (1 - c['prio_beta0']) * progress
-        minibatches = max(1, c['update_epochs'] * (self.batch_size // c['minibatch_size']))
+        per_epoch = max(1, self.batch_size // c['minibatch_size'])
+        minibatches = c['update_epochs'] * per_epoch
         totals: dict[str, float] = {}
         params = [p for p in self.policy.parameters() if p.requires_grad]
-        for _ in range(minibatches):
-            advantages = self.advantages()
-            # Segments with more to learn (larger summed |A|) are drawn more often; the importance
-            # weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training.
-            priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
-                else torch.ones(self.segments, device=self.device)
-            probs = priority / priority.sum()
-            idx = torch.multinomial(probs, self.minibatch_segments, replacement=True)
-            weights = (self.segments * probs[idx]).pow(-beta)
-            weights = (weights / weights.max()).unsqueeze(1)
+        if self.step_minibatches:
+            advantages = self.advantages().flatten()  # every ratio is 1: plain GAE, once
+        for i in range(minibatches):
+            if self.step_minibatches:
+                if i % per_epoch == 0:  # each step once an epoch (steps past the last whole minibatch wait)
+                    order = torch.randperm(self.batch_size, device=self.device)
+                idx = order[i % per_epoch * c['minibatch_size']:(i % per_epoch + 1) * c['minibatch_size']]
+                weights = torch.ones((), device=self.device)
+            else:
+                advantages = self.advantages()
+                # Segments with more to learn (larger summed |A|) are drawn more often; the importance
+                # weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training.
+                priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
+                    else torch.ones(self.segments, device=self.device)
+                probs = priority / priority.sum()
+                idx = torch.multinomial(probs, self.minibatch_segments, replacement=True)
+                weights = (self.segments * probs[idx]).pow(-beta)
+                weights = (weights / weights.max()).unsqueeze(1)
             self.profile.lap('advantage')
 
             mb_adv = advantages[idx]
-            returns = mb_adv + self.values[idx]
+            old_values = self._take(self.values, idx)
+            returns = mb_adv + old_values
             new_logprob, entropy, new_values = self._evaluate(idx)
-            log_ratio = new_logprob - self.logprobs[idx]
+            log_ratio = new_logprob - self._take(self.logprobs, idx)
             ratio = log_ratio.exp()
-            self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
-            mask = self.masks[idx]  # steps of rows that were not live count in no mean
+            if not self.step_minibatches:
+                self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
+            mask = self._take(self.masks, idx)  # steps of rows that were not live count in no mean
             count = mask.sum().clamp(min=1)
             if c['norm_adv']:
                 mean = (mb_adv * mask).sum() / count
@@ -387,7 +411,6 @@ class Trainer:
             mb_adv = weights * mb_adv
 
             pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - c['clip_coef'], 1 + c['clip_coef']))
-            old_values = self.values[idx]
             clipped = old_values + (new_values - old_values).clamp(-c['vf_clip_coef'], c['vf_clip_coef'])
             v_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2)
             pg_loss = (pg_loss * mask).sum() / count
@@ -422,9 +445,15 @@ class Trainer:
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
 
+    def _take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        """The minibatch's part of a [segments, horizon, ...] buffer: whole segments [m, horizon, ...], or with
+        step minibatches the steps at flat indices [m, ...]."""
+        return buffer.flatten(0, 1)[idx] if self.step_minibatches else buffer[idx]
+
     def _evaluate(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """The current policy on the segments `idx`: the log-probability and entropy of the actions they took
-        (under the masks they were sampled with) and the values, each [segments, horizon]."""
+        """The current policy on the minibatch `idx`: the log-probability and entropy of the actions it took
+        (under the masks they were sampled with) and the values, each shaped as `_take(self.values, idx)`."""
+        lead = self._take(self.values, idx).shape
         with self.autocast:
             if self.recurrent:
                 # Each segment replays from the memory it started with; its dones reset it within.
@@ -432,14 +461,11 @@ class Trainer:
                 state['dones'] = self.dones[idx]
                 logits, new_values = self.model(self.obs[idx], state)
             else:
-                logits, new_values = self.model(self.obs[idx].flatten(0, 1))
-        actions = self.actions[idx].flatten(0, 1)
-        legal = None if self.action_masks is None else self.action_masks[idx].flatten(0, 1)
+                logits, new_values = self.model(self._take(self.obs, idx).flatten(0, len(lead) - 1))
+        actions = self._take(self.actions, idx).flatten(0, len(lead) - 1)
+        legal = None if self.action_masks is None else self._take(self.action_masks, idx).flatten(0, len(lead) - 1)
         _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
-        new_logprob = new_logprob.float().reshape(self.minibatch_segments, self.horizon)
-        entropy = entropy.float().reshape(self.minibatch_segments, self.horizon)
-        new_values = new_values.float().reshape(self.minibatch_segments, self.horizon)
-        return new_logprob, entropy, new_values
+        return new_logprob.float().reshape(lead), entropy.float().reshape(lead), new_values.float().reshape(lead)
 
     def _check_finite_loss(self, loss: torch.Tensor, grad_norm: torch.Tensor, pg_loss: torch.Tensor,
                            v_loss: torch.Tensor, entropy: torch.Tensor) -> None:

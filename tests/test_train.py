@@ -41,6 +41,8 @@ run_train = train_small
     (['--train.minibatch-size', '100'], 'multiple of train.bptt_horizon'),
     (['--trian.gamma', '0.9'], r'unknown section \[trian\]'),
     (['--train.optimizer', 'sgd'], 'train.optimizer must be muon or adam'),
+    (['--train.minibatch-sampling', 'episodes'], 'train.minibatch_sampling must be segments or steps'),
+    (['--train.minibatch-sampling', 'steps'], r'set train.prio_alpha=0 \(got 0.8\)'),
     (['train.gamma'], 'unexpected argument'),
     (['--vec.backend', 'Serial', '--vec.local-worker', 'true'],
      'vec.local_worker=true needs vec.backend=Multiprocessing'),

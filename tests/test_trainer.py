@@ -52,10 +52,40 @@ def test_every_transition_trains_and_bootstraps_from_the_next_observation():
         assert trainer.global_step == 2 * rows_total * trainer.horizon
 
 
+STEPS = ['--train.minibatch-sampling', 'steps', '--train.prio-alpha', '0']
+
+
+def test_step_minibatches_use_every_step_once_an_epoch_and_gae_once():
+    """minibatch_sampling = "steps": each epoch is a fresh shuffle of all the rollout's steps (here 1,024 in 8
+    minibatches of 128, not a multiple of the 16-step segments), the advantages are computed once."""
+    with small_trainer(2048, *STEPS, '--train.minibatch-size', '128', '--train.update-epochs', '3') as trainer:
+        seen, calls = [], []
+        evaluate, advantages = trainer._evaluate, trainer.advantages
+        trainer._evaluate = lambda idx: (seen.append(idx.clone()), evaluate(idx))[1]
+        trainer.advantages = lambda: (calls.append(1), advantages())[1]
+        trainer.rollout()
+        trainer.update()
+        assert len(calls) == 1 and len(seen) == 24 and all(idx.shape == (128,) for idx in seen)
+        epochs = [torch.cat(seen[i:i + 8]) for i in range(0, 24, 8)]
+        for order in epochs:
+            assert torch.equal(order.sort().values, torch.arange(1024))
+        assert not torch.equal(epochs[0], epochs[1])  # shuffled anew
+        trainer.rollout()  # the next rollout and update run on
+        assert math.isfinite(trainer.update()['policy_loss'])
+
+
+def test_step_minibatches_train_and_refuse_a_recurrent_policy():
+    summary = run_train('puffer_squared', *STEPS, '--train.minibatch-size', '64', steps=4096)
+    assert summary['global_step'] == 4096
+    with pytest.raises(configuration.ConfigError, match='"steps" needs a feed-forward policy'):
+        run_train('puffer_memory', *STEPS, '--rnn.class', 'pufferlib.models:LSTMWrapper', '--rnn.input-size', '32',
+                  '--rnn.hidden-size', '32', '--policy.hidden-size', '32', steps=2048)
+
+
 @contextlib.contextmanager
-def small_trainer(steps):
+def small_trainer(steps, *flags):
     """A Trainer on the SMALL puffer_squared setup, its env workers closed afterwards."""
-    config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', str(steps)])
+    config = configuration.load('puffer_squared', [*SMALL, '--train.total-timesteps', str(steps), *flags])
     vecenv = training.make_vecenv('puffer_squared', config)
     try:
         yield Trainer(config, vecenv, make_policy(vecenv, config))

@@ -212,7 +212,12 @@ def validate(config: dict) -> None:
             raise ConfigError(f'{section}.{key} must be positive, got {config[section][key]}')
     if train['torch_threads'] < 0:
         raise ConfigError(f'train.torch_threads must be >= 0 (0 = automatic), got {train["torch_threads"]}')
-    if train['minibatch_size'] % train['bptt_horizon']:
+    if train['minibatch_sampling'] not in ('segments', 'steps'):
+        raise ConfigError(f'train.minibatch_sampling must be segments or steps, got {train["minibatch_sampling"]!r}')
+    if train['minibatch_sampling'] == 'steps' and train['prio_alpha'] > 0:
+        raise ConfigError(f'train.minibatch_sampling="steps" draws every step once an epoch, without priorities: '
+                          f'set train.prio_alpha=0 (got {train["prio_alpha"]}) or sample segments')
+    if train['minibatch_sampling'] == 'segments' and train['minibatch_size'] % train['bptt_horizon']:
         raise ConfigError(f'train.minibatch_size={train["minibatch_size"]} must be a multiple of '
                           f'train.bptt_horizon={train["bptt_horizon"]} (minibatches are whole segments)')
     for key in ('gamma', 'gae_lambda', 'prio_beta0'):
