@@ -35,7 +35,7 @@ from pufferlib import invocation, registry, rundir
 from pufferlib.models import load_checkpoint, make_policy
 from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
-from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv, rollout_bytes
+from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv, check_rollout, rollout_bytes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -78,7 +78,9 @@ def check_memory(env: str | Callable, config: dict) -> None:
     """Refuse a run whose env and rollout buffers (pufferlib.vector.footprint, pufferlib.trainer.rollout_bytes)
     need more memory than is available, before any of it is allocated: otherwise the kernel's
     out-of-memory killer ends the process minutes later without a word (and may take others with it).
-    The rollout lives on the train device, so on a GPU it is compared with that GPU's free memory."""
+    The rollout lives on the train device, so on a GPU it is compared with that GPU's free memory.
+    Then the rollout's own size checks (pufferlib.trainer.check_rollout), on the same row count: a run
+    shorter than one epoch is then one line, before any env worker starts (and warns)."""
     vec, train_config = config['vec'], config['train']
     fp = pufferlib.vector.footprint(env, vec, config['env'])
     rnn_hidden = config['rnn']['hidden_size'] if config['rnn']['class'] else 0
@@ -91,6 +93,7 @@ def check_memory(env: str | Callable, config: dict) -> None:
     on_gpu = device.type == 'cuda'
     gpu_free = torch.cuda.mem_get_info(device)[0] if on_gpu else 0
     if fp.buffer_bytes + (0 if on_gpu else rollout) <= host and (not on_gpu or rollout <= gpu_free):
+        check_rollout(fp.rows, train_config)
         return
     lower = [flag for flag, applies in (('--env.num-envs', 'num_envs' in config['env']), ('--vec.num-envs', True),
                                         ('--train.bptt-horizon', True)) if applies]

@@ -115,6 +115,22 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
     return optimizers
 
 
+def check_rollout(rows: int, train: dict) -> None:
+    """One rollout (`rows` agent rows x bptt_horizon steps) must hold a minibatch, and the run at least one
+    rollout. pufferlib.train also asks before it builds the envs, so the error comes before any worker."""
+    H = train['bptt_horizon']
+    batch = rows * H
+    if train['minibatch_size'] > batch:
+        raise configuration.ConfigError(
+            f'train.minibatch_size={train["minibatch_size"]} is larger than one rollout (vec rows {rows} x '
+            f'train.bptt_horizon {H} = {batch}); lower it or raise vec.num_envs / env.num_envs')
+    if train['total_timesteps'] < batch:
+        raise configuration.ConfigError(
+            f'train.total_timesteps={train["total_timesteps"]:,} is less than one epoch (vec rows {rows} x '
+            f'train.bptt_horizon {H} = {batch:,} steps); raise it to at least {batch:,} '
+            'or lower vec.num_envs / env.num_envs / train.bptt_horizon')
+
+
 def rollout_bytes(rows: int, horizon: int, observation_space: spaces.Space, action_space: spaces.Space,
                   mask_width: int | None = None, rnn_hidden: int = 0) -> int:
     """The bytes of the buffers a Trainer allocates for `rows` agent rows and `horizon`-step segments (the
@@ -159,10 +175,7 @@ class Trainer:
         S, H = vecenv.num_agents, train['bptt_horizon']
         self.segments, self.horizon = S, H
         self.batch_size = S * H
-        if train['minibatch_size'] > self.batch_size:
-            raise configuration.ConfigError(
-                f'train.minibatch_size={train["minibatch_size"]} is larger than one rollout (vec rows {S} x '
-                f'train.bptt_horizon {H} = {self.batch_size}); lower it or raise vec.num_envs / env.num_envs')
+        check_rollout(S, train)
         # 'segments' (the default): minibatches of whole segments, advantages recomputed before each with the
         # latest importance ratios, prioritised. 'steps' (feed-forward policies): PPO's original recipe, as in
         # CleanRL: GAE once a rollout, then every epoch a fresh shuffle of all steps cut into minibatches.
@@ -174,11 +187,6 @@ class Trainer:
                 'train.minibatch_sampling="steps" needs a feed-forward policy: a recurrent one replays whole '
                 'segments from their first memory; use "segments" or leave rnn.class empty')
         self.minibatch_segments = train['minibatch_size'] // H
-        if train['total_timesteps'] < self.batch_size:
-            raise configuration.ConfigError(
-                f'train.total_timesteps={train["total_timesteps"]:,} is less than one epoch (vec rows {S} x '
-                f'train.bptt_horizon {H} = {self.batch_size:,} steps); raise it to at least {self.batch_size:,} '
-                'or lower vec.num_envs / env.num_envs / train.bptt_horizon')
         self.total_epochs = math.ceil(train['total_timesteps'] / self.batch_size)
 
         obs_space, act_space = vecenv.single_observation_space, vecenv.single_action_space

@@ -90,7 +90,7 @@ def puffer(*args, **env):
 def test_experiments_folder_that_is_a_file_is_one_error(tmp_path):
     path = tmp_path / 'not-a-folder'
     path.write_text('')
-    out = puffer('train', 'puffer_squared', '--train.total-timesteps', '4096', PUFFER_EXPERIMENTS=str(path))
+    out = puffer('train', 'puffer_squared', '--train.total-timesteps', '100000000', PUFFER_EXPERIMENTS=str(path))
     assert out.returncode == 2 and 'Traceback' not in out.stderr, out.stderr
     assert f'PUFFER_EXPERIMENTS is {path}, which is a file' in out.stderr
 
