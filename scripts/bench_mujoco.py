@@ -179,10 +179,9 @@ def pending(results: dict, envs: list[str], seeds: list[int], sides: list[str]) 
 
 
 def sweep(jobs: list[tuple[str, int, str]], peer: tuple[str, str] | None, steps: int, record: bool) -> int:
-    """Run `jobs` on two workers pinned to cores 0 and 1 (one worker, unpinned, on a single core);
-    returns how many failed."""
-    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, 'sched_getaffinity') else [0]
-    slots: list[int | None] = [*cores[:2]] if len(cores) >= 2 else [None]
+    """Run `jobs` on one worker pinned to each of the first two cores this process may use (`taskset -c 1`
+    leaves one: the sweep then shares the machine with whatever runs on the other); returns how many failed."""
+    slots: list[int | None] = [*sorted(os.sched_getaffinity(0))[:2]] if hasattr(os, 'sched_getaffinity') else [None]
     todo: queue.Queue = queue.Queue()
     for job in jobs:
         todo.put(job)
