@@ -105,19 +105,11 @@ TASKS = {
 }
 
 
-def large_policy_flags(config_file):
-    """The [policy] settings of a config file as flags (its class aside): the network alone, so that the
-    run differs from the env's default one in nothing else."""
-    import tomllib
-    with open(config_file, 'rb') as f:
-        policy = tomllib.load(f)['policy']
-    return [x for key, value in policy.items() if key != 'class' for x in (f'--policy.{key}', str(value))]
-
-
 # task -> (env, extra flags): a task that trains an env with other settings than its defaults
 VARIANTS = {
-    'puffer_mmo_large': ('puffer_mmo', lambda: large_policy_flags(
-        __file__.rsplit('/', 2)[0] + '/pufferlib/config/puffer_mmo_large.toml')),
+    # the large config's [policy] alone: the run differs from the default one in the network only
+    'puffer_mmo_large': ('puffer_mmo', lambda: configuration.as_flags('policy', configuration.read(
+        __file__.rsplit('/', 2)[0] + '/pufferlib/config/puffer_mmo_large.toml')['policy'])),
 }
 
 

@@ -30,3 +30,19 @@ def test_the_same_rule_holds_for_env_options():
     env = ocean.make('puffer_pong', max_score=3.0)
     assert env.config['max_score'] == 3 and type(env.config['max_score']) is int
     env.close()
+
+
+def test_a_table_of_a_config_file_as_flags_reads_back_the_same():
+    """as_flags: the large mmo config's [policy] laid over the CPU config changes the network and nothing
+    else (scripts/acceptance_train.py's mmo_large run); booleans, floats, lists and strings survive."""
+    import os
+    large = os.path.join(os.path.dirname(configuration.__file__), 'puffer_mmo_large.toml')
+    small = configuration.load('puffer_mmo')
+    mixed = configuration.load('puffer_mmo', configuration.as_flags('policy', configuration.read(large)['policy']))
+    assert mixed['policy'] == configuration.load('puffer_mmo', config_file=large)['policy'] != small['policy']
+    assert all(mixed[s] == small[s] for s in ('env', 'vec', 'train', 'rnn'))
+    values = {'flag': True, 'rate': 1e-05, 'sizes': [64, 32], 'name': 'a b', 'count': 3}
+    flags = configuration.as_flags('policy', values)
+    assert flags[:2] == ['--policy.flag', 'true']
+    parsed = configuration.parse_flags(flags, configuration.defaults())['policy']
+    assert parsed == {**configuration.defaults()['policy'], **values}

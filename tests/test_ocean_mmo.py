@@ -327,20 +327,3 @@ def test_policy_configs_build_and_point_at_entity_rows():
         assert abs(float((target[0, 0] - target[0, 1]) - (target[1, 0] - target[1, 1]))) > 1e-7
     assert sizes['small'] < 200_000 and 1_000_000 < sizes['large'] < 3_000_000
 
-
-def test_large_network_acceptance_differs_from_the_default_run_in_the_network_only():
-    """scripts/acceptance_train.py's puffer_mmo_large task: the large config's [policy] on the CPU config's
-    worlds, vector settings and batches, so its curve compares networks per step."""
-    import os
-    import sys
-
-    from pufferlib import config as configuration
-    from pufferlib.models import make_policy
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts'))
-    import acceptance_train
-    env_name, flags = acceptance_train.VARIANTS['puffer_mmo_large']
-    small, large = configuration.load(env_name), configuration.load(env_name, flags())
-    assert env_name == 'puffer_mmo' and small['policy'] != large['policy']
-    assert all(small[s] == large[s] for s in ('env', 'vec', 'train', 'rnn'))
-    assert sum(p.numel() for p in make_policy(make(num_envs=1), large).parameters()) > 1_000_000
-    assert acceptance_train.TASKS['puffer_mmo_large'] == acceptance_train.TASKS['puffer_mmo']

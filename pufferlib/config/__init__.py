@@ -10,7 +10,7 @@ import importlib
 import math
 import os
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pufferlib.pufferenv import APIUsageError, option_kind, typed_option
@@ -155,6 +155,13 @@ def parse_flags(args: list[str], config: dict) -> dict:
         override.setdefault(section, {})[key] = parse_value(value, like)
         i += 1
     return merge(config, override, 'flags')
+
+
+def as_flags(section: str, values: Mapping[str, Any]) -> list[str]:
+    """`--section.key value` flags that parse_flags reads back into `values`: one table of a config file
+    laid over another config (scripts/acceptance_train.py trains the large mmo network on the CPU config)."""
+    return [x for key, value in values.items()
+            for x in (f'--{section}.{key}', value if isinstance(value, str) else _toml_value(value))]
 
 
 def load(env_name: str | None, flags: Sequence[str] = (), config_file: str | None = None) -> dict:
