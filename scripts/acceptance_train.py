@@ -32,6 +32,7 @@ docs/baselines/acceptance.json, drawn and written into docs/baselines.md (script
 """
 import argparse
 import json
+import os
 import platform
 import sys
 import time
@@ -109,7 +110,7 @@ TASKS = {
 VARIANTS = {
     # the large config's [policy] alone: the run differs from the default one in the network only
     'puffer_mmo_large': ('puffer_mmo', lambda: configuration.as_flags('policy', configuration.read(
-        __file__.rsplit('/', 2)[0] + '/pufferlib/config/puffer_mmo_large.toml')['policy'])),
+        os.path.join(os.path.dirname(configuration.__file__), 'puffer_mmo_large.toml'))['policy'])),
 }
 
 

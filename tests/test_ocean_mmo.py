@@ -326,4 +326,3 @@ def test_policy_configs_build_and_point_at_entity_rows():
         torch.testing.assert_close(target[0, :2].sum(), target[1, :2].sum())
         assert abs(float((target[0, 0] - target[0, 1]) - (target[1, 0] - target[1, 1]))) > 1e-7
     assert sizes['small'] < 200_000 and 1_000_000 < sizes['large'] < 3_000_000
-
