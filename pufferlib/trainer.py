@@ -21,7 +21,7 @@ One epoch = one rollout + one update:
    `train.minibatch_sampling = "steps"` (feed-forward policies), plain GAE once and every epoch a
    shuffle of all single steps, as in PPO's original recipe. Clipped policy and
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
-   weights with AdamW for the rest (or Adam alone), cosine learning-rate annealing.
+   weights with AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing.
 
 A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint into the one it is
 given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
@@ -113,6 +113,21 @@ def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Op
         optimizers.append(torch.optim.AdamW(others, lr=train['learning_rate'], betas=betas, eps=eps,
                                             weight_decay=train['weight_decay'], fused=fused))
     return optimizers
+
+
+def make_scheduler(optimizer: torch.optim.Optimizer, shape: str, epochs: int) -> torch.optim.lr_scheduler.LRScheduler:
+    """The learning rate from train.learning_rate to 0 over the run's epochs: a cosine (the default), or a
+    straight line (epoch k trains at (1 - k / epochs) of it, as CleanRL's PPO anneals)."""
+    if shape == 'linear':
+        return torch.optim.lr_scheduler.LinearLR(optimizer, start_factor=1.0, end_factor=0.0, total_iters=epochs)
+    return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs, eta_min=0.0)
+
+
+def scheduler_length(scheduler: torch.optim.lr_scheduler.LRScheduler) -> int:
+    """The number of epochs a schedule of make_scheduler spans."""
+    if isinstance(scheduler, torch.optim.lr_scheduler.LinearLR):
+        return scheduler.total_iters
+    return scheduler.T_max
 
 
 def check_rollout(rows: int, train: dict) -> None:
@@ -218,7 +233,7 @@ class Trainer:
             self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
 
         self.optimizers = make_optimizers(self.policy, train)
-        self.schedulers = [torch.optim.lr_scheduler.CosineAnnealingLR(o, T_max=self.total_epochs, eta_min=0.0)
+        self.schedulers = [make_scheduler(o, train['lr_schedule'], self.total_epochs)
                            for o in self.optimizers] if train['anneal_lr'] else []
         # bf16 autocast on the device in use: tensor cores on a GPU; on a CPU it runs (slower on most
         # CPUs without AMX), which lets the same config be checked anywhere.
@@ -506,20 +521,25 @@ class Trainer:
         self.global_step, self.epoch = int(state['global_step']), int(state['epoch'])
         self.boundary_step = self.global_step
         for scheduler in self.schedulers:
-            if scheduler.T_max != self.total_epochs:
+            if scheduler_length(scheduler) != self.total_epochs:
                 self._replan(scheduler)
         if 'torch_rng' in state:
             torch.set_rng_state(state['torch_rng'])
         self.boundary_rng = torch.get_rng_state()
 
-    def _replan(self, scheduler: torch.optim.lr_scheduler.CosineAnnealingLR) -> None:
-        """A run resumed with another train.total_timesteps: the cosine spans the new total from here, at
-        the rate a run started with that total would have now. Kept as saved, the schedule of a finished
-        run would stay at the 0 it ended on, and one made longer would rise again past its old end."""
-        scheduler.T_max = self.total_epochs
+    def _replan(self, scheduler: torch.optim.lr_scheduler.LRScheduler) -> None:
+        """A run resumed with another train.total_timesteps: the schedule spans the new total from here,
+        at the rate a run started with that total would have now. Kept as saved, the schedule of a finished
+        run would stay at the 0 it ended on, and a cosine made longer would rise again past its old end."""
         progress = min(scheduler.last_epoch / self.total_epochs, 1.0)
+        if isinstance(scheduler, torch.optim.lr_scheduler.LinearLR):
+            scheduler.total_iters = self.total_epochs
+            factor = 1.0 - progress
+        else:
+            scheduler.T_max = self.total_epochs
+            factor = (1 + math.cos(math.pi * progress)) / 2
         for group, base in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, strict=True):
-            group['lr'] = scheduler.eta_min + (base - scheduler.eta_min) * (1 + math.cos(math.pi * progress)) / 2
+            group['lr'] = base * factor
         scheduler._last_lr = [group['lr'] for group in scheduler.optimizer.param_groups]
 
     def save(self, run_dir: str) -> str:

@@ -79,6 +79,18 @@ def test_a_finished_run_resumed_with_a_larger_total_trains_on_with_its_schedule_
     assert configuration.read(os.path.join(run_dir, 'config.toml'))['train']['total_timesteps'] == 4096
 
 
+def test_a_linear_schedule_falls_in_a_straight_line_and_is_replanned_as_one(experiments):
+    """train.lr_schedule = "linear" (CleanRL's annealing): the rate after epoch k of E is (1 - k / E) of the
+    base. Resumed to twice the total, it goes on from half the base on the line of the longer run."""
+    base = 0.01
+    summary = train_small('puffer_squared', '--train.lr-schedule', 'linear', '--train.learning-rate', str(base),
+                          steps=2048)
+    resumed = training.train(None, resume=summary['run_dir'], flags=['--train.total-timesteps', '4096'], quiet=True)
+    assert resumed['global_step'] == 4096
+    rows = [json.loads(line) for line in open(os.path.join(summary['run_dir'], 'metrics.jsonl'))]
+    assert [row['learning_rate'] for row in rows] == pytest.approx([base / 2, 0.0, base / 4, 0.0])
+
+
 def test_a_flag_a_resume_may_not_change_is_refused_before_anything_is_written(experiments):
     summary = train_small('puffer_squared', steps=1024)
     run_dir = summary['run_dir']

@@ -42,6 +42,7 @@ run_train = train_small
     (['--trian.gamma', '0.9'], r'unknown section \[trian\]'),
     (['--train.optimizer', 'sgd'], 'train.optimizer must be muon or adam'),
     (['--train.minibatch-sampling', 'episodes'], 'train.minibatch_sampling must be segments or steps'),
+    (['--train.lr-schedule', 'step'], 'train.lr_schedule must be cosine or linear'),
     (['--train.minibatch-sampling', 'steps'], r'set train.prio_alpha=0 \(got 0.8\)'),
     (['train.gamma'], 'unexpected argument'),
     (['--vec.backend', 'Serial', '--vec.local-worker', 'true'],

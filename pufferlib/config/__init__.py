@@ -219,6 +219,8 @@ def validate(config: dict) -> None:
             raise ConfigError(f'{section}.{key} must be positive, got {config[section][key]}')
     if train['torch_threads'] < 0:
         raise ConfigError(f'train.torch_threads must be >= 0 (0 = automatic), got {train["torch_threads"]}')
+    if train['lr_schedule'] not in ('cosine', 'linear'):
+        raise ConfigError(f'train.lr_schedule must be cosine or linear, got {train["lr_schedule"]!r}')
     if train['minibatch_sampling'] not in ('segments', 'steps'):
         raise ConfigError(f'train.minibatch_sampling must be segments or steps, got {train["minibatch_sampling"]!r}')
     if train['minibatch_sampling'] == 'steps' and train['prio_alpha'] > 0:
