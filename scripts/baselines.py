@@ -434,6 +434,11 @@ def render(results):
               'committed config), so its 16k-step budget checks that the config trains and reproduces; it is',
               'far from a score. A Nature CNN without recurrence (~2,400 steps/s) showed no learning on',
               'starpilot within 150k steps either, so the Procgen score is left to the GPU baseline below.',
+              'vizdoom_defend_the_center pays +1 a kill and -1 for dying (the episode ends there or after',
+              '2,100 tics); its 300k steps take 12-14 minutes at about 390 steps/s, inside the 20-minute budget',
+              'of issue 35. The curves rise from about 0 (a fresh policy turning at random) to 3-6 kills a',
+              'life, still rising at the end; the seed-0 rerun ended at 2.5 against the first run\'s 5.6, so',
+              'one run says little at this length (the family config trains 2M steps).',
               '']
     lines += ['## GPU baselines (not run yet)', '',
               'These need a GPU machine, and none has been available so far (`scripts/gpu_check.sh`, docs/gpu.md, is',
