@@ -92,7 +92,8 @@ ACCEPTANCE_ENVS = {
     'puffer_checkers': ('env/perf >= 0.80 (wins vs the one-ply greedy player)', '20 min', ''),
     'puffer_slimevolley': ('env/perf >= 0.70 (points won vs the scripted slime, both sides)', '20 min', ''),
     # issue 36
-    'puffer_mmo': ('env/episode_length > the scripted forager/fighter\'s (ticks a life)', '30 min',
+    'puffer_mmo': ('env/episode_length > the scripted forager/fighter\'s on the same 64 worlds (ticks a life), '
+                   'checked at the end of the budget', '30 min',
                    'a 5M-step run (docs/results/mmo.md, 7-9 min): 342 and 402 ticks against the scripted 358'),
     'puffer_mmo_large': ('puffer_mmo with the large config\'s network (1.6M parameters), same worlds and batches: '
                          'env/episode_length > the scripted forager/fighter\'s', '30 min', ''),
@@ -124,17 +125,19 @@ ACCEPTANCE_NOTES = {
         'observations, 27 before); with the same defaults the three seeds pass the scripted ship\'s 72.2 after '
         '96-154M steps.'),
     'puffer_mmo': (
-        '**Met on the checks, three seeds of three; a larger check holds two of them.** The checks (2,048 lives '
-        'over 16 fresh worlds) rose from 220-290 ticks to the 360-405 band in the first 10-20 minutes and moved '
-        'within it from check to check, while the training rows read far higher (400-750; only the checks count);'
-        ' seed 0 passed at its 17th check, seed 1 at the one made when its 30 minutes ran out (the run stops at '
-        'the first log row past 1,800 s), seed 2 at its 10th. A run stops at its first check that passes, so the '
-        'stopping policies were checked again on 64 other worlds (16,000-19,000 lives each, '
-        "`episode_means('puffer_mmo', RUN, num_envs=64, seed=777)`): 391.1 / 437.2 / 428.2 ticks against the "
-        "scripted player's 394.8 on the same worlds. Seeds 1 and 2 hold; seed 0 is level with the script (its "
-        'pass was a lucky draw of the 2,048-life check), so the check should be larger before seed 0 is run '
-        'again. Each run shared the machine with one MuJoCo training run on the other core (about 22k agent '
-        'steps/s).'),
+        '**Met, three seeds of three, by 15-21%.** Each run trains its whole 30 minutes (41M agent steps on '
+        'one core, about 22.7k a second) and is checked once, at the end, on 64 fresh worlds of 16 agents '
+        '(every agent lives at least 8 lives); the scripted forager/fighter plays the same 64 worlds (the same seed), so '
+        'each seed has its own target: 463.5 / 464.5 / 456.9 ticks a life against the script\'s 392.9 / '
+        '382.4 / 398.8. Seed 1 is the earlier run, which had trained its whole budget; only its final '
+        'check was made again this way. Why not stop at the first check that passes, as the other tasks '
+        'do: in an earlier round the checks (2,048 lives on 16 worlds) moved by 30-60 ticks from one to '
+        'the next, and seed 0 stopped at 421 against the script\'s 407 but read 391 against its 395 on 64 '
+        'other worlds; on 64-world checks it stopped at 395 against 390 after 934 s and read 387 against '
+        '395 elsewhere. A policy a few percent above the script passes one of many noisy checks early; '
+        'after the full budget it is well clear of it. The training rows read far higher than the checks '
+        '(400-750: a row averages the lives that ended since the last one, and short lives end first); '
+        'only the checks count.'),
     'puffer_mmo_large': (
         "**The large network on these CPUs: 346 agent steps/s, 62x fewer than the small one's 21.5-22.5k**, so "
         "its 30 minutes are 0.62M steps. Over those steps its rows track the small network's (75-77 ticks at 66k "
