@@ -127,6 +127,7 @@ def scheduler_length(scheduler: torch.optim.lr_scheduler.LRScheduler) -> int:
     """The number of epochs a schedule of make_scheduler spans."""
     if isinstance(scheduler, torch.optim.lr_scheduler.LinearLR):
         return scheduler.total_iters
+    assert isinstance(scheduler, torch.optim.lr_scheduler.CosineAnnealingLR)
     return scheduler.T_max
 
 
@@ -536,6 +537,7 @@ class Trainer:
             scheduler.total_iters = self.total_epochs
             factor = 1.0 - progress
         else:
+            assert isinstance(scheduler, torch.optim.lr_scheduler.CosineAnnealingLR)
             scheduler.T_max = self.total_epochs
             factor = (1 + math.cos(math.pi * progress)) / 2
         for group, base in zip(scheduler.optimizer.param_groups, scheduler.base_lrs, strict=True):

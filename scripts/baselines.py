@@ -127,8 +127,8 @@ ACCEPTANCE_NOTES = {
     'puffer_mmo': (
         '**Met, three seeds of three, by 15-21%.** Each run trains its whole 30 minutes (41M agent steps on '
         'one core, about 22.7k a second) and is checked once, at the end, on 64 fresh worlds of 16 agents '
-        '(every agent lives at least 8 lives); the scripted forager/fighter plays the same 64 worlds (the same seed), so '
-        'each seed has its own target: 463.5 / 464.5 / 456.9 ticks a life against the script\'s 392.9 / '
+        '(every agent lives at least 8 lives); the scripted forager/fighter plays the same 64 worlds (the '
+        'same seed), so each seed has its own target: 463.5 / 464.5 / 456.9 ticks a life against the script\'s 392.9 / '
         '382.4 / 398.8. Seed 1 is the earlier run, which had trained its whole budget; only its final '
         'check was made again this way. Why not stop at the first check that passes, as the other tasks '
         'do: in an earlier round the checks (2,048 lives on 16 worlds) moved by 30-60 ticks from one to '
