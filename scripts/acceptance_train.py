@@ -59,7 +59,8 @@ def scripted_baseline(env, config, metric, seed):
 
 
 # after a check that falls short, the next waits this fraction of the budget, or as long as that check
-# took if longer (a large check, as puffer_mmo's, would otherwise take more of the wall time than training)
+# took if longer (a large check, as tripletriad's 8,192 games, would otherwise take more of the wall time
+# than training; puffer_mmo's 64 worlds are checked once, at the end: WHOLE_BUDGET)
 COOLDOWN = 0.05
 
 # env -> (metric, target, wall-clock budget in seconds, step budget or None); a callable target(env,
