@@ -148,6 +148,19 @@ def test_statistics_from_a_rollout_take_effect_at_the_next_one():
     env.close()
 
 
+def test_the_noise_starts_at_log_std_init_and_refuses_nan():
+    torch, env, policy = make_policy()
+    assert policy.log_std.detach().abs().max() == 0  # std 1 by default
+    narrow = binding.Policy(env, log_std_init=-0.5)
+    obs = torch.zeros(3, env.single_observation_space.shape[0])
+    with torch.no_grad():
+        dist, _ = narrow(obs)
+    np.testing.assert_allclose(dist.base_dist.scale.numpy(), np.exp(-0.5), rtol=1e-6)
+    with pytest.raises(APIUsageError, match='log_std_init must be a finite number'):
+        binding.Policy(env, log_std_init=float('nan'))
+    env.close()
+
+
 def test_statistics_merge_like_one_pass_over_all_rows():
     torch, env, policy = make_policy()
     batches = [torch.randn(n, env.single_observation_space.shape[0]) * (i + 1) + i for i, n in enumerate((7, 50, 3))]

@@ -179,8 +179,13 @@ def _build_policy() -> type:
         pending_count: torch.Tensor
 
         def __init__(self, env: Any, hidden_size: int = 64, num_layers: int = 2, normalize_observations: bool = True,
-                     obs_clip: float = 10.0) -> None:
+                     obs_clip: float = 10.0, log_std_init: float = 0.0) -> None:
             super().__init__(env, hidden_size)
+            if not math.isfinite(log_std_init):
+                raise APIUsageError(f'log_std_init must be a finite number, got {log_std_init}')
+            # The exploration noise's starting log standard deviation (0: std 1, as CleanRL starts).
+            with torch.no_grad():
+                self.log_std.fill_(float(log_std_init))
             if num_layers < 1:
                 raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
             if self.obs_dtype is not None:
