@@ -4,6 +4,7 @@
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR
     .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR --env hopper --seed 1 --side ours
     .venv/bin/python scripts/bench_mujoco.py render     # the doc section and curves again, from the results
+    .venv/bin/python scripts/bench_mujoco.py run --side ours --env halfcheetah --no-write -- --policy.log-std-init -0.5
 
 `run` trains every (env, seed, side) that the results file does not hold yet: ours is `puffer train
 mujoco --env.task ID` with the family config (pufferlib/config/mujoco.toml, CleanRL's recipe), CleanRL's
@@ -150,13 +151,13 @@ def run_cleanrl(peer: tuple[str, str], env_id: str, seed: int, steps: int, cpu: 
             'curve': binned([(s, r, 1) for s, r in episodes], steps)}
 
 
-def run_ours(env_id: str, seed: int, steps: int, cpu: int | None) -> dict:
+def run_ours(env_id: str, seed: int, steps: int, cpu: int | None, overrides: tuple[str, ...] = ()) -> dict:
     from pufferlib.evaluate import read_metrics  # imports torch: only where a run is read
     scratch = tempfile.mkdtemp(prefix='puffer-mujoco-')
     env = {**os.environ, **THREADS, 'PUFFER_EXPERIMENTS': scratch}
     command = [sys.executable, '-m', 'pufferlib.cli', 'train', 'mujoco', '--env.task', env_id,
                '--train.seed', str(seed), '--train.total-timesteps', str(steps), '--quiet',
-               '--train.torch-threads', '1', '--train.checkpoint-interval', '1000000']
+               '--train.torch-threads', '1', '--train.checkpoint-interval', '1000000', *overrides]
     if cpu is not None:
         command += ['--vec.backend', 'Serial']  # one core: stepping in the trainer's process
     start = time.perf_counter()
@@ -190,7 +191,8 @@ def pending(results: dict, envs: list[str], seeds: list[int], sides: list[str]) 
             if str(seed) not in results.get(ENVS[env], {}).get(side, {})]
 
 
-def sweep(jobs: list[tuple[str, int, str]], peer: tuple[str, str] | None, steps: int, record: bool) -> int:
+def sweep(jobs: list[tuple[str, int, str]], peer: tuple[str, str] | None, steps: int, record: bool,
+          overrides: tuple[str, ...] = ()) -> int:
     """Run `jobs` on one worker pinned to each of the first two cores this process may use (`taskset -c 1`
     leaves one: the sweep then shares the machine with whatever runs on the other); returns how many failed."""
     slots: list[int | None] = [*sorted(os.sched_getaffinity(0))[:2]] if hasattr(os, 'sched_getaffinity') else [None]
@@ -210,7 +212,7 @@ def sweep(jobs: list[tuple[str, int, str]], peer: tuple[str, str] | None, steps:
                   flush=True)
             try:
                 if side == 'ours':
-                    run = run_ours(env_id, seed, steps, cpu)
+                    run = run_ours(env_id, seed, steps, cpu, overrides)
                 else:
                     assert peer is not None
                     run = run_cleanrl(peer, env_id, seed, steps, cpu)
@@ -349,6 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     run_parser.add_argument('--side', nargs='+', choices=SIDES, default=list(SIDES))
     run_parser.add_argument('--steps', type=int, default=STEPS, help='a probe: fewer steps (needs --no-write)')
     run_parser.add_argument('--no-write', action='store_true', help='print the results; record nothing')
+    run_parser.add_argument('overrides', nargs=argparse.REMAINDER,
+                            help='after --: flags for our puffer train, a probe of a config change (needs --no-write)')
     commands.add_parser('render', help='rewrite the doc section and the curves from the results file')
     args = parser.parse_args(argv)
     if args.command == 'render':
@@ -358,6 +362,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error('--steps must be positive')
     if args.steps != STEPS and not args.no_write:
         parser.error(f'only {STEPS:,}-step runs are recorded: add --no-write to a probe')
+    overrides = tuple(args.overrides[1:] if args.overrides[:1] == ['--'] else args.overrides)
+    if overrides and not args.no_write:
+        parser.error('only the family config\'s runs are recorded: add --no-write to a probe of other flags')
+    if overrides and 'ours' not in args.side:
+        parser.error('flags after -- change our runs only: add --side ours')
     peer = None
     if 'cleanrl' in args.side:
         try:
@@ -372,7 +381,7 @@ def main(argv: list[str] | None = None) -> int:
         print('bench_mujoco: every run asked for is in the results file; nothing to do', file=sys.stderr)
         return 0
     print(f'bench_mujoco: {len(jobs)} runs of {args.steps:,} steps', file=sys.stderr, flush=True)
-    return 1 if sweep(jobs, peer, args.steps, record=not args.no_write) else 0
+    return 1 if sweep(jobs, peer, args.steps, record=not args.no_write, overrides=overrides) else 0
 
 
 if __name__ == '__main__':

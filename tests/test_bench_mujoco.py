@@ -24,10 +24,27 @@ def _run(*args, env=None):
                           env={**os.environ, **(env or {})})
 
 
-def test_a_probe_trains_ours_on_the_v4_task():
+def _recorded():
+    path = os.path.join(ROOT, 'docs', 'baselines', 'mujoco.json')
+    return open(path, 'rb').read() if os.path.exists(path) else None
+
+
+def test_a_probe_trains_ours_on_the_v4_task_and_records_nothing():
+    before = _recorded()
     done = _run('run', '--side', 'ours', '--env', 'hopper', '--seed', '1', '--steps', '4096', '--no-write')
     assert done.returncode == 0, done.stderr
     assert 'done  ours Hopper-v4 seed 1: return' in done.stderr and 'steps/s' in done.stderr
+    assert _recorded() == before
+
+
+def test_a_probe_passes_flags_after_the_double_dash_to_puffer_train():
+    bad = _run('run', '--side', 'ours', '--env', 'hopper', '--seed', '1', '--steps', '4096', '--no-write',
+               '--', '--policy.log-std-init', 'nan')
+    assert bad.returncode == 1 and 'log_std_init must be a finite number' in bad.stderr
+    unrecorded = _run('run', '--side', 'ours', '--', '--policy.log-std-init', '-0.5')
+    assert unrecorded.returncode == 2 and 'add --no-write to a probe of other flags' in unrecorded.stderr
+    peer_only = _run('run', '--side', 'cleanrl', '--no-write', '--', '--policy.log-std-init', '-0.5')
+    assert peer_only.returncode == 2 and 'add --side ours' in peer_only.stderr
 
 
 def test_refusals_are_one_line_each():
