@@ -4,10 +4,11 @@
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR
     .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR --env hopper --seed 1 --side ours
     .venv/bin/python scripts/bench_mujoco.py render     # the doc section and curves again, from the results
-    .venv/bin/python scripts/bench_mujoco.py run --side ours --env halfcheetah --no-write -- --policy.log-std-init -0.5
+    .venv/bin/python scripts/bench_mujoco.py run --side ours --env hopper --no-write -- --policy.log-std-init -0.69
 
 `run` trains every (env, seed, side) that the results file does not hold yet: ours is `puffer train
-mujoco --env.task ID` with the family config (pufferlib/config/mujoco.toml, CleanRL's recipe), CleanRL's
+mujoco --env.task ID` with the family config (pufferlib/config/mujoco.toml, CleanRL's recipe) and the
+task's own file over it where one exists (mujoco_halfcheetah.toml: the noise starts at std 0.5), CleanRL's
 is its own `cleanrl/ppo_continuous_action.py` in its own venv (DIR or $CLEANRL_DIR, set up as
 docs/benchmarks.md says, plus `mujoco==3.14.0`: our pin, so both sides step the same simulator), both as
 subprocesses. Two runs go at once, each pinned to a core of its own with one torch thread, so every run
@@ -151,13 +152,23 @@ def run_cleanrl(peer: tuple[str, str], env_id: str, seed: int, steps: int, cpu: 
             'curve': binned([(s, r, 1) for s, r in episodes], steps)}
 
 
+def task_config(env_id: str) -> list[str]:
+    """`--config` with the task's own file over the family config (pufferlib/config/mujoco_halfcheetah.toml),
+    where one exists: the bare name `mujoco` reads only the family's, and the v4 task trains as `puffer train
+    mujoco_halfcheetah` does on v5."""
+    name = next(f'mujoco_{key}' for key, task in ENVS.items() if task == env_id)
+    path = os.path.join(ROOT, 'pufferlib', 'config', f'{name}.toml')
+    return ['--config', path] if os.path.exists(path) else []
+
+
 def run_ours(env_id: str, seed: int, steps: int, cpu: int | None, overrides: tuple[str, ...] = ()) -> dict:
     from pufferlib.evaluate import read_metrics  # imports torch: only where a run is read
     scratch = tempfile.mkdtemp(prefix='puffer-mujoco-')
     env = {**os.environ, **THREADS, 'PUFFER_EXPERIMENTS': scratch}
     command = [sys.executable, '-m', 'pufferlib.cli', 'train', 'mujoco', '--env.task', env_id,
                '--train.seed', str(seed), '--train.total-timesteps', str(steps), '--quiet',
-               '--train.torch-threads', '1', '--train.checkpoint-interval', '1000000', *overrides]
+               '--train.torch-threads', '1', '--train.checkpoint-interval', '1000000', *task_config(env_id),
+               *overrides]
     if cpu is not None:
         command += ['--vec.backend', 'Serial']  # one core: stepping in the trainer's process
     start = time.perf_counter()
@@ -299,9 +310,11 @@ def verdict(ours: dict | None, peer: dict | None) -> str:
 def section(results: dict) -> str:
     seeds = ', '.join(map(str, SEEDS))
     lines = ['Our PPO (`puffer train mujoco --env.task ID`: the family config `pufferlib/config/mujoco.toml`, '
-             'CleanRL\'s recipe) against CleanRL\'s `ppo_continuous_action.py` run from its own source in its own '
-             f'venv at its defaults, {STEPS:,} steps each, seeds {seeds}. Two runs go at a time, each pinned to one '
-             'core with one torch thread (ours steps its 8 envs in its own process there), so every run shares '
+             'CleanRL\'s recipe; on HalfCheetah with its own file over it, `mujoco_halfcheetah.toml`, whose '
+             'exploration noise starts at std 0.5 rather than 1) against CleanRL\'s `ppo_continuous_action.py` '
+             f'run from its own source in its own venv at its defaults, {STEPS:,} steps each, seeds {seeds}. Two '
+             'runs go at a time, each pinned to one core with one torch thread (ours steps its 8 envs in its own '
+             'process there), so every run shares '
              'the machine with one other training run. Both train on the **v4** tasks: CleanRL pins Gymnasium '
              '0.29.1, whose MuJoCo envs stop at v4, and its script does not run on Gymnasium 1.x; `puffer train '
              'mujoco_hopper` (v5) is the same recipe on the newer tasks.', '',

@@ -89,8 +89,20 @@ def test_the_table_says_met_only_for_a_higher_return_in_half_the_time(bench):
              if line.startswith('| ') and '-v4' in line}
     assert table['Hopper-v4'].endswith('| met |')
     assert table['HalfCheetah-v4'].endswith('| **missed** |')  # 0.6x the wall time
-    assert table['Walker2d-v4'].endswith('| **missed** (1 / 3 of 3 seeds) |')
+    n = len(bench.SEEDS)
+    assert table['Walker2d-v4'].endswith(f'| **missed** (1 / {n} of {n} seeds) |')
     assert 'Not run yet' in bench.section({})
+
+
+def test_halfcheetah_trains_with_its_own_file_as_puffer_train_mujoco_halfcheetah_does(bench):
+    from pufferlib import config as configuration
+    flags = bench.task_config('HalfCheetah-v4')
+    assert flags[0] == '--config' and flags[1].endswith('mujoco_halfcheetah.toml')
+    assert bench.task_config('Hopper-v4') == bench.task_config('Walker2d-v4') == []
+    v4 = configuration.load('mujoco', ['--env.task', 'HalfCheetah-v4'], config_file=flags[1])
+    assert v4['policy'] == configuration.load('mujoco_halfcheetah')['policy']
+    assert v4['policy']['log_std_init'] < 0
+    assert configuration.load('mujoco_hopper')['policy']['log_std_init'] == 0
 
 
 def test_pending_runs_skip_what_the_results_hold(bench):
