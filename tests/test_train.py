@@ -451,6 +451,8 @@ def test_a_full_disk_is_one_error_and_leaves_no_temporary_files(experiments):
     small = ' '.join(SMALL)
     script = f'''
         mount -t tmpfs -o size=64m tmpfs "$EXP"
+        # Where this process may use one core only, the 2 worker processes also warn that they share it.
+        PYTHONWARNINGS='ignore:workers in:RuntimeWarning' \\
         "$PUFFER" train puffer_squared {small} --train.total-timesteps {10**9} --train.checkpoint-interval 1 \\
             --quiet 2> /dev/fd/3 &
         pid=$!
