@@ -105,6 +105,15 @@ def test_halfcheetah_trains_with_its_own_file_as_puffer_train_mujoco_halfcheetah
     assert configuration.load('mujoco_hopper')['policy']['log_std_init'] == 0
 
 
+def test_the_p_value_is_welchs_on_the_per_seed_returns(bench):
+    stats = pytest.importorskip('scipy.stats')
+    ours, peer = [4902.0, 2838.0, 3315.0], [1467.0, 3684.0, 3655.0]
+    expected = stats.ttest_ind(ours, peer, equal_var=False).pvalue
+    assert bench.welch_p({'n': 3, 'values': ours}, {'n': 3, 'values': peer}) == f'{expected:.2f}'
+    assert bench.welch_p({'n': 1, 'values': [1.0]}, {'n': 3, 'values': peer}) == '-'
+    assert bench.welch_p(None, {'n': 3, 'values': peer}) == '-'
+
+
 def test_pending_runs_skip_what_the_results_hold(bench):
     results = {'Hopper-v4': {'ours': {'1': {}}}}
     jobs = bench.pending(results, ['hopper'], [1, 2], ['ours', 'cleanrl'])
