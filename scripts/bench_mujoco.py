@@ -159,12 +159,13 @@ def run_cleanrl(peer: tuple[str, str], env_id: str, seed: int, steps: int, cpu: 
 
 
 def task_config(env_id: str) -> list[str]:
-    """`--config` with the task's own file over the family config (pufferlib/config/mujoco_halfcheetah.toml),
-    where one exists: the bare name `mujoco` reads only the family's, and the v4 task trains as `puffer train
-    mujoco_halfcheetah` does on v5."""
+    """`--config` with the task's own file (pufferlib/config/mujoco_halfcheetah.toml), where it has one: the
+    bare name `mujoco` reads only the family's, and the v4 task should train as `puffer train
+    mujoco_halfcheetah` does on v5. The registry says which files that name layers."""
+    from pufferlib import registry
     name = next(f'mujoco_{key}' for key, task in ENVS.items() if task == env_id)
-    path = os.path.join(ROOT, 'pufferlib', 'config', f'{name}.toml')
-    return ['--config', path] if os.path.exists(path) else []
+    layers = registry.lookup(name).config_layers()  # the family's file, then the task's own
+    return ['--config', layers[-1]] if len(layers) > 1 else []
 
 
 def run_ours(env_id: str, seed: int, steps: int, cpu: int | None, overrides: tuple[str, ...] = ()) -> dict:
@@ -397,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f'only {STEPS:,}-step runs are recorded: add --no-write to a probe')
     overrides = tuple(args.overrides[1:] if args.overrides[:1] == ['--'] else args.overrides)
     if overrides and not args.no_write:
-        parser.error('only the family config\'s runs are recorded: add --no-write to a probe of other flags')
+        parser.error('only runs of the committed configs are recorded: add --no-write to a probe of other flags')
     if overrides and 'ours' not in args.side:
         parser.error('flags after -- change our runs only: add --side ours')
     peer = None
