@@ -219,6 +219,7 @@ class Trainer:
         self.values = torch.zeros(S, H, device=d)
         self.rewards = torch.zeros(S, H, device=d)
         self.dones = torch.zeros(S, H, device=d)
+        self.truncations = torch.zeros(S, H, device=d)  # 1 where an episode ended by its time limit only
         self.masks = torch.ones(S, H, device=d)
         self.ratio = torch.ones(S, H, device=d)
         # Action masks (turn-based games, league.Arena): sampled under them in the rollout and scored
@@ -276,6 +277,8 @@ class Trainer:
                 done = torch.from_numpy(np.logical_or(terminals, truncations)).to(self.device, torch.float32)
                 self.rewards[rows, t - 1] = torch.from_numpy(rewards).to(self.device)
                 self.dones[rows, t - 1] = done
+                self.truncations[rows, t - 1] = torch.from_numpy(
+                    np.logical_and(truncations, np.logical_not(terminals))).to(self.device, torch.float32)
                 if self.recurrent:
                     keep = (1 - done).unsqueeze(1)
                     for tensor in self.state.values():
@@ -383,7 +386,14 @@ class Trainer:
 
     def advantages(self) -> torch.Tensor:
         c = self.train_config
-        return compute_advantage(self.values, self.rewards, self.dones, self.last_values, importance=self.ratio,
+        rewards = self.rewards
+        if c['bootstrap_truncations']:
+            # An episode cut by its time limit would have gone on: its last step's target keeps the discounted
+            # value of what follows (Pardo et al. 2018, partial-episode bootstrapping) instead of counting it as
+            # a terminal step. The state after it was replaced by the next episode's first, so the value of the
+            # state the last action was taken in stands for it (in steady locomotion the two are alike).
+            rewards = rewards + c['gamma'] * self.values * self.truncations
+        return compute_advantage(self.values, rewards, self.dones, self.last_values, importance=self.ratio,
                                  gamma=c['gamma'], lam=c['gae_lambda'], rho_clip=c['vtrace_rho_clip'],
                                  c_clip=c['vtrace_c_clip'])
 

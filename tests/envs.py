@@ -281,3 +281,24 @@ class LaterObservation(gymnasium.Env):
         self.t += 1
         ob = self.bad if self.t > self.good_steps else self.observation_space.sample()
         return ob, 0.0, False, False, {}
+
+
+class Countdown(gymnasium.Env):
+    """Reward 1 a step; the episode ends after `length` steps, as a terminal end or (terminal=False) as a
+    time-limit truncation. Observation: the steps left."""
+
+    observation_space = gymnasium.spaces.Box(0, 100, (1,), np.float32)
+    action_space = gymnasium.spaces.Discrete(2)
+
+    def __init__(self, length=5, terminal=False):
+        self.length, self.terminal = length, terminal
+
+    def reset(self, seed=None, options=None):
+        self.t = 0
+        return np.full(1, self.length, np.float32), {}
+
+    def step(self, action):
+        self.t += 1
+        end = self.t >= self.length
+        return (np.full(1, self.length - self.t, np.float32), 1.0, end and self.terminal, end and not self.terminal,
+                {})

@@ -17,7 +17,7 @@ from pufferlib.models import load_checkpoint, make_policy
 from pufferlib.rundir import CheckpointError
 from pufferlib.trainer import NonFiniteError, Trainer
 
-from envs import NonFiniteEnv, NonFiniteRowEnv
+from envs import Countdown, NonFiniteEnv, NonFiniteRowEnv
 from small_run import SMALL, train_small
 
 
@@ -50,6 +50,34 @@ def test_every_transition_trains_and_bootstraps_from_the_next_observation():
         trainer.update()
         trainer.rollout()  # the held batches start the next segments
         assert trainer.global_step == 2 * rows_total * trainer.horizon
+
+
+def test_bootstrap_truncations_credits_time_limit_ends_only():
+    """Row 0 ends its episodes by a time limit, row 1 by terminal steps, both after 5 steps. Only row 0's ends
+    are truncations, and with train.bootstrap_truncations their targets keep gamma * V of the state acted in."""
+    from pufferlib import vector
+    from pufferlib.advantage import compute_advantage
+    config = configuration.load('puffer_squared', ['--train.bptt-horizon', '16', '--train.minibatch-size', '32',
+                                                   '--train.bootstrap-truncations', 'true'])
+    vecenv = vector.make([functools.partial(Countdown, 5, False), functools.partial(Countdown, 5, True)],
+                         num_envs=2)
+    try:
+        trainer = Trainer(config, vecenv, make_policy(vecenv, config))
+        trainer.rollout()
+        ends = [4, 9, 14]
+        assert trainer.truncations[0].nonzero().flatten().tolist() == ends
+        assert trainer.truncations[1].sum() == 0 and trainer.dones[1].nonzero().flatten().tolist() == ends
+        bootstrapped = trainer.advantages()
+        credit = config['train']['gamma'] * trainer.values * trainer.truncations
+        expected = compute_advantage(trainer.values, trainer.rewards + credit, trainer.dones, trainer.last_values,
+                                     gamma=config['train']['gamma'], lam=config['train']['gae_lambda'])
+        torch.testing.assert_close(bootstrapped, expected)
+        trainer.train_config['bootstrap_truncations'] = False
+        plain = trainer.advantages()
+        torch.testing.assert_close(plain[1], bootstrapped[1])  # terminal ends are untouched
+        assert not torch.allclose(plain[0], bootstrapped[0])
+    finally:
+        vecenv.close()
 
 
 STEPS = ['--train.minibatch-sampling', 'steps', '--train.prio-alpha', '0']
