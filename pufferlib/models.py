@@ -125,16 +125,19 @@ class Policy(nn.Module):
 
     def decode_actions(self, hidden: torch.Tensor) -> tuple[Logits, torch.Tensor]:
         """hidden [N, hidden_size] -> (logits, value [N]); see the module docstring for logits."""
-        value = self.value(hidden).squeeze(-1)
+        return self.action_logits(hidden), self.value(hidden).squeeze(-1)
+
+    def action_logits(self, hidden: torch.Tensor) -> Logits:
+        """The action head alone, for subclasses whose value comes from other features."""
         out = self.actor(hidden)
         if self.action_kind == 'discrete':
-            return out, value
+            return out
         if self.action_kind == 'multidiscrete':
-            return out.split(self.action_splits, dim=-1), value
+            return out.split(self.action_splits, dim=-1)
         mean = out.reshape(*out.shape[:-1], *self.action_shape)
         std = self.log_std.exp().expand_as(mean)
         normal = torch.distributions.Normal(mean, std, validate_args=False)
-        return torch.distributions.Independent(normal, len(self.action_shape), validate_args=False), value
+        return torch.distributions.Independent(normal, len(self.action_shape), validate_args=False)
 
     def forward(self, obs: torch.Tensor, state: State | None = None) -> tuple[Logits, torch.Tensor]:
         """obs [N, ...] -> (logits, value [N])."""

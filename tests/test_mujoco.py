@@ -161,6 +161,23 @@ def test_the_noise_starts_at_log_std_init_and_refuses_nan():
     env.close()
 
 
+def test_the_critic_may_be_wider_than_the_actor():
+    torch, env, policy = make_policy()
+    wide = binding.Policy(env, critic_hidden_size=256)
+    assert wide.critic_encoder[0].out_features == 256 and wide.value.in_features == 256
+    assert wide.actor_encoder[0].out_features == 64 and wide.actor.in_features == 64
+    obs = torch.randn(5, env.single_observation_space.shape[0])
+    dist, value = wide(obs)
+    assert dist.base_dist.loc.shape == (5, env.single_action_space.shape[0]) and value.shape == (5,)
+    value.sum().backward()  # the value reaches the critic alone
+    actor_grad = wide.actor_encoder[0].weight.grad
+    assert wide.critic_encoder[0].weight.grad.abs().sum() > 0 and (actor_grad is None or not actor_grad.any())
+    assert sum(p.numel() for p in wide.parameters()) > sum(p.numel() for p in policy.parameters())
+    with pytest.raises(APIUsageError, match='critic_hidden_size must be >= 0'):
+        binding.Policy(env, critic_hidden_size=-1)
+    env.close()
+
+
 def test_statistics_merge_like_one_pass_over_all_rows():
     torch, env, policy = make_policy()
     batches = [torch.randn(n, env.single_observation_space.shape[0]) * (i + 1) + i for i, n in enumerate((7, 50, 3))]

@@ -179,7 +179,7 @@ def _build_policy() -> type:
         pending_count: torch.Tensor
 
         def __init__(self, env: Any, hidden_size: int = 64, num_layers: int = 2, normalize_observations: bool = True,
-                     obs_clip: float = 10.0, log_std_init: float = 0.0) -> None:
+                     obs_clip: float = 10.0, log_std_init: float = 0.0, critic_hidden_size: int = 0) -> None:
             super().__init__(env, hidden_size)
             if not math.isfinite(log_std_init):
                 raise APIUsageError(f'log_std_init must be a finite number, got {log_std_init}')
@@ -188,18 +188,25 @@ def _build_policy() -> type:
                 self.log_std.fill_(float(log_std_init))
             if num_layers < 1:
                 raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
+            if critic_hidden_size < 0:
+                raise APIUsageError(f'critic_hidden_size must be >= 0 (0 = hidden_size), got {critic_hidden_size}')
             if self.obs_dtype is not None:
                 raise APIUsageError('the MuJoCo policy reads flat Box observations, not structured ones')
             size = int(np.prod(self.obs_space.shape))
             self.normalize, self.obs_clip = bool(normalize_observations), float(obs_clip)
 
-            def mlp() -> nn.Sequential:
+            def mlp(width: int) -> nn.Sequential:
                 layers: list[nn.Module] = []
                 for i in range(num_layers):
-                    layers += [models.layer_init(nn.Linear(size if i == 0 else hidden_size, hidden_size)), nn.Tanh()]
+                    layers += [models.layer_init(nn.Linear(size if i == 0 else width, width)), nn.Tanh()]
                 return nn.Sequential(*layers)
 
-            self.actor_encoder, self.critic_encoder = mlp(), mlp()
+            # The critic may be wider than the actor (Andrychowicz et al. 2020 recommend a wide value MLP and
+            # a policy tuned narrower); 0 keeps CleanRL's equal widths.
+            self.critic_size = int(critic_hidden_size) or hidden_size
+            self.actor_encoder, self.critic_encoder = mlp(hidden_size), mlp(self.critic_size)
+            if self.critic_size != hidden_size:
+                self.value = models.layer_init(nn.Linear(self.critic_size, 1), models.VALUE_GAIN)
             self.register_buffer('obs_mean', torch.zeros(size, dtype=torch.float64))
             self.register_buffer('obs_var', torch.ones(size, dtype=torch.float64))
             self.register_buffer('obs_count', torch.zeros((), dtype=torch.float64))
@@ -248,10 +255,9 @@ def _build_policy() -> type:
             return torch.cat([self.actor_encoder(x), self.critic_encoder(x)], dim=1)
 
         def decode_actions(self, hidden: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
-            actor, critic = hidden.chunk(2, dim=-1)
+            actor, critic = hidden.split([self.hidden_size, self.critic_size], dim=-1)
             # The base class's action head on the actor's features; the value comes from the critic's.
-            logits, _ = super().decode_actions(actor)
-            return logits, self.value(critic).squeeze(-1)
+            return self.action_logits(actor), self.value(critic).squeeze(-1)
 
     return Policy
 
