@@ -219,7 +219,7 @@ class Trainer:
         self.values = torch.zeros(S, H, device=d)
         self.rewards = torch.zeros(S, H, device=d)
         self.dones = torch.zeros(S, H, device=d)
-        self.truncations = torch.zeros(S, H, device=d)  # 1 where an episode ended by its time limit only
+        self.truncations = torch.zeros(S, H, device=d)  # 1: a time limit alone ended it (bootstrap_truncations)
         self.masks = torch.ones(S, H, device=d)
         self.ratio = torch.ones(S, H, device=d)
         # Action masks (turn-based games, league.Arena): sampled under them in the rollout and scored
@@ -277,8 +277,9 @@ class Trainer:
                 done = torch.from_numpy(np.logical_or(terminals, truncations)).to(self.device, torch.float32)
                 self.rewards[rows, t - 1] = torch.from_numpy(rewards).to(self.device)
                 self.dones[rows, t - 1] = done
-                self.truncations[rows, t - 1] = torch.from_numpy(
-                    np.logical_and(truncations, np.logical_not(terminals))).to(self.device, torch.float32)
+                if self.train_config['bootstrap_truncations']:  # read only by advantages() with the option on
+                    self.truncations[rows, t - 1] = torch.from_numpy(
+                        np.logical_and(truncations, np.logical_not(terminals))).to(self.device, torch.float32)
                 if self.recurrent:
                     keep = (1 - done).unsqueeze(1)
                     for tensor in self.state.values():

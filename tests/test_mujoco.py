@@ -223,8 +223,8 @@ def test_training_smoke_saves_the_statistics_and_eval_uses_them(tmp_path, monkey
     assert float(saved['obs_var'].min()) > 0 and float(saved['obs_mean'].abs().max()) > 0
     env = pufferlib.make('mujoco_inverted_pendulum')
     from pufferlib import config as configuration
-    settings = configuration.load('mujoco_inverted_pendulum')['policy']  # the widths the run trained with
-    policy = binding.Policy(env, **{k: v for k, v in settings.items() if k != 'class'})
+    from pufferlib import models
+    policy = models.make_policy(env, configuration.load('mujoco_inverted_pendulum'))  # the run's widths
     load_policy_weights(policy, state, summary['checkpoint'])
     for key in ('obs_mean', 'obs_var', 'obs_count'):
         assert torch.equal(getattr(policy, key), saved[key])
