@@ -27,6 +27,7 @@ A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint
 given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
 """
 import contextlib
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -92,6 +93,32 @@ class RecurrentPolicy(Protocol):
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> dict[str, torch.Tensor]: ...
 
     def forward_eval(self, obs: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[Logits, torch.Tensor]: ...
+
+
+def _masked_mean(x: torch.Tensor, mask: torch.Tensor | None, count: torch.Tensor | int) -> torch.Tensor:
+    """The mean of x over the steps whose mask is 1 (`count` of them); over all where mask is None."""
+    return (x if mask is None else x * mask).sum() / count
+
+
+def flat_gradients(params: list[torch.nn.Parameter]) -> torch.Tensor | None:
+    """One zeroed buffer for the parameters' gradients (see attach_gradients), so that the update zeroes and
+    clips them with one op each (torch's clip_grad_norm_ and zero_grad are a twentieth of MuJoCo's update on
+    one core). None where the parameters differ in device or dtype. A parameter the loss does not reach
+    now has a zero gradient rather than None; Adam (no weight decay, the only optimizer given this buffer)
+    leaves such a parameter where it is."""
+    if not params or len({(p.device, p.dtype) for p in params}) > 1:
+        return None
+    return torch.zeros(sum(p.numel() for p in params), device=params[0].device, dtype=params[0].dtype)
+
+
+def attach_gradients(params: list[torch.nn.Parameter], flat: torch.Tensor) -> None:
+    """Make each parameter's .grad its view of `flat` again (backward adds into a .grad in place), where
+    something set it to None or replaced it (a zero_grad outside the trainer)."""
+    offset = 0
+    for p in params:
+        if p.grad is None or p.grad.data_ptr() != flat[offset:].data_ptr():
+            p.grad = flat[offset:offset + p.numel()].view_as(p)
+        offset += p.numel()
 
 
 def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Optimizer]:
@@ -221,6 +248,7 @@ class Trainer:
         self.dones = torch.zeros(S, H, device=d)
         self.truncations = torch.zeros(S, H, device=d)  # 1: a time limit alone ended it (bootstrap_truncations)
         self.masks = torch.ones(S, H, device=d)
+        self.masked = False  # whether a row was ever reported not live (until then the masks are all ones)
         self.ratio = torch.ones(S, H, device=d)
         # Action masks (turn-based games, league.Arena): sampled under them in the rollout and scored
         # under the same masks in the update, so logprob ratios compare one distribution.
@@ -235,6 +263,8 @@ class Trainer:
             self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
 
         self.optimizers = make_optimizers(self.policy, train)
+        self.params = [p for p in self.policy.parameters() if p.requires_grad]
+        self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
         self.schedulers = [make_scheduler(o, train['lr_schedule'], self.total_epochs)
                            for o in self.optimizers] if train['anneal_lr'] else []
         # bf16 autocast on the device in use: tensor cores on a GPU; on a CPU it runs (slower on most
@@ -363,7 +393,8 @@ class Trainer:
             legal = legal.to(self.device)
             # Legal actions come only from an env with masks, for which self.action_masks was made.
             cast(torch.Tensor, self.action_masks)[rows, t] = legal
-        action, logprob, _ = self._sample(logits, mask=legal)
+        with torch.no_grad():  # whatever the logits hold (a learned std), the rollout records no graph
+            action, logprob, _ = self._sample(logits, mask=legal)
         self.profile.lap('rollout_forward')
         if self.recurrent:
             for key, tensor in state.items():
@@ -374,6 +405,7 @@ class Trainer:
         self.values[rows, t] = value.float().flatten()
         if masks is not None:
             self.masks[rows, t] = torch.from_numpy(np.asarray(masks)).to(self.device, torch.float32)
+            self.masked = self.masked or not bool(np.all(masks))
         self.step_of_row[rows] = t + 1
         self.global_step += len(ids)
         sent = action.cpu().numpy().astype(self.vecenv.action_dtype, copy=False)
@@ -407,8 +439,9 @@ class Trainer:
         beta = c['prio_beta0'] + (1 - c['prio_beta0']) * progress
         per_epoch = max(1, self.batch_size // c['minibatch_size'])
         minibatches = c['update_epochs'] * per_epoch
-        totals: dict[str, float] = {}
-        params = [p for p in self.policy.parameters() if p.requires_grad]
+        totals = torch.zeros(5, device=self.device)  # the losses' sums, read once at the end (one sync)
+        if self.flat_grad is not None:
+            attach_gradients(self.params, self.flat_grad)
         if self.step_minibatches:
             advantages = self.advantages().flatten()  # every ratio is 1: plain GAE, once
         for i in range(minibatches):
@@ -416,7 +449,7 @@ class Trainer:
                 if i % per_epoch == 0:  # each step once an epoch (steps past the last whole minibatch wait)
                     order = torch.randperm(self.batch_size, device=self.device)
                 idx = order[i % per_epoch * c['minibatch_size']:(i % per_epoch + 1) * c['minibatch_size']]
-                weights = torch.ones((), device=self.device)
+                weights = None  # uniform: every step once an epoch
             else:
                 advantages = self.advantages()
                 # Segments with more to learn (larger summed |A|) are drawn more often; the importance
@@ -437,48 +470,61 @@ class Trainer:
             ratio = log_ratio.exp()
             if not self.step_minibatches:
                 self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
-            mask = self._take(self.masks, idx)  # steps of rows that were not live count in no mean
-            count = mask.sum().clamp(min=1)
+            # Steps of rows that were not live count in no mean. Until a row is masked the masks are all ones
+            # and are left out: the same means, a dozen tensor ops fewer a minibatch (MuJoCo's 64-step ones).
+            mask = self._take(self.masks, idx) if self.masked else None
+            count = mask.sum().clamp(min=1) if mask is not None else mb_adv.numel()
+            masked_mean = functools.partial(_masked_mean, mask=mask, count=count)
             if c['norm_adv']:
-                mean = (mb_adv * mask).sum() / count
-                std = (((mb_adv - mean) ** 2 * mask).sum() / count).sqrt()
+                mean = masked_mean(mb_adv)
+                std = masked_mean((mb_adv - mean) ** 2).sqrt()
                 mb_adv = (mb_adv - mean) / (std + 1e-8)
-            mb_adv = weights * mb_adv
+            if weights is not None:
+                mb_adv = weights * mb_adv
 
             pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - c['clip_coef'], 1 + c['clip_coef']))
             clipped = old_values + (new_values - old_values).clamp(-c['vf_clip_coef'], c['vf_clip_coef'])
             v_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2)
-            pg_loss = (pg_loss * mask).sum() / count
-            v_loss = (v_loss * mask).sum() / count
-            entropy_mean = (entropy * mask).sum() / count
+            pg_loss = masked_mean(pg_loss)
+            v_loss = masked_mean(v_loss)
+            entropy_mean = masked_mean(entropy)
             loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
             self.profile.lap('update_forward')
 
-            for optimizer in self.optimizers:
-                optimizer.zero_grad(set_to_none=True)
+            if self.flat_grad is not None:
+                self.flat_grad.zero_()
+            else:
+                for optimizer in self.optimizers:
+                    optimizer.zero_grad(set_to_none=True)
             loss.backward()
             self.profile.lap('backward')
-            grad_norm = torch.nn.utils.clip_grad_norm_(params, c['max_grad_norm'])
+            grad_norm = self._clip_gradients(c['max_grad_norm'])
             self._check_finite_loss(loss, grad_norm, pg_loss, v_loss, entropy_mean)
             for optimizer in self.optimizers:
                 optimizer.step()
             self.profile.lap('optimizer')
 
             with torch.no_grad():
-                stats = {'policy_loss': pg_loss.item(), 'value_loss': v_loss.item(), 'entropy': entropy_mean.item(),
-                         'approx_kl': ((ratio - 1) - log_ratio).mean().item(),
-                         'clipfrac': ((ratio - 1).abs() > c['clip_coef']).float().mean().item()}
-            for key, value in stats.items():
-                totals[key] = totals.get(key, 0.0) + value
+                totals += torch.stack([pg_loss, v_loss, entropy_mean, ((ratio - 1) - log_ratio).mean(),
+                                       ((ratio - 1).abs() > c['clip_coef']).float().mean()])
             self.profile.lap('stats')
         for scheduler in self.schedulers:
             scheduler.step()
         self.profile.lap('optimizer')
         self.epoch += 1
         self.boundary_step, self.boundary_rng = self.global_step, torch.get_rng_state()
-        self.losses = {key: value / minibatches for key, value in totals.items()}
+        names = ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clipfrac')
+        self.losses = {key: value / minibatches for key, value in zip(names, totals.tolist(), strict=True)}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
+
+    def _clip_gradients(self, max_norm: float) -> torch.Tensor:
+        """clip_grad_norm_ (the same formula); on the one gradient buffer where there is one, in two tensor ops."""
+        if self.flat_grad is None:
+            return torch.nn.utils.clip_grad_norm_(self.params, max_norm)
+        norm = torch.linalg.vector_norm(self.flat_grad)
+        self.flat_grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
+        return norm
 
     def _take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
         """The minibatch's part of a [segments, horizon, ...] buffer: whole segments [m, horizon, ...], or with
@@ -505,7 +551,7 @@ class Trainer:
     def _check_finite_loss(self, loss: torch.Tensor, grad_norm: torch.Tensor, pg_loss: torch.Tensor,
                            v_loss: torch.Tensor, entropy: torch.Tensor) -> None:
         """Before the optimizer steps, so the weights stay finite; one check (one device sync) per minibatch."""
-        if bool(torch.isfinite(torch.stack([loss.detach().float(), grad_norm.float()])).all()):
+        if bool(torch.isfinite(loss.detach().float() + grad_norm.float())):  # a sum is finite iff both are
             return
         raise NonFiniteError(
             f'the loss became non-finite in the update of epoch {self.epoch + 1} (global step '

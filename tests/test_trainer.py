@@ -110,6 +110,35 @@ def test_step_minibatches_train_and_refuse_a_recurrent_policy():
                   '--rnn.hidden-size', '32', '--policy.hidden-size', '32', steps=2048)
 
 
+def test_gradients_live_in_one_buffer_and_clip_as_torch_clips_them():
+    """With Adam the update zeroes and clips one gradient buffer the parameters' .grad are views of: the
+    clipped gradients and the norm are torch's clip_grad_norm_'s, and a zero_grad from outside (grads set to
+    None) does not cut the parameters off from it."""
+    with small_trainer(2048, '--train.optimizer', 'adam', '--train.max-grad-norm', '0.01') as trainer:
+        params, flat = trainer.params, trainer.flat_grad
+        assert flat is not None and flat.numel() == sum(p.numel() for p in params)
+        trainer.rollout()
+        trainer.update()
+        assert flat.abs().sum() > 0  # backward added into the buffer
+        assert all(p.grad.untyped_storage().data_ptr() == flat.untyped_storage().data_ptr() for p in params)
+        torch.manual_seed(0)
+        flat.copy_(torch.randn_like(flat))
+        reference = [p.grad.clone().requires_grad_(False) for p in params]
+        copies = [torch.nn.Parameter(p.detach().clone()) for p in params]
+        for copy, grad in zip(copies, reference):
+            copy.grad = grad
+        expected = torch.nn.utils.clip_grad_norm_(copies, 0.01)
+        torch.testing.assert_close(trainer._clip_gradients(0.01), expected)
+        for p, copy in zip(params, copies):
+            torch.testing.assert_close(p.grad, copy.grad)
+        trainer.policy.zero_grad(set_to_none=True)
+        before = {k: v.clone() for k, v in trainer.policy.state_dict().items()}
+        trainer.rollout()
+        trainer.update()
+        assert all(p.grad.untyped_storage().data_ptr() == flat.untyped_storage().data_ptr() for p in params)
+        assert any(not torch.equal(v, before[k]) for k, v in trainer.policy.state_dict().items())
+
+
 @contextlib.contextmanager
 def small_trainer(steps, *flags):
     """A Trainer on the SMALL puffer_squared setup, its env workers closed afterwards."""
