@@ -182,7 +182,7 @@ def test_onnx_gives_the_torch_outputs(tmp_path, name):
             logits, value = policy.forward_eval(torch.from_numpy(obs), state) if recurrent else policy(
                 torch.from_numpy(obs))
         if isinstance(logits, torch.distributions.Distribution):
-            expected = [logits.mean, logits.base_dist.scale.log()]
+            expected = [logits.mean, logits.stddev.log()]
         elif isinstance(logits, (tuple, list)):
             expected = list(logits)
         else:

@@ -137,6 +137,31 @@ def test_sample_logits_matches_torch_distributions():
     torch.testing.assert_close(entropy, ref.entropy().sum((-2, -1)))
 
 
+def test_gaussian_head_gradients_match_torch_distributions():
+    """The Box head's DiagonalGaussian writes log_prob and entropy out by hand: its gradients, to the mean and
+    to log_std, are those of torch's Independent(Normal); made under no_grad it records no graph."""
+    model = Default(fake_env(ACTION_SPACES['box2d']), hidden_size=8)
+    with torch.no_grad():
+        model.log_std.copy_(torch.tensor([[0.1, -0.3], [0.5, 0.0]]))
+    obs, action = torch.randn(20, 7), torch.randn(20, 2, 2) * 2
+
+    def gradients(dist_of):
+        model.zero_grad()
+        dist, _ = model(obs)
+        dist = dist_of(dist)
+        (dist.log_prob(action).pow(2).sum() + 3 * dist.entropy().sum()).backward()
+        return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    ours = gradients(lambda d: d)
+    torch_ = gradients(lambda d: torch.distributions.Independent(torch.distributions.Normal(d.mean, d.stddev), 2))
+    assert len(ours) == len(torch_) and model.log_std.grad.abs().sum() > 0
+    for mine, reference in zip(ours, torch_):
+        torch.testing.assert_close(mine, reference)
+    with torch.no_grad():
+        dist, _ = model(obs)
+    assert not dist.log_prob(action).requires_grad and not dist.entropy().requires_grad
+
+
 @pytest.mark.parametrize('kind', list(ACTION_SPACES))
 def test_sample_logits_scores_given_actions(kind):
     model = Default(fake_env(ACTION_SPACES[kind]), hidden_size=8)

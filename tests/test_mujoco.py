@@ -155,7 +155,7 @@ def test_the_noise_starts_at_log_std_init_and_refuses_nan():
     obs = torch.zeros(3, env.single_observation_space.shape[0])
     with torch.no_grad():
         dist, _ = narrow(obs)
-    np.testing.assert_allclose(dist.base_dist.scale.numpy(), np.exp(-0.5), rtol=1e-6)
+    np.testing.assert_allclose(dist.stddev.numpy(), np.exp(-0.5), rtol=1e-6)
     with pytest.raises(APIUsageError, match='log_std_init must be a finite number'):
         binding.Policy(env, log_std_init=float('nan'))
     env.close()
@@ -168,7 +168,7 @@ def test_the_critic_may_be_wider_than_the_actor():
     assert wide.actor_encoder[0].out_features == 64 and wide.actor.in_features == 64
     obs = torch.randn(5, env.single_observation_space.shape[0])
     dist, value = wide(obs)
-    assert dist.base_dist.loc.shape == (5, env.single_action_space.shape[0]) and value.shape == (5,)
+    assert dist.mean.shape == (5, env.single_action_space.shape[0]) and value.shape == (5,)
     value.sum().backward()  # the value reaches the critic alone
     actor_grad = wide.actor_encoder[0].weight.grad
     assert wide.critic_encoder[0].weight.grad.abs().sum() > 0 and (actor_grad is None or not actor_grad.any())
