@@ -214,6 +214,8 @@ def _build_policy() -> type:
             self.register_buffer('pending', torch.zeros(2, size, dtype=torch.float64), persistent=False)
             self.register_buffer('pending_count', torch.zeros((), dtype=torch.float64), persistent=False)
             self.updated_since_rollout = False
+            self._float_key: tuple = ()
+            self._float_cache: tuple[torch.Tensor, torch.Tensor] = (self.obs_mean, self.obs_var)
 
         def _gather(self, x: torch.Tensor) -> None:
             if not (self.normalize and self.training):
@@ -245,12 +247,29 @@ def _build_policy() -> type:
             self.pending.zero_()
             self.pending_count.zero_()
 
+        def _float_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
+            """The float32 mean and std the inputs are normalised with. They change once a rollout, while the
+            update asks for them 320 times an epoch (four tensor ops each, several percent of a MuJoCo run on
+            one core), so they are kept until the statistics' tensors change: every in-place write
+            (`_apply_pending`, `load_state_dict`) bumps a tensor's version, `.to()` makes new tensors.
+            A tensor made under `torch.inference_mode()` keeps no version, and one made there could not
+            serve outside it: there nothing is kept."""
+            stats = (self.obs_mean, self.obs_var)
+            if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() or \
+                    any(t.is_inference() for t in stats):
+                return self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()
+            key = tuple((t.data_ptr(), t._version) for t in stats)
+            if key != self._float_key:
+                self._float_cache = (self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt())
+                self._float_key = key
+            return self._float_cache
+
         def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
             x = obs.reshape(obs.shape[0], -1).float()
             if self.normalize:
                 self._gather(x)
                 # Before any statistics (mean 0, variance 1) this is the identity, clipped.
-                mean, std = self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()
+                mean, std = self._float_statistics()
                 x = ((x - mean) / std).clamp(-self.obs_clip, self.obs_clip)
             return torch.cat([self.actor_encoder(x), self.critic_encoder(x)], dim=1)
 
