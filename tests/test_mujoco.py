@@ -148,6 +148,43 @@ def test_statistics_from_a_rollout_take_effect_at_the_next_one():
     env.close()
 
 
+def test_normalised_inputs_follow_every_change_of_the_statistics():
+    """The policy keeps its float32 mean and std between changes of the statistics: after load_state_dict,
+    after a rollout's statistics are applied, and under inference mode it gives exactly what a policy fresh
+    from the same state gives."""
+    torch, env, policy = make_policy()
+    obs = torch.randn(16, env.single_observation_space.shape[0]) * 5 + 3
+
+    def values(model):
+        model.eval()
+        with torch.no_grad():
+            return model(obs)[1]
+
+    def fresh():
+        other = binding.Policy(env)
+        other.load_state_dict(policy.state_dict())
+        return values(other)
+
+    before = values(policy)
+    state = policy.state_dict()
+    state['obs_mean'], state['obs_var'] = state['obs_mean'] + 1, state['obs_var'] * 4
+    policy.load_state_dict(state)
+    loaded = values(policy)
+    assert not torch.equal(loaded, before) and torch.equal(loaded, fresh())
+    policy.train()
+    with torch.no_grad():
+        policy(obs)  # a rollout gathers
+    policy(obs)  # an update
+    with torch.no_grad():
+        policy(obs[:1])  # the next rollout applies them
+    applied = values(policy)
+    assert not torch.equal(applied, loaded) and torch.equal(applied, fresh())
+    with torch.inference_mode():
+        assert torch.equal(policy(obs)[1], applied)
+    assert torch.equal(values(policy), applied)
+    env.close()
+
+
 def test_the_noise_starts_at_log_std_init_and_refuses_nan():
     torch, env, policy = make_policy()
     assert policy.log_std.detach().abs().max() == 0  # std 1 by default
