@@ -534,7 +534,7 @@ class Trainer:
     def _evaluate(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The current policy on the minibatch `idx`: the log-probability and entropy of the actions it took
         (under the masks they were sampled with) and the values, each shaped as `_take(self.values, idx)`."""
-        lead = self._take(self.values, idx).shape
+        lead = idx.shape if self.step_minibatches else (len(idx), self.horizon)  # _take(self.values, idx)'s
         with self.autocast:
             if self.recurrent:
                 # Each segment replays from the memory it started with; its dones reset it within.

@@ -210,6 +210,10 @@ def test_the_critic_may_be_wider_than_the_actor():
     actor_grad = wide.actor_encoder[0].weight.grad
     assert wide.critic_encoder[0].weight.grad.abs().sum() > 0 and (actor_grad is None or not actor_grad.any())
     assert sum(p.numel() for p in wide.parameters()) > sum(p.numel() for p in policy.parameters())
+    # forward skips joining the features; the two halves (an LSTM goes between them) give the same numbers
+    with torch.no_grad():
+        halves = wide.decode_actions(wide.encode_observations(obs))
+        assert torch.equal(halves[0].mean, dist.mean) and torch.equal(halves[1], value)
     with pytest.raises(APIUsageError, match='critic_hidden_size must be >= 0'):
         binding.Policy(env, critic_hidden_size=-1)
     env.close()

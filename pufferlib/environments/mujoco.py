@@ -159,9 +159,17 @@ def render_error(e: Exception) -> EnvError:
 def _build_policy() -> type:
     """The family's policy class, defined here because it needs torch (see lazy_policy)."""
     import torch
+    import torch.nn.functional as F
     from torch import nn
 
     from pufferlib import models
+
+    def _tanh_mlp(layers: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+        """x through the Linear, Tanh, Linear, Tanh, ... stack `mlp` builds, as nn.Linear and nn.Tanh compute."""
+        for layer in layers:
+            if isinstance(layer, nn.Linear):
+                x = torch.tanh(F.linear(x, layer.weight, layer.bias))
+        return x
 
     class Policy(models.Policy):
         """Separate actor and critic MLPs (tanh) over observations normalised by running statistics.
@@ -264,19 +272,33 @@ def _build_policy() -> type:
                 self._float_key = key
             return self._float_cache
 
-        def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
+        def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            """The actor's and the critic's features of the (normalised) observations. The layers are applied
+            as functions rather than called as modules: the same arithmetic without nn.Module's call
+            machinery, which at MuJoCo's minibatches of 64 on one core was 2% of a run (forward hooks
+            on these layers would not fire; nothing here registers any)."""
             x = obs.reshape(obs.shape[0], -1).float()
             if self.normalize:
                 self._gather(x)
                 # Before any statistics (mean 0, variance 1) this is the identity, clipped.
                 mean, std = self._float_statistics()
                 x = ((x - mean) / std).clamp(-self.obs_clip, self.obs_clip)
-            return torch.cat([self.actor_encoder(x), self.critic_encoder(x)], dim=1)
+            return _tanh_mlp(self.actor_encoder, x), _tanh_mlp(self.critic_encoder, x)
+
+        def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
+            return torch.cat(self._features(obs), dim=1)
 
         def decode_actions(self, hidden: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
             actor, critic = hidden.split([self.hidden_size, self.critic_size], dim=-1)
+            return self._heads(actor, critic)
+
+        def _heads(self, actor: torch.Tensor, critic: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
             # The base class's action head on the actor's features; the value comes from the critic's.
-            return self.action_logits(actor), self.value(critic).squeeze(-1)
+            return self.action_logits(actor), F.linear(critic, self.value.weight, self.value.bias).squeeze(-1)
+
+        def forward(self, obs: torch.Tensor, state: models.State | None = None) -> tuple[models.Logits, torch.Tensor]:
+            """encode_observations then decode_actions, without joining the features only to split them."""
+            return self._heads(*self._features(obs))
 
     return Policy
 
