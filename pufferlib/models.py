@@ -405,7 +405,11 @@ class DiagonalGaussian(torch.distributions.Distribution):
     has_rsample = False
 
     def __init__(self, mean: torch.Tensor, log_std: torch.Tensor) -> None:
+        """mean [..., *action_shape]; log_std [*action_shape], shared by every row."""
         event = mean.ndim - log_std.ndim
+        if event < 1 or tuple(mean.shape[event:]) != tuple(log_std.shape):
+            raise SpaceError(f'DiagonalGaussian takes one log std per action dim, shared by every row: log_std has '
+                             f'shape {list(log_std.shape)}, the means {list(mean.shape)} (rows first)')
         super().__init__(mean.shape[:event], mean.shape[event:], validate_args=False)
         self.loc, self.log_std = mean, log_std
         self.std = log_std.exp()

@@ -8,7 +8,7 @@ from gymnasium import spaces
 
 import pufferlib
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.models import IMPALA, LSTMWrapper, Default, NatureCNN, sample_logits
+from pufferlib.models import IMPALA, DiagonalGaussian, LSTMWrapper, Default, NatureCNN, sample_logits
 from pufferlib.pufferenv import APIUsageError, SpaceError
 
 from envs import SampleEnv
@@ -162,6 +162,9 @@ def test_gaussian_head_gradients_match_torch_distributions():
     with torch.no_grad():
         dist, _ = model(obs)
     assert not dist.log_prob(action).requires_grad and not dist.entropy().requires_grad
+    with pytest.raises(SpaceError, match=r'one log std per action dim, shared by every row: log_std has shape '
+                                         r'\[20, 2, 2\], the means \[20, 2, 2\]'):
+        DiagonalGaussian(dist.mean, torch.zeros(20, 2, 2))
 
 
 @pytest.mark.parametrize('kind', list(ACTION_SPACES))
