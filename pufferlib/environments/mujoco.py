@@ -265,12 +265,14 @@ def _build_policy() -> type:
             stats = (self.obs_mean, self.obs_var)
             if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() or \
                     any(t.is_inference() for t in stats):
-                return self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()
+                return self._compute_float_statistics()
             key = tuple((t.data_ptr(), t._version) for t in stats)
             if key != self._float_key:
-                self._float_cache = (self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt())
-                self._float_key = key
+                self._float_cache, self._float_key = self._compute_float_statistics(), key
             return self._float_cache
+
+        def _compute_float_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
+            return self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()
 
         def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             """The actor's and the critic's features of the (normalised) observations. The layers are applied
