@@ -44,7 +44,10 @@ def sizes(rehearse: bool) -> dict[str, Any]:
                     counts=[16], warm_s=0.5, measure_s=1.0, run_cap_s=90, tests_cap_s=120, kernel_cap_s=60,
                     solve_s=3.0, third_party_s=3.0, minibatch=512, shapes=[(3, 8), (17, 16), (64, 32)],
                     tests=['tests/test_advantage.py', '-k', 'cuda'])
-    return dict(device='cuda', budget_s=480, vec=['--vec.num-envs', '16'], counts=[512, 2048], warm_s=8.0,
+    # 16 env objects in 16 workers, 8 a batch: half simulate while the policy acts on the other half. The flags
+    # must fit the Ocean config's vector layout (tests/test_gpu_check.py builds it).
+    vec = ['--vec.num-envs', '16', '--vec.num-workers', '16', '--vec.batch-size', '8']
+    return dict(device='cuda', budget_s=480, vec=vec, counts=[512, 2048], warm_s=8.0,
                 measure_s=10.0, run_cap_s=60, tests_cap_s=120, kernel_cap_s=60, solve_s=90.0, third_party_s=60.0,
                 minibatch=32768, shapes=[(1, 1), (3, 8), (257, 64), (4096, 128), (16384, 64)],
                 tests=['tests/test_advantage.py', 'tests/test_profile.py'])

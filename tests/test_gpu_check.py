@@ -64,6 +64,29 @@ def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
     assert baselines.count('<!-- gpu-solve:start -->') == 1 and '| atari_pong |' in baselines
 
 
+@pytest.mark.filterwarnings('ignore:workers in 16 processes')  # 16 workers on these 2 cores
+def test_the_gpu_sizes_give_a_vector_layout_the_trained_envs_accept():
+    """The real check's vector flags over each trained env's config build a vector env: a layout that does
+    not fit (more env objects than ocean.toml's workers can batch) would fail every GPU training step."""
+    import importlib.util
+
+    from pufferlib import config as configuration
+    from pufferlib import train as training
+    spec = importlib.util.spec_from_file_location('gpu_check', os.path.join(SCRIPTS, 'gpu_check.py'))
+    gpu_check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_check)
+    flags = gpu_check.sizes(rehearse=False)['vec']
+    for env in ('puffer_breakout', 'puffer_pong'):
+        config = configuration.load(env, [*flags, '--env.num-envs', '1'])
+        vector = training.make_vecenv(env, config)
+        try:
+            assert vector.num_envs == 16 and vector.batch_size == 8 and vector.num_workers == 16
+            vector.async_reset(0)
+            assert len(vector.recv()[0]) == 8  # one C instance per object: 8 agent rows a batch
+        finally:
+            vector.close()
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason='a GPU is here: the real check would run')
 def test_without_a_gpu_the_real_check_refuses_in_one_line(tmp_path):
     done = subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--out', str(tmp_path)],
