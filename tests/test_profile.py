@@ -51,7 +51,7 @@ def test_profile_phases_add_up_to_the_loop_time():
     with open(os.path.join(summary['run_dir'], 'metrics.jsonl')) as f:
         last = [json.loads(line) for line in f][-1]
     assert last['elapsed_s'] <= report['loop_s']
-    assert report['env'] == 'puffer_squared' and report['device'] == 'cpu'
+    assert report['env'] == 'puffer_squared' and report['device'] == ('cuda' if torch.cuda.is_available() else 'cpu')
 
 
 def test_cli_profile_flag_prints_the_table_and_saves_the_setting(experiments, capsys):
