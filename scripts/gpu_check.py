@@ -4,7 +4,7 @@
     bash scripts/gpu_check.sh OUT                 # on a GPU machine: wheels from .whl/, build, then this script
     scripts/gpu_check.py --out OUT                # the steps alone, where pufferlib is already installed
     scripts/gpu_check.py --rehearse --out OUT     # the same steps, tiny, on a CPU (tests/test_gpu_check.py)
-    scripts/gpu_check.py --write-docs OUT         # afterwards, here: OUT's sections into docs/
+    scripts/gpu_check.py --write-docs OUT [OUT2]  # afterwards, here: OUT's sections into docs/ (OUT2: a rerun)
 
 Steps, each in its own process with its own time cap (a hang or a crash costs that step, not the rest):
 1. correctness: the CUDA advantage kernel against the CPU kernel (random shapes, episode ends inside
@@ -272,10 +272,11 @@ def write_markdown(results: dict[str, Any], out: str) -> str:
     head = (f'Measured by `bash scripts/gpu_check.sh OUT` on: {results.get("machine", "?")}.'
             + (' **Rehearsal on a CPU: the figures mean nothing.**' if results['rehearsal'] else ''))
     kernel, tests = steps.get('kernel', {}), steps.get('tests', {})
+    error = f'{kernel["max_abs_error"]:.2g}' if 'max_abs_error' in kernel else '-'
     lines = ['<!-- gpu-throughput -->', head, '',
              f'Correctness: advantage kernel ({kernel.get("kernel", "-")}) max abs error vs the CPU kernel '
-             f'{kernel.get("max_abs_error", "-")} over {len(kernel.get("cases", []))} cases (float32 and bfloat16 '
-             f'inputs) {_status(kernel)}; tests: {tests.get("summary", _status(tests))}; '
+             f'{error} over {len(kernel.get("cases", []))} cases (float32 and bfloat16 inputs)'
+             f'{" " + _status(kernel) if _status(kernel) else ""}; tests: {tests.get("summary", _status(tests))}; '
              + '; '.join(_train_note(n, steps.get(n)) for n in ('bf16', 'compile')), '',
              '| env | policy | agent rows | steps/s after warm-up | env | rollout forward | update | note |',
              '|---|---|---:|---:|---:|---:|---:|---|']
@@ -296,10 +297,14 @@ def write_markdown(results: dict[str, Any], out: str) -> str:
         if name.startswith(('solve-', 'baseline-')):
             env = name.split('-', 1)[1]
             target = SOLVE.get(env, (THIRD_PARTY.get(env, '?'), None))
-            solved = result.get('solved_s')
+            solved, final, rows = result.get('solved_s'), result.get('final'), result.get('rows') or [{}]
+            # A curve-only run (or one that missed its target) says how far it got, so its value can be read.
+            reached = '' if solved is not None or 'global_step' not in rows[-1] else \
+                f'{_si(rows[-1]["global_step"])} steps in {rows[-1]["elapsed_s"]:.0f} s at {_si(result.get("sps"))}/s'
             lines.append(f'| {env} | {target[0]} >= {target[1] if target[1] is not None else "(curve only)"} | '
                          f'{f"{solved:.0f}" if solved is not None else "-"} | {_si(result.get("solved_steps"))} | '
-                         f'{result.get("final") if result.get("final") is not None else "-"} | {_status(result)} |')
+                         f'{f"{final:.3g}" if final is not None else "-"} | '
+                         f'{"; ".join(x for x in (reached, _status(result)) if x)} |')
     path = os.path.join(out, 'gpu.md')
     with open(path, 'w') as f:
         f.write('\n'.join(lines) + '\n')
@@ -328,11 +333,46 @@ def plot_curves(results: dict[str, Any], path: str) -> str | None:
     return path
 
 
-def write_docs(out: str, docs: str) -> None:
-    """OUT/gpu.md's two sections into docs/benchmarks.md and docs/baselines.md (curves beside them)."""
+def passed(result: dict[str, Any]) -> bool:
+    return 'skipped' not in result and 'error' not in result and bool(result.get('ok', result.get('finite', True)))
+
+
+def merge(outs: list[str], into: str) -> str:
+    """Several runs' OUT folders as one in `into` (results.json, gpu.md, curves.png): each step from the last
+    run where it passed, else from the last run that has it. A rerun after a fix, or with the minutes the first
+    run lacked, fills in what the first could not; a step that passed twice keeps its latest figures."""
+    runs = []
+    for out in outs:
+        with open(os.path.join(out, 'results.json')) as f:
+            runs.append(json.load(f))
+    steps: dict[str, Any] = {}
+    for run in runs:
+        for name, result in run['steps'].items():
+            if passed(result) or not passed(steps.get(name, {'error': ''})):
+                steps[name] = {k: v for k, v in result.items() if k != 'run_dir'}  # a folder of that machine
+    machines = sorted({run.get('machine', '?') for run in runs})
+    merged = {'rehearsal': any(run['rehearsal'] for run in runs), 'steps': steps,
+              'machine': '; '.join(machines) + f' ({len(runs)} runs of the check, each step from the last run '
+                                               'where it passed)'}
+    os.makedirs(into, exist_ok=True)
+    with open(os.path.join(into, 'results.json'), 'w') as f:
+        json.dump(merged, f, indent=1)
+    write_markdown(merged, into)
+    plot_curves(merged, os.path.join(into, 'curves.png'))
+    return into
+
+
+def write_docs(outs: list[str], docs: str) -> None:
+    """OUT/gpu.md's two sections into docs/benchmarks.md and docs/baselines.md (curves beside them); with
+    several OUT folders, their merge (see merge), whose results.json is kept in docs/results/gpu_check.json."""
     import shutil
 
     from pufferlib import benchmark as bd
+    out = outs[0]
+    if len(outs) > 1:
+        out = merge(outs, tempfile.mkdtemp(prefix='puffer-gpu-merge-'))
+        os.makedirs(os.path.join(docs, 'results'), exist_ok=True)
+        shutil.copy(os.path.join(out, 'results.json'), os.path.join(docs, 'results', 'gpu_check.json'))
     with open(os.path.join(out, 'gpu.md')) as f:
         text = f.read()
     throughput, solve = text.split('<!-- gpu-solve -->')
@@ -354,7 +394,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--rehearse', action='store_true', help='tiny sizes on the CPU: the script works')
     parser.add_argument('--budget-s', type=float, help='seconds for every step together (default 480; 240 '
                         'when rehearsing)')
-    parser.add_argument('--write-docs', metavar='OUT', help="put OUT/gpu.md's sections into docs/")
+    parser.add_argument('--write-docs', metavar='OUT', nargs='+',
+                        help="put OUT/gpu.md's sections into docs/; several OUT folders (a first run and its "
+                             "rerun): each step from the last run where it passed")
     parser.add_argument('--docs', default=os.path.join(ROOT, 'docs'), help=argparse.SUPPRESS)  # tests: a copy
     parser.add_argument('--child', nargs=3, metavar=('KIND', 'JSON', 'RESULT'), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

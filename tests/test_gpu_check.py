@@ -62,6 +62,21 @@ def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
     benchmarks, baselines = (docs / 'benchmarks.md').read_text(), (docs / 'baselines.md').read_text()
     assert benchmarks.count('## On a GPU (scripts/gpu_check.sh)') == 1 and '| puffer_pong | lstm |' in benchmarks
     assert baselines.count('<!-- gpu-solve:start -->') == 1 and '| atari_pong |' in baselines
+    # A rerun fills in what the first run could not: each step from the last run where it passed.
+    runs = []
+    for name, broken in (('first', 'kernel'), ('rerun', 'tests')):
+        copy = json.loads(json.dumps(results))
+        copy['steps'][broken] = {'error': 'ran over its cap of 60 s', 'seconds': 60.0}
+        (tmp_path / name).mkdir()
+        (tmp_path / name / 'results.json').write_text(json.dumps(copy))
+        runs.append(str(tmp_path / name))
+    subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', *runs,
+                    '--docs', str(docs)], check=True, timeout=120)
+    merged = json.loads((docs / 'results' / 'gpu_check.json').read_text())
+    assert merged['steps']['kernel'] == steps['kernel'] and merged['steps']['tests'] == steps['tests']
+    assert set(merged['steps']) == expected
+    benchmarks = (docs / 'benchmarks.md').read_text()
+    assert benchmarks.count('## On a GPU (scripts/gpu_check.sh)') == 1 and '2 runs of the check' in benchmarks
 
 
 @pytest.mark.filterwarnings('ignore:workers in 16 processes')  # 16 workers on these 2 cores
