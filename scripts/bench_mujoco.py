@@ -103,7 +103,13 @@ NOTE = (
     'statistics updated once a rollout (CleanRL: every step; our first rollout is not normalised at all). '
     'Timing: CleanRL\'s seeds 1-3 two at a time, its seeds 4 and 5 beside our earlier runs; the table\'s runs '
     'of ours in one sweep, one run a core. An epoch is more than half update (320 minibatches of 64; '
-    '`--profile`); in a profile the backward pass is the largest part of it.')
+    '`--profile`); in a profile the backward pass is the largest part of it. On another machine (AMD EPYC, '
+    '2 cores) both sides run at about half these speeds and the ratio sits at the target\'s edge: Walker2d '
+    'seed 1 of both sides side by side, one a core, read 957 against 475 steps/s 13 minutes in (0.50x of '
+    'CleanRL\'s time); ours alone there, 987 steps/s, a third of it in the Gymnasium env (its Python step '
+    'costs as much again as the physics, 325 against 158 us), which both sides pay. `--train.compile true` '
+    'made our update slower there: over a 61k-step run its backward passes took 20 s against 14 s, compile '
+    'time aside.')
 
 
 # ---------------------------------------------------------------------------------------------
