@@ -89,7 +89,8 @@ class Policy(nn.Module):
     """Shared decoder: action head(s) for the env's action space and a value head.
 
     Subclasses build their encoder, set `hidden_size` (the encoder's output width) and implement
-    `encode_observations`; this class supplies `decode_actions`, `forward` and `forward_eval`.
+    `encode_observations`; this class supplies `decode_actions`, `forward` and `forward_eval`. One whose
+    encoding is wider than `hidden_size` (several parts joined) sets `encoding_width` to its width.
     """
 
     is_recurrent = False
@@ -98,6 +99,9 @@ class Policy(nn.Module):
         super().__init__()
         self.obs_space, self.action_space, self.obs_dtype = _spaces_of(env)
         self.hidden_size = hidden_size
+        # The width encode_observations returns and decode_actions takes: what a recurrent wrapper runs its
+        # core over. A policy whose encoding joins several parts (MuJoCo's actor and critic) says so here.
+        self.encoding_width = hidden_size
         space = self.action_space
         if isinstance(space, spaces.Discrete):
             self.action_kind = 'discrete'
@@ -288,13 +292,12 @@ class LSTMWrapper(nn.Module):
 
     def __init__(self, env: EnvSpaces, policy: Policy, input_size: int = 128, hidden_size: int = 128) -> None:
         super().__init__()
-        policy_width = getattr(policy, 'hidden_size', None)
-        if policy_width is not None and input_size != policy_width:
-            raise APIUsageError(f'input_size={input_size} must equal the wrapped policy\'s encoder width '
-                             f'{policy_width} ({type(policy).__name__}.hidden_size)')
-        if policy_width is not None and hidden_size != policy_width:
-            raise APIUsageError(f'hidden_size={hidden_size} must equal the wrapped policy\'s decoder width '
-                             f'{policy_width} ({type(policy).__name__}.hidden_size)')
+        width = getattr(policy, 'encoding_width', getattr(policy, 'hidden_size', None))
+        for name, size in (('input_size', input_size), ('hidden_size', hidden_size)):
+            if width is not None and size != width:
+                raise APIUsageError(f'{name}={size} must equal the width of the wrapped policy\'s encoding, '
+                                    f'{width} ({type(policy).__name__}.encoding_width): set both rnn.input_size '
+                                    f'and rnn.hidden_size to {width}')
         self.policy = policy
         self.input_size, self.hidden_size = input_size, hidden_size
         self.lstm = nn.LSTM(input_size, hidden_size)

@@ -219,6 +219,26 @@ def test_the_critic_may_be_wider_than_the_actor():
     env.close()
 
 
+def test_an_lstm_runs_over_the_joined_actor_and_critic_features():
+    """The encoding is the actor's and the critic's features side by side; an LSTM between the halves takes
+    that width, and any other width is refused with the one to set."""
+    from pufferlib.models import LSTMWrapper
+    torch, env, _ = make_policy()
+    wide = binding.Policy(env, critic_hidden_size=256)
+    assert wide.encoding_width == 64 + 256
+    with pytest.raises(APIUsageError, match='set both rnn.input_size and rnn.hidden_size to 320'):
+        LSTMWrapper(env, wide, 128, 128)
+    recurrent = LSTMWrapper(env, wide, 320, 320)
+    obs = torch.randn(3, env.single_observation_space.shape[0])
+    dist, value = recurrent.forward_eval(obs, recurrent.initial_state(3))
+    assert dist.mean.shape == (3, env.single_action_space.shape[0]) and value.shape == (3,)
+    segments = torch.randn(2, 4, env.single_observation_space.shape[0])
+    dist, value = recurrent(segments, recurrent.initial_state(2))
+    value.sum().backward()
+    assert value.shape == (8,) and recurrent.lstm.weight_ih_l0.grad.abs().sum() > 0
+    env.close()
+
+
 def test_statistics_merge_like_one_pass_over_all_rows():
     torch, env, policy = make_policy()
     batches = [torch.randn(n, env.single_observation_space.shape[0]) * (i + 1) + i for i, n in enumerate((7, 50, 3))]

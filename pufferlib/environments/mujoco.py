@@ -212,6 +212,7 @@ def _build_policy() -> type:
             # The critic may be wider than the actor (Andrychowicz et al. 2020 recommend a wide value MLP and
             # a policy tuned narrower); 0 keeps CleanRL's equal widths.
             self.critic_size = int(critic_hidden_size) or hidden_size
+            self.encoding_width = hidden_size + self.critic_size  # encode_observations joins actor and critic
             self.actor_encoder, self.critic_encoder = mlp(hidden_size), mlp(self.critic_size)
             if self.critic_size != hidden_size:
                 self.value = models.layer_init(nn.Linear(self.critic_size, 1), models.VALUE_GAIN)
