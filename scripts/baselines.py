@@ -443,10 +443,12 @@ def render(results):
               'life, still rising at the end; the seed-0 rerun ended at 2.5 against the first run\'s 5.6, so',
               'one run says little at this length (the family config trains 2M steps).',
               '']
-    lines += ['## GPU baselines (not run yet)', '',
-              'These need a GPU machine, and none has been available so far (`scripts/gpu_check.sh`, docs/gpu.md, is',
-              'ready for one). The commands and compose services are ready; the reference column is what a run',
-              'should land near.', '',
+    lines += ['## GPU baselines (full runs not run yet)', '',
+              'The GPU check (`scripts/gpu_check.sh`, docs/gpu.md) measures times to solve and one-minute Atari',
+              'curves on a GPU: its latest figures are the section "On a GPU: time to solve" at the end of this',
+              'page, with the machine named. The full runs below take hours of a GPU and have not run yet; the',
+              'commands and compose services are ready, and the reference column is what a run should land near.',
+              '',
               '| env | metric | steps | command | compose service | published reference |',
               '|---|---|---:|---|---|---|']
     for env, (metric, steps, flags, service, reference) in GPU_BASELINES.items():
