@@ -176,7 +176,7 @@ class Check:
             result.pop('rows', None)
         self.results['steps'][name] = result
         status = ('skipped: ' + result['skipped'] if 'skipped' in result else 'FAILED: ' + result['error']
-                  if 'error' in result else 'ok' if result.get('ok', result.get('finite', True)) else 'WRONG')
+                  if 'error' in result else 'WRONG' if step_failed(result) else 'ok')
         print(f'gpu_check: {name}: {status} ({result.get("seconds", 0):.0f} s)', flush=True)
         self.save()
         return result
@@ -333,8 +333,13 @@ def plot_curves(results: dict[str, Any], path: str) -> str | None:
     return path
 
 
+def step_failed(result: dict[str, Any]) -> bool:
+    """A step that broke or whose check came out wrong (one skipped for lack of time has not failed)."""
+    return 'error' in result or result.get('ok') is False or result.get('finite') is False
+
+
 def passed(result: dict[str, Any]) -> bool:
-    return 'skipped' not in result and 'error' not in result and bool(result.get('ok', result.get('finite', True)))
+    return 'skipped' not in result and not step_failed(result)
 
 
 def merge(outs: list[str], into: str) -> str:
@@ -418,8 +423,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     os.makedirs(args.out, exist_ok=True)
     results = Check(args.out, args.rehearse, args.budget_s).run()
-    failed = [n for n, r in results['steps'].items() if 'error' in r or r.get('ok') is False
-              or r.get('finite') is False]
+    failed = [n for n, r in results['steps'].items() if step_failed(r)]
     print(f'gpu_check: {len(results["steps"])} steps, {len(failed)} failed{": " + ", ".join(failed) if failed else ""}'
           f'; results in {args.out}')
     return 1 if failed else 0
