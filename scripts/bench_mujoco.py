@@ -109,7 +109,15 @@ NOTE = (
     'CleanRL\'s time); ours alone there, 987 steps/s, a third of it in the Gymnasium env (its Python step '
     'costs as much again as the physics, 325 against 158 us), which both sides pay. `--train.compile true` '
     'made our update slower there: over a 61k-step run its backward passes took 20 s against 14 s, compile '
-    'time aside.')
+    'time aside. A probe of a cheaper recipe there, ours only and not in the table (`run --side ours --env hopper '
+    'walker2d --no-write -- --vec.num-envs 16 --train.bptt-horizon 128 --train.vf-clip-coef 1e9`: 16 envs x 128 '
+    'steps, half the rollout\'s forward passes, and the value loss unclipped, which Andrychowicz et al. 2020 found '
+    'never helps): Hopper read 1,760 / 2,288 / 3,088 / 924 / 3,029 (2,218, 1.10x of CleanRL\'s, p 0.65) and '
+    'Walker2d 3,897 / 2,755 / 3,711 / 4,079 / 3,169 (3,522, 0.96x, p 0.71): the table\'s recipe read 0.96x and '
+    '1.04x, so the two tasks swapped sides of CleanRL and neither result tells the recipes apart (a Hopper seed '
+    'spreads 900 either way). Its cost, both recipes side by side on Walker2d seed 1 for 100k steps, cores '
+    'swapped between two rounds: 90 / 97 s against the table recipe\'s 102 / 100 s, 7% less; its 1M-step runs '
+    'there took 924-987 s at about 1,050 steps/s.')
 
 
 # ---------------------------------------------------------------------------------------------
