@@ -22,6 +22,8 @@ One epoch = one rollout + one update:
    shuffle of all single steps, as in PPO's original recipe. Clipped policy and
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing.
+   On a CPU, a policy that offers `numpy_model()` (MuJoCo's MLPs) gets the same loss's gradients
+   from pufferlib/numpy_update.py instead of autograd (`train.numpy_update`).
 
 A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint into the one it is
 given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
@@ -34,12 +36,14 @@ from collections.abc import Sequence
 from typing import Any, Protocol, cast
 
 import numpy as np
+import threadpoolctl
 import torch
 from gymnasium import spaces
 
 from pufferlib import config as configuration
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import Logits, sample_logits
+from pufferlib.numpy_update import GaussianMLP, NumpyUpdate
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
@@ -93,6 +97,13 @@ class RecurrentPolicy(Protocol):
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> dict[str, torch.Tensor]: ...
 
     def forward_eval(self, obs: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[Logits, torch.Tensor]: ...
+
+
+class NumpyPolicy(Protocol):
+    """A policy the NumPy update can compute (pufferlib/numpy_update.py): its parameters as a GaussianMLP.
+    Called as each update starts."""
+
+    def numpy_model(self) -> GaussianMLP: ...
 
 
 def _masked_mean(x: torch.Tensor, mask: torch.Tensor | None, count: torch.Tensor | int) -> torch.Tensor:
@@ -265,6 +276,16 @@ class Trainer:
         self.optimizers = make_optimizers(self.policy, train)
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
         self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
+        # On a CPU, a small MLP's minibatch costs more in torch's per-op overhead than in arithmetic: a policy
+        # that offers numpy_model() (the MuJoCo family's) gets the same loss's gradients from NumPy there
+        # (pufferlib/numpy_update.py), with NumPy's BLAS held to torch's thread count.
+        self.numpy_update: NumpyUpdate | None = None
+        if (train['numpy_update'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
+                and self.flat_grad is not None and self.flat_grad.dtype == torch.float32
+                and self.step_minibatches and train['norm_adv'] and train['precision'] == 'float32'
+                and not train['compile']):
+            self.numpy_update = NumpyUpdate(self.params, self.flat_grad, train)
+            threadpoolctl.threadpool_limits(torch.get_num_threads(), user_api='blas')
         self.schedulers = [make_scheduler(o, train['lr_schedule'], self.total_epochs)
                            for o in self.optimizers] if train['anneal_lr'] else []
         # bf16 autocast on the device in use: tensor cores on a GPU; on a CPU it runs (slower on most
@@ -442,8 +463,10 @@ class Trainer:
         totals = torch.zeros(5, device=self.device)  # the losses' sums, read once at the end (one sync)
         if self.flat_grad is not None:
             attach_gradients(self.params, self.flat_grad)
+        numpy_update = None
         if self.step_minibatches:
             advantages = self.advantages().flatten()  # every ratio is 1: plain GAE, once
+            numpy_update = self._bind_numpy_update(advantages)
         for i in range(minibatches):
             if self.step_minibatches:
                 if i % per_epoch == 0:  # each step once an epoch (steps past the last whole minibatch wait)
@@ -462,51 +485,33 @@ class Trainer:
                 weights = (weights / weights.max()).unsqueeze(1)
             self.profile.lap('advantage')
 
-            mb_adv = advantages[idx]
-            old_values = self._take(self.values, idx)
-            returns = mb_adv + old_values
-            new_logprob, entropy, new_values = self._evaluate(idx)
-            log_ratio = new_logprob - self._take(self.logprobs, idx)
-            ratio = log_ratio.exp()
-            if not self.step_minibatches:
-                self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
-            # Steps of rows that were not live count in no mean. Until a row is masked the masks are all ones
-            # and are left out: the same means, a dozen tensor ops fewer a minibatch (MuJoCo's 64-step ones).
-            mask = self._take(self.masks, idx) if self.masked else None
-            count = mask.sum().clamp(min=1) if mask is not None else mb_adv.numel()
-            masked_mean = functools.partial(_masked_mean, mask=mask, count=count)
-            if c['norm_adv']:
-                mean = masked_mean(mb_adv)
-                std = masked_mean((mb_adv - mean) ** 2).sqrt()
-                mb_adv = (mb_adv - mean) / (std + 1e-8)
-            if weights is not None:
-                mb_adv = weights * mb_adv
-
-            pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - c['clip_coef'], 1 + c['clip_coef']))
-            clipped = old_values + (new_values - old_values).clamp(-c['vf_clip_coef'], c['vf_clip_coef'])
-            v_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2)
-            pg_loss = masked_mean(pg_loss)
-            v_loss = masked_mean(v_loss)
-            entropy_mean = masked_mean(entropy)
-            loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
-            self.profile.lap('update_forward')
-
-            if self.flat_grad is not None:
-                self.flat_grad.zero_()
+            loss: torch.Tensor | float
+            losses: torch.Tensor | np.ndarray
+            grad_norm: torch.Tensor | float
+            if numpy_update is not None:
+                numpy_stats = numpy_update.forward(idx.numpy())
+                loss, losses = float(numpy_stats[0]), numpy_stats[1:]
+                self.profile.lap('update_forward')
+                numpy_update.backward()
+                self.profile.lap('backward')
+                grad_norm = numpy_update.clip_gradients(c['max_grad_norm'])
             else:
-                for optimizer in self.optimizers:
-                    optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            self.profile.lap('backward')
-            grad_norm = self._clip_gradients(c['max_grad_norm'])
-            self._check_finite_loss(loss, grad_norm, pg_loss, v_loss, entropy_mean)
+                loss, losses = self._minibatch_loss(idx, advantages, weights)
+                self.profile.lap('update_forward')
+                if self.flat_grad is not None:
+                    self.flat_grad.zero_()
+                else:
+                    for optimizer in self.optimizers:
+                        optimizer.zero_grad(set_to_none=True)
+                loss.backward()
+                self.profile.lap('backward')
+                grad_norm = self._clip_gradients(c['max_grad_norm'])
+            self._check_finite_loss(loss, grad_norm, losses)
             for optimizer in self.optimizers:
                 optimizer.step()
             self.profile.lap('optimizer')
-
             with torch.no_grad():
-                totals += torch.stack([pg_loss, v_loss, entropy_mean, ((ratio - 1) - log_ratio).mean(),
-                                       ((ratio - 1).abs() > c['clip_coef']).float().mean()])
+                totals += torch.as_tensor(losses, dtype=totals.dtype, device=self.device)
             self.profile.lap('stats')
         for scheduler in self.schedulers:
             scheduler.step()
@@ -517,6 +522,52 @@ class Trainer:
         self.losses = {key: value / minibatches for key, value in zip(names, totals.tolist(), strict=True)}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
+
+    def _bind_numpy_update(self, advantages: torch.Tensor) -> NumpyUpdate | None:
+        """The NumPy update (where this trainer has one) bound to this rollout; None once a row was masked:
+        its means over live steps are the autograd path's alone."""
+        if self.numpy_update is None or self.masked:
+            return None
+        model = cast(NumpyPolicy, self.policy).numpy_model()
+        self.numpy_update.bind(model, self.obs, self.actions, self.logprobs, self.values, advantages)
+        return self.numpy_update
+
+    def _minibatch_loss(self, idx: torch.Tensor, advantages: torch.Tensor,
+                        weights: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """PPO's loss on the minibatch `idx` through autograd, and its parts for the log (no graph):
+        policy loss, value loss, entropy, approx_kl, clipfrac."""
+        c = self.train_config
+        mb_adv = advantages[idx]
+        old_values = self._take(self.values, idx)
+        returns = mb_adv + old_values
+        new_logprob, entropy, new_values = self._evaluate(idx)
+        log_ratio = new_logprob - self._take(self.logprobs, idx)
+        ratio = log_ratio.exp()
+        if not self.step_minibatches:
+            self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
+        # Steps of rows that were not live count in no mean. Until a row is masked the masks are all ones
+        # and are left out: the same means, a dozen tensor ops fewer a minibatch (MuJoCo's 64-step ones).
+        mask = self._take(self.masks, idx) if self.masked else None
+        count = mask.sum().clamp(min=1) if mask is not None else mb_adv.numel()
+        masked_mean = functools.partial(_masked_mean, mask=mask, count=count)
+        if c['norm_adv']:
+            mean = masked_mean(mb_adv)
+            std = masked_mean((mb_adv - mean) ** 2).sqrt()
+            mb_adv = (mb_adv - mean) / (std + 1e-8)
+        if weights is not None:
+            mb_adv = weights * mb_adv
+
+        pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - c['clip_coef'], 1 + c['clip_coef']))
+        clipped = old_values + (new_values - old_values).clamp(-c['vf_clip_coef'], c['vf_clip_coef'])
+        v_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2)
+        pg_loss = masked_mean(pg_loss)
+        v_loss = masked_mean(v_loss)
+        entropy_mean = masked_mean(entropy)
+        loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
+        with torch.no_grad():
+            losses = torch.stack([pg_loss, v_loss, entropy_mean, ((ratio - 1) - log_ratio).mean(),
+                                  ((ratio - 1).abs() > c['clip_coef']).float().mean()])
+        return loss, losses
 
     def _clip_gradients(self, max_norm: float) -> torch.Tensor:
         """clip_grad_norm_ (the same formula); on the one gradient buffer where there is one, in two tensor ops."""
@@ -548,15 +599,18 @@ class Trainer:
         _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
         return new_logprob.float().reshape(lead), entropy.float().reshape(lead), new_values.float().reshape(lead)
 
-    def _check_finite_loss(self, loss: torch.Tensor, grad_norm: torch.Tensor, pg_loss: torch.Tensor,
-                           v_loss: torch.Tensor, entropy: torch.Tensor) -> None:
-        """Before the optimizer steps, so the weights stay finite; one check (one device sync) per minibatch."""
-        if bool(torch.isfinite(loss.detach().float() + grad_norm.float())):  # a sum is finite iff both are
+    def _check_finite_loss(self, loss: torch.Tensor | float, grad_norm: torch.Tensor | float,
+                           losses: torch.Tensor | np.ndarray) -> None:
+        """Before the optimizer steps, so the weights stay finite; one check (one device sync) per minibatch.
+        `losses` starts with the policy loss, the value loss and the entropy (as _minibatch_loss's)."""
+        total = loss + grad_norm  # a sum is finite iff both are
+        if math.isfinite(total) if isinstance(total, float) else bool(torch.isfinite(total.detach().float())):
             return
+        pg_loss, v_loss, entropy = (float(x) for x in losses[:3])
         raise NonFiniteError(
             f'the loss became non-finite in the update of epoch {self.epoch + 1} (global step '
-            f'{self.global_step:,}): policy_loss {pg_loss.item():.4g}, value_loss {v_loss.item():.4g}, '
-            f'entropy {entropy.item():.4g}, gradient norm {grad_norm.item():.4g}. The weights were '
+            f'{self.global_step:,}): policy_loss {pg_loss:.4g}, value_loss {v_loss:.4g}, '
+            f'entropy {entropy:.4g}, gradient norm {float(grad_norm):.4g}. The weights were '
             'not stepped; lower train.learning_rate or train.max_grad_norm')
 
     # --- checkpoints --------------------------------------------------------------------------

@@ -163,6 +163,7 @@ def _build_policy() -> type:
     from torch import nn
 
     from pufferlib import models
+    from pufferlib.numpy_update import GaussianMLP
 
     def _tanh_mlp(layers: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
         """x through the Linear, Tanh, Linear, Tanh, ... stack `mlp` builds, as nn.Linear and nn.Tanh compute."""
@@ -302,6 +303,21 @@ def _build_policy() -> type:
         def forward(self, obs: torch.Tensor, state: models.State | None = None) -> tuple[models.Logits, torch.Tensor]:
             """encode_observations then decode_actions, without joining the features only to split them."""
             return self._heads(*self._features(obs))
+
+        def numpy_model(self) -> GaussianMLP:
+            """This policy as the trainer's NumPy update computes it (pufferlib/numpy_update.py), asked for as
+            an update starts: the rollout is over, so its statistics apply at the next one (as after the
+            first forward of an update through autograd)."""
+            if self.normalize and self.training:
+                self.updated_since_rollout = True
+
+            def linears(layers: nn.Sequential) -> list[tuple[torch.Tensor, torch.Tensor]]:
+                return [(layer.weight, layer.bias) for layer in layers if isinstance(layer, nn.Linear)]
+
+            mean, std = self._float_statistics() if self.normalize else (None, None)
+            return GaussianMLP(actor=linears(self.actor_encoder) + [(self.actor.weight, self.actor.bias)],
+                               critic=linears(self.critic_encoder) + [(self.value.weight, self.value.bias)],
+                               log_std=self.log_std, obs_mean=mean, obs_std=std, obs_clip=self.obs_clip)
 
     return Policy
 

@@ -1,0 +1,179 @@
+"""PPO's minibatch gradients for a small tanh-MLP Gaussian policy on a CPU, written out in NumPy.
+
+Why: at MuJoCo's recipe (minibatches of 64 rows, an actor 64 wide, a critic 256 wide) each torch op
+costs more in dispatch and autograd bookkeeping than in arithmetic, and an update is 320 minibatches a
+rollout. The same forward and backward written out in NumPy, its matmuls straight into the gradient
+buffer, take under half of autograd's time there, Adam's step included, and a MuJoCo run on one core goes
+about 1.35x as fast (docs/results/update.md, `scripts/bench_update.py`).
+
+The loss is the trainer's (`Trainer._minibatch_loss`): the clipped surrogate on normalised advantages,
+the clipped value loss and the entropy bonus, the same means over the same rows. Only the gradients are
+computed here; they land in the trainer's flat gradient buffer, which it clips and torch's Adam steps as
+on the autograd path, so checkpoints and resumes are unchanged. tests/test_numpy_update.py checks these
+gradients against autograd's on every branch of the clips. The arithmetic is float32 as on the torch
+path, but summed in another order: a run takes other (equally good) numbers than with
+`train.numpy_update = false`, as a run on another CPU does.
+
+A policy offers this path with `numpy_model()` returning a `GaussianMLP` of its own parameters (the
+MuJoCo family's Policy does); the trainer takes it on a CPU with step minibatches and Adam (Trainer.__init__).
+"""
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+import torch
+
+LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+
+Linear = tuple[torch.Tensor, torch.Tensor]  # (weight [out, in], bias [out]): x @ weight.T + bias
+
+
+@dataclass
+class GaussianMLP:
+    """A policy as this module computes it: `actor` and `critic` are stacks of linear layers with tanh
+    between them (none after the last); the actor's last layer gives the action means, the critic's the
+    value. The observations are normalised first, where `obs_mean` is given:
+    clip((obs - obs_mean) / obs_std, -obs_clip, obs_clip)."""
+    actor: list[Linear]
+    critic: list[Linear]
+    log_std: torch.Tensor                 # one per action dim, shared by every row
+    obs_mean: torch.Tensor | None = None  # float32 [obs_size]
+    obs_std: torch.Tensor | None = None
+    obs_clip: float = math.inf
+
+
+def _array(t: torch.Tensor) -> np.ndarray:
+    """A NumPy view of a CPU tensor (shares its memory: the optimizer's steps show through)."""
+    return t.detach().numpy()
+
+
+def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
+    """The stack's output and each layer's input (what the backward pass needs)."""
+    inputs = []
+    for k, (weight, bias) in enumerate(layers):
+        inputs.append(x)
+        x = x @ weight.T + bias
+        if k < len(layers) - 1:
+            np.tanh(x, out=x)
+    return x, inputs
+
+
+def _backward(layers: list[tuple[np.ndarray, np.ndarray]], grads: list[tuple[np.ndarray, np.ndarray]],
+              inputs: list[np.ndarray], d: np.ndarray) -> None:
+    """Write each layer's gradients, given d = the loss's gradient at the stack's output [rows, out]."""
+    for k in range(len(layers) - 1, -1, -1):
+        grad_weight, grad_bias = grads[k]
+        np.matmul(d.T, inputs[k], out=grad_weight)
+        d.sum(0, out=grad_bias)
+        if k:
+            h = inputs[k]  # the tanh output of the layer below
+            d = (d @ layers[k][0]) * (1 - h * h)
+
+
+class NumpyUpdate:
+    """The minibatch gradients of one update: `bind` it to the rollout, then per minibatch `forward(idx)`
+    (the losses) and `backward()` (the gradients into the flat buffer)."""
+
+    STATS = ('loss', 'policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clipfrac')
+
+    def __init__(self, params: list[torch.nn.Parameter], flat_grad: torch.Tensor, train: dict) -> None:
+        if flat_grad.device.type != 'cpu' or flat_grad.dtype != torch.float32:
+            raise ValueError('the NumPy update works on a float32 gradient buffer in CPU memory')
+        self.train = train
+        flat = _array(flat_grad)
+        self.flat = flat
+        # Each parameter's gradient: its view of the flat buffer, in the order flat_gradients laid them out.
+        self.grad_of: dict[int, np.ndarray] = {}
+        offset = 0
+        for p in params:
+            self.grad_of[id(p)] = flat[offset:offset + p.numel()].reshape(p.shape)
+            offset += p.numel()
+        self.saved: tuple = ()
+
+    def _grads(self, layers: list[Linear]) -> list[tuple[np.ndarray, np.ndarray]]:
+        try:
+            return [(self.grad_of[id(w)], self.grad_of[id(b)]) for w, b in layers]
+        except KeyError:
+            raise ValueError('numpy_model() returned a tensor that is not one of the trained parameters') from None
+
+    def bind(self, model: GaussianMLP, obs: torch.Tensor, actions: torch.Tensor, logprobs: torch.Tensor,
+             values: torch.Tensor, advantages: torch.Tensor) -> None:
+        """The rollout's buffers (flattened to one row per step) and the model's arrays, for this update.
+        The observations are normalised once here: the statistics stay put through an update."""
+        self.flat.fill(0)  # a parameter the model does not list keeps a zero gradient, as under autograd
+        self.actor = [(_array(w), _array(b)) for w, b in model.actor]
+        self.critic = [(_array(w), _array(b)) for w, b in model.critic]
+        self.actor_grads, self.critic_grads = self._grads(model.actor), self._grads(model.critic)
+        self.log_std = _array(model.log_std).reshape(-1)
+        self.log_std_grad = self.grad_of[id(model.log_std)].reshape(-1)
+        steps = actions.shape[0] * actions.shape[1]
+        x = _array(obs).reshape(steps, -1).astype(np.float32)
+        if model.obs_mean is not None and model.obs_std is not None:
+            x = np.clip((x - _array(model.obs_mean)) / _array(model.obs_std), -model.obs_clip, model.obs_clip)
+        self.x = x
+        self.actions = _array(actions).reshape(steps, -1)
+        self.logprobs, self.values = _array(logprobs).reshape(-1), _array(values).reshape(-1)
+        self.advantages = _array(advantages).reshape(-1)
+
+    def forward(self, idx: npt.NDArray[np.int64]) -> np.ndarray:
+        """The losses of the minibatch `idx` (flat step indices), in STATS order (float64); keeps what
+        backward() needs."""
+        c = self.train
+        rows = len(idx)
+        x = self.x[idx]
+        mean, actor_inputs = _forward(self.actor, x)
+        value, critic_inputs = _forward(self.critic, x)
+        value = value[:, 0]
+        log_std = self.log_std
+        inv_std = np.exp(-log_std)
+        z = (self.actions[idx] - mean) * inv_std
+        log_norm = float(log_std.sum()) + LOG_SQRT_2PI * log_std.size
+        log_ratio = -0.5 * (z * z).sum(1) - log_norm - self.logprobs[idx]
+        ratio = np.exp(log_ratio)
+
+        adv = self.advantages[idx]
+        old_values = self.values[idx]
+        returns = adv + old_values
+        centred = adv - adv.mean()
+        adv = centred / (np.sqrt((centred * centred).mean()) + 1e-8)
+        low, high = 1 - c['clip_coef'], 1 + c['clip_coef']
+        unclipped, clipped = -adv * ratio, -adv * np.clip(ratio, low, high)
+        policy_loss = np.maximum(unclipped, clipped)
+        # d(policy_loss)/d(ratio): -adv where the unclipped term is the larger, or where the clip leaves the
+        # ratio as it is (the two terms are then one; autograd splits the tie and adds it back up).
+        pg_grad = np.where((unclipped > clipped) | ((ratio >= low) & (ratio <= high)), -adv, 0)
+
+        vc = c['vf_clip_coef']
+        moved = value - old_values
+        error = value - returns
+        error_clipped = old_values + np.clip(moved, -vc, vc) - returns
+        value_loss = 0.5 * np.maximum(error * error, error_clipped * error_clipped)
+        # d(value_loss)/d(value): the error where the unclipped term is the larger or the clip is inactive.
+        v_grad = np.where((error * error > error_clipped * error_clipped) | ((moved >= -vc) & (moved <= vc)),
+                          error, 0)
+
+        entropy = log_norm + 0.5 * log_std.size
+        pg, vl = float(policy_loss.mean()), float(value_loss.mean())
+        loss = pg + c['vf_coef'] * vl - c['ent_coef'] * entropy
+        self.saved = (rows, z, inv_std, ratio * pg_grad, v_grad, actor_inputs, critic_inputs)
+        return np.array([loss, pg, vl, entropy, float(((ratio - 1) - log_ratio).mean()),
+                         float((np.abs(ratio - 1) > c['clip_coef']).mean())])
+
+    def backward(self) -> None:
+        """The gradients of the last forward's loss, written into the flat gradient buffer."""
+        c = self.train
+        rows, z, inv_std, d_logprob, v_grad, actor_inputs, critic_inputs = self.saved
+        d_logprob = (d_logprob / rows).astype(np.float32, copy=False)[:, None]
+        # log p = -sum(z^2) / 2 - sum(log_std) - const, z = (action - mean) / std
+        _backward(self.actor, self.actor_grads, actor_inputs, d_logprob * z * inv_std)
+        np.sum(d_logprob * (z * z - 1), axis=0, out=self.log_std_grad)
+        self.log_std_grad -= c['ent_coef']  # the entropy's gradient is 1 per dim
+        d_value = (v_grad * (c['vf_coef'] / rows)).astype(np.float32, copy=False)[:, None]
+        _backward(self.critic, self.critic_grads, critic_inputs, d_value)
+
+    def clip_gradients(self, max_norm: float) -> float:
+        """clip_grad_norm_ on the flat buffer (as Trainer._clip_gradients); the norm before clipping."""
+        norm = math.sqrt(float(np.dot(self.flat, self.flat)))
+        self.flat *= min(max_norm / (norm + 1e-6), 1.0)
+        return norm

@@ -1,0 +1,152 @@
+"""The NumPy update (pufferlib/numpy_update.py): its losses and gradients are autograd's on the trainer's own
+loss (`Trainer._minibatch_loss`), on every branch of the clips; the trainer takes it only where it applies;
+a run through it lands where one through autograd does. On Pendulum (Gymnasium's classic control, Box
+actions) with the MuJoCo family's policy and recipe, so no MuJoCo install is needed."""
+import contextlib
+import functools
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip('torch')
+
+import pufferlib  # noqa: E402
+from pufferlib import config as configuration  # noqa: E402
+from pufferlib import vector  # noqa: E402
+from pufferlib.models import make_policy  # noqa: E402
+from pufferlib.trainer import NonFiniteError, Trainer, attach_gradients  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+SMALL = ['--train.bptt-horizon', '32', '--train.minibatch-size', '32', '--train.update-epochs', '2',
+         '--train.total-timesteps', '4096', '--vec.num-envs', '4']
+
+
+@contextlib.contextmanager
+def pendulum_trainer(*flags, seed=1):
+    """A Trainer with the MuJoCo recipe and policy (mujoco.toml) on 4 Pendulums, 128 steps a rollout."""
+    config = configuration.load('mujoco_hopper', [*SMALL, '--train.seed', str(seed), *flags])
+    torch.manual_seed(seed)
+    vecenv = vector.make(functools.partial(pufferlib.make, 'Pendulum-v1'), num_envs=4, backend='Serial', seed=seed)
+    try:
+        yield Trainer(config, vecenv, make_policy(vecenv, config))
+    finally:
+        vecenv.close()
+
+
+def both_gradients(trainer, advantages, idx):
+    """(NumPy's stats, NumPy's gradients, autograd's stats, autograd's gradients) of one minibatch."""
+    numpy_update = trainer._bind_numpy_update(advantages)
+    attach_gradients(trainer.params, trainer.flat_grad)
+    stats = numpy_update.forward(idx.numpy())
+    numpy_update.backward()
+    numpy_grads = trainer.flat_grad.clone()
+    trainer.flat_grad.zero_()
+    loss, losses = trainer._minibatch_loss(idx, advantages, None)
+    loss.backward()
+    return stats, numpy_grads, np.concatenate([[loss.item()], losses.numpy()]), trainer.flat_grad.clone()
+
+
+@pytest.mark.parametrize('flags', [
+    (),
+    # an entropy bonus, raw inputs, one hidden layer and actor and critic of one width
+    ('--train.ent-coef', '0.01', '--policy.normalize-observations', 'false', '--policy.num-layers', '1',
+     '--policy.critic-hidden-size', '64'),
+])
+def test_gradients_are_autograds_on_every_branch_of_the_clips(flags):
+    with pendulum_trainer(*flags) as trainer:
+        assert trainer.numpy_update is not None
+        trainer.rollout()
+        trainer.update()
+        trainer.rollout()  # with statistics, where the policy normalises
+        # Moved weights make ratios leave [0.8, 1.2] on both sides and values leave their clip range.
+        gen = torch.Generator().manual_seed(0)
+        with torch.no_grad():
+            for p in trainer.policy.parameters():
+                p.add_(torch.randn(p.shape, generator=gen) * 0.3)
+        advantages = trainer.advantages().flatten()
+        seen = set()
+        for _ in range(4):
+            idx = torch.randperm(trainer.batch_size, generator=gen)[:32]
+            stats, numpy_grads, expected_stats, expected = both_gradients(trainer, advantages, idx)
+            np.testing.assert_allclose(stats, expected_stats, rtol=1e-5, atol=1e-6)
+            scale = float(expected.abs().max())
+            torch.testing.assert_close(numpy_grads, expected, rtol=1e-4, atol=1e-5 * scale)
+            with torch.no_grad():
+                logits, values = trainer.policy(trainer._take(trainer.obs, idx))
+                logprob = logits.log_prob(trainer._take(trainer.actions, idx))
+                ratio = (logprob - trainer._take(trainer.logprobs, idx)).exp()
+                moved = values - trainer._take(trainer.values, idx)
+            seen |= {'ratio low' if r < 0.8 else 'ratio high' if r > 1.2 else 'ratio inside' for r in ratio.tolist()}
+            seen |= {'value low' if m < -0.2 else 'value high' if m > 0.2 else 'value inside' for m in moved.tolist()}
+        assert seen == {'ratio low', 'ratio high', 'ratio inside', 'value low', 'value high', 'value inside'}
+        assert trainer.flat_grad.abs().sum() > 0
+
+
+def test_the_trainer_takes_it_only_where_it_applies():
+    with pendulum_trainer() as trainer:
+        assert trainer.numpy_update is not None
+    for flags in (('--train.numpy-update', 'false'), ('--train.minibatch-sampling', 'segments'),
+                  ('--train.optimizer', 'muon'), ('--train.precision', 'bfloat16')):
+        with pendulum_trainer(*flags) as trainer:
+            assert trainer.numpy_update is None, flags
+    # The default policy offers no numpy_model(): autograd, whatever the recipe.
+    config = configuration.load('Pendulum-v1', [*SMALL, '--train.minibatch-sampling', 'steps',
+                                                '--train.prio-alpha', '0', '--train.optimizer', 'adam'])
+    vecenv = vector.make(functools.partial(pufferlib.make, 'Pendulum-v1'), num_envs=4, backend='Serial')
+    try:
+        trainer = Trainer(config, vecenv, make_policy(vecenv, config))
+        assert trainer.flat_grad is not None and trainer.numpy_update is None
+    finally:
+        vecenv.close()
+
+
+def test_a_run_through_it_lands_where_one_through_autograd_does():
+    """Three epochs each way from one seed: the same rollouts (the same actions sampled from nearly the same
+    weights), the same observation statistics applied, weights within float rounding."""
+    states = []
+    for flag in ('true', 'false'):
+        with pendulum_trainer('--train.numpy-update', flag) as trainer:
+            assert (trainer.numpy_update is not None) == (flag == 'true')
+            for _ in range(3):
+                trainer.rollout()
+                losses = trainer.update()
+            states.append(({k: v.clone() for k, v in trainer.policy.state_dict().items()}, losses))
+    (ours, our_losses), (theirs, their_losses) = states
+    # two rollouts' statistics applied (and the rows that bootstrapped them), the third's pending
+    assert float(ours['obs_count']) == float(theirs['obs_count']) >= 2 * 128
+    for key in theirs:
+        torch.testing.assert_close(ours[key], theirs[key], rtol=1e-3, atol=1e-4, msg=key)
+    assert our_losses.keys() == their_losses.keys()
+    for key in their_losses:
+        assert our_losses[key] == pytest.approx(their_losses[key], rel=1e-2, abs=1e-4), key
+
+
+def test_a_non_finite_loss_stops_before_the_weights_step():
+    with pendulum_trainer() as trainer:
+        trainer.rollout()
+        with torch.no_grad():
+            trainer.policy.value.weight[0, 0] = float('nan')
+        before = {k: v.clone() for k, v in trainer.policy.state_dict().items()}
+        with pytest.raises(NonFiniteError, match='loss became non-finite.*lower train.learning_rate'):
+            trainer.update()
+        after = trainer.policy.state_dict()
+        for key in before:
+            torch.testing.assert_close(after[key], before[key], equal_nan=True, msg=key)
+
+
+def test_the_benchmark_script_prints_both_paths_and_their_ratio():
+    """scripts/bench_update.py --quick: one short training run each way (real runs of `puffer train`), a table
+    with both paths and the ratio, and no doc written."""
+    pytest.importorskip('mujoco', reason='pip install -c constraints.txt -e ".[mujoco]"')
+    doc = ROOT / 'docs' / 'results' / 'update.md'
+    before = doc.read_text()
+    done = subprocess.run([sys.executable, str(ROOT / 'scripts' / 'bench_update.py'), '--quick'],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = [line for line in done.stdout.splitlines() if line.startswith('| ')]
+    assert [row.split('|')[1].strip() for row in rows[1:]] == ['NumPy', 'autograd', 'NumPy / autograd']
+    assert rows[-1].split('|')[2].strip().endswith('x')
+    assert doc.read_text() == before
