@@ -23,7 +23,7 @@ One epoch = one rollout + one update:
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing.
    On a CPU, a policy that offers `numpy_model()` (MuJoCo's MLPs) gets the same loss's gradients
-   from pufferlib/numpy_update.py instead of autograd (`train.numpy_update`).
+   from pufferlib/numpy_policy.py instead of autograd (`train.numpy_policy`).
 
 A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint into the one it is
 given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
@@ -43,7 +43,8 @@ from gymnasium import spaces
 from pufferlib import config as configuration
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import Logits, sample_logits
-from pufferlib.numpy_update import GaussianMLP, NumpyUpdate
+from pufferlib import numpy_policy
+from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
@@ -97,13 +98,6 @@ class RecurrentPolicy(Protocol):
     def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> dict[str, torch.Tensor]: ...
 
     def forward_eval(self, obs: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[Logits, torch.Tensor]: ...
-
-
-class NumpyPolicy(Protocol):
-    """A policy the NumPy update can compute (pufferlib/numpy_update.py): its parameters as a GaussianMLP.
-    Called as each update starts."""
-
-    def numpy_model(self) -> GaussianMLP: ...
 
 
 def _masked_mean(x: torch.Tensor, mask: torch.Tensor | None, count: torch.Tensor | int) -> torch.Tensor:
@@ -278,13 +272,15 @@ class Trainer:
         self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
         # On a CPU, a small MLP's minibatch costs more in torch's per-op overhead than in arithmetic: a policy
         # that offers numpy_model() (the MuJoCo family's) gets the same loss's gradients from NumPy there
-        # (pufferlib/numpy_update.py), with NumPy's BLAS held to torch's thread count.
+        # (pufferlib/numpy_policy.py), with NumPy's BLAS held to torch's thread count.
         self.numpy_update: NumpyUpdate | None = None
-        if (train['numpy_update'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
+        self.numpy_actor: numpy_policy.Actor | None = None
+        if (train['numpy_policy'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
                 and self.flat_grad is not None and self.flat_grad.dtype == torch.float32
                 and self.step_minibatches and train['norm_adv'] and train['precision'] == 'float32'
                 and not train['compile']):
             self.numpy_update = NumpyUpdate(self.params, self.flat_grad, train)
+            self.numpy_actor = numpy_policy.Actor(cast(NumpyPolicy, self.policy))
             threadpoolctl.threadpool_limits(torch.get_num_threads(), user_api='blas')
         self.schedulers = [make_scheduler(o, train['lr_schedule'], self.total_epochs)
                            for o in self.optimizers] if train['anneal_lr'] else []
@@ -312,6 +308,8 @@ class Trainer:
         if not self.started:
             vecenv.async_reset(self.train_config['seed'])
             self.started = True
+        if self.numpy_actor is not None:
+            self.numpy_actor.refresh()  # the update (or a checkpoint) moved the weights
         held, self.held = self.held, []
         for batch, ids, masks, legal in held:
             self._act(batch, ids, masks, legal)
@@ -382,6 +380,15 @@ class Trainer:
                                  f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
                                  f'train.max_grad_norm): {str(e).splitlines()[0]}') from None
 
+    def _numpy_act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The NumPy actor's step, with non-finite outputs stopped as _sample stops them."""
+        action, logprob, value = cast(numpy_policy.Actor, self.numpy_actor)(obs)
+        if not np.isfinite(action).all():
+            raise NonFiniteError(f'the policy\'s outputs became non-finite at global step {self.global_step:,}, '
+                                 f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
+                                 'train.max_grad_norm)')
+        return action, logprob, value
+
     def _policy_step(self, obs: torch.Tensor,
                      state: dict[str, torch.Tensor]) -> tuple[torch.Tensor, Logits, torch.Tensor]:
         """(obs on the device, logits, value); `state` is the rows' memory, empty for a feed-forward policy."""
@@ -409,13 +416,16 @@ class Trainer:
                 for key, tensor in self.state.items():
                     self.segment_start[key][rows] = tensor[rows]
             state = {k: v[rows] for k, v in self.state.items()}
-        obs, logits, value = self._policy_step(obs, state)
-        if legal is not None:
-            legal = legal.to(self.device)
-            # Legal actions come only from an env with masks, for which self.action_masks was made.
-            cast(torch.Tensor, self.action_masks)[rows, t] = legal
-        with torch.no_grad():  # whatever the logits hold (a learned std), the rollout records no graph
-            action, logprob, _ = self._sample(logits, mask=legal)
+        if self.numpy_actor is not None:  # the policy's NumPy step (no masks, no memory: see __init__)
+            action, logprob, value = (torch.from_numpy(a) for a in self._numpy_act(obs.numpy()))
+        else:
+            obs, logits, value = self._policy_step(obs, state)
+            if legal is not None:
+                legal = legal.to(self.device)
+                # Legal actions come only from an env with masks, for which self.action_masks was made.
+                cast(torch.Tensor, self.action_masks)[rows, t] = legal
+            with torch.no_grad():  # whatever the logits hold (a learned std), the rollout records no graph
+                action, logprob, _ = self._sample(logits, mask=legal)
         self.profile.lap('rollout_forward')
         if self.recurrent:
             for key, tensor in state.items():
@@ -528,8 +538,8 @@ class Trainer:
         its means over live steps are the autograd path's alone."""
         if self.numpy_update is None or self.masked:
             return None
-        model = cast(NumpyPolicy, self.policy).numpy_model()
-        self.numpy_update.bind(model, self.obs, self.actions, self.logprobs, self.values, advantages)
+        self.numpy_update.bind(cast(NumpyPolicy, self.policy), self.obs, self.actions, self.logprobs, self.values,
+                               advantages)
         return self.numpy_update
 
     def _minibatch_loss(self, idx: torch.Tensor, advantages: torch.Tensor,

@@ -163,7 +163,7 @@ def _build_policy() -> type:
     from torch import nn
 
     from pufferlib import models
-    from pufferlib.numpy_update import GaussianMLP
+    from pufferlib.numpy_policy import GaussianMLP
 
     def _tanh_mlp(layers: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
         """x through the Linear, Tanh, Linear, Tanh, ... stack `mlp` builds, as nn.Linear and nn.Tanh compute."""
@@ -227,19 +227,25 @@ def _build_policy() -> type:
             self._float_key: tuple = ()
             self._float_cache: tuple[torch.Tensor, torch.Tensor] = (self.obs_mean, self.obs_var)
 
-        def _gather(self, x: torch.Tensor) -> None:
+        def _gathers(self, update: bool) -> bool:
+            """Whether a forward's inputs join the statistics: a rollout's do, in training mode. An update's
+            forward ends the rollout, whose statistics then apply as the next rollout starts."""
             if not (self.normalize and self.training):
-                return
-            if torch.is_grad_enabled():  # an update: the rollout it learns from is over
+                return False
+            if update:
                 self.updated_since_rollout = True
-                return
+                return False
             if self.updated_since_rollout:
                 self._apply_pending()
                 self.updated_since_rollout = False
-            x64 = x.detach().double()
-            self.pending[0] += x64.sum(0)
-            self.pending[1] += (x64 * x64).sum(0)
-            self.pending_count += x64.shape[0]
+            return True
+
+        def _gather(self, x: torch.Tensor) -> None:
+            if self._gathers(update=torch.is_grad_enabled()):  # gradients on: an update
+                x64 = x.detach().double()
+                self.pending[0] += x64.sum(0)
+                self.pending[1] += (x64 * x64).sum(0)
+                self.pending_count += x64.shape[0]
 
         @torch.no_grad()
         def _apply_pending(self) -> None:
@@ -305,19 +311,30 @@ def _build_policy() -> type:
             return self._heads(*self._features(obs))
 
         def numpy_model(self) -> GaussianMLP:
-            """This policy as the trainer's NumPy update computes it (pufferlib/numpy_update.py), asked for as
-            an update starts: the rollout is over, so its statistics apply at the next one (as after the
-            first forward of an update through autograd)."""
-            if self.normalize and self.training:
-                self.updated_since_rollout = True
-
+            """This policy's MLPs as pufferlib/numpy_policy.py computes them (the trainer's path on a CPU)."""
             def linears(layers: nn.Sequential) -> list[tuple[torch.Tensor, torch.Tensor]]:
                 return [(layer.weight, layer.bias) for layer in layers if isinstance(layer, nn.Linear)]
 
-            mean, std = self._float_statistics() if self.normalize else (None, None)
             return GaussianMLP(actor=linears(self.actor_encoder) + [(self.actor.weight, self.actor.bias)],
                                critic=linears(self.critic_encoder) + [(self.value.weight, self.value.bias)],
-                               log_std=self.log_std, obs_mean=mean, obs_std=std, obs_clip=self.obs_clip)
+                               log_std=self.log_std)
+
+        def numpy_inputs(self, obs: np.ndarray, update: bool) -> np.ndarray:
+            """_features' normalised inputs, in NumPy (pufferlib/numpy_policy.py): gathered into the statistics
+            in the rollout, the rollout ended by an update, as _gather does by grad mode."""
+            x = obs.reshape(len(obs), -1).astype(np.float32)
+            if not self.normalize:
+                return x
+            if self._gathers(update):
+                x64 = x.astype(np.float64)
+                pending, count = self.pending.numpy(), self.pending_count.numpy()
+                pending[0] += x64.sum(0)
+                pending[1] += (x64 * x64).sum(0)
+                count += len(x)
+            mean, std = self._float_statistics()
+            x -= mean.numpy()
+            x /= std.numpy()
+            return np.clip(x, -self.obs_clip, self.obs_clip, out=x)
 
     return Policy
 

@@ -1,24 +1,28 @@
-"""PPO's minibatch gradients for a small tanh-MLP Gaussian policy on a CPU, written out in NumPy.
+"""A small tanh-MLP Gaussian policy on a CPU, computed in NumPy: the rollout's step (`Actor`) and PPO's
+minibatch gradients (`NumpyUpdate`).
 
-Why: at MuJoCo's recipe (minibatches of 64 rows, an actor 64 wide, a critic 256 wide) each torch op
-costs more in dispatch and autograd bookkeeping than in arithmetic, and an update is 320 minibatches a
-rollout. The same forward and backward written out in NumPy, its matmuls straight into the gradient
-buffer, take under half of autograd's time there, Adam's step included, and a MuJoCo run on one core goes
-about 1.35x as fast (docs/results/update.md, `scripts/bench_update.py`).
+Why: at MuJoCo's recipe (8 rows a rollout step; minibatches of 64 rows, an actor 64 wide, a critic 256
+wide) each torch op costs more in dispatch and autograd bookkeeping than in arithmetic, and a rollout is
+256 forward passes and its update 320 minibatches. Written out in NumPy, the matmuls of the backward pass
+straight into the gradient buffer, the update takes under half of autograd's time, Adam's step included,
+and the rollout's forward pass under half of torch's: a MuJoCo run on one core goes about 1.6x as fast
+(docs/results/numpy.md, `scripts/bench_numpy.py`).
 
 The loss is the trainer's (`Trainer._minibatch_loss`): the clipped surrogate on normalised advantages,
 the clipped value loss and the entropy bonus, the same means over the same rows. Only the gradients are
 computed here; they land in the trainer's flat gradient buffer, which it clips and torch's Adam steps as
-on the autograd path, so checkpoints and resumes are unchanged. tests/test_numpy_update.py checks these
-gradients against autograd's on every branch of the clips. The arithmetic is float32 as on the torch
-path, but summed in another order: a run takes other (equally good) numbers than with
-`train.numpy_update = false`, as a run on another CPU does.
+on the torch path, so checkpoints and resumes are unchanged; the rollout's noise comes from torch's
+generator, as on the torch path. tests/test_numpy_policy.py checks the gradients against autograd's on
+every branch of the clips and the step against the torch policy. The arithmetic is float32 as on the
+torch path, but summed in another order: a run takes other (equally good) numbers than with
+`train.numpy_policy = false`, as a run on another CPU does.
 
-A policy offers this path with `numpy_model()` returning a `GaussianMLP` of its own parameters (the
-MuJoCo family's Policy does); the trainer takes it on a CPU with step minibatches and Adam (Trainer.__init__).
+A policy offers this path with `numpy_model()` and `numpy_inputs()` (NumpyPolicy; the MuJoCo family's
+Policy does); the trainer takes it on a CPU with step minibatches, Adam and float32 (Trainer.__init__).
 """
 import math
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -33,14 +37,22 @@ Linear = tuple[torch.Tensor, torch.Tensor]  # (weight [out, in], bias [out]): x 
 class GaussianMLP:
     """A policy as this module computes it: `actor` and `critic` are stacks of linear layers with tanh
     between them (none after the last); the actor's last layer gives the action means, the critic's the
-    value. The observations are normalised first, where `obs_mean` is given:
-    clip((obs - obs_mean) / obs_std, -obs_clip, obs_clip)."""
+    value. Both read the policy's inputs (NumpyPolicy.numpy_inputs)."""
     actor: list[Linear]
     critic: list[Linear]
-    log_std: torch.Tensor                 # one per action dim, shared by every row
-    obs_mean: torch.Tensor | None = None  # float32 [obs_size]
-    obs_std: torch.Tensor | None = None
-    obs_clip: float = math.inf
+    log_std: torch.Tensor  # one per action dim, shared by every row
+
+
+class NumpyPolicy(Protocol):
+    """What a policy offers to be computed here."""
+
+    def numpy_model(self) -> GaussianMLP:
+        """Its parameters (the tensors themselves: this module reads and writes their memory)."""
+
+    def numpy_inputs(self, obs: np.ndarray, update: bool) -> np.ndarray:
+        """The MLPs' float32 inputs [rows, features] for observations [rows, ...]: normalised, where the
+        policy normalises. As its torch forward does: in the rollout (`update` False) it gathers statistics
+        from them; an update (True) ends the rollout, whose statistics then apply at the next."""
 
 
 def _array(t: torch.Tensor) -> np.ndarray:
@@ -97,21 +109,19 @@ class NumpyUpdate:
         except KeyError:
             raise ValueError('numpy_model() returned a tensor that is not one of the trained parameters') from None
 
-    def bind(self, model: GaussianMLP, obs: torch.Tensor, actions: torch.Tensor, logprobs: torch.Tensor,
+    def bind(self, policy: NumpyPolicy, obs: torch.Tensor, actions: torch.Tensor, logprobs: torch.Tensor,
              values: torch.Tensor, advantages: torch.Tensor) -> None:
-        """The rollout's buffers (flattened to one row per step) and the model's arrays, for this update.
-        The observations are normalised once here: the statistics stay put through an update."""
+        """The rollout's buffers (flattened to one row per step) and the policy's arrays, for this update.
+        The inputs are made once here: the policy's statistics stay put through an update."""
         self.flat.fill(0)  # a parameter the model does not list keeps a zero gradient, as under autograd
+        model = policy.numpy_model()
         self.actor = [(_array(w), _array(b)) for w, b in model.actor]
         self.critic = [(_array(w), _array(b)) for w, b in model.critic]
         self.actor_grads, self.critic_grads = self._grads(model.actor), self._grads(model.critic)
         self.log_std = _array(model.log_std).reshape(-1)
         self.log_std_grad = self.grad_of[id(model.log_std)].reshape(-1)
         steps = actions.shape[0] * actions.shape[1]
-        x = _array(obs).reshape(steps, -1).astype(np.float32)
-        if model.obs_mean is not None and model.obs_std is not None:
-            x = np.clip((x - _array(model.obs_mean)) / _array(model.obs_std), -model.obs_clip, model.obs_clip)
-        self.x = x
+        self.x = policy.numpy_inputs(_array(obs).reshape(steps, *obs.shape[2:]), update=True)
         self.actions = _array(actions).reshape(steps, -1)
         self.logprobs, self.values = _array(logprobs).reshape(-1), _array(values).reshape(-1)
         self.advantages = _array(advantages).reshape(-1)
@@ -177,3 +187,33 @@ class NumpyUpdate:
         norm = math.sqrt(float(np.dot(self.flat, self.flat)))
         self.flat *= min(max_norm / (norm + 1e-6), 1.0)
         return norm
+
+
+class Actor:
+    """The rollout's step through NumPy. The arrays are views of the parameters, so the optimizer's steps show
+    through; what is derived from log_std is computed by `refresh()`, which the trainer calls as each rollout
+    starts (the parameters do not change within one)."""
+
+    def __init__(self, policy: NumpyPolicy) -> None:
+        self.policy = policy
+        self.refresh()
+
+    def refresh(self) -> None:
+        model = self.policy.numpy_model()
+        self.actor = [(_array(w), _array(b)) for w, b in model.actor]
+        self.critic = [(_array(w), _array(b)) for w, b in model.critic]
+        log_std = _array(model.log_std).reshape(-1)
+        self.std, self.inv_std = np.exp(log_std), np.exp(-log_std)
+        self.log_norm = float(log_std.sum()) + LOG_SQRT_2PI * log_std.size
+
+    def __call__(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(actions [rows, action dims] sampled from the Gaussian, their log-probabilities, the values), all
+        float32. The noise comes from torch's generator, the run's one random stream (its state is what
+        checkpoints keep)."""
+        x = self.policy.numpy_inputs(obs, update=False)
+        mean, _ = _forward(self.actor, x)
+        value, _ = _forward(self.critic, x)
+        actions = mean + self.std * torch.randn(mean.shape).numpy()
+        z = (actions - mean) * self.inv_std  # as the update computes it, so that its first ratios are 1
+        logprob = -0.5 * (z * z).sum(1) - self.log_norm
+        return actions, logprob, value[:, 0]

@@ -1,6 +1,7 @@
-"""The NumPy update (pufferlib/numpy_update.py): its losses and gradients are autograd's on the trainer's own
-loss (`Trainer._minibatch_loss`), on every branch of the clips; the trainer takes it only where it applies;
-a run through it lands where one through autograd does. On Pendulum (Gymnasium's classic control, Box
+"""The NumPy policy path (pufferlib/numpy_policy.py): the update's losses and gradients are autograd's on the
+trainer's own loss (`Trainer._minibatch_loss`), on every branch of the clips; the rollout's step gives the
+torch policy's values and log-probabilities; the trainer takes the path only where it applies; a run through
+it lands where one through torch does. On Pendulum (Gymnasium's classic control, Box
 actions) with the MuJoCo family's policy and recipe, so no MuJoCo install is needed."""
 import contextlib
 import functools
@@ -85,10 +86,36 @@ def test_gradients_are_autograds_on_every_branch_of_the_clips(flags):
         assert trainer.flat_grad.abs().sum() > 0
 
 
+def test_the_rollout_step_is_the_torch_policys():
+    """Actor: the torch forward's values, the Gaussian's log-probabilities of the actions it returns, and those
+    actions the means plus std times torch's next normal draws; evaluation mode gathers no statistics."""
+    from pufferlib.environments.mujoco import Policy
+    from pufferlib.numpy_policy import Actor
+    env = pufferlib.make('Pendulum-v1')
+    policy = Policy(env, hidden_size=16, critic_hidden_size=32, log_std_init=-0.5)
+    env.close()
+    with torch.no_grad():
+        policy.obs_mean.copy_(torch.tensor([0.5, -0.5, 1.0], dtype=torch.float64))
+        policy.obs_var.copy_(torch.tensor([4.0, 0.25, 9.0], dtype=torch.float64))
+        policy.obs_count.fill_(100)
+    policy.eval()
+    obs = np.random.default_rng(0).normal(0, 3, (8, 3)).astype(np.float32)
+    torch.manual_seed(7)
+    actions, logprob, value = Actor(policy)(obs)
+    torch.manual_seed(7)
+    noise = torch.randn(8, 1)
+    with torch.no_grad():
+        logits, expected_value = policy(torch.from_numpy(obs))
+    np.testing.assert_allclose(value, expected_value.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(actions, (logits.mean + logits.stddev * noise).numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(logprob, logits.log_prob(torch.from_numpy(actions)).numpy(), rtol=1e-5, atol=1e-5)
+    assert float(policy.obs_count) == 100 and float(policy.pending_count) == 0
+
+
 def test_the_trainer_takes_it_only_where_it_applies():
     with pendulum_trainer() as trainer:
         assert trainer.numpy_update is not None
-    for flags in (('--train.numpy-update', 'false'), ('--train.minibatch-sampling', 'segments'),
+    for flags in (('--train.numpy-policy', 'false'), ('--train.minibatch-sampling', 'segments'),
                   ('--train.optimizer', 'muon'), ('--train.precision', 'bfloat16')):
         with pendulum_trainer(*flags) as trainer:
             assert trainer.numpy_update is None, flags
@@ -108,7 +135,7 @@ def test_a_run_through_it_lands_where_one_through_autograd_does():
     weights), the same observation statistics applied, weights within float rounding."""
     states = []
     for flag in ('true', 'false'):
-        with pendulum_trainer('--train.numpy-update', flag) as trainer:
+        with pendulum_trainer('--train.numpy-policy', flag) as trainer:
             assert (trainer.numpy_update is not None) == (flag == 'true')
             for _ in range(3):
                 trainer.rollout()
@@ -138,15 +165,15 @@ def test_a_non_finite_loss_stops_before_the_weights_step():
 
 
 def test_the_benchmark_script_prints_both_paths_and_their_ratio():
-    """scripts/bench_update.py --quick: one short training run each way (real runs of `puffer train`), a table
+    """scripts/bench_numpy.py --quick: one short training run each way (real runs of `puffer train`), a table
     with both paths and the ratio, and no doc written."""
     pytest.importorskip('mujoco', reason='pip install -c constraints.txt -e ".[mujoco]"')
-    doc = ROOT / 'docs' / 'results' / 'update.md'
+    doc = ROOT / 'docs' / 'results' / 'numpy.md'
     before = doc.read_text()
-    done = subprocess.run([sys.executable, str(ROOT / 'scripts' / 'bench_update.py'), '--quick'],
+    done = subprocess.run([sys.executable, str(ROOT / 'scripts' / 'bench_numpy.py'), '--quick'],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith('| ')]
-    assert [row.split('|')[1].strip() for row in rows[1:]] == ['NumPy', 'autograd', 'NumPy / autograd']
+    assert [row.split('|')[1].strip() for row in rows[1:]] == ['NumPy', 'torch', 'NumPy / torch']
     assert rows[-1].split('|')[2].strip().endswith('x')
     assert doc.read_text() == before
