@@ -126,9 +126,8 @@ def attach_gradients(params: list[torch.nn.Parameter], flat: torch.Tensor) -> No
         offset += p.numel()
 
 
-def make_optimizers(policy: torch.nn.Module, train: dict) -> list[torch.optim.Optimizer]:
+def make_optimizers(params: list[torch.nn.Parameter], train: dict) -> list[torch.optim.Optimizer]:
     """Muon for the 2-D weight matrices, AdamW for everything else; or Adam for all."""
-    params = [p for p in policy.parameters() if p.requires_grad]
     betas, eps = (train['adam_beta1'], train['adam_beta2']), train['adam_eps']
     # The fused kernel does a whole Adam step in one call: on a CPU a tiny MLP's step falls from about
     # 350 to 85 us, which is a fifth of an update at minibatch 64 (MuJoCo's recipe).
@@ -267,8 +266,8 @@ class Trainer:
             self.state = self.rnn.initial_state(S, device=d)
             self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
 
-        self.optimizers = make_optimizers(self.policy, train)
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
+        self.optimizers = make_optimizers(self.params, train)
         self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
         # On a CPU, a small MLP's minibatch costs more in torch's per-op overhead than in arithmetic: a policy
         # that offers numpy_model() (the MuJoCo family's) gets the same loss's gradients from NumPy there

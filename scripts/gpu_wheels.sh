@@ -3,7 +3,7 @@
 # .whl/ (git-ignored), at the versions of constraints.txt, for its Python 3.12 on x86-64 Linux.
 #   bash scripts/gpu_wheels.sh            # fetch
 #   bash scripts/gpu_wheels.sh --list     # the NAME==VERSION lines it would fetch
-# The machine already has torch, numpy, psutil, rich, matplotlib, pillow, imageio, opencv, pytest and
+# The machine already has torch, numpy, psutil, rich, threadpoolctl, matplotlib, pillow, imageio, opencv, pytest and
 # hypothesis (the device notes list its packages); these are the rest of our runtime and build needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
