@@ -12,14 +12,15 @@ LAYERS = [
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
-    ('PPO', {'advantage', 'models', 'arena', 'trainer'}),
+    ('PPO', {'advantage', 'models', 'numpy_policy', 'arena', 'trainer'}),
     ('the run job', {'train', 'evaluate', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'benchmark', 'smoke'}),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
-# An env may declare its own policy class on top of models.py, built lazily (nethack, tripletriad).
-ALLOWED_UP = {('environments', 'models'), ('ocean', 'models')}
+# An env may declare its own policy class on top of models.py, built lazily (nethack, tripletriad), and offer
+# it to numpy_policy.py (mujoco).
+ALLOWED_UP = {('environments', 'models'), ('ocean', 'models'), ('environments', 'numpy_policy')}
 
 
 def modules():
