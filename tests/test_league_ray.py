@@ -294,7 +294,9 @@ def fails():
     raise ValueError('this task fails at once')
 
 
-def naps(seconds):
+def naps(seconds, started=None):
+    if started:  # a file that says the task is running (not still being dispatched to a worker)
+        open(started, 'w').close()
     time.sleep(seconds)
     return seconds
 
@@ -316,13 +318,22 @@ def test_a_failed_task_leaves_the_queued_ones_running_and_the_driver_alive(ray_c
     assert ray_cluster.is_initialized()  # the fixture's Ray, not the backend's to shut down
 
 
-def test_cancel_unfinished_stops_running_tasks_and_keeps_finished_results(ray_cluster):
+def test_cancel_unfinished_stops_running_tasks_and_keeps_finished_results(ray_cluster, tmp_path):
     """cluster.cancel_unfinished (the sweep's stop): a running task is cancelled; a finished one keeps its
     result and is never cancelled, which can also abort Ray 2.60's driver."""
     ray = ray_cluster
-    done, running = ray.remote(max_retries=0)(fails).remote(), ray.remote(max_retries=0)(naps).remote(600)
+    started = tmp_path / 'started'
+    done = ray.remote(max_retries=0)(fails).remote()
+    running = ray.remote(max_retries=0)(naps).remote(600, str(started))
     with pytest.raises(ray.exceptions.RayTaskError, match='this task fails at once'):
         ray.get(done)
+    # Cancelled only once it runs: on a busy machine a worker can take many seconds to start, and a cancel
+    # that crosses the task's dispatch to it is lost (cluster.cancel_unfinished's docstring), as the sweep
+    # avoids by cancelling only trials that have run a while.
+    deadline = time.monotonic() + 300
+    while not started.exists():
+        assert time.monotonic() < deadline, 'the napping task did not start within 300 s'
+        time.sleep(0.1)
     cluster.cancel_unfinished(ray, [done, running])
     with pytest.raises(ray.exceptions.RayTaskError, match='this task fails at once'):
         ray.get(done)  # still its own error, not a cancellation
