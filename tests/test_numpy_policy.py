@@ -26,11 +26,12 @@ SMALL = ['--train.bptt-horizon', '32', '--train.minibatch-size', '32', '--train.
 
 
 @contextlib.contextmanager
-def pendulum_trainer(*flags, seed=1):
-    """A Trainer with the MuJoCo recipe and policy (mujoco.toml) on 4 Pendulums, 128 steps a rollout."""
+def pendulum_trainer(*flags, seed=1, env='Pendulum-v1'):
+    """A Trainer with the MuJoCo recipe and policy (mujoco.toml) on 4 Pendulums (or `env`), 128 steps a
+    rollout."""
     config = configuration.load('mujoco_hopper', [*SMALL, '--train.seed', str(seed), *flags])
     torch.manual_seed(seed)
-    vecenv = vector.make(functools.partial(pufferlib.make, 'Pendulum-v1'), num_envs=4, backend='Serial', seed=seed)
+    vecenv = vector.make(functools.partial(pufferlib.make, env), num_envs=4, backend='Serial', seed=seed)
     try:
         yield Trainer(config, vecenv, make_policy(vecenv, config))
     finally:
@@ -50,14 +51,17 @@ def both_gradients(trainer, advantages, idx):
     return stats, numpy_grads, np.concatenate([[loss.item()], losses.numpy()]), trainer.flat_grad.clone()
 
 
-@pytest.mark.parametrize('flags', [
-    (),
+@pytest.mark.parametrize('env, flags', [
+    ('Pendulum-v1', ()),
     # an entropy bonus, raw inputs, one hidden layer and actor and critic of one width
-    ('--train.ent-coef', '0.01', '--policy.normalize-observations', 'false', '--policy.num-layers', '1',
-     '--policy.critic-hidden-size', '64'),
+    ('Pendulum-v1', ('--train.ent-coef', '0.01', '--policy.normalize-observations', 'false',
+                     '--policy.num-layers', '1', '--policy.critic-hidden-size', '64')),
+    ('mujoco_hopper', ()),  # several action dims (where the mujoco extra is installed)
 ])
-def test_gradients_are_autograds_on_every_branch_of_the_clips(flags):
-    with pendulum_trainer(*flags) as trainer:
+def test_gradients_are_autograds_on_every_branch_of_the_clips(env, flags):
+    if env.startswith('mujoco'):
+        pytest.importorskip('mujoco', reason='pip install -c constraints.txt -e ".[mujoco]"')
+    with pendulum_trainer(*flags, env=env) as trainer:
         assert trainer.numpy_update is not None
         trainer.rollout()
         trainer.update()
