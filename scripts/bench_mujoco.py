@@ -117,7 +117,16 @@ NOTE = (
     '1.04x, so the two tasks swapped sides of CleanRL and neither result tells the recipes apart (a Hopper seed '
     'spreads 900 either way). Its cost, both recipes side by side on Walker2d seed 1 for 100k steps, cores '
     'swapped between two rounds: 90 / 97 s against the table recipe\'s 102 / 100 s, 7% less; its 1M-step runs '
-    'there took 924-987 s at about 1,050 steps/s.')
+    'there took 924-987 s at about 1,050 steps/s. After the table (its runs of ours predate this), the policy '
+    'computed in NumPy on a CPU (`train.numpy_policy`, on by default: the rollout\'s step and the update\'s '
+    'gradients written out, the same loss, its gradients equal to autograd\'s to about 1e-7; a Walker2d run on one '
+    'core 1.62x as fast as through torch, docs/results/numpy.md). A paired probe with it on the AMD machine, both '
+    'sides at the same minutes, one run a core (`run --seed 1 --steps 200000 --no-write`): our walls 148 / 145 s '
+    'against CleanRL\'s 459 / 426 s on Walker2d / Hopper, 0.32x / 0.34x. Its 1M-step runs of ours there, five '
+    'seeds (`run --side ours --env hopper walker2d --no-write`, two at a time, some beside a test run): Hopper read '
+    '2,869 / 2,553 / 1,609 / 2,169 / 2,341 (2,308, 1.15x of CleanRL\'s, p 0.28) and Walker2d 3,056 / 1,582 / 1,165 '
+    '/ 3,143 / 4,758 (2,741, 0.75x, p 0.24): other draws of the same recipe (the rounding differs, so each seed\'s '
+    'run does), on which Walker2d\'s seeds of it have now read from 1,165 to 5,024.')
 
 
 # ---------------------------------------------------------------------------------------------
