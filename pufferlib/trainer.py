@@ -22,8 +22,8 @@ One epoch = one rollout + one update:
    shuffle of all single steps, as in PPO's original recipe. Clipped policy and
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing.
-   On a CPU, a policy that offers `numpy_model()` (MuJoCo's MLPs) gets the same loss's gradients
-   from pufferlib/numpy_policy.py instead of autograd (`train.numpy_policy`).
+   On a CPU, a policy that offers `numpy_model()` (MuJoCo's MLPs) takes its rollout steps and the
+   same loss's gradients from pufferlib/numpy_policy.py instead of torch (`train.numpy_policy`).
 
 A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint into the one it is
 given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
@@ -41,9 +41,9 @@ import torch
 from gymnasium import spaces
 
 from pufferlib import config as configuration
+from pufferlib import numpy_policy
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import Logits, sample_logits
-from pufferlib import numpy_policy
 from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
@@ -269,9 +269,9 @@ class Trainer:
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
         self.optimizers = make_optimizers(self.params, train)
         self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
-        # On a CPU, a small MLP's minibatch costs more in torch's per-op overhead than in arithmetic: a policy
-        # that offers numpy_model() (the MuJoCo family's) gets the same loss's gradients from NumPy there
-        # (pufferlib/numpy_policy.py), with NumPy's BLAS held to torch's thread count.
+        # On a CPU, a small MLP's forward and backward cost more in torch's per-op overhead than in arithmetic:
+        # a policy that offers numpy_model() (the MuJoCo family's) takes its rollout steps and the same loss's
+        # gradients from NumPy there (pufferlib/numpy_policy.py), with NumPy's BLAS held to torch's threads.
         self.numpy_update: NumpyUpdate | None = None
         self.numpy_actor: numpy_policy.Actor | None = None
         if (train['numpy_policy'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
