@@ -60,6 +60,15 @@ def _array(t: torch.Tensor) -> np.ndarray:
     return t.detach().numpy()
 
 
+def _arrays(layers: list[Linear]) -> list[tuple[np.ndarray, np.ndarray]]:
+    return [(_array(w), _array(b)) for w, b in layers]
+
+
+def _log_norm(log_std: np.ndarray) -> float:
+    """log of the Gaussian density's normaliser: sum(log_std) + log(2 pi) / 2 per dim."""
+    return float(log_std.sum()) + LOG_SQRT_2PI * log_std.size
+
+
 def _forward(layers: list[tuple[np.ndarray, np.ndarray]], x: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
     """The stack's output and each layer's input (what the backward pass needs)."""
     inputs = []
@@ -115,8 +124,7 @@ class NumpyUpdate:
         The inputs are made once here: the policy's statistics stay put through an update."""
         self.flat.fill(0)  # a parameter the model does not list keeps a zero gradient, as under autograd
         model = policy.numpy_model()
-        self.actor = [(_array(w), _array(b)) for w, b in model.actor]
-        self.critic = [(_array(w), _array(b)) for w, b in model.critic]
+        self.actor, self.critic = _arrays(model.actor), _arrays(model.critic)
         self.actor_grads, self.critic_grads = self._grads(model.actor), self._grads(model.critic)
         self.log_std = _array(model.log_std).reshape(-1)
         self.log_std_grad = self.grad_of[id(model.log_std)].reshape(-1)
@@ -138,7 +146,7 @@ class NumpyUpdate:
         log_std = self.log_std
         inv_std = np.exp(-log_std)
         z = (self.actions[idx] - mean) * inv_std
-        log_norm = float(log_std.sum()) + LOG_SQRT_2PI * log_std.size
+        log_norm = _log_norm(log_std)
         log_ratio = -0.5 * (z * z).sum(1) - log_norm - self.logprobs[idx]
         ratio = np.exp(log_ratio)
 
@@ -200,11 +208,10 @@ class Actor:
 
     def refresh(self) -> None:
         model = self.policy.numpy_model()
-        self.actor = [(_array(w), _array(b)) for w, b in model.actor]
-        self.critic = [(_array(w), _array(b)) for w, b in model.critic]
+        self.actor, self.critic = _arrays(model.actor), _arrays(model.critic)
         log_std = _array(model.log_std).reshape(-1)
         self.std, self.inv_std = np.exp(log_std), np.exp(-log_std)
-        self.log_norm = float(log_std.sum()) + LOG_SQRT_2PI * log_std.size
+        self.log_norm = _log_norm(log_std)
 
     def __call__(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(actions [rows, action dims] sampled from the Gaussian, their log-probabilities, the values), all
