@@ -18,8 +18,9 @@ One epoch = one rollout + one update:
    V-trace importance clipping), recomputed before every minibatch with the latest importance
    ratios. Minibatches are whole segments, sampled with probability proportional to
    (sum |A|)^alpha with importance weights (N P)^-beta, beta annealed to 1; or, with
-   `train.minibatch_sampling = "steps"` (feed-forward policies), plain GAE once and every epoch a
-   shuffle of all single steps, as in PPO's original recipe. Clipped policy and
+   `train.minibatch_sampling = "steps"` (feed-forward policies), plain GAE once (or before every
+   epoch with `train.recompute_advantages`) and every epoch a shuffle of all single steps, as in
+   PPO's original recipe. Clipped policy and
    value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
    weights with AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing.
    On a CPU, a policy that offers `numpy_model()` (MuJoCo's MLPs) takes its rollout steps and the
@@ -473,12 +474,14 @@ class Trainer:
         if self.flat_grad is not None:
             attach_gradients(self.params, self.flat_grad)
         numpy_update = None
-        if self.step_minibatches:
-            advantages = self.advantages().flatten()  # every ratio is 1: plain GAE, once
-            numpy_update = self._bind_numpy_update(advantages)
         for i in range(minibatches):
             if self.step_minibatches:
                 if i % per_epoch == 0:  # each step once an epoch (steps past the last whole minibatch wait)
+                    if i == 0 or c['recompute_advantages']:
+                        if i > 0:
+                            self._refresh_values()
+                        advantages = self.advantages().flatten()  # every ratio is 1: plain GAE
+                        numpy_update = self._bind_numpy_update(advantages)
                     order = torch.randperm(self.batch_size, device=self.device)
                 idx = order[i % per_epoch * c['minibatch_size']:(i % per_epoch + 1) * c['minibatch_size']]
                 weights = None  # uniform: every step once an epoch
@@ -531,6 +534,27 @@ class Trainer:
         self.losses = {key: value / minibatches for key, value in zip(names, totals.tolist(), strict=True)}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
+
+    def _refresh_values(self) -> None:
+        """The critic's values of the rollout's states and of the observations that follow its segments,
+        from the weights as they are now (train.recompute_advantages: Andrychowicz et al. 2020 recommend
+        recomputing the advantages once per pass over the data). They replace the rollout's values, so the
+        next epoch's targets are GAE's returns from them and its value clipping is measured from them.
+        Evaluation mode, so no statistics a policy gathers from its rollout (MuJoCo's observation
+        normalisation) count these states twice."""
+        training = self.policy.training
+        self.policy.eval()
+        try:
+            with torch.no_grad(), self.autocast:
+                flat = self.obs.flatten(0, 1)
+                chunk = max(self.train_config['minibatch_size'], 4096)  # bounded memory on large rollouts
+                values = [self.policy(flat[i:i + chunk])[1].float().flatten() for i in range(0, len(flat), chunk)]
+                self.values.copy_(torch.cat(values).reshape(self.values.shape))
+                for batch, ids, _, _ in self.held:
+                    rows = slice(int(ids[0]), int(ids[-1]) + 1)
+                    self.last_values[rows] = self.policy(batch.to(self.device))[1].float().flatten()
+        finally:
+            self.policy.train(training)
 
     def _bind_numpy_update(self, advantages: torch.Tensor) -> NumpyUpdate | None:
         """The NumPy update (where this trainer has one) bound to this rollout; None once a row was masked:

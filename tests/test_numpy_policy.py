@@ -134,12 +134,14 @@ def test_the_trainer_takes_it_only_where_it_applies():
         vecenv.close()
 
 
-def test_a_run_through_it_lands_where_one_through_autograd_does():
+@pytest.mark.parametrize('flags', [(), ('--train.recompute-advantages', 'true')])
+def test_a_run_through_it_lands_where_one_through_autograd_does(flags):
     """Three epochs each way from one seed: the same rollouts (the same actions sampled from nearly the same
-    weights), the same observation statistics applied, weights within float rounding."""
+    weights), the same observation statistics applied, weights within float rounding (also with the
+    advantages recomputed before every epoch)."""
     states = []
     for flag in ('true', 'false'):
-        with pendulum_trainer('--train.numpy-policy', flag) as trainer:
+        with pendulum_trainer('--train.numpy-policy', flag, *flags) as trainer:
             assert (trainer.numpy_update is not None) == (flag == 'true')
             for _ in range(3):
                 trainer.rollout()
@@ -153,6 +155,41 @@ def test_a_run_through_it_lands_where_one_through_autograd_does():
     assert our_losses.keys() == their_losses.keys()
     for key in their_losses:
         assert our_losses[key] == pytest.approx(their_losses[key], rel=1e-2, abs=1e-4), key
+
+
+def test_recomputed_advantages_come_from_the_critic_as_it_stands_before_each_epoch():
+    """train.recompute_advantages: the first epoch's GAE from the rollout's values, each later one's from the
+    critic's values (rollout states and bootstrap observations) under the weights of that moment, bound into the
+    NumPy update too; the observation statistics are not fed the states a second time."""
+    with pendulum_trainer('--train.recompute-advantages', 'true', '--train.update-epochs', '3') as trainer:
+        trainer.rollout()
+        rollout_values = trainer.values.clone()
+        pending = float(trainer.policy.pending_count)
+        held_obs = [(batch.clone(), slice(int(ids[0]), int(ids[-1]) + 1)) for batch, ids, _, _ in trainer.held]
+        calls = []
+        advantages = trainer.advantages
+
+        def spy():
+            calls.append(({k: v.clone() for k, v in trainer.policy.state_dict().items()}, trainer.values.clone(),
+                          trainer.last_values.clone()))
+            out = advantages()
+            calls[-1] += (out.clone(),)
+            return out
+        trainer.advantages = spy
+        trainer.update()
+        assert len(calls) == 3
+        assert torch.equal(calls[0][1], rollout_values)
+        critic = make_policy(trainer.vecenv, trainer.config).eval()
+        for state, values, last_values, _ in calls[1:]:
+            critic.load_state_dict(state)
+            with torch.no_grad():
+                expected = critic(trainer.obs.flatten(0, 1))[1].reshape(values.shape)
+                torch.testing.assert_close(values, expected)
+                for obs, rows in held_obs:
+                    torch.testing.assert_close(last_values[rows], critic(obs)[1].flatten())
+        assert not torch.equal(calls[1][1], calls[2][1])  # the critic moved between the epochs
+        assert np.array_equal(trainer.numpy_update.advantages, calls[2][3].flatten().numpy())
+        assert float(trainer.policy.pending_count) == pending
 
 
 def test_a_non_finite_loss_stops_before_the_weights_step():

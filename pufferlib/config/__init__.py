@@ -226,6 +226,9 @@ def validate(config: dict) -> None:
     if train['minibatch_sampling'] == 'steps' and train['prio_alpha'] > 0:
         raise ConfigError(f'train.minibatch_sampling="steps" draws every step once an epoch, without priorities: '
                           f'set train.prio_alpha=0 (got {train["prio_alpha"]}) or sample segments')
+    if train['recompute_advantages'] and train['minibatch_sampling'] != 'steps':
+        raise ConfigError('train.recompute_advantages needs train.minibatch_sampling="steps" (segment minibatches '
+                          'already recompute theirs before every minibatch)')
     if train['minibatch_sampling'] == 'segments' and train['minibatch_size'] % train['bptt_horizon']:
         raise ConfigError(f'train.minibatch_size={train["minibatch_size"]} must be a multiple of '
                           f'train.bptt_horizon={train["bptt_horizon"]} (minibatches are whole segments)')
