@@ -376,18 +376,13 @@ class Trainer:
                 [logits.mean] if isinstance(logits, torch.distributions.Distribution) else [logits]
             if all(bool(torch.isfinite(t).all()) for t in tensors):
                 raise
-            raise NonFiniteError(f'the policy\'s outputs became non-finite at global step {self.global_step:,}, '
-                                 f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
-                                 f'train.max_grad_norm): {str(e).splitlines()[0]}') from None
+            raise self._diverged(str(e).splitlines()[0]) from None
 
-    def _numpy_act(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The NumPy actor's step, with non-finite outputs stopped as _sample stops them."""
-        action, logprob, value = cast(numpy_policy.Actor, self.numpy_actor)(obs)
-        if not np.isfinite(action).all():
-            raise NonFiniteError(f'the policy\'s outputs became non-finite at global step {self.global_step:,}, '
-                                 f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
-                                 'train.max_grad_norm)')
-        return action, logprob, value
+    def _diverged(self, detail: str = '') -> NonFiniteError:
+        """The one error for a policy whose outputs became non-finite in the rollout, on either path."""
+        return NonFiniteError(f'the policy\'s outputs became non-finite at global step {self.global_step:,}, '
+                              f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
+                              f'train.max_grad_norm)' + (f': {detail}' if detail else ''))
 
     def _policy_step(self, obs: torch.Tensor,
                      state: dict[str, torch.Tensor]) -> tuple[torch.Tensor, Logits, torch.Tensor]:
@@ -417,7 +412,7 @@ class Trainer:
                     self.segment_start[key][rows] = tensor[rows]
             state = {k: v[rows] for k, v in self.state.items()}
         if self.numpy_actor is not None:  # the policy's NumPy step (no masks, no memory: see __init__)
-            action, logprob, value = (torch.from_numpy(a) for a in self._numpy_act(obs.numpy()))
+            action, logprob, value = (torch.from_numpy(a) for a in self.numpy_actor(obs.numpy()))
         else:
             obs, logits, value = self._policy_step(obs, state)
             if legal is not None:
@@ -427,6 +422,11 @@ class Trainer:
             with torch.no_grad():  # whatever the logits hold (a learned std), the rollout records no graph
                 action, logprob, _ = self._sample(logits, mask=legal)
         self.profile.lap('rollout_forward')
+        sent = action.cpu().numpy()
+        # A Gaussian's sample from a NaN mean is NaN, with no error of torch's: stopped here, before any buffer
+        # takes this step, as the divergence it is (the sweep reads "non-finite" as a diverged trial).
+        if sent.dtype.kind == 'f' and not np.isfinite(sent).all():
+            raise self._diverged()
         if self.recurrent:
             for key, tensor in state.items():
                 self.state[key][rows] = tensor
@@ -439,7 +439,7 @@ class Trainer:
             self.masked = self.masked or not bool(np.all(masks))
         self.step_of_row[rows] = t + 1
         self.global_step += len(ids)
-        sent = action.cpu().numpy().astype(self.vecenv.action_dtype, copy=False)
+        sent = sent.astype(self.vecenv.action_dtype, copy=False)
         if self.action_bounds is not None:
             sent = np.clip(sent, *self.action_bounds).astype(self.vecenv.action_dtype, copy=False)
         self.profile.lap('copy')

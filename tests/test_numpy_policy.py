@@ -192,6 +192,16 @@ def test_recomputed_advantages_come_from_the_critic_as_it_stands_before_each_epo
         assert float(trainer.policy.pending_count) == pending
 
 
+@pytest.mark.parametrize('numpy_policy', ['true', 'false'])
+def test_non_finite_actions_stop_the_rollout_with_one_error_on_either_path(numpy_policy):
+    with pendulum_trainer('--train.numpy-policy', numpy_policy) as trainer:
+        with torch.no_grad():
+            trainer.policy.actor.bias.fill_(float('nan'))
+        with pytest.raises(NonFiniteError, match=r"the policy's outputs became non-finite at global step 0, epoch 1 "
+                                                 r'\(the weights diverged: lower train.learning_rate'):
+            trainer.rollout()
+
+
 def test_a_non_finite_loss_stops_before_the_weights_step():
     with pendulum_trainer() as trainer:
         trainer.rollout()
