@@ -45,6 +45,7 @@ from pufferlib import config as configuration
 from pufferlib import numpy_policy
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import Logits, sample_logits
+from pufferlib.reward_scale import RewardScaler
 from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
@@ -261,6 +262,8 @@ class Trainer:
         self.action_masks = (torch.ones(S, H, legal.shape[1], dtype=torch.bool, device=d)
                              if legal is not None and self.discrete else None)
         self.last_values = torch.zeros(S, device=d)
+        self.reward_scale = RewardScaler(S, train['gamma'], train['reward_clip']) if train['normalize_rewards'] \
+            else None
         self.step_of_row = np.zeros(S, dtype=np.int64)   # next write index of each row's segment
         self.state: dict[str, torch.Tensor] = {}
         if self.rnn is not None:
@@ -323,7 +326,11 @@ class Trainer:
             rows = slice(int(ids[0]), int(ids[-1]) + 1)
             t = int(self.step_of_row[rows.start])
             if t > 0:  # these arrays describe the action this block took at step t - 1
-                done = torch.from_numpy(np.logical_or(terminals, truncations)).to(self.device, torch.float32)
+                ended = np.logical_or(terminals, truncations)
+                if self.reward_scale is not None:
+                    live = None if masks is None else np.asarray(masks, dtype=bool)
+                    rewards = self.reward_scale(rows, rewards, ended, live)
+                done = torch.from_numpy(ended).to(self.device, torch.float32)
                 self.rewards[rows, t - 1] = torch.from_numpy(rewards).to(self.device)
                 self.dones[rows, t - 1] = done
                 if self.train_config['bootstrap_truncations']:  # read only by advantages() with the option on
@@ -651,7 +658,8 @@ class Trainer:
     def state_dict(self) -> dict:
         return {'policy': self.policy.state_dict(), 'optimizers': [o.state_dict() for o in self.optimizers],
                 'schedulers': [s.state_dict() for s in self.schedulers], 'global_step': self.boundary_step,
-                'epoch': self.epoch, 'env': self.env_name, 'torch_rng': self.boundary_rng}
+                'epoch': self.epoch, 'env': self.env_name, 'torch_rng': self.boundary_rng,
+                **({'reward_scale': self.reward_scale.state_dict()} if self.reward_scale is not None else {})}
 
     def load_state_dict(self, state: dict, path: str = 'checkpoint') -> None:
         try:
@@ -670,6 +678,8 @@ class Trainer:
                 self._replan(scheduler)
         if 'torch_rng' in state:
             torch.set_rng_state(state['torch_rng'])
+        if self.reward_scale is not None and 'reward_scale' in state:  # else: estimated afresh, within episodes
+            self.reward_scale.load_state_dict(state['reward_scale'])
         self.boundary_rng = torch.get_rng_state()
 
     def _replan(self, scheduler: torch.optim.lr_scheduler.LRScheduler) -> None:

@@ -44,6 +44,7 @@ run_train = train_small
     (['--train.minibatch-sampling', 'episodes'], 'train.minibatch_sampling must be segments or steps'),
     (['--train.lr-schedule', 'step'], 'train.lr_schedule must be cosine or linear'),
     (['--train.minibatch-sampling', 'steps'], r'set train.prio_alpha=0 \(got 0.8\)'),
+    (['--train.reward-clip', '-1'], r'train.reward_clip must be >= 0 \(0: no clip\)'),
     (['--train.recompute-advantages', 'true'], 'recompute_advantages needs train.minibatch_sampling="steps"'),
     (['train.gamma'], 'unexpected argument'),
     (['--vec.backend', 'Serial', '--vec.local-worker', 'true'],

@@ -226,6 +226,8 @@ def validate(config: dict) -> None:
     if train['minibatch_sampling'] == 'steps' and train['prio_alpha'] > 0:
         raise ConfigError(f'train.minibatch_sampling="steps" draws every step once an epoch, without priorities: '
                           f'set train.prio_alpha=0 (got {train["prio_alpha"]}) or sample segments')
+    if not train['reward_clip'] >= 0:
+        raise ConfigError(f'train.reward_clip must be >= 0 (0: no clip), got {train["reward_clip"]}')
     if train['recompute_advantages'] and train['minibatch_sampling'] != 'steps':
         raise ConfigError('train.recompute_advantages needs train.minibatch_sampling="steps" (segment minibatches '
                           'already recompute theirs before every minibatch)')
