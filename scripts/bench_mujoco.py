@@ -53,80 +53,62 @@ CURVE_POINTS = 100  # a curve is kept as at most this many (steps, mean return) 
 COMMAND = 'flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/bench_mujoco.py run --cleanrl DIR'
 THREADS = {'OMP_NUM_THREADS': '1', 'MKL_NUM_THREADS': '1', 'OPENBLAS_NUM_THREADS': '1'}
 # What the table alone does not say (written under it): how the recipe got here, and where it still differs.
-NOTE = (
-    'How the gap narrowed. The first sweep (64 envs x 32 steps; a minibatch was 2 whole segments drawn with '
-    'replacement, and the advantages were recomputed with V-trace before every minibatch) read 2,073 / 1,632 / '
-    '2,506 on HalfCheetah / Hopper / Walker2d, 0.71x / 0.78x / 0.71x of CleanRL\'s. Step minibatches '
-    '(`train.minibatch_sampling = "steps"`: 64 single steps shuffled from the whole rollout, each once an epoch, '
-    'GAE computed once, as CleanRL samples) alone, still at 64 x 32, read 1,568 / 2,450 / 3,038 on seed 1 and '
-    '1,676 on HalfCheetah seed 2: HalfCheetah did not move. Then the segment length: with 32 steps, '
-    '(gamma lambda)^32 = 0.14 of a segment\'s first advantage and most of its last ones come from the critic\'s '
-    'guess at the segment\'s end; with 8 envs x 256 steps that bootstrap is negligible, and HalfCheetah seeds '
-    '1-3 read 3,677 / 2,580 / 1,611 (0.89x of CleanRL\'s first three seeds). CleanRL\'s linear learning-rate '
-    'decay (`train.lr_schedule = "linear"`) in place of our cosine read 1,678 / 3,737 / 1,320 there and was not '
-    'kept. Last the exploration noise: started at std 0.5 rather than 1 (`policy.log_std_init = -0.69`), '
-    'HalfCheetah seeds 1-3 read 4,902 / 2,838 / 3,315, each above its std-1 run, while Hopper read 1,387 / 1,867 '
-    '/ 1,304 (std 1: 964 / 2,202 / 3,102) and Walker2d 3,414 / 979 / 2,207 (std 1: 4,084 / 3,388 / 3,493); so '
-    'HalfCheetah alone starts at 0.5 (`mujoco_halfcheetah.toml`), and the table\'s Hopper and Walker2d runs '
-    'are std 1. With the configs so fixed, seeds 4 and 5 were added to both sides, so that two seeds of five '
-    'were not used to choose. Both sides are bimodal on HalfCheetah (a seed either learns to run or levels off '
-    'near 1,200-1,700: CleanRL\'s seeds 1, 4 and 5); our Hopper seeds spread wider (964-3,102) than CleanRL\'s '
-    '(1,465-2,295); on Walker2d each side has one seed far from its others (ours 1,911, CleanRL\'s 4,472). On '
-    'seeds 1-3 Walker2d read 1.04x and Hopper 0.997x; seeds 4 and 5 took both below 1, and the p column says '
-    'how little five seeds a side settle there. Then two departures from CleanRL\'s recipe, each run on all '
-    'five seeds. Time limits bootstrapped (`train.bootstrap_truncations`: a step that ends its episode at the '
-    '1,000-step limit keeps gamma * V of its state instead of counting as a fall, Pardo et al. 2018): Hopper '
-    'read 964 / 2,073 / 2,487 / 1,318 / 2,386 (1,846, 0.92x) and Walker2d 4,381 / 4,326 / 3,783 / 2,641 / '
-    '2,170 (3,460, 0.94x), against 1,839 and 3,236 without it. Then the critic 256 wide with the actor at 64 '
-    '(`policy.critic_hidden_size`), as Andrychowicz et al. 2020 recommend: the table\'s runs, all three tasks '
-    'with both changes. Every Hopper seed now ends above 2,200 (seed 1 had stood in place at 964), and '
-    'HalfCheetah rises on every seed; Walker2d is not helped (its seed 5 stays low on every recipe '
-    'tried: 1,911 / 2,170 / 2,060). The wider critic costs wall time: its 256 x 256 layer makes the update\'s '
-    'arithmetic several times larger, and our runs took 490-605 s where they had taken 410-535 s, just over '
-    'half of CleanRL\'s. Then the update\'s overhead was cut without changing what it computes (the gradients in '
-    'one buffer, zeroed and clipped in one op each; the Gaussian\'s log-density written out from log_std; the '
-    'all-ones masks and the per-minibatch reads of the losses left out): a 40,960-step Walker2d run took '
-    '25.3-26.4 s where it took 28.0-28.8 s. The table\'s runs of ours were all repeated with it; the rounding '
-    'differs, so each seed\'s run does too. With the same recipe Hopper read 2,270 / 3,179 / 2,816 / 2,249 / '
-    '2,301 (2,563, 1.28x) before and reads 1,932 now, Walker2d 3,269 (0.89x) before and 3,824 now, HalfCheetah '
-    '5,257 and 5,859: rounding alone moves a five-seed mean of Hopper or Walker2d by a fifth, more than the '
-    'gap to CleanRL, as the p column says. The walls drifted within the sweep as the machine slowed (Hopper '
-    '518-520 s on seeds 1-2, 539-561 s on seeds 3-5; Walker2d 541-599 s). A paired probe (with the last cut '
-    'below), both sides '
-    'at the same minutes, one run a core (`run --seed 1 --steps 200000 --no-write`): our walls 109 / 103 / 88 s '
-    'against CleanRL\'s 226 / 218 / 196 s on Walker2d / Hopper / HalfCheetah, 0.48x / 0.47x / 0.45x; our '
-    'per-epoch time holds level over a run (300k steps of Walker2d, 1.07 s an epoch throughout). One more '
-    'cut came after the sweep (the '
-    'MuJoCo policy\'s layers applied as functions, its features not joined and split again): the same weights '
-    'bit for bit, about 1% less time, not in the table. Still different from CleanRL, and not '
-    'tried: a reward scale per env (8, each from its own returns, against CleanRL\'s one env), observation '
-    'statistics updated once a rollout (CleanRL: every step; our first rollout is not normalised at all). '
-    'Timing: CleanRL\'s seeds 1-3 two at a time, its seeds 4 and 5 beside our earlier runs; the table\'s runs '
-    'of ours in one sweep, one run a core. An epoch is more than half update (320 minibatches of 64; '
-    '`--profile`); in a profile the backward pass is the largest part of it. On another machine (AMD EPYC, '
-    '2 cores) both sides run at about half these speeds and the ratio sits at the target\'s edge: Walker2d '
-    'seed 1 of both sides side by side, one a core, read 957 against 475 steps/s 13 minutes in (0.50x of '
-    'CleanRL\'s time); ours alone there, 987 steps/s, a third of it in the Gymnasium env (its Python step '
-    'costs as much again as the physics, 325 against 158 us), which both sides pay. `--train.compile true` '
-    'made our update slower there: over a 61k-step run its backward passes took 20 s against 14 s, compile '
-    'time aside. A probe of a cheaper recipe there, ours only and not in the table (`run --side ours --env hopper '
-    'walker2d --no-write -- --vec.num-envs 16 --train.bptt-horizon 128 --train.vf-clip-coef 1e9`: 16 envs x 128 '
-    'steps, half the rollout\'s forward passes, and the value loss unclipped, which Andrychowicz et al. 2020 found '
-    'never helps): Hopper read 1,760 / 2,288 / 3,088 / 924 / 3,029 (2,218, 1.10x of CleanRL\'s, p 0.65) and '
-    'Walker2d 3,897 / 2,755 / 3,711 / 4,079 / 3,169 (3,522, 0.96x, p 0.71): the table\'s recipe read 0.96x and '
-    '1.04x, so the two tasks swapped sides of CleanRL and neither result tells the recipes apart (a Hopper seed '
-    'spreads 900 either way). Its cost, both recipes side by side on Walker2d seed 1 for 100k steps, cores '
-    'swapped between two rounds: 90 / 97 s against the table recipe\'s 102 / 100 s, 7% less; its 1M-step runs '
-    'there took 924-987 s at about 1,050 steps/s. After the table (its runs of ours predate this), the policy '
-    'computed in NumPy on a CPU (`train.numpy_policy`, on by default: the rollout\'s step and the update\'s '
-    'gradients written out, the same loss, its gradients equal to autograd\'s to about 1e-7; a Walker2d run on one '
-    'core 1.62x as fast as through torch, docs/results/numpy.md). A paired probe with it on the AMD machine, both '
-    'sides at the same minutes, one run a core (`run --seed 1 --steps 200000 --no-write`): our walls 148 / 145 s '
-    'against CleanRL\'s 459 / 426 s on Walker2d / Hopper, 0.32x / 0.34x. Its 1M-step runs of ours there, five '
-    'seeds (`run --side ours --env hopper walker2d --no-write`, two at a time, some beside a test run): Hopper read '
-    '2,869 / 2,553 / 1,609 / 2,169 / 2,341 (2,308, 1.15x of CleanRL\'s, p 0.28) and Walker2d 3,056 / 1,582 / 1,165 '
-    '/ 3,143 / 4,758 (2,741, 0.75x, p 0.24): other draws of the same recipe (the rounding differs, so each seed\'s '
-    'run does), on which Walker2d\'s seeds of it have now read from 1,165 to 5,024.')
+# RECIPE_ROWS: (change, seeds, HalfCheetah, Hopper, Walker2d, kept) of ours, means over those seeds, the
+# ratio to CleanRL's mean over the same seeds; every row is one change from the recipe of the row above it.
+RECIPE_ROWS = [
+    ('64 envs x 32 steps; minibatches of 2 whole segments drawn with replacement, V-trace advantages before '
+     'every minibatch', '1-3', '2,073 (0.71x)', '1,632 (0.78x)', '2,506 (0.71x)', 'the start'),
+    ('step minibatches (`train.minibatch_sampling = "steps"`: 64 single steps shuffled from the whole rollout, '
+     'each once an epoch, GAE once, as CleanRL samples)', '1', '1,568', '2,450', '3,038', 'yes'),
+    ('8 envs x 256 steps (with 32, (gamma lambda)^32 = 0.14 of a segment\'s first advantage comes from the '
+     'critic\'s guess at its end; with 256 none does)', '1-3', '2,623 (0.89x)', '-', '-', 'yes'),
+    ('CleanRL\'s linear learning-rate decay for our cosine (`train.lr_schedule = "linear"`)', '1-3',
+     '2,245 (0.76x)', '-', '-', 'no'),
+    ('exploration noise from std 0.5, not 1 (`policy.log_std_init = -0.69`)', '1-3', '3,685 (1.26x)',
+     '1,519 (0.72x; std 1: 2,089)', '2,200 (0.63x; std 1: 3,655)', 'HalfCheetah only (`mujoco_halfcheetah.toml`)'),
+    ('the same, seeds 4 and 5 added to both sides (so that two seeds of five did not choose)', '1-5', '-',
+     '1,839 (0.92x)', '3,236 (0.88x)', ''),
+    ('time limits bootstrapped (`train.bootstrap_truncations`: the 1,000-step limit keeps gamma * V instead of '
+     'counting as a fall, Pardo et al. 2018)', '1-5', '-', '1,846 (0.92x)', '3,460 (0.94x)', 'yes'),
+    ('critic 256 wide, actor 64 (`policy.critic_hidden_size`, as Andrychowicz et al. 2020 recommend)', '1-5',
+     '5,257 (2.34x)', '2,563 (1.28x)', '3,269 (0.89x)', 'yes'),
+    ('the same recipe, the update\'s overhead cut (other rounding, so each seed\'s run differs)', '1-5',
+     '5,859 (2.61x)', '1,932 (0.96x)', '3,824 (1.04x)', 'the table'),
+    ('16 envs x 128 steps and the value loss unclipped (`--vec.num-envs 16 --train.bptt-horizon 128 '
+     '--train.vf-clip-coef 1e9`)', '1-5', '-', '2,218 (1.10x)', '3,522 (0.96x)', 'no'),
+    ('the same recipe through the NumPy path (`train.numpy_policy`; other rounding again)', '1-5', '-',
+     '2,308 (1.15x)', '2,741 (0.75x)', 'yes (speed)'),
+]
+NOTE = '\n'.join([
+    '**How the recipe got here.** Ours only, one change a row (each from the row above it), final returns as in '
+    'the table, means over the seeds named and their ratio to CleanRL\'s mean over the same seeds.', '',
+    bd.markdown_table(['change', 'seeds', 'HalfCheetah', 'Hopper', 'Walker2d', 'kept'],
+                      [list(row) for row in RECIPE_ROWS], 'llrrrl'), '',
+    '**What five seeds settle.** The same recipe, drawn three times with other rounding, read Hopper 2,563 / '
+    '1,932 / 2,308 and Walker2d 3,269 / 3,824 / 2,741: rounding alone moves a five-seed mean by a fifth, more '
+    'than the gap to CleanRL, as the p column says. Both sides are bimodal on HalfCheetah (a seed learns to '
+    'run or levels off near 1,200-1,700: CleanRL\'s seeds 1, 4 and 5). The ten seeds of the table\'s recipe with '
+    'per-seed numbers (the table\'s and the NumPy path\'s) read Hopper 2,120 (1.06x of CleanRL\'s, Welch p '
+    '0.61) and Walker2d 3,283 (0.90x, p 0.44); ours spread wider on Walker2d (1,165-5,024 against '
+    '3,001-4,472).', '',
+    '**Speed.** The wider critic cost time (our runs took 490-605 s where they had taken 410-535 s); cutting the '
+    'update\'s overhead without changing what it computes (the gradients in one buffer, zeroed and clipped in '
+    'one op each; the Gaussian\'s log-density written out) took a 40,960-step Walker2d run from 28.0-28.8 s to '
+    '25.3-26.4 s. The table\'s runs of ours predate the NumPy path: on a CPU the MuJoCo policy\'s rollout step and '
+    'its update\'s gradients are written out in NumPy (the same loss, gradients equal to autograd\'s to about '
+    '1e-7), a Walker2d run on one core 1.62x as fast as through torch (docs/results/numpy.md). Paired probes, '
+    'both sides at the same minutes, one run a core (`run --seed 1 --steps 200000 --no-write`): before it, on '
+    'the table\'s machine, our walls 109 / 103 / 88 s against CleanRL\'s 226 / 218 / 196 s on Walker2d / Hopper '
+    '/ HalfCheetah (0.48x / 0.47x / 0.45x); with it, on the AMD machine, 148 / 145 s against 459 / 426 s on '
+    'Walker2d / Hopper (0.32x / 0.34x). There a third of our run is the Gymnasium env (its Python step costs as '
+    'much again as the physics, 325 against 158 us), which both sides pay. `--train.compile true` made our '
+    'update slower (backward passes 20 s against 14 s over 61k steps, compile time aside). Timing of the '
+    'table: CleanRL\'s seeds 1-3 two at a time, its seeds 4 and 5 beside our earlier runs; the table\'s runs of '
+    'ours in one sweep, one run a core; their walls drifted as the machine slowed (Walker2d 541-599 s).', '',
+    '**Still different from CleanRL.** Our reward scale is kept per env (8, each from its own returns, against '
+    'CleanRL\'s one env); our observation statistics are updated once a rollout (CleanRL: every step; our '
+    'first rollout is not normalised at all).',
+])
 
 
 # ---------------------------------------------------------------------------------------------
