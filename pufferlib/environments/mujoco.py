@@ -10,11 +10,12 @@ task to task, so both are normalised, each where its statistics stay right witho
   state dict). Checkpoints carry them, so `puffer eval` and a resumed run see the very statistics
   training used; and one copy sees every worker's rows, so nothing has to be merged across the
   processes of a Multiprocessing vector env.
-- Rewards: divided by the running standard deviation of the discounted return, per env, inside the
-  env (`normalize_reward`). Each env's estimate converges to the same number within a few episodes,
-  so the workers need no merging either; a resumed run re-estimates it within those episodes. The
-  episode's raw return is what `episode_return` reports (and `puffer eval` prints), because the
-  emulation sums the rewards before they are scaled.
+- Rewards: divided by the running standard deviation of the discounted return. The family config has
+  the trainer do it (`train.normalize_rewards`, pufferlib/reward_scale.py): one statistic for every
+  env, saved in checkpoints. The env can also do it itself (`normalize_reward`, on when this module
+  is used outside the family config), with one statistic per env, re-estimated by a resumed run.
+  Either way the episode's raw return is what `episode_return` reports (and `puffer eval` prints),
+  because the emulation sums the rewards before they are scaled.
 
 Rendering: `render()` returns an rgb_array frame. Headless machines (no DISPLAY) render offscreen
 through EGL unless MUJOCO_GL says otherwise (`MUJOCO_GL=osmesa` for software rendering).
