@@ -1,4 +1,5 @@
-"""Reward scaling for the trainer (`train.normalize_rewards`): every reward divided by the running standard
+"""Reward scaling for the trainer (`train.normalize_rewards`) and for an env that scales its own
+(environments/mujoco.py, one row): every reward divided by the running standard
 deviation of the discounted return, then clipped, as PPO's MuJoCo recipe scales them (Engstrom et al. 2020
 list it among the code-level details PPO's results depend on).
 
@@ -44,7 +45,7 @@ class RewardScaler:
             self.var = (self.var * self.count + batch_var * n + delta * delta * self.count * n / total) / total
             self.count = total
         self.returns[rows] = np.where(dones, 0.0, returns)
-        scaled = np.asarray(rewards, dtype=np.float64) / math.sqrt(self.var + 1e-8)
+        scaled = np.asarray(rewards, dtype=np.float64) / self.std
         if self.clip > 0:
             scaled = np.clip(scaled, -self.clip, self.clip)
         return scaled.astype(np.float32)

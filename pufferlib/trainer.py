@@ -45,10 +45,10 @@ from pufferlib import config as configuration
 from pufferlib import numpy_policy
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import Logits, sample_logits
-from pufferlib.reward_scale import RewardScaler
 from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
+from pufferlib.reward_scale import RewardScaler
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
 
 

@@ -7,12 +7,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Bottom to top; a module may import its own layer and the layers below it.
 LAYERS = [
-    ('base', {'pufferenv', 'rundir', 'invocation', 'cluster', 'profile', 'dashboard', '_advantage'}),
+    ('base', {'pufferenv', 'rundir', 'invocation', 'cluster', 'profile', 'dashboard', '_advantage', 'reward_scale'}),
     ('emulation', {'emulation'}),
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
-    ('PPO', {'advantage', 'models', 'numpy_policy', 'reward_scale', 'arena', 'trainer'}),
+    ('PPO', {'advantage', 'models', 'numpy_policy', 'arena', 'trainer'}),
     ('the run job', {'train', 'evaluate', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'benchmark', 'smoke'}),

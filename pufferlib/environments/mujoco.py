@@ -33,6 +33,7 @@ from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments import absent, install_line
 from pufferlib.environments._support import check_name, lazy_policy
 from pufferlib.pufferenv import APIUsageError, EnvError, MissingDependencyError, PufferEnv
+from pufferlib.reward_scale import RewardScaler
 
 TASKS = {
     'mujoco_halfcheetah': 'HalfCheetah-v5',
@@ -114,32 +115,19 @@ class MujocoPufferEnv(GymnasiumPufferEnv):
     def __init__(self, *args: Any, normalize_reward: bool = True, gamma: float = 0.99, clip: float = 10.0,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.normalize_reward, self.gamma, self.clip = normalize_reward, gamma, clip
-        self.discounted = 0.0
-        # Running moments of the discounted return; the tiny prior count is the usual RunningMeanStd start.
-        self.count, self.mean, self.var = 1e-4, 0.0, 1.0
+        self.normalize_reward = normalize_reward
+        self.scaler = RewardScaler(1, gamma, clip)  # one row: this env's own statistic
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict]]:
-        self.discounted = 0.0
+        self.scaler.returns[:] = 0.0
         return super().reset(seed)
 
     def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
         obs, rewards, terminals, truncations, infos = super().step(actions)
         if not self.normalize_reward:
             return obs, rewards, terminals, truncations, infos
-        reward = float(rewards[0])
-        self.discounted = self.discounted * self.gamma + reward
-        count = self.count + 1
-        delta = self.discounted - self.mean
-        self.mean += delta / count
-        self.var = (self.var * self.count + delta * delta * self.count / count) / count
-        self.count = count
-        scaled = reward / math.sqrt(self.var + 1e-8)
-        if self.clip > 0:
-            scaled = min(max(scaled, -self.clip), self.clip)
-        rewards[0] = scaled
-        if terminals[0] or truncations[0]:
-            self.discounted = 0.0  # the emulation has already started the next episode
+        # The emulation starts the next episode after a done, so the discounted return restarts with it.
+        rewards[:] = self.scaler(slice(0, 1), rewards, np.logical_or(terminals, truncations))
         return obs, rewards, terminals, truncations, infos
 
     def render(self) -> Any:
