@@ -345,15 +345,18 @@ def summary(runs: dict) -> dict | None:
     values = [run['return'] for run in runs.values()]
     return {'n': len(values), 'return': statistics.fmean(values), 'values': values,
             'seconds': statistics.fmean(run['seconds'] for run in runs.values()),
-            'sps': statistics.fmean(run['sps'] for run in runs.values())}
+            'sps': statistics.fmean(run['sps'] for run in runs.values()),
+            'hardware': sorted({run['hardware'] for run in runs.values()})}
 
 
 def verdict(ours: dict | None, peer: dict | None) -> str:
     if ours is None or peer is None:
         return 'not run'
     met = ours['return'] >= peer['return'] and ours['seconds'] <= 0.5 * peer['seconds']
-    seeds = '' if ours['n'] == peer['n'] == len(SEEDS) else f' ({ours["n"]} / {peer["n"]} of {len(SEEDS)} seeds)'
-    return ('met' if met else '**missed**') + seeds
+    notes = [] if ours['n'] == peer['n'] == len(SEEDS) else [f'{ours["n"]} / {peer["n"]} of {len(SEEDS)} seeds']
+    if ours['hardware'] != peer['hardware']:  # the wall-time half of the target assumes one machine
+        notes.append('walls from two machines')
+    return ('met' if met else '**missed**') + (f' ({"; ".join(notes)})' if notes else '')
 
 
 def welch_p(ours: dict | None, peer: dict | None) -> str:
@@ -404,11 +407,15 @@ def section(results: dict) -> str:
          'p (Welch, per seed)', 'ours: wall s', 'CleanRL: wall s', 'wall ours / CleanRL', 'ours: steps/s',
          'CleanRL: steps/s', 'target'],
         rows, 'lllrrrrrrrl'), '']
-    hardware_lines = sorted({run['hardware'] for env in results.values() for side in env.values()
-                             for run in side.values()})
-    if hardware_lines:
-        lines += ['Hardware: ' + '; '.join(hardware_lines) + '.', '', f'![MuJoCo: ours and CleanRL](baselines/{PNG})',
-                  '', NOTE]
+    machines = {side: sorted({run['hardware'] for env in results.values() for run in env.get(side, {}).values()})
+                for side in SIDES}
+    if any(machines.values()):
+        if len({tuple(m) for m in machines.values() if m}) == 1:
+            hardware_line = 'Hardware: ' + '; '.join(next(m for m in machines.values() if m)) + '.'
+        else:  # say which side ran where: their walls are then not one machine's
+            hardware_line = 'Hardware: ' + '; '.join(f'{"ours" if side == "ours" else "CleanRL"}: {"; ".join(m)}'
+                                                      for side, m in machines.items() if m) + '.'
+        lines += [hardware_line, '', f'![MuJoCo: ours and CleanRL](baselines/{PNG})', '', NOTE]
     else:
         lines += ['Not run yet.']
     return '\n'.join(lines)

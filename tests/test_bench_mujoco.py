@@ -94,6 +94,18 @@ def test_the_table_says_met_only_for_a_higher_return_in_half_the_time(bench):
     assert 'Not run yet' in bench.section({})
 
 
+def test_walls_from_two_machines_are_named_in_the_target_and_the_hardware_line(bench):
+    def runs(hardware, seconds):
+        return {str(s): {'return': 3000.0, 'seconds': seconds, 'sps': 1000.0, 'curve': [], 'hardware': hardware}
+                for s in bench.SEEDS}
+    mixed = {'Hopper-v4': {'ours': runs('AMD', 400.0), 'cleanrl': runs('Intel', 1000.0)}}
+    text = bench.section(mixed)
+    assert 'Hardware: ours: AMD; CleanRL: Intel.' in text
+    assert '| met (walls from two machines) |' in text
+    same = bench.section({'Hopper-v4': {'ours': runs('AMD', 400.0), 'cleanrl': runs('AMD', 1000.0)}})
+    assert 'Hardware: AMD.' in same and 'two machines' not in same
+
+
 def test_halfcheetah_trains_with_its_own_file_as_puffer_train_mujoco_halfcheetah_does(bench):
     from pufferlib import config as configuration
     flags = bench.task_config('HalfCheetah-v4')
