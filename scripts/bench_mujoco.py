@@ -73,7 +73,7 @@ RECIPE_ROWS = [
     ('critic 256 wide, actor 64 (`policy.critic_hidden_size`, as Andrychowicz et al. 2020 recommend)', '1-5',
      '5,257 (2.34x)', '2,563 (1.28x)', '3,269 (0.89x)', 'yes'),
     ('the same recipe, the update\'s overhead cut (other rounding, so each seed\'s run differs)', '1-5',
-     '5,859 (2.61x)', '1,932 (0.96x)', '3,824 (1.04x)', 'the table'),
+     '5,859 (2.61x)', '1,932 (0.96x)', '3,824 (1.04x)', 'yes'),
     ('16 envs x 128 steps and the value loss unclipped (`--vec.num-envs 16 --train.bptt-horizon 128 '
      '--train.vf-clip-coef 1e9`)', '1-5', '-', '2,218 (1.10x)', '3,522 (0.96x)', 'no'),
     ('the same recipe through the NumPy path (`train.numpy_policy`; other rounding again)', '1-5', '-',
@@ -81,7 +81,8 @@ RECIPE_ROWS = [
     ('advantages recomputed before every epoch from the critic as it then is (`train.recompute_advantages`, '
      'as Andrychowicz et al. 2020 recommend)', '1-5', '-', '2,233 (1.11x)', '3,403 (0.93x)', 'no'),
     ('rewards scaled by the trainer with one statistic for all 8 envs (`train.normalize_rewards`) rather than '
-     'by each env with its own', '1-5', '6,379 (2.48x; seeds 1-2)', '2,586 (1.29x)', '3,579 (0.98x)', 'yes'),
+     'by each env with its own', '1-5', '6,379 (2.48x; seeds 1-2)', '2,586 (1.29x)', '3,579 (0.98x)',
+     'yes: the table, swept again'),
 ]
 NOTE = '\n'.join([
     '**How the recipe got here.** Ours only, one change a row (each from the row above it), final returns as in '
@@ -91,33 +92,40 @@ NOTE = '\n'.join([
     '**What five seeds settle.** The same recipe, drawn three times with other rounding, read Hopper 2,563 / '
     '1,932 / 2,308 and Walker2d 3,269 / 3,824 / 2,741: rounding alone moves a five-seed mean by a fifth, more '
     'than the gap to CleanRL, as the p column says. Both sides are bimodal on HalfCheetah (a seed learns to '
-    'run or levels off near 1,200-1,700: CleanRL\'s seeds 1, 4 and 5). The ten seeds of the table\'s recipe with '
-    'per-seed numbers (the table\'s and the NumPy path\'s) read Hopper 2,120 (1.06x of CleanRL\'s, Welch p '
+    'run or levels off near 1,200-1,700: CleanRL\'s seeds 1, 4 and 5). The ten seeds of the wide critic\'s recipe '
+    'with per-seed numbers (its overhead-cut and NumPy-path rows) read Hopper 2,120 (1.06x of CleanRL\'s, Welch p '
     '0.61) and Walker2d 3,283 (0.90x, p 0.44); ours spread wider on Walker2d (1,165-5,024 against '
     '3,001-4,472).', '',
     '**Speed.** The wider critic cost time (our runs took 490-605 s where they had taken 410-535 s); cutting the '
     'update\'s overhead without changing what it computes (the gradients in one buffer, zeroed and clipped in '
     'one op each; the Gaussian\'s log-density written out) took a 40,960-step Walker2d run from 28.0-28.8 s to '
-    '25.3-26.4 s. The table\'s runs of ours predate the NumPy path: on a CPU the MuJoCo policy\'s rollout step and '
+    '25.3-26.4 s. The table\'s runs of ours take the NumPy path: on a CPU the MuJoCo policy\'s rollout step and '
     'its update\'s gradients are written out in NumPy (the same loss, gradients equal to autograd\'s to about '
     '1e-7), a Walker2d run on one core 1.62x as fast as through torch (docs/results/numpy.md). Paired probes, '
     'both sides at the same minutes, one run a core (`run --seed 1 --steps 200000 --no-write`): before it, on '
-    'the table\'s machine, our walls 109 / 103 / 88 s against CleanRL\'s 226 / 218 / 196 s on Walker2d / Hopper '
+    'the Intel machine, our walls 109 / 103 / 88 s against CleanRL\'s 226 / 218 / 196 s on Walker2d / Hopper '
     '/ HalfCheetah (0.48x / 0.47x / 0.45x); with it, on the AMD machine, 148 / 145 s against 459 / 426 s on '
     'Walker2d / Hopper (0.32x / 0.34x). There a third of our run is the Gymnasium env (its Python step costs as '
     'much again as the physics, 325 against 158 us), which both sides pay. `--train.compile true` made our '
     'update slower (backward passes 20 s against 14 s over 61k steps, compile time aside). Timing of the '
-    'table: CleanRL\'s seeds 1-3 two at a time, its seeds 4 and 5 beside our earlier runs; the table\'s runs of '
-    'ours in one sweep, one run a core; their walls drifted as the machine slowed (Walker2d 541-599 s).', '',
-    '**The config now and the table.** The table\'s runs of ours predate the last three rows: the family config '
-    'now takes the NumPy path on a CPU and scales the rewards with one statistic. With eight statistics, one '
-    'per env, their young estimates differ, so each row\'s value targets meant a different amount while the '
-    'critic, which cannot tell the rows apart, fits one; with one, Hopper\'s seeds read 2,693 / 2,318 / 2,910 / '
-    '2,770 / 2,240, every seed above CleanRL\'s mean of 2,009 (Welch p 0.02), and Walker2d\'s 4,167 / '
-    '3,372 / 4,064 / 4,448 / 1,847 (its seed 5 has ended low on most recipes tried). Recomputing the advantages '
-    'every epoch read Hopper 2,753 / 3,179 / 929 / 3,097 / 1,209 and Walker2d 3,662 / 2,779 / 2,993 / 3,536 / '
-    '4,045, within the noise of the recipe without it, and was not kept. The table itself needs a fresh sweep of '
-    'both sides on one machine.', '',
+    'table: CleanRL\'s runs on the Intel machine (seeds 1-3 two at a time, 4 and 5 beside earlier runs of ours), '
+    'ours in one later sweep on the AMD machine, two of ours at a time, their walls drifting as that machine '
+    'slowed (Walker2d 467-694 s); its wall ratios therefore span two machines. On one machine: CleanRL\'s seed 1 '
+    'of Hopper and Walker2d, run two at a time on the AMD machine right after that sweep (`run --side cleanrl '
+    '--env hopper walker2d --seed 1 --no-write`), took 1,755 and 1,762 s (572 and 569 steps/s), against 519 and '
+    '471 s for ours in the sweep: 0.30x and 0.27x.', '',
+    '**The table\'s runs.** Ours are the family config as it stands (the NumPy path on a CPU, the rewards scaled '
+    'by the trainer with one statistic); CleanRL\'s are its unchanged script, run earlier on the Intel machine. '
+    'A run\'s return depends on the machine only through rounding, but that is enough to move a seed: CleanRL\'s '
+    'seed 1 on the AMD machine ended Hopper at 2,790 and Walker2d at 2,919 (the table: 2,235 and 3,001). With '
+    'eight reward statistics, one per env, their young estimates differ, so each row\'s value targets meant a '
+    'different amount while the critic, which cannot tell the rows apart, fits one; with one, every Hopper seed '
+    'of ours ends above CleanRL\'s mean (Welch p 0.02). Walker2d stays level with CleanRL (0.98x, p 0.90): four '
+    'seeds of ours above CleanRL\'s mean and seed 5 at 1,847 (it has ended low on most recipes tried), a gap '
+    'five seeds cannot tell from noise. Recomputing the advantages every epoch read Hopper 2,753 / 3,179 / 929 / '
+    '3,097 / 1,209 and Walker2d 3,662 / 2,779 / 2,993 / 3,536 / 4,045, within the noise of the recipe without '
+    'it, and was not kept. Still to do: both sides swept on one machine in one run (about five hours of two '
+    'cores, three quarters of it CleanRL\'s).', '',
     '**Still different from CleanRL.** Our observation statistics are updated once a rollout (CleanRL: every '
     'step; our first rollout is not normalised at all); the reward statistic gathers 8 envs\' returns, CleanRL\'s '
     'one env\'s.',
@@ -374,7 +382,8 @@ def welch_p(ours: dict | None, peer: dict | None) -> str:
 def section(results: dict) -> str:
     seeds = ', '.join(map(str, SEEDS))
     lines = ['Our PPO (`puffer train mujoco --env.task ID`: the family config `pufferlib/config/mujoco.toml`, '
-             'CleanRL\'s recipe but for a critic 256 wide and time limits bootstrapped; on HalfCheetah with its '
+             'CleanRL\'s recipe but for a critic 256 wide, time limits bootstrapped and one reward statistic for its 8 '
+             'envs; on HalfCheetah with its '
              'own file over it, `mujoco_halfcheetah.toml`, whose exploration noise starts at std 0.5 rather than '
              '1) against CleanRL\'s `ppo_continuous_action.py` '
              f'run from its own source in its own venv at its defaults, {STEPS:,} steps each, seeds {seeds}. Two '
