@@ -46,6 +46,7 @@ RESULTS = os.path.join(PNG_DIR, 'mujoco.json')
 PNG = 'mujoco.png'
 ENVS = {'halfcheetah': 'HalfCheetah-v4', 'hopper': 'Hopper-v4', 'walker2d': 'Walker2d-v4'}
 SIDES = ('ours', 'cleanrl')
+SIDE_NAMES = {'ours': 'ours', 'cleanrl': 'CleanRL'}  # in the doc section and the plot's legend
 SEEDS = (1, 2, 3, 4, 5)  # CleanRL's default seed is 1
 STEPS = 1_000_000
 LAST = 10  # episodes in the final return
@@ -328,7 +329,7 @@ def draw(results: dict) -> str:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, len(ENVS), figsize=(4 * len(ENVS), 3.6))
     colours = {'ours': 'tab:blue', 'cleanrl': 'tab:orange'}
-    names = {'ours': 'ours', 'cleanrl': 'CleanRL ppo_continuous_action'}
+    names = {**SIDE_NAMES, 'cleanrl': 'CleanRL ppo_continuous_action'}
     for ax, env_id in zip(axes, ENVS.values()):
         for side in SIDES:
             for i, (_, run) in enumerate(sorted(results.get(env_id, {}).get(side, {}).items())):
@@ -416,15 +417,14 @@ def section(results: dict) -> str:
          'p (Welch, per seed)', 'ours: wall s', 'CleanRL: wall s', 'wall ours / CleanRL', 'ours: steps/s',
          'CleanRL: steps/s', 'target'],
         rows, 'lllrrrrrrrl'), '']
-    machines = {side: sorted({run['hardware'] for env in results.values() for run in env.get(side, {}).values()})
-                for side in SIDES}
-    if any(machines.values()):
-        if len({tuple(m) for m in machines.values() if m}) == 1:
-            hardware_line = 'Hardware: ' + '; '.join(next(m for m in machines.values() if m)) + '.'
+    runs = {side: [run for env in results.values() for run in env.get(side, {}).values()] for side in SIDES}
+    machines = {side: '; '.join(sorted({run['hardware'] for run in ran})) for side, ran in runs.items() if ran}
+    if machines:
+        if len(set(machines.values())) == 1:
+            hardware = next(iter(machines.values()))
         else:  # say which side ran where: their walls are then not one machine's
-            hardware_line = 'Hardware: ' + '; '.join(f'{"ours" if side == "ours" else "CleanRL"}: {"; ".join(m)}'
-                                                      for side, m in machines.items() if m) + '.'
-        lines += [hardware_line, '', f'![MuJoCo: ours and CleanRL](baselines/{PNG})', '', NOTE]
+            hardware = '; '.join(f'{SIDE_NAMES[side]}: {names}' for side, names in machines.items())
+        lines += [f'Hardware: {hardware}.', '', f'![MuJoCo: ours and CleanRL](baselines/{PNG})', '', NOTE]
     else:
         lines += ['Not run yet.']
     return '\n'.join(lines)
