@@ -424,7 +424,10 @@ def section(results: dict) -> str:
             hardware = next(iter(machines.values()))
         else:  # say which side ran where: their walls are then not one machine's
             hardware = '; '.join(f'{SIDE_NAMES[side]}: {names}' for side, names in machines.items())
-        lines += [f'Hardware: {hardware}.', '', f'![MuJoCo: ours and CleanRL](baselines/{PNG})', '', NOTE]
+        # the days the runs ended: a sweep that `run` filled over several sittings says so
+        days = sorted({run['date'] for ran in runs.values() for run in ran if run.get('date')})
+        when = '' if not days else f' Runs of {days[0]}.' if len(days) == 1 else f' Runs of {days[0]} to {days[-1]}.'
+        lines += [f'Hardware: {hardware}.{when}', '', f'![MuJoCo: ours and CleanRL](baselines/{PNG})', '', NOTE]
     else:
         lines += ['Not run yet.']
     return '\n'.join(lines)

@@ -106,6 +106,16 @@ def test_walls_from_two_machines_are_named_in_the_target_and_the_hardware_line(b
     assert 'Hardware: AMD.' in same and '| met |' in same and 'walls from two machines)' not in same
 
 
+def test_the_hardware_line_names_the_days_the_runs_ended(bench):
+    def runs(date):
+        return {str(s): {'return': 3000.0, 'seconds': 500.0, 'sps': 1000.0, 'curve': [], 'hardware': 'AMD',
+                         'date': date} for s in bench.SEEDS}
+    one_day = bench.section({'Hopper-v4': {'ours': runs('2026-11-28'), 'cleanrl': runs('2026-11-28')}})
+    assert 'Hardware: AMD. Runs of 2026-11-28.' in one_day
+    two = bench.section({'Hopper-v4': {'ours': runs('2026-11-29'), 'cleanrl': runs('2026-11-28')}})
+    assert 'Hardware: AMD. Runs of 2026-11-28 to 2026-11-29.' in two
+
+
 def test_halfcheetah_trains_with_its_own_file_as_puffer_train_mujoco_halfcheetah_does(bench):
     from pufferlib import config as configuration
     flags = bench.task_config('HalfCheetah-v4')
