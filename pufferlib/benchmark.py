@@ -132,14 +132,26 @@ def read_results(path: str, empty: dict) -> dict:
     """A measuring script's results file (JSON), or `empty` before its first run wrote one."""
     if not os.path.exists(path):
         return empty
-    with open(path) as f:
-        return json.load(f)
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except json.JSONDecodeError as exc:  # a sweep would otherwise start over and overwrite what it held
+        raise PufferError(f'{path} is not valid JSON ({exc}): restore it (`git checkout -- {path}` for the '
+                          'committed one) or move it aside to start over; nothing was run or written') from None
 
 
 def write_results(path: str, results: dict) -> None:
+    """Replace the results file at once: a sweep killed while writing leaves the previous file whole."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as f:
-        json.dump(results, f, indent=1)
+    with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), prefix='.results-', suffix='.json',
+                                     delete=False) as f:
+        try:
+            json.dump(results, f, indent=1)
+        except BaseException:
+            os.unlink(f.name)
+            raise
+    os.chmod(f.name, 0o644)  # a temporary file is private; the results file is read by others
+    os.replace(f.name, path)
 
 
 def update_section(name: str, heading: str, text: str, path: str) -> str:

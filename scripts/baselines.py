@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from pufferlib import benchmark as bd
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, 'docs', 'baselines.md')
 PNG_DIR = os.path.join(ROOT, 'docs', 'baselines')
@@ -172,10 +174,7 @@ def use_docs(folder):
 
 def read_results(path):
     """A results file (RESULTS, ACCEPTANCE_RESULTS) as a dict; empty before the first run wrote it."""
-    if not os.path.exists(path):
-        return {}
-    with open(path) as f:
-        return json.load(f)
+    return bd.read_results(path, {})
 
 
 # A section another script keeps in the page (`## heading`, then its text between <!-- name:start --> and
@@ -208,9 +207,7 @@ def record_acceptance(result):
             'curve': curve[::stride] + ([curve[-1]] if curve and (len(curve) - 1) % stride else []),
             'hardware': hardware(), 'date': time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}
     runs.setdefault(result['env'], {})[str(result['seed'])] = kept
-    os.makedirs(PNG_DIR, exist_ok=True)
-    with open(ACCEPTANCE_RESULTS, 'w') as f:
-        json.dump(runs, f, indent=1)
+    bd.write_results(ACCEPTANCE_RESULTS, runs)
     draw_acceptance(result['env'], runs[result['env']])
     return write_doc(read_results(RESULTS))
 
@@ -526,12 +523,10 @@ def main():
             print(f'{env}: FAILED: {e}', flush=True)
             failed.append(env)
             continue
-        os.makedirs(PNG_DIR, exist_ok=True)
-        with open(RESULTS, 'w') as f:
-            json.dump(results, f, indent=1)
+        bd.write_results(RESULTS, results)
         write_doc(results)
     return 1 if failed else 0
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(bd.run_main(main))

@@ -147,3 +147,13 @@ def test_a_probe_runs_cleanrl_from_its_own_venv():
     done = _run('run', '--side', 'cleanrl', '--env', 'hopper', '--seed', '1', '--steps', '4096', '--no-write')
     assert done.returncode == 0, done.stderr
     assert 'done  cleanrl Hopper-v4 seed 1: return' in done.stderr
+
+
+def test_a_damaged_results_file_stops_the_sweep_before_it_runs_or_writes(bench, tmp_path, monkeypatch, capsys):
+    results, doc = tmp_path / 'mujoco.json', tmp_path / 'baselines.md'
+    results.write_text('{"Hopper-v4": {"ours": {"1": {"return": 25')
+    monkeypatch.setattr(bench, 'RESULTS', str(results))
+    monkeypatch.setattr(bench, 'DOC', str(doc))
+    assert bench.bd.run_main(lambda: bench.main(['render'])) == 2
+    assert 'mujoco.json is not valid JSON' in capsys.readouterr().err
+    assert results.read_text().endswith('25') and not doc.exists()

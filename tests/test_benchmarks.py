@@ -312,3 +312,25 @@ def test_bench_vector_only_keeps_the_named_rows_and_serial():
     rows = [line.split(' | ')[2] for line in out.splitlines() if line.startswith('| CartPole busy')]
     assert rows[0] == 'Serial' and len(rows) > 1 and all('pool' in name for name in rows[1:])
     assert '--cpu-clock' in out and 'wrote' not in out
+
+
+def test_a_results_file_is_replaced_whole_or_not_at_all(tmp_path):
+    path = str(tmp_path / 'results' / 'runs.json')
+    bd.write_results(path, {'hopper': {'1': 2500.0}})
+    assert bd.read_results(path, {}) == {'hopper': {'1': 2500.0}}
+    with pytest.raises(TypeError):  # fails half-way through the dump: the file before it stays as it was
+        bd.write_results(path, {'hopper': {'1': 2500.0}, 'walker': object()})
+    assert bd.read_results(path, {}) == {'hopper': {'1': 2500.0}}
+    assert os.listdir(tmp_path / 'results') == ['runs.json']  # no temporary file left behind
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o644)
+
+
+def test_a_damaged_results_file_is_one_clear_error_and_stays_as_it_is(tmp_path, capsys):
+    path = tmp_path / 'runs.json'
+    path.write_text('{"hopper": {"1": 25')  # cut off mid-write by an older writer
+    with pytest.raises(bd.PufferError, match='not valid JSON .*git checkout -- .*move it aside'):
+        bd.read_results(str(path), {})
+    assert bd.run_main(lambda: bd.read_results(str(path), {}) and 0) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and 'runs.json is not valid JSON' in err
+    assert path.read_text() == '{"hopper": {"1": 25'
