@@ -140,11 +140,11 @@ def read_results(path: str, empty: dict) -> dict:
                           'committed one) or move it aside to start over; nothing was run or written') from None
 
 
-def write_results(path: str, results: dict) -> None:
+def write_results(path: str, results: dict | list) -> None:
     """Replace the results file at once: a sweep killed while writing leaves the previous file whole."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with tempfile.NamedTemporaryFile('w', dir=os.path.dirname(path), prefix='.results-', suffix='.json',
-                                     delete=False) as f:
+    folder = os.path.dirname(path) or '.'
+    os.makedirs(folder, exist_ok=True)
+    with tempfile.NamedTemporaryFile('w', dir=folder, prefix='.results-', suffix='.json', delete=False) as f:
         try:
             json.dump(results, f, indent=1)
         except BaseException:

@@ -31,7 +31,6 @@ the checked value, and the best logged row. Runs of the second-wave games are al
 docs/baselines/acceptance.json, drawn and written into docs/baselines.md (scripts/baselines.py).
 """
 import argparse
-import json
 import os
 import platform
 import sys
@@ -45,7 +44,7 @@ from pufferlib import train as training
 
 sys.path.insert(0, __file__.rsplit('/', 1)[0])
 import baselines  # noqa: E402
-from pufferlib.benchmark import update_section  # noqa: E402
+from pufferlib.benchmark import update_section, write_results  # noqa: E402
 
 
 def scripted_baseline(env, config, metric, seed):
@@ -252,8 +251,7 @@ def main():
             print(f'{env}: stopped by {result["interrupted"]}, so not recorded', flush=True)
             return training.STOP_SIGNALS.get(result['interrupted'], 1)
         if args.results:
-            with open(args.results, 'w') as f:
-                json.dump(results, f, indent=1)
+            write_results(args.results, results)
         if not args.seconds and env in baselines.ACCEPTANCE_ENVS:
             print(f'recorded in {baselines.record_acceptance(result)}', flush=True)
     text = table(results, args.seed)

@@ -182,8 +182,8 @@ class Check:
         return result
 
     def save(self) -> None:
-        with open(os.path.join(self.out, 'results.json'), 'w') as f:
-            json.dump(self.results, f, indent=1)
+        from pufferlib import benchmark as bd  # import-light; whole or not at all if the time limit kills us here
+        bd.write_results(os.path.join(self.out, 'results.json'), self.results)
 
     def pytest(self) -> None:
         """The test files that hold GPU tests, whole on the GPU (a CPU regression shows there too); rehearsing,
@@ -346,6 +346,7 @@ def merge(outs: list[str], into: str) -> str:
     """Several runs' OUT folders as one in `into` (results.json, gpu.md, curves.png): each step from the last
     run where it passed, else from the last run that has it. A rerun after a fix, or with the minutes the first
     run lacked, fills in what the first could not; a step that passed twice keeps its latest figures."""
+    from pufferlib import benchmark as bd
     runs = []
     for out in outs:
         with open(os.path.join(out, 'results.json')) as f:
@@ -359,9 +360,7 @@ def merge(outs: list[str], into: str) -> str:
     merged = {'rehearsal': any(run['rehearsal'] for run in runs), 'steps': steps,
               'machine': '; '.join(machines) + f' ({len(runs)} runs of the check, each step from the last run '
                                                'where it passed)'}
-    os.makedirs(into, exist_ok=True)
-    with open(os.path.join(into, 'results.json'), 'w') as f:
-        json.dump(merged, f, indent=1)
+    bd.write_results(os.path.join(into, 'results.json'), merged)
     write_markdown(merged, into)
     plot_curves(merged, os.path.join(into, 'curves.png'))
     return into
