@@ -325,6 +325,12 @@ def test_a_results_file_is_replaced_whole_or_not_at_all(tmp_path):
     assert oct(os.stat(path).st_mode & 0o777) == oct(0o644)
 
 
+def test_a_results_file_may_be_a_list_named_relative_to_the_working_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # acceptance_train.py --results go.json
+    bd.write_results('go.json', [{'env': 'go', 'solved': True}])
+    assert bd.read_results(str(tmp_path / 'go.json'), {}) == [{'env': 'go', 'solved': True}]
+
+
 def test_a_damaged_results_file_is_one_clear_error_and_stays_as_it_is(tmp_path, capsys):
     path = tmp_path / 'runs.json'
     path.write_text('{"hopper": {"1": 25')  # cut off mid-write by an older writer
