@@ -83,7 +83,7 @@ RECIPE_ROWS = [
      'as Andrychowicz et al. 2020 recommend)', '1-5', '-', '2,233 (1.11x)', '3,403 (0.93x)', 'no'),
     ('rewards scaled by the trainer with one statistic for all 8 envs (`train.normalize_rewards`) rather than '
      'by each env with its own', '1-5', '6,379 (2.48x; seeds 1-2)', '2,586 (1.29x)', '3,579 (0.98x)',
-     'yes: the table, swept again'),
+     'yes: the table'),
 ]
 NOTE = '\n'.join([
     '**How the recipe got here.** Ours only, one change a row (each from the row above it), final returns as in '
@@ -93,10 +93,10 @@ NOTE = '\n'.join([
     '**What five seeds settle.** The same recipe, drawn three times with other rounding, read Hopper 2,563 / '
     '1,932 / 2,308 and Walker2d 3,269 / 3,824 / 2,741: rounding alone moves a five-seed mean by a fifth, more '
     'than the gap to CleanRL, as the p column says. Both sides are bimodal on HalfCheetah (a seed learns to '
-    'run or levels off near 1,200-1,700: CleanRL\'s seeds 1, 4 and 5). The ten seeds of the wide critic\'s recipe '
-    'with per-seed numbers (its overhead-cut and NumPy-path rows) read Hopper 2,120 (1.06x of CleanRL\'s, Welch p '
-    '0.61) and Walker2d 3,283 (0.90x, p 0.44); ours spread wider on Walker2d (1,165-5,024 against '
-    '3,001-4,472).', '',
+    'run or levels off near 1,200-1,700: four of CleanRL\'s five seeds in the table). The ten seeds of the wide '
+    'critic\'s recipe with per-seed numbers (its overhead-cut and NumPy-path rows) read Hopper 2,120 (1.06x of '
+    'CleanRL\'s runs on the Intel machine, Welch p 0.61) and Walker2d 3,283 (0.90x, p 0.44); ours spread wider on '
+    'Walker2d (1,165-5,024 against 3,001-4,472).', '',
     '**Speed.** The wider critic cost time (our runs took 490-605 s where they had taken 410-535 s); cutting the '
     'update\'s overhead without changing what it computes (the gradients in one buffer, zeroed and clipped in '
     'one op each; the Gaussian\'s log-density written out) took a 40,960-step Walker2d run from 28.0-28.8 s to '
@@ -109,24 +109,27 @@ NOTE = '\n'.join([
     'Walker2d / Hopper (0.32x / 0.34x). There a third of our run is the Gymnasium env (its Python step costs as '
     'much again as the physics, 325 against 158 us), which both sides pay. `--train.compile true` made our '
     'update slower (backward passes 20 s against 14 s over 61k steps, compile time aside). Timing of the '
-    'table: CleanRL\'s runs on the Intel machine (seeds 1-3 two at a time, 4 and 5 beside earlier runs of ours), '
-    'ours in one later sweep on the AMD machine, two of ours at a time, their walls drifting as that machine '
-    'slowed (Walker2d 467-694 s); its wall ratios therefore span two machines. On one machine: CleanRL\'s seed 1 '
-    'of Hopper and Walker2d, run two at a time on the AMD machine right after that sweep (`run --side cleanrl '
-    '--env hopper walker2d --seed 1 --no-write`), took 1,755 and 1,762 s (572 and 569 steps/s), against 519 and '
-    '471 s for ours in the sweep: 0.30x and 0.27x.', '',
+    'table: all 30 runs in one sweep on the AMD machine, the two sides\' jobs interleaved seed by seed, two at a '
+    'time, so that both sides met the machine in the same state and most runs shared it with a run of the other '
+    'side (the last, CleanRL\'s Walker2d seed 5, beside a run of ours started for that purpose). A side\'s walls '
+    'vary by a third across its runs (ours on Walker2d 533-727 s, CleanRL\'s on Hopper 1,608-2,050 s) with the '
+    'neighbour and the machine\'s state; both sides ran slower here than in earlier runs beside their own kind '
+    '(ours Walker2d seed 1 727 s against 471 s in a sweep of ours only; CleanRL\'s Hopper seed 1 2,050 s '
+    'against 1,755 s beside another of CleanRL\'s, both on other days), so the ratios above hold for runs under '
+    'the same conditions, not for either side alone.', '',
     '**The table\'s runs.** Ours are the family config as it stands (the NumPy path on a CPU, the rewards scaled '
-    'by the trainer with one statistic); CleanRL\'s are its unchanged script, run earlier on the Intel machine. '
-    'A run\'s return depends on the machine only through rounding, but that is enough to move a seed: CleanRL\'s '
-    'seed 1 on the AMD machine ended Hopper at 2,790 and Walker2d at 2,919 (the table: 2,235 and 3,001). With '
-    'eight reward statistics, one per env, their young estimates differ, so each row\'s value targets meant a '
-    'different amount while the critic, which cannot tell the rows apart, fits one; with one, every Hopper seed '
-    'of ours ends above CleanRL\'s mean (Welch p 0.02). Walker2d stays level with CleanRL (0.98x, p 0.90): four '
-    'seeds of ours above CleanRL\'s mean and seed 5 at 1,847 (it has ended low on most recipes tried), a gap '
-    'five seeds cannot tell from noise. Recomputing the advantages every epoch read Hopper 2,753 / 3,179 / 929 / '
-    '3,097 / 1,209 and Walker2d 3,662 / 2,779 / 2,993 / 3,536 / 4,045, within the noise of the recipe without '
-    'it, and was not kept. Still to do: both sides swept on one machine in one run (about five hours of two '
-    'cores, three quarters of it CleanRL\'s).', '',
+    'by the trainer with one statistic); CleanRL\'s are its unchanged script. A run\'s return depends on the '
+    'machine only through rounding, but that is enough to move a seed: CleanRL\'s earlier runs on the Intel '
+    'machine (the table before this sweep) had means of 2,246 / 2,009 / 3,662 on HalfCheetah / Hopper / '
+    'Walker2d, here 1,707 / 2,488 / 3,373. Ours moved less, by up to 154 on a seed (Walker2d seed 4: 4,448 '
+    'then 4,294; seed 5: 1,847, 1,728 in the sweep, 1,847 again beside its last run): our final return gathers '
+    'the last rows logged once a second, so where the rows were cut moves it. With eight reward statistics, one '
+    'per env, their young estimates differ, so each row\'s value targets meant a different amount while the '
+    'critic, which cannot tell the rows apart, fits one; the recipe keeps one. Hopper (1.04x, p 0.67) and '
+    'Walker2d (1.05x, p 0.80) end level with CleanRL, ahead by less than five seeds can tell from noise; '
+    'Walker2d\'s seed 5 of ours ends low (it has on most recipes tried). Recomputing the advantages every epoch '
+    'read Hopper 2,753 / 3,179 / 929 / 3,097 / 1,209 and Walker2d 3,662 / 2,779 / 2,993 / 3,536 / 4,045, within '
+    'the noise of the recipe without it, and was not kept.', '',
     '**Still different from CleanRL.** Our observation statistics are updated once a rollout (CleanRL: every '
     'step; our first rollout is not normalised at all); the reward statistic gathers 8 envs\' returns, CleanRL\'s '
     'one env\'s.',
