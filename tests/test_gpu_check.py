@@ -119,3 +119,61 @@ def test_the_wheel_list_comes_from_constraints():
     for name, version in pins.items():
         assert f'{name}=={version}' in constraints
     assert {'gymnasium', 'pettingzoo', 'setuptools'} <= {name.lower() for name in pins}
+
+
+def _write_docs(*outs, docs):
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', *map(str, outs),
+                           '--docs', str(docs)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def _docs(tmp_path):
+    docs = tmp_path / 'docs'
+    docs.mkdir()
+    (docs / 'benchmarks.md').write_text('# Benchmarks\n')
+    (docs / 'baselines.md').write_text('# Baselines\n')
+    return docs
+
+
+def test_a_run_cut_off_by_its_time_limit_still_goes_into_the_docs(tmp_path):
+    """results.json is saved after every step, gpu.md only at the end: the steps a killed run finished are
+    written into the docs, and the ones it never reached are simply absent."""
+    out = tmp_path / 'out'
+    out.mkdir()
+    steps = {'kernel': {'ok': True, 'kernel': 'cuda', 'max_abs_error': 2e-7, 'cases': [{'dtype': 'float32'}]},
+             'tests': {'ok': True, 'summary': '12 passed in 3.1s'},
+             'speed-puffer_breakout-default-512': {'sps': 1.5e6, 'finite': True,
+                                                   'flags': ['--vec.num-envs', '16']}}
+    (out / 'results.json').write_text(json.dumps({'rehearsal': False, 'machine': 'NVIDIA H200', 'steps': steps}))
+    docs = _docs(tmp_path)
+    done = _write_docs(out, docs=docs)
+    assert done.returncode == 0, done.stderr
+    benchmarks = (docs / 'benchmarks.md').read_text()
+    assert 'NVIDIA H200' in benchmarks and '| puffer_breakout | default | 8192 | 1.50M |' in benchmarks
+    assert '12 passed' in benchmarks and 'puffer_pong' not in benchmarks
+    assert '<!-- gpu-solve:start -->' in (docs / 'baselines.md').read_text()
+    assert not (out / 'gpu.md').exists()  # what came back from the GPU machine is read, never written
+    kept = json.loads((docs / 'results' / 'gpu_check.json').read_text())
+    assert kept['steps'] == steps and kept['machine'] == 'NVIDIA H200'
+
+
+@pytest.mark.parametrize('case', ['missing', 'parent', 'damaged', 'not-ours'])
+def test_a_wrong_folder_for_write_docs_is_one_error_and_leaves_the_docs_alone(tmp_path, case):
+    good = tmp_path / 'good'
+    good.mkdir()
+    (good / 'results.json').write_text(json.dumps({'rehearsal': True, 'steps': {}}))
+    bad = tmp_path / 'bad'
+    if case != 'missing':
+        bad.mkdir()
+    if case == 'damaged':
+        (bad / 'results.json').write_text('{"rehearsal": true, "steps": {')   # cut off while copying
+    elif case == 'not-ours':
+        (bad / 'results.json').write_text(json.dumps([{'env': 'puffer_pong'}]))  # another script's results
+    docs = _docs(tmp_path)
+    before = {p.name: p.read_text() for p in docs.iterdir()}
+    done = _write_docs(good, bad, docs=docs)
+    assert done.returncode == 2 and 'Traceback' not in done.stderr, done.stderr
+    message = done.stderr.strip()
+    assert message.startswith('gpu_check: ') and message.endswith('nothing in docs/ was changed')
+    assert str(bad) in message and {'missing': 'not a folder', 'parent': 'no results.json',
+                                    'damaged': 'not valid JSON', 'not-ours': 'not a GPU check'}[case] in message
+    assert {p.name: p.read_text() for p in docs.iterdir()} == before
