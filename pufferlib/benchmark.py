@@ -128,8 +128,9 @@ def machine(extra: Iterable[str] = ()) -> str:
     return '; '.join(parts)
 
 
-def read_results(path: str, empty: dict) -> dict:
-    """A measuring script's results file (JSON), or `empty` before its first run wrote one."""
+def read_results(path: str, empty: Any) -> Any:
+    """A measuring script's results file (JSON: a dict for most, a list for some), or `empty` before its first
+    run wrote one. Each script knows the shape it wrote, so the type is left to it."""
     if not os.path.exists(path):
         return empty
     try:
