@@ -50,6 +50,11 @@ class RewardScaler:
             scaled = np.clip(scaled, -self.clip, self.clip)
         return scaled.astype(np.float32)
 
+    def restart(self, rows: slice = slice(None)) -> None:
+        """The rows' envs were reset outside a step: their discounted returns start again from 0, while the
+        statistics, which describe the task rather than an episode, are kept."""
+        self.returns[rows] = 0.0
+
     @property
     def std(self) -> float:
         return math.sqrt(self.var + 1e-8)

@@ -44,6 +44,18 @@ def test_a_block_of_rows_moves_only_its_own_returns():
     np.testing.assert_array_equal(scaler.returns, [1.0, 0.0, 4.0, 8.0])
 
 
+
+def test_a_restart_ends_the_returns_in_flight_and_keeps_the_statistics():
+    scaler = RewardScaler(3, gamma=0.5, clip=0)
+    scaler(slice(0, 3), np.array([1.0, 2.0, 3.0], np.float32), np.array([False, False, False]))
+    state = scaler.state_dict()
+    scaler.restart(slice(1, 3))
+    np.testing.assert_array_equal(scaler.returns, [1.0, 0.0, 0.0])
+    scaler.restart()
+    np.testing.assert_array_equal(scaler.returns, [0.0, 0.0, 0.0])
+    assert scaler.state_dict() == state
+
+
 @pytest.fixture
 def pendulum_rollout():
     """Two trainers after one 4-env x 32-step rollout on Pendulum from one seed, with normalize_rewards and

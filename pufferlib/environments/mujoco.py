@@ -119,7 +119,7 @@ class MujocoPufferEnv(GymnasiumPufferEnv):
         self.scaler = RewardScaler(1, gamma, clip)  # one row: this env's own statistic
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict]]:
-        self.scaler.returns[:] = 0.0
+        self.scaler.restart()
         return super().reset(seed)
 
     def step(self, actions: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[dict]]:
