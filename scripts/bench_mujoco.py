@@ -376,6 +376,8 @@ def welch_p(ours: dict | None, peer: dict | None) -> str:
     parts the means this far. With a few bimodal seeds a side, a ratio below 1 at a large p says little."""
     if ours is None or peer is None or min(ours['n'], peer['n']) < 2:
         return '-'
+    if len(set(ours['values'])) == 1 and len(set(peer['values'])) == 1:
+        return '-'  # no spread on either side: nothing to test (scipy would warn and answer nan)
     try:
         from scipy.stats import ttest_ind
     except ImportError:  # scipy comes with the league and sweep extras, not with mujoco's

@@ -134,6 +134,7 @@ def test_the_p_value_is_welchs_on_the_per_seed_returns(bench):
     assert bench.welch_p({'n': 3, 'values': ours}, {'n': 3, 'values': peer}) == f'{expected:.2f}'
     assert bench.welch_p({'n': 1, 'values': [1.0]}, {'n': 3, 'values': peer}) == '-'
     assert bench.welch_p(None, {'n': 3, 'values': peer}) == '-'
+    assert bench.welch_p({'n': 2, 'values': [5.0, 5.0]}, {'n': 2, 'values': [3.0, 3.0]}) == '-'  # no spread
 
 
 def test_pending_runs_skip_what_the_results_hold(bench):
