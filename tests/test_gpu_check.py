@@ -17,6 +17,19 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = os.path.join(ROOT, 'scripts')
 
 
+def _write_docs(*outs, docs):
+    return subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', *map(str, outs),
+                           '--docs', str(docs)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def _docs(tmp_path):
+    docs = tmp_path / 'docs'
+    docs.mkdir()
+    (docs / 'benchmarks.md').write_text('# Benchmarks\n')
+    (docs / 'baselines.md').write_text('# Baselines\n')
+    return docs
+
+
 @pytest.mark.timeout(900)  # about 3 minutes on 2 quiet cores; the script's own budget is 420 s
 def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
     out = tmp_path / 'gpu out'   # a space: the folder is quoted everywhere it is passed on
@@ -52,13 +65,9 @@ def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
     failed = [n for n, r in steps.items() if 'error' in r or r.get('ok') is False or r.get('finite') is False]
     assert done.returncode == (1 if failed else 0), (failed, done.stdout[-2000:])
     # What comes back goes into the docs by one command: both sections, replaced in place on a rerun.
-    docs = tmp_path / 'docs'
-    docs.mkdir()
-    (docs / 'benchmarks.md').write_text('# Benchmarks\n')
-    (docs / 'baselines.md').write_text('# Baselines\n')
+    docs = _docs(tmp_path)
     for _ in range(2):
-        subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', str(out),
-                        '--docs', str(docs)], check=True, timeout=120)
+        assert _write_docs(out, docs=docs).returncode == 0
     benchmarks, baselines = (docs / 'benchmarks.md').read_text(), (docs / 'baselines.md').read_text()
     assert benchmarks.count('## On a GPU (scripts/gpu_check.sh)') == 1 and '| puffer_pong | lstm |' in benchmarks
     assert baselines.count('<!-- gpu-solve:start -->') == 1 and '| atari_pong |' in baselines
@@ -70,8 +79,7 @@ def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / 'results.json').write_text(json.dumps(copy))
         runs.append(str(tmp_path / name))
-    subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', *runs,
-                    '--docs', str(docs)], check=True, timeout=120)
+    assert _write_docs(*runs, docs=docs).returncode == 0
     merged = json.loads((docs / 'results' / 'gpu_check.json').read_text())
     assert merged['steps']['kernel'] == steps['kernel'] and merged['steps']['tests'] == steps['tests']
     assert set(merged['steps']) == expected
@@ -119,19 +127,6 @@ def test_the_wheel_list_comes_from_constraints():
     for name, version in pins.items():
         assert f'{name}=={version}' in constraints
     assert {'gymnasium', 'pettingzoo', 'setuptools'} <= {name.lower() for name in pins}
-
-
-def _write_docs(*outs, docs):
-    return subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', *map(str, outs),
-                           '--docs', str(docs)], cwd=ROOT, capture_output=True, text=True, timeout=120)
-
-
-def _docs(tmp_path):
-    docs = tmp_path / 'docs'
-    docs.mkdir()
-    (docs / 'benchmarks.md').write_text('# Benchmarks\n')
-    (docs / 'baselines.md').write_text('# Baselines\n')
-    return docs
 
 
 def test_a_run_cut_off_by_its_time_limit_still_goes_into_the_docs(tmp_path):
