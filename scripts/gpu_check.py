@@ -342,32 +342,36 @@ def passed(result: dict[str, Any]) -> bool:
     return 'skipped' not in result and not step_failed(result)
 
 
+class NotAnOut(ValueError):
+    """A folder given to --write-docs that is not a GPU check's output."""
+
+
 def read_out(out: str) -> dict[str, Any]:
     """OUT's results.json, checked before anything in docs/ is touched: a wrong folder or a damaged copy is
-    one clear error, not a traceback halfway through writing the docs."""
+    one clear error (NotAnOut), not a traceback halfway through writing the docs."""
     path = os.path.join(out, 'results.json')
     if not os.path.isdir(out):
-        raise ValueError(f'{out} is not a folder: pass the OUT folder the GPU check wrote (with results.json)')
+        raise NotAnOut(f'{out} is not a folder: pass the OUT folder the GPU check wrote (with results.json)')
     if not os.path.exists(path):
-        raise ValueError(f'{out} has no results.json: pass the OUT folder the GPU check wrote, not a parent '
-                         'or a step folder; a run cut off before its first step wrote nothing to put in docs')
+        raise NotAnOut(f'{out} has no results.json: pass the OUT folder the GPU check wrote, not a parent '
+                       'or a step folder; a run cut off before its first step wrote nothing to put in docs')
     try:
         with open(path) as f:
             run = json.load(f)
     except json.JSONDecodeError as exc:
-        raise ValueError(f'{path} is not valid JSON ({exc}): copy it again from the GPU machine\'s output') from None
+        raise NotAnOut(f'{path} is not valid JSON ({exc}): copy it again from the GPU machine\'s output') from None
     if not isinstance(run, dict) or not isinstance(run.get('steps'), dict) or 'rehearsal' not in run:
-        raise ValueError(f'{path} is not a GPU check\'s results (no "steps" and "rehearsal"): pass the OUT '
-                         'folder of scripts/gpu_check.sh')
+        raise NotAnOut(f'{path} is not a GPU check\'s results (no "steps" and "rehearsal"): pass the OUT '
+                       'folder of scripts/gpu_check.sh')
     return run
 
 
-def merge(outs: list[str], into: str) -> str:
-    """Several runs' OUT folders as one in `into` (results.json, gpu.md, curves.png): each step from the last
-    run where it passed, else from the last run that has it. A rerun after a fix, or with the minutes the first
-    run lacked, fills in what the first could not; a step that passed twice keeps its latest figures."""
+def merge(runs: list[dict[str, Any]], into: str) -> str:
+    """Several runs' results (read_out) as one OUT folder in `into` (results.json, gpu.md, curves.png): each
+    step from the last run where it passed, else from the last run that has it. A rerun after a fix, or with the
+    minutes the first run lacked, fills in what the first could not; a step that passed twice keeps its latest
+    figures."""
     from pufferlib import benchmark as bd
-    runs = [read_out(out) for out in outs]
     steps: dict[str, Any] = {}
     for run in runs:
         for name, result in run['steps'].items():
@@ -386,15 +390,16 @@ def merge(outs: list[str], into: str) -> str:
 def write_docs(outs: list[str], docs: str) -> None:
     """OUT/gpu.md's two sections into docs/benchmarks.md and docs/baselines.md (curves beside them); with
     several OUT folders, their merge (see merge). The results.json behind the sections is kept in
-    docs/results/gpu_check.json."""
+    docs/results/gpu_check.json. Every folder is read (read_out) before anything in `docs` is written."""
     import shutil
 
     from pufferlib import benchmark as bd
+    runs = [read_out(out) for out in outs]
     out = outs[0]
     # A run cut off by its time limit saved results.json after each step but never wrote gpu.md: the merge
     # of that one run writes it from the steps it finished.
     if len(outs) > 1 or not os.path.exists(os.path.join(out, 'gpu.md')):
-        out = merge(outs, tempfile.mkdtemp(prefix='puffer-gpu-merge-'))
+        out = merge(runs, tempfile.mkdtemp(prefix='puffer-gpu-merge-'))
     os.makedirs(os.path.join(docs, 'results'), exist_ok=True)
     shutil.copy(os.path.join(out, 'results.json'), os.path.join(docs, 'results', 'gpu_check.json'))
     with open(os.path.join(out, 'gpu.md')) as f:
@@ -432,12 +437,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.write_docs:
         try:
-            for out in args.write_docs:  # every folder checked before docs/ is touched
-                read_out(out)
-        except ValueError as exc:
+            write_docs(args.write_docs, args.docs)
+        except NotAnOut as exc:
             print(f'gpu_check: {exc}; nothing in docs/ was changed', file=sys.stderr)
             return 2
-        write_docs(args.write_docs, args.docs)
         return 0
     if not args.out:
         parser.error('--out OUT is needed (or --write-docs OUT)')

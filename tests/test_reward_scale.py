@@ -44,7 +44,6 @@ def test_a_block_of_rows_moves_only_its_own_returns():
     np.testing.assert_array_equal(scaler.returns, [1.0, 0.0, 4.0, 8.0])
 
 
-
 def test_a_restart_ends_the_returns_in_flight_and_keeps_the_statistics():
     scaler = RewardScaler(3, gamma=0.5, clip=0)
     scaler(slice(0, 3), np.array([1.0, 2.0, 3.0], np.float32), np.array([False, False, False]))
