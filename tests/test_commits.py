@@ -28,3 +28,37 @@ def test_a_long_subject_or_a_missing_blank_line_is_refused(tmp_path):
 def test_the_history_since_the_rule_keeps_to_it():
     out = subprocess.run(['bash', SCRIPT], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert out.returncode == 0, out.stderr
+
+
+def _repo_with_history(path, subjects):
+    """A small repository holding this script, one commit per subject (the last one on top)."""
+    os.makedirs(path / 'scripts')
+    (path / 'scripts' / 'check_commits.sh').write_text(open(SCRIPT).read())
+    git = ['git', '-C', str(path), '-c', 'user.name=t', '-c', 'user.email=t@t']
+    subprocess.run(git + ['init', '-q'], check=True)
+    for i, subject in enumerate(subjects):
+        (path / 'f').write_text(str(i))
+        subprocess.run(git + ['add', '-A'], check=True)
+        subprocess.run(git + ['commit', '-q', '-m', subject], check=True)
+
+
+def test_a_shallow_clone_judges_the_commits_it_has(tmp_path):
+    # A shallow clone lacks the commit the rule began at: it judges what it has, never nothing.
+    _repo_with_history(tmp_path / 'full', ['one', 'two', 'y' * 73, 'four'])
+    for depth, ok in ((1, True), (2, False)):
+        clone = tmp_path / f'depth{depth}'
+        subprocess.run(['git', 'clone', '-q', '--depth', str(depth), f'file://{tmp_path / "full"}', str(clone)],
+                       check=True)
+        out = subprocess.run(['bash', str(clone / 'scripts' / 'check_commits.sh')], capture_output=True,
+                             text=True, timeout=60)
+        assert f'judging the {depth} commits it has' in out.stdout
+        assert (out.returncode == 0) == ok, out.stderr
+        if not ok:
+            assert 'the subject is 73 characters' in out.stderr
+
+
+def test_a_full_history_without_the_rule_commit_is_an_error(tmp_path):
+    _repo_with_history(tmp_path, ['one'])
+    out = subprocess.run(['bash', str(tmp_path / 'scripts' / 'check_commits.sh')], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 1 and 'is not in this history and the clone is not shallow' in out.stderr
