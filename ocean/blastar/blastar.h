@@ -73,11 +73,14 @@ static void bl_new_wave(Blastar *env) {
     env->alive = env->cfg.wave_size;
 }
 
+/* The shot and the bombs are cleared whole, not just marked dead: a dead slot is observed as its
+ * coordinates times 0, whose sign bit follows the stale coordinates, so leftovers from the last life
+ * would make a replay after reset(seed) differ in the bytes of its -0.0 / +0.0. */
 static void bl_new_ship(Blastar *env) {
     env->x = BL_W / 2;
     env->y = BL_SHIP_BOTTOM - 8.0f;
-    env->shot.live = 0;
-    for (int i = 0; i < BL_MAX_BOMBS; i++) env->bomb[i].live = 0;
+    env->shot = (BlastarThing){0};
+    for (int i = 0; i < BL_MAX_BOMBS; i++) env->bomb[i] = (BlastarThing){0};
 }
 
 /* Branch-free: a slot that is not live multiplies to 0 (its coordinates stay finite). Only the wave's
