@@ -496,3 +496,22 @@ def test_bench_league_takes_per_method_budgets_a_cpu_clock_and_writes_its_doc_bl
     assert missing.returncode != 0 and 'needs one' in missing.stderr  # before any run: no block for leduc
     wrong = bench_league('--game', 'kuhn', '--methods', 'cfr+', '--budgets', 'psro=3')
     assert wrong.returncode == 2 and "'psro' is not one of the --methods" in wrong.stderr
+
+
+def test_an_env_whose_rows_play_side_by_side_is_refused_before_any_file(tmp_path, capsys, monkeypatch):
+    """puffer_drone has four agent rows per game, but they fly together: no seats, no opponent."""
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    assert cli.main(['league', 'puffer_drone']) == 2
+    err = capsys.readouterr().err
+    assert 'puffer_drone has 4 agent rows per game that play side by side, not seats' in err
+    assert 'puffer_kuhn' in err and 'puffer_slimevolley' in err and 'Traceback' not in err
+    assert not os.path.exists(tmp_path / 'leagues') or not os.listdir(tmp_path / 'leagues')
+
+
+def test_steps_per_iteration_below_one_rollout_names_the_league_flag_before_any_file(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    assert cli.main(['league', 'puffer_slimevolley', '--league.steps-per-iteration', '20000']) == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith('puffer league: error: league.steps_per_iteration=20,000 is less than one rollout')
+    assert 'raise it to at least' in line and 'total_timesteps' not in line
+    assert not os.path.exists(tmp_path / 'leagues') or not os.listdir(tmp_path / 'leagues')

@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from pufferlib import cluster, rundir
+from pufferlib import cluster, invocation, registry, rundir
 from pufferlib import config as configuration
-from pufferlib.arena import Arena, LeagueError, NetworkPlayer, no_builtin_player
+from pufferlib.arena import Arena, LeagueError, NetworkPlayer, no_builtin_player, two_seat_envs
 from pufferlib.league.gametree import GameTree, game_tree
 from pufferlib.league.payoffs import PayoffTable, Ratings
 from pufferlib.league.referee import OPENSPIEL_GAMES, mixture_exploitability
@@ -141,6 +141,19 @@ def check_settings(settings: dict[str, Any], env_name: str) -> None:
                           f'{", ".join(OPENSPIEL_GAMES)}, not {env_name}; set --league.output meta')
 
 
+def check_seats(env_name: str, config: Config, rows: int) -> None:
+    """An Ocean env is a game between seats when it has a `two_player` option. One whose `rows` agent rows
+    play side by side (puffer_drone's drones, puffer_snake's snakes) has no opponent, and a league on it would
+    report zero-sum payoffs of a game that is not one. Other families: the arena's count of seats stands."""
+    if registry.family_of(env_name) != 'ocean' or 'two_player' in config['env']:
+        return
+    seated = ', '.join(two_seat_envs())
+    raise LeagueError(f'{env_name} has {rows} agent rows per game that play side by side, not seats of one game, '
+                      f'and population play needs two or more seats: use {seated} (two_player on, as a league sets '
+                      f"it) or PettingZoo's turn-based games (pettingzoo_tictactoe, ...); "
+                      f'`{invocation.command("envs")}` lists every env')
+
+
 def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = None, root: str | None = None) -> str:
     """A new league directory with its resolved config (league.toml); returns its path. An env that
     has a `two_player` option gets it on unless a flag says otherwise."""
@@ -148,14 +161,22 @@ def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = N
     if 'two_player' in config['env'] and not any(f.replace('_', '-').startswith('--env.two-player') for f in flags):
         config['env']['two_player'] = True
     check_settings(config['league'], env_name)
-    rollout = config['league']['num_envs'] * config['train']['bptt_horizon']
-    if config['train']['minibatch_size'] > rollout:  # else the first response would fail after iteration 0
+    games, horizon = config['league']['num_envs'], config['train']['bptt_horizon']
+    rollout = games * horizon  # the learner has one row per game
+    # Both would fail only after iteration 0 had written the directory, in the trainer's words
+    # (train.total_timesteps) rather than the league flag the user set.
+    if config['train']['minibatch_size'] > rollout:
         raise configuration.ConfigError(
             f'train.minibatch_size={config["train"]["minibatch_size"]} is larger than one rollout of the learner '
-            f'(league.num_envs {config["league"]["num_envs"]} x train.bptt_horizon {config["train"]["bptt_horizon"]}'
-            f' = {rollout}); lower it or raise league.num_envs')
+            f'(league.num_envs {games} x train.bptt_horizon {horizon} = {rollout}); lower it or raise league.num_envs')
+    if config['league']['steps_per_iteration'] < rollout:
+        raise LeagueError(
+            f'league.steps_per_iteration={config["league"]["steps_per_iteration"]:,} is less than one rollout of the '
+            f'learner (league.num_envs {games} x train.bptt_horizon {horizon} = {rollout:,} steps); raise it to at '
+            f'least {rollout:,} or lower league.num_envs')
     arena = League.open_env(env_name, config, games=1)  # an env without two seats fails here, before any file
     arena.close()
+    check_seats(env_name, config, arena.seats)
     if config['league']['baseline_share'] > 0 and not arena.supports_builtin:
         raise LeagueError(f'league.baseline_share={config["league"]["baseline_share"]}: '
                           f'{no_builtin_player(env_name)}; set --league.baseline-share 0')
