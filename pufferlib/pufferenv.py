@@ -205,6 +205,14 @@ class ActionCheck:
                             'wrapped or clipped')
 
 
+def not_a_reward(where: str, reward: object) -> APITypeError:
+    """The error for a reward that is not a number (a string, None, a list), from the env described by `where`
+    (an agent's name appended where there are several)."""
+    shown = repr(reward) if len(repr(reward)) <= 40 else repr(reward)[:37] + '...'
+    return APITypeError(f'{where}: step() returned the reward {shown} of type {type(reward).__name__}; a reward is '
+                        'a number (int, float or a NumPy scalar): convert it in the env, e.g. float(reward)')
+
+
 def nonfinite_rows(observations: np.ndarray, rewards: np.ndarray, obs_dtype: npt.DTypeLike | None = None) -> np.ndarray:
     """Positions of the rows whose reward, or any floating-point observation value, is NaN or +-inf.
 

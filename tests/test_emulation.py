@@ -1,3 +1,5 @@
+import functools
+
 import gymnasium
 import numpy as np
 import pytest
@@ -6,6 +8,8 @@ from gymnasium import spaces
 from gymnasium.utils.env_checker import check_env
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+import pettingzoo
+import pettingzoo.utils
 
 import pufferlib
 import pufferlib.vector
@@ -514,3 +518,64 @@ def test_gymnasium_warnings_reach_the_pytest_summary_as_plain_text():
     with pytest.warns(UserWarning) as caught:
         gymnasium.logger.warn('a Box observation space minimum value is -infinity')
     assert str(caught[0].message) == 'WARN: a Box observation space minimum value is -infinity'  # no ANSI codes
+
+
+class RewardOf(gymnasium.Env):
+    """Pays `reward` on every step, whatever it is."""
+    observation_space, action_space = spaces.Box(-1, 1, (2,), np.float32), spaces.Discrete(2)
+
+    def __init__(self, reward='1.0'):
+        self.reward = reward
+
+    def reset(self, seed=None, options=None):
+        return np.zeros(2, np.float32), {}
+
+    def step(self, action):
+        return np.zeros(2, np.float32), self.reward, False, False, {}
+
+
+class RewardOfAgents(pettingzoo.ParallelEnv):
+    """Two agents; agent 'b' is paid `reward`, whatever it is."""
+    metadata = {'name': 'reward_of_agents_v0'}
+
+    def __init__(self, reward='1.0'):
+        self.possible_agents, self.reward = ['a', 'b'], reward
+
+    def observation_space(self, agent):
+        return spaces.Box(-1, 1, (2,), np.float32)
+
+    def action_space(self, agent):
+        return spaces.Discrete(2)
+
+    def reset(self, seed=None, options=None):
+        self.agents = list(self.possible_agents)
+        return {a: np.zeros(2, np.float32) for a in self.agents}, {a: {} for a in self.agents}
+
+    def step(self, actions):
+        no = {a: False for a in self.agents}
+        rewards = {'a': 0.0, 'b': self.reward}
+        return {a: np.zeros(2, np.float32) for a in self.agents}, rewards, no, dict(no), {a: {} for a in self.agents}
+
+
+@pytest.mark.parametrize('reward', ['1.0', None, [1.0], b'1'])
+@pytest.mark.parametrize('backend', ['Serial', 'Multiprocessing'])
+def test_a_reward_that_is_not_a_number_is_one_error_naming_the_env(reward, backend):
+    vecenv = pufferlib.vector.make(functools.partial(RewardOf, reward), backend=backend, num_envs=2)
+    vecenv.reset(seed=0)
+    with pytest.raises(Exception) as caught:
+        vecenv.step(np.zeros(2, np.int32))
+    message = str(caught.value)
+    assert f'step() returned the reward {reward!r} of type {type(reward).__name__}' in message
+    assert 'RewardOf' in message and 'float(reward)' in message
+    vecenv.close()
+
+
+@pytest.mark.parametrize('reward', ['1.0', 'one', None])
+@pytest.mark.parametrize('turn_based', [False, True])
+def test_a_pettingzoo_reward_that_is_not_a_number_names_the_agent(reward, turn_based):
+    game = RewardOfAgents(reward)
+    env = PettingZooPufferEnv(env=pettingzoo.utils.parallel_to_aec(game) if turn_based else game)
+    env.reset(seed=0)
+    with pytest.raises(pufferlib.APITypeError, match=r"agent 'b': step\(\) returned the reward"):
+        for _ in range(3):  # a turn-based game credits b's reward on b's turn
+            env.step(np.zeros(2, np.int32))

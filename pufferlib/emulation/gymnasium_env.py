@@ -11,7 +11,7 @@ import numpy.typing as npt
 from gymnasium import spaces
 
 from pufferlib.emulation.spaces import ObservationMismatch, _create, _Emulated, check_observation, mismatch_error
-from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed
+from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed, not_a_reward
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,7 +168,10 @@ class GymnasiumPufferEnv(_Emulated):
         ob, reward, terminated, truncated, info = self.env.step(self._first_action())
         # Gymnasium types the reward as SupportsFloat; it is a number, and float() would change the sum
         # (NumPy 2 keeps a float32 reward's running sum in float32).
-        self.episode_return += reward  # type: ignore[operator]
+        try:
+            self.episode_return += reward  # type: ignore[operator]
+        except TypeError:  # a string, None, a list: free to ask only once it failed
+            raise not_a_reward(self.describe(), reward) from None
         self.episode_length += 1
         self.rewards[0] = reward
         self.terminals[0] = terminated

@@ -10,7 +10,7 @@ from gymnasium import spaces
 from pufferlib.emulation.spaces import (ObservationMismatch, _create, _Emulated, check_observation,
                                        emulate_action_space, mismatch_error)
 from pufferlib.pufferenv import (ActionMaskError, APIUsageError, EnvError, IllegalActionError, SpaceError,
-                                 action_mask_width, check_seed, idle_action_mask)
+                                 action_mask_width, check_seed, idle_action_mask, not_a_reward)
 
 MASK_KEY = 'action_mask'  # where PettingZoo envs put legal actions: observation[MASK_KEY] or info[MASK_KEY]
 MASK_SOURCES = ('auto', 'obs', 'info', 'none')
@@ -267,7 +267,13 @@ class PettingZooPufferEnv(_Emulated):
         self.terminals[...] = False
         self.truncations[...] = False
         for agent, reward in rewards.items():
-            self.rewards[self._row(agent)] = reward
+            # NumPy would store a string reward ('1.0') parsed and None as NaN: bugs in the env, refused.
+            if reward is None or isinstance(reward, (str, bytes)):
+                raise not_a_reward(f'{self.describe()}, agent {agent!r}', reward)
+            try:
+                self.rewards[self._row(agent)] = reward
+            except (TypeError, ValueError):
+                raise not_a_reward(f'{self.describe()}, agent {agent!r}', reward) from None
         for agent, value in terminations.items():
             self.terminals[self._row(agent)] = value
         for agent, value in truncations.items():
@@ -298,7 +304,12 @@ class PettingZooPufferEnv(_Emulated):
             agent = env.agent_selection
             row = self._row(agent)
             _, reward, terminated, truncated, _ = env.last(observe=False)
-            self.rewards[row] += reward
+            if reward is None or isinstance(reward, (str, bytes)):
+                raise not_a_reward(f'{self.describe()}, agent {agent!r}', reward)
+            try:
+                self.rewards[row] += reward
+            except (TypeError, ValueError):
+                raise not_a_reward(f'{self.describe()}, agent {agent!r}', reward) from None
             if not (terminated or truncated):
                 return agent
             self.terminals[row] |= bool(terminated)
