@@ -254,14 +254,27 @@ def cmd_web(args: argparse.Namespace, flags: list[str]) -> int:
     return 0
 
 
+def _at_least(kind: Callable[[str], Any], low: float, high: float | None = None) -> Callable[[str], Any]:
+    """An argparse type: `kind` of the text, in [low, high]; outside (NaN too) it is argparse's one-line error
+    rather than a traceback from deep inside (a port of 99999) or a command that silently does nothing."""
+    def parse(text: str) -> Any:
+        value = kind(text)  # a ValueError here is argparse's "invalid int value"
+        if not value >= low or (high is not None and not value <= high):
+            bound = f'between {low} and {high}' if high is not None else f'at least {low}'
+            raise argparse.ArgumentTypeError(f'{text} is not {bound}')
+        return value
+    parse.__name__ = kind.__name__  # what argparse names in its message
+    return parse
+
+
 def _add_ocean_commands(commands: Commands) -> None:
     bench = commands.add_parser('bench', help='steps per second of an Ocean env on one core (random actions)',
                                 epilog='Env options as in `puffer train`: --env.KEY VALUE, e.g. --env.width 32 '
                                        '(`puffer train ENV --help` lists them).')
     bench.add_argument('env', help='puffer_<name>, or "all" for every Ocean env')
     bench.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options in the older form, e.g. width=32')
-    bench.add_argument('--seconds', type=float, default=2.0, help='timing length per env (default 2)')
-    bench.add_argument('--num-envs', type=int, default=None,
+    bench.add_argument('--seconds', type=_at_least(float, 0.01), default=2.0, help='timing length per env (default 2)')
+    bench.add_argument('--num-envs', type=_at_least(int, 1), default=None,
                        help='env instances in the vector (default: about 4096 agent rows)')
     bench.set_defaults(func=cmd_bench, takes_flags=True)
 
@@ -270,8 +283,9 @@ def _add_ocean_commands(commands: Commands) -> None:
                                       '(`puffer train ENV --help` lists them).')
     play.add_argument('env', help='puffer_<name>')
     play.add_argument('options', nargs='*', metavar='KEY=VALUE', help='env options in the older form, e.g. width=15')
-    play.add_argument('--steps', type=int, default=200)
-    play.add_argument('--fps', type=float, default=15.0, help='frames per second (0: as fast as possible)')
+    play.add_argument('--steps', type=_at_least(int, 1), default=200)
+    play.add_argument('--fps', type=_at_least(float, 0), default=15.0,
+                      help='frames per second (0: as fast as possible)')
     play.add_argument('--seed', type=int, default=0)
     play.add_argument('--scripted', nargs='?', const=True, default=None, metavar='NAME',
                       help="use the env's scripted agent (or the one named) instead of a random one")
@@ -286,7 +300,7 @@ def _add_ocean_commands(commands: Commands) -> None:
     web.add_argument('--checkpoint', default=None, help='the agent: a checkpoint file, a run directory or `latest` '
                                                         '(default: the env\'s scripted player, else random)')
     web.add_argument('--out', default=None, help='folder to write (default: web/<name>, or web/ with --all)')
-    web.add_argument('--serve', nargs='?', type=int, const=8000, default=None, metavar='PORT',
+    web.add_argument('--serve', nargs='?', type=_at_least(int, 0, 65535), const=8000, default=None, metavar='PORT',
                      help='then serve the folder on 127.0.0.1 (default port 8000; 0: a free one)')
     web.set_defaults(func=cmd_web, takes_flags=True)
 
@@ -385,8 +399,10 @@ def build_parser() -> Parser:
     autotune = commands.add_parser('autotune',
                                    help='find the fastest vectorization settings for an env on this machine')
     _add_env_argument(autotune)
-    autotune.add_argument('--max-envs', type=int, default=None, help='largest num_envs to try (default 16 x cores)')
-    autotune.add_argument('--seconds', type=float, default=1.0, help='measuring time per setting (default 1)')
+    autotune.add_argument('--max-envs', type=_at_least(int, 1), default=None,
+                          help='largest num_envs to try (default 16 x cores)')
+    autotune.add_argument('--seconds', type=_at_least(float, 0.01), default=1.0,
+                          help='measuring time per setting (default 1)')
     autotune.set_defaults(func=cmd_autotune)
 
     train = commands.add_parser('train', help='train an agent with PPO (the main job)', add_help=False,

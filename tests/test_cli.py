@@ -54,6 +54,13 @@ BAD_INPUTS = [
     (['eval', 'puffer_pong', '--checkpoint', '/nonexistent/e.pt', '--episodes', '0'], 'episodes must be a positive'),
     (['eval', 'puffer_pong', '--checkpoint', '/nonexistent/e.pt', '--max-steps', '0'], 'max_steps must be a positive'),
     (['eval', 'puffer_pong', '--checkpoint', '/nonexistent/e.pt', '--fps', '0'], 'fps must be a positive'),
+    # Numbers the Ocean commands cannot use: argparse's line, not a traceback or a silent no-op.
+    (['web', 'puffer_pong', '--serve', '99999'], '--serve: 99999 is not between 0 and 65535'),
+    (['play', 'puffer_pong', '--steps', '0'], '--steps: 0 is not at least 1'),
+    (['play', 'puffer_pong', '--fps', '-1'], '--fps: -1 is not at least 0'),
+    (['play', 'puffer_pong', '--fps', 'nan'], '--fps: nan is not at least 0'),
+    (['bench', 'puffer_pong', '--seconds', '0'], '--seconds: 0 is not at least 0.01'),
+    (['autotune', 'puffer_pong', '--max-envs', '0'], '--max-envs: 0 is not at least 1'),
 ]
 
 
