@@ -26,10 +26,13 @@ import datetime
 import fcntl
 import json
 import os
+import signal
 import socket
 import sys
+import threading
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import IO, Any
 
 from pufferlib import invocation
@@ -368,3 +371,26 @@ def find_run(run: str, env: str | None = None) -> str:
             return path
     raise RunNotFoundError(f'{run!r} is not a run directory (no config.toml there or in {experiments_dir()}); '
                            'pass latest, a run id from experiments/, or a run directory')
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (`docker stop`, a scheduler, `kill`) raised as the KeyboardInterrupt that Ctrl-C raises, so one
+    path stops a sweep or a league either way (it prints how to resume); the exit status is the shell's 143."""
+    exit_code = 128 + signal.SIGTERM
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within the block, SIGTERM raises Terminated in the main thread (elsewhere a handler cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: FrameType | None) -> None:
+        raise Terminated('stopped by SIGTERM')
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

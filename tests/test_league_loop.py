@@ -201,6 +201,21 @@ def test_a_league_killed_mid_iteration_resumes_without_losing_or_repeating_one(t
     arena.close()
 
 
+def test_a_league_stopped_by_sigterm_says_how_to_resume_and_resumes(tmp_path):
+    """`docker stop` sends SIGTERM: the league stops with the shell's 143, prints the resume line, and that
+    resume carries on from the finished iterations."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '50', *TINY], root=str(tmp_path))
+    proc = start_league(path, until=lambda: len(iterations(path)) >= 1)
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=300)[1].decode()
+    assert proc.returncode == 143, err
+    assert 'league interrupted after' in err and f'--resume {path}' in err and 'Traceback' not in err
+    done = len(iterations(path))
+    summary = league.League(path, ['--league.iterations', str(done + 1)]).run(printer=None)
+    assert summary['iterations'] == done + 1
+    assert [r['iteration'] for r in iterations(path)] == list(range(done + 1))
+
+
 def test_a_running_league_cannot_be_resumed_twice(tmp_path):
     """Two drivers of one league would both append to its ledger: the second is refused, naming the first."""
     path = league.create('puffer_kuhn', ['--league.iterations', '50', *TINY], root=str(tmp_path))

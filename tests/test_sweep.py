@@ -813,6 +813,24 @@ def sigkill_sweep_when(experiments, flags, ready, timeout):
     return path, running
 
 
+def test_a_sweep_stopped_by_sigterm_says_how_to_resume(experiments):
+    """`docker stop` sends SIGTERM: the running trial is stopped without an end record (it reruns on resume),
+    the resume line is printed, and the exit status is the shell's 143."""
+    proc = subprocess.Popen([PUFFER, 'sweep', 'puffer_bandit', *TINY, '--sweep.max-trials', '50', '--quiet'],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        roots = list((experiments / 'sweeps').glob('puffer_bandit-*')) if (experiments / 'sweeps').exists() else []
+        if roots and any(r['type'] == 'start' for r in ledger(str(roots[0]))):
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 143, err
+    assert 'sweep interrupted' in err and f'--resume {roots[0]}' in err and 'Traceback' not in err
+
+
 @pytest.mark.slow
 def test_resume_after_sigkill_loses_and_duplicates_no_trial(experiments):
     def one_done_one_running(records):

@@ -12,6 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -484,23 +485,33 @@ class League:
         """Iterate until the population has league.iterations policies."""
         self.open()
         try:
-            if printer is not None and self.settings['backend'] == 'ray':
-                printer(f'tasks run on Ray: {self.tasks.backend.describe()}')
-            while len(self.names) < self.settings['iterations']:
-                record = self.iterate()
-                if printer is not None:
-                    exploit = record['exploitability']
-                    exploit = '' if exploit is None else f', exploitability {exploit:.4f}'
-                    scripted = record['scripted_win_rate']
-                    scripted = '' if scripted is None else ', wins vs scripted ' + ' '.join(
-                        f'{seat} {rate:.0%}' for seat, rate in scripted.items())
-                    baseline = '' if 'baseline_games' not in record else (
-                        f', in training {record["baseline_games"]:.0%} of games vs scripted, '
-                        f'{record["baseline_win_rate"]:.0%} won')
-                    printer(f'iteration {record["iteration"]}: {record["policy"]} ({record["steps"]:,} steps), '
-                            f'{record["seconds"]:.0f} s{exploit}{scripted}{baseline}')
+            with rundir.sigterm_interrupts():
+                return self._iterate_all(printer)
+        except KeyboardInterrupt:
+            # The ledger holds every finished iteration; the one in progress is redone on resume.
+            print(f'\nleague interrupted after {len(self.names)} of {self.settings["iterations"]} policies (the '
+                  f'iteration in progress reruns on resume). Resume with:\n  '
+                  f'{invocation.command("league", "--resume", Path(self.path))}', file=sys.stderr)
+            raise
         finally:
             self.close()
+
+    def _iterate_all(self, printer: Callable[[str], None] | None) -> dict[str, Any]:
+        if printer is not None and self.settings['backend'] == 'ray':
+            printer(f'tasks run on Ray: {self.tasks.backend.describe()}')
+        while len(self.names) < self.settings['iterations']:
+            record = self.iterate()
+            if printer is not None:
+                exploit = record['exploitability']
+                exploit = '' if exploit is None else f', exploitability {exploit:.4f}'
+                scripted = record['scripted_win_rate']
+                scripted = '' if scripted is None else ', wins vs scripted ' + ' '.join(
+                    f'{seat} {rate:.0%}' for seat, rate in scripted.items())
+                baseline = '' if 'baseline_games' not in record else (
+                    f', in training {record["baseline_games"]:.0%} of games vs scripted, '
+                    f'{record["baseline_win_rate"]:.0%} won')
+                printer(f'iteration {record["iteration"]}: {record["policy"]} ({record["steps"]:,} steps), '
+                        f'{record["seconds"]:.0f} s{exploit}{scripted}{baseline}')
         return {'path': self.path, 'iterations': len(self.names), 'leaderboard': self.ratings.format_leaderboard()}
 
     def write_views(self, payoffs: PayoffTable, ratings: Ratings) -> None:

@@ -12,13 +12,10 @@ import datetime
 import importlib.util
 import math
 import os
-import signal
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import numpy as np
@@ -424,24 +421,16 @@ def run(path: str, flags: Sequence[str] = (), quiet: bool = False, printer: Prin
     # when the holder dies, so a SIGKILLed sweep resumes.
     lock = rundir.claim(path, 'sweep', SweepError)
     driver = Driver(sweep, quiet, printer)
-    previous_handler = None
-    if threading.current_thread() is threading.main_thread():
-        previous_handler = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
-        driver.loop()
+        with rundir.sigterm_interrupts():
+            driver.loop()
     except KeyboardInterrupt:
         driver.stop()
         raise
     finally:
         driver.close()
         lock.release()
-        if previous_handler is not None:
-            signal.signal(signal.SIGTERM, previous_handler)
     return driver.summary()
-
-
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    raise KeyboardInterrupt
 
 
 def sweep_start_record(sweep: Sweep, k: int, attempt: int, values: dict[str, Any],
