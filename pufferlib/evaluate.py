@@ -10,38 +10,15 @@ import numpy as np
 import torch
 
 import pufferlib
-from pufferlib import invocation
 from pufferlib import config as configuration
-from pufferlib import registry, rundir
-from pufferlib.models import Logits, load_checkpoint, load_policy_weights, make_policy, mask_logits, sample_logits
-from pufferlib.rundir import CheckpointError
+from pufferlib import registry
+from pufferlib.checkpoint import find_checkpoint
+from pufferlib.export import native_bytes
+from pufferlib.models import Logits, mask_logits, sample_logits
+from pufferlib.native import NativeNet, seed_state, twin_header
 
 if TYPE_CHECKING:
     from pufferlib.trainer import RecurrentPolicy
-
-
-def _resolve_checkpoint(env_name: str, checkpoint: str) -> tuple[str, str]:
-    """(checkpoint file, its run directory) from a checkpoint file, a run directory, its checkpoints
-    folder, a run id or `latest` (pufferlib.rundir.latest_run of this env)."""
-    if checkpoint == 'latest':
-        checkpoint = rundir.latest_run(env_name)
-    if not os.path.exists(checkpoint) and os.sep not in checkpoint:
-        in_experiments = os.path.join(rundir.experiments_dir(), checkpoint)  # a run id, as --resume takes
-        if os.path.isdir(in_experiments):
-            checkpoint = in_experiments
-    if not os.path.isdir(checkpoint):
-        return checkpoint, os.path.dirname(os.path.dirname(os.path.abspath(checkpoint)))
-    if os.path.isdir(os.path.join(checkpoint, 'checkpoints')):
-        path = rundir.latest_checkpoint(checkpoint)
-        if path is None:
-            raise CheckpointError(f'run directory {checkpoint} has no checkpoints yet (its checkpoints/ folder '
-                                  'is empty): train it longer, or pass another run')
-        return path, checkpoint
-    names = sorted(n for n in os.listdir(checkpoint) if n.startswith('epoch-') and n.endswith('.pt'))
-    if names:  # a run's checkpoints folder (the names sort by epoch): its newest, and the run above it
-        return os.path.join(checkpoint, names[-1]), os.path.dirname(os.path.abspath(checkpoint))
-    raise CheckpointError(f'{checkpoint} holds no checkpoints: pass a run directory (with checkpoints/ in it), '
-                          'its checkpoints folder, an epoch-*.pt file, a run id or latest')
 
 
 def _render_kwargs(env_name: str) -> dict[str, Any]:
@@ -49,26 +26,6 @@ def _render_kwargs(env_name: str) -> dict[str, Any]:
     if family == 'ocean':
         return {'num_envs': 1}
     return {'render_mode': 'rgb_array'} if family == 'gymnasium' else {}
-
-
-def _load(env_name: str, checkpoint: str, config: dict | None = None) -> tuple[str, dict, dict]:
-    """(checkpoint path, its saved state, the config): the run's saved config unless `config` is given."""
-    path, run_dir = _resolve_checkpoint(env_name, checkpoint)
-    state_dict = load_checkpoint(path)
-    trained = state_dict.get('env')
-    if isinstance(trained, str) and trained and trained != env_name:
-        raise CheckpointError(f'checkpoint {path} was trained on {trained}, not {env_name}: evaluate it '
-                              f'with `{invocation.command("eval", trained, "--checkpoint", checkpoint)}`, or pass a '
-                              f'checkpoint of {env_name}')
-    if config is None:
-        config_path = os.path.join(run_dir, 'config.toml')
-        if os.path.exists(config_path):
-            saved = configuration.read(config_path)
-            saved.pop('_meta', None)
-            config = configuration.merge(configuration.defaults(), saved, config_path)
-        else:
-            config = configuration.load(env_name)
-    return path, state_dict, config
 
 
 def greedy_action(logits: Logits) -> torch.Tensor:
@@ -85,11 +42,8 @@ class _Player:
     """A checkpoint's policy choosing actions for every row of an env, as in training: illegal actions
     (where the env publishes masks) are never played, and an LSTM's state is cleared where an episode ended."""
 
-    def __init__(self, env: Any, config: dict, state_dict: dict, path: str, deterministic: bool = False) -> None:
-        self.env, self.deterministic = env, deterministic
-        self.policy = make_policy(env, config)
-        load_policy_weights(self.policy, state_dict, path)
-        self.policy.eval()
+    def __init__(self, env: Any, policy: torch.nn.Module, deterministic: bool = False) -> None:
+        self.env, self.deterministic, self.policy = env, deterministic, policy
         self.recurrent = getattr(self.policy, 'is_recurrent', False)
         # nn.Module types the methods a recurrent policy adds as tensors or modules: the same object, seen
         # through them.
@@ -115,6 +69,25 @@ class _Player:
                 tensor *= keep
 
 
+class NativePlayer:
+    """`puffer eval --native`: the policy, exported in memory, choosing actions through ocean/puffernet.h
+    for every row of an env; the same interface as the torch player."""
+
+    def __init__(self, env: Any, policy: torch.nn.Module, deterministic: bool = False, seed: int = 0) -> None:
+        self.env = env
+        self.net = NativeNet(native_bytes(policy)[1], env.num_agents, twin_header(policy))
+        self.rng = None if deterministic else seed_state(seed)
+
+    def act(self, obs: np.ndarray) -> np.ndarray:
+        env = self.env
+        actions = self.net.act(obs, getattr(env, 'action_masks', None), self.rng)
+        return actions.reshape(env.actions.shape).astype(env.actions.dtype)
+
+    def episodes_ended(self, terminals: np.ndarray, truncations: np.ndarray) -> None:
+        for row in np.flatnonzero(np.asarray(terminals | truncations).reshape(-1)):
+            self.net.reset(int(row))
+
+
 @contextlib.contextmanager
 def _seeded_sampling(seed: int) -> Iterator[None]:
     """Torch's global generator, which samples the policy's actions, seeded from `seed` and put back as it
@@ -130,18 +103,15 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
     for name, value in (('episodes', episodes), ('max_steps', max_steps), ('fps', fps)):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
             raise pufferlib.APIUsageError(f'{name} must be a positive number, got {value!r}')
-    path, state_dict, config = _load(env_name, checkpoint)
-    env = pufferlib.make(env_name, **{**config['env'], **_render_kwargs(env_name)})
-    player: Any
-    if native:  # the same policy, exported in memory and run by ocean/puffernet.h
-        from pufferlib.export import NativePlayer
-        player = NativePlayer(env, config, state_dict, path, deterministic, seed)
-    else:
-        player = _Player(env, config, state_dict, path, deterministic)
-
+    found = find_checkpoint(env_name, checkpoint)
     frames: list[np.ndarray] = []
     returns: list[float] = []
-    try:
+    with found.open(**_render_kwargs(env_name)) as (env, policy):
+        player: _Player | NativePlayer
+        if native:  # the same policy, exported in memory and run by ocean/puffernet.h
+            player = NativePlayer(env, policy, deterministic, seed)
+        else:
+            player = _Player(env, policy, deterministic)
         obs, _ = env.reset(seed=seed)
         with _seeded_sampling(seed):
             for _ in range(max_steps):
@@ -154,10 +124,8 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
                 returns.extend(info['episode_return'] for info in infos if 'episode_return' in info)
                 if len(returns) >= episodes:
                     break
-    finally:
-        env.close()
     result = {'episodes': len(returns), 'mean_return': float(np.mean(returns)) if returns else float('nan'),
-              'returns': returns, 'checkpoint': path, 'global_step': int(state_dict.get('global_step', 0))}
+              'returns': returns, 'checkpoint': found.path, 'global_step': found.global_step}
     if video:
         if not frames:
             raise pufferlib.APIUsageError(f'{env_name} rendered no frames, so there is no video to write')
@@ -183,14 +151,15 @@ def episode_means(env_name: str, checkpoint: str | None = None, config: dict | N
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise pufferlib.APIUsageError(f'{name} must be a positive whole number, got {value!r}')
     player = None
-    if checkpoint is not None:
-        path, state_dict, config = _load(env_name, checkpoint, config)
+    found = find_checkpoint(env_name, checkpoint, config) if checkpoint is not None else None
+    if found is not None:
+        config = found.config
     elif config is None:
         config = configuration.load(env_name)
     env = pufferlib.make(env_name, seed=seed, **{**config['env'], 'num_envs': num_envs, **env_options})
     try:
-        if checkpoint is not None:
-            player = _Player(env, config, state_dict, path)
+        if found is not None:
+            player = _Player(env, found.policy(env))
         obs, _ = env.reset(seed=seed)
         finished = np.zeros(env.num_agents, dtype=np.int64)
         totals: dict[str, float] = {}

@@ -3,29 +3,22 @@ ocean/puffernet.h runs in C (and in WebAssembly builds of the Ocean envs). docs/
 
     paths = export('puffer_squared', 'latest', format='all')      # RUN/export/policy.{onnx,json,bin}
     native = load_native('RUN/export/policy.json', env)           # checked against the env it will play
-    net = NativeNet(native.weights, env.num_agents, native.twin_header())  # puffernet.h through ctypes
+    net = NativeNet(native.weights, env.num_agents, native.twin_header())  # pufferlib.native: puffernet.h
     logits, values = net.forward(obs)
 
 The native format is a manifest (policy.json: format version, the env's name and options, the observation
 layout, the layers, the action heads, the tensors) and a weights file (policy.bin: a short integer header
 that describes the same net for C, then every tensor as little-endian float32). ocean/puffernet.h says
-the header word by word; `native_plan` below writes it. The format holds the policies the configs build
-for Ocean envs: the Default MLP, optionally inside LSTMWrapper, and an env's own policy class that brings its
-C twin (NATIVE_TWIN below: a policy.h that encodes the row, adds terms to the logits, or both). Other
-policies export to ONNX only.
+the header word by word; `native_plan` below plans the net and pufferlib/native.py writes the header. The
+format holds the policies the configs build for Ocean envs: the Default MLP, optionally inside LSTMWrapper,
+and an env's own policy class that brings its C twin (NATIVE_TWIN below: a policy.h that encodes the row,
+adds terms to the logits, or both). Other policies export to ONNX only.
 """
 from __future__ import annotations
 
-import ctypes
-import functools
 import hashlib
-import importlib
 import json
 import os
-import shlex
-import subprocess
-import sysconfig
-import tempfile
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -36,24 +29,17 @@ from gymnasium import spaces
 from torch import nn
 
 import pufferlib
-from pufferlib import ocean, registry, rundir
-from pufferlib.models import Default, LSTMWrapper, Policy, load_policy_weights, make_policy
+from pufferlib import registry, rundir
+from pufferlib.checkpoint import find_checkpoint
+from pufferlib.models import Default, LSTMWrapper, Policy
+from pufferlib.native import DTYPES, FORMAT_VERSION, MAX_TWIN_PARAMS, header_words, twin_path
 from pufferlib.pufferenv import PufferError
 
-FORMAT_VERSION = 2  # 2: a policy class's C twin (its tag, params and tensors)
 MANIFEST = 'policy.json'
 WEIGHTS = 'policy.bin'
 ONNX = 'policy.onnx'
 FORMATS = ('onnx', 'native', 'all')
 FORMAT_NAME = 'pufferlib native policy'
-
-MAGIC = 0x4E465550  # "PUFN" as a little-endian word; ocean/puffernet.h checks the same
-# The codes puffernet.h reads for an observation leaf's element type, a layer's activation, the action kind.
-DTYPES = {'float32': 0, 'uint8': 1, 'int8': 2, 'int16': 3, 'int32': 4, 'float64': 5, 'bool': 1}
-ACTIVATIONS = {'identity': 0, 'gelu': 1, 'relu': 2}
-ACTION_KINDS = {'discrete': 0, 'multidiscrete': 1, 'continuous': 2}
-LINEAR = 1
-MAX_TWIN_PARAMS = 32  # puffernet.h's PUFFERNET_MAX_PARAMS
 
 
 class ExportError(PufferError):
@@ -188,10 +174,10 @@ def _twin_plan(core: nn.Module) -> dict | None:
     if not isinstance(core, Policy) or (not encoder and not isinstance(core, Default)):
         base = 'pufferlib.models.Policy' if encoder else 'pufferlib.models.Default (whose encoder the twin keeps)'
         raise ExportError(f'{cls} declares a C twin, so it must be a subclass of {base}')
-    path = twin_header(core)
-    if path is None:
-        raise ExportError(f'{cls} declares a C twin, but {_twin_path(type(core).__module__)} is missing: put its '
-                          'policy.h beside the module, or export with --format onnx')
+    path = twin_path(type(core).__module__)
+    if not os.path.isfile(path):
+        raise ExportError(f'{cls} declares a C twin, but {path} is missing: put its policy.h beside the module, or '
+                          'export with --format onnx')
     values: list[int] = []
     for param in params:
         value = param
@@ -218,72 +204,15 @@ def _twin_plan(core: nn.Module) -> dict | None:
             'params': values, 'floats': int(sum(array.size for _, array in tensors)), 'tensors': tensors}
 
 
-def twin_header(policy: nn.Module) -> str | None:
-    """The C twin of `policy`'s class (policy.h beside its module, see ocean/puffernet.h), or None when the
-    class declares none (or it is missing: native_plan says so)."""
-    core = policy.policy if isinstance(policy, LSTMWrapper) else policy
-    if type(core) is Default or getattr(type(core), 'NATIVE_TWIN', None) is None:
-        return None
-    path = _twin_path(type(core).__module__)
-    return path if os.path.isfile(path) else None
-
-
-def twin_tag(name: str) -> int:
-    """The word that names a twin in the weights file: 32-bit FNV-1a of its name, never 0 (puffernet.h's
-    puffernet_tag)."""
-    h = 2166136261
-    for byte in name.encode():
-        h = ((h ^ byte) * 16777619) & 0xFFFFFFFF
-    return h or 1
-
-
-def _twin_path(module_name: str) -> str:
-    """policy.h beside Python module `module_name` (imported if need be)."""
-    module = importlib.import_module(module_name)
-    return os.path.join(os.path.dirname(os.path.abspath(module.__file__ or '')), 'policy.h')
-
-
 def _floats(tensor: torch.Tensor) -> np.ndarray:
     return tensor.detach().cpu().to(torch.float32).numpy().astype('<f4', copy=True)
-
-
-def _header_words(plan: dict, floats: int) -> np.ndarray:
-    """The integer header of the weights file (ocean/puffernet.h reads it word by word)."""
-    obs = plan['observation']
-    twin = plan['twin'] or {'name': None, 'encoder': False, 'width': 0, 'params': [], 'floats': 0}
-    words: list[int] = [obs['row_bytes'], twin_tag(twin['name']) if twin['name'] else 0, int(twin['encoder']),
-                        twin['width'], len(twin['params']), *twin['params'], twin['floats'], len(obs['leaves'])]
-    for leaf in obs['leaves']:
-        words += [DTYPES[leaf['dtype']], leaf['offset'], leaf['count']]
-    words.append(int(np.array(obs['divisor'], dtype='<f4').view('<u4')))
-    linear = [layer for layer in plan['layers'] if layer['kind'] == 'linear']
-    words.append(len(linear))
-    for layer in linear:
-        words += [LINEAR, layer['in'], layer['out'], ACTIVATIONS[layer['activation']]]
-    lstm = [layer for layer in plan['layers'] if layer['kind'] == 'lstm']
-    words.append(lstm[0]['hidden'] if lstm else 0)
-    words += [ACTION_KINDS[plan['actions']['kind']], len(plan['actions']['heads']), *plan['actions']['heads']]
-    header = [MAGIC, FORMAT_VERSION, 4 + len(words), floats, *words]
-    return np.array(header, dtype='<u4')
-
-
-def header_fields(weights: bytes) -> dict:
-    """What a sound weights file's header says that a caller sizes buffers by: row_bytes, the action kind and
-    heads (the header as _header_words writes it; puffernet_load checks it first)."""
-    words = [int(w) for w in np.frombuffer(weights[:4 * int.from_bytes(weights[8:12], 'little')], dtype='<u4')]
-    at = 9 + words[8]            # past the twin's params, at its float count
-    at += 2 + 3 * words[at + 1]  # past the leaves, at the divisor
-    at += 2 + 4 * words[at + 1]  # past the layers, at the LSTM size
-    at += 1
-    kinds = {code: name for name, code in ACTION_KINDS.items()}
-    return {'row_bytes': words[4], 'kind': kinds[words[at]], 'heads': words[at + 2:at + 2 + words[at + 1]]}
 
 
 def native_bytes(policy: nn.Module) -> tuple[dict, bytes]:
     """(plan with the tensors' names, shapes and byte offsets, the weights file's bytes) for `policy`."""
     plan, tensors = native_plan(policy)
     floats = sum(array.size for _, array in tensors)
-    header = _header_words(plan, floats)
+    header = header_words(plan, floats)
     offset = header.nbytes
     listed = []
     for name, array in tensors:
@@ -353,7 +282,7 @@ class NativePolicy:
         if not cls:
             return None
         try:
-            path = _twin_path(cls.split(':')[0])
+            path = twin_path(cls.split(':')[0])
         except ImportError as e:
             raise ExportError(f'{self.path}: the policy is a {cls}, whose module (and C twin beside it) cannot be '
                               f'imported here ({e})') from None
@@ -421,173 +350,6 @@ def check_fits(native: NativePolicy, env: Any, env_name: str | None = None) -> N
         if exported.get(key) != here[key]:
             raise ExportError(f'{native.path} was exported for {name} with {what} {exported.get(key)}; this env has '
                               f'{here[key]}: {hint}')
-
-
-# ---------------------------------------------------------------------------------------------
-# The C header through ctypes: what `puffer eval --native` and the tests run
-# ---------------------------------------------------------------------------------------------
-
-def header_path() -> str:
-    """ocean/puffernet.h (installed as pufferlib/ocean/puffernet.h)."""
-    return os.path.join(os.path.dirname(os.path.abspath(ocean.__file__)), 'puffernet.h')
-
-
-def c_compiler() -> list[str]:
-    """The C compiler: $CC, else the one Python was built with (what setup.py's extensions use), else cc."""
-    return shlex.split(os.environ.get('CC') or sysconfig.get_config_var('CC') or 'cc')
-
-
-@functools.cache
-def native_library(twin: str | None = None) -> ctypes.CDLL:
-    """ocean/puffernet.h compiled into a shared library (once per process and `twin`, in a temporary
-    folder), with the C twin of a policy's class (twin_header) when given."""
-    folder = os.path.dirname(header_path())
-    with tempfile.TemporaryDirectory(prefix='puffernet-') as tmp:
-        source, library = os.path.join(tmp, 'puffernet.c'), os.path.join(tmp, 'libpuffernet.so')
-        with open(source, 'w') as f:
-            if twin is not None:
-                f.write(f'#define PUFFERNET_TWIN {json.dumps(os.path.abspath(twin))}\n')
-            f.write('#define PUFFERNET_API\n#include "puffernet.h"\n')  # the functions, exported
-        command = [*c_compiler(), '-std=c99', '-O3', '-ffp-contract=off', '-fPIC', '-shared', '-I', folder, source,
-                   '-o', library, '-lm']
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-        except OSError as e:
-            raise ExportError(f'running a native policy compiles {header_path()} with a C compiler, and '
-                              f'{command[0]!r} could not run ({e}): install gcc (or set CC)') from None
-        if done.returncode != 0:
-            raise ExportError(f'compiling {header_path()} failed: {(done.stderr or done.stdout).strip()[-800:]}')
-        lib = ctypes.CDLL(library)  # loaded before the folder goes; the mapping outlives the file
-    size_t, ptr = ctypes.c_size_t, ctypes.c_void_p
-    lib.puffernet_arena_bytes.argtypes = [ptr, size_t, ctypes.c_int]
-    lib.puffernet_arena_bytes.restype = size_t
-    lib.puffernet_load.argtypes = [ptr, size_t, ptr, size_t, ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
-    lib.puffernet_load.restype = ptr
-    lib.puffernet_reset.argtypes = [ptr, ctypes.c_int]
-    lib.puffernet_reset.restype = None
-    lib.puffernet_forward.argtypes = [ptr, ctypes.c_int, ptr, ptr, ptr]
-    lib.puffernet_forward.restype = ctypes.c_int
-    lib.puffernet_sample.argtypes = [ptr, ctypes.c_int, ptr, ptr, ptr, ptr]
-    lib.puffernet_sample.restype = None
-    lib.puffernet_act.argtypes = [ptr, ctypes.c_int, ptr, ptr, ptr, ptr]
-    lib.puffernet_act.restype = ctypes.c_int
-    return lib
-
-
-def _address(array: np.ndarray | None) -> int | None:
-    return None if array is None else array.ctypes.data
-
-
-class NativeNet:
-    """A native weights file loaded into puffernet.h for `rows` observation rows (each with its own LSTM
-    state). Observations are the env's rows [rows, ...] in the env's dtype. `twin`: the C twin of the
-    policy's class, for weights that have one (twin_header of the policy)."""
-
-    def __init__(self, weights: bytes, rows: int, twin: str | None = None) -> None:
-        self.lib = native_library(twin)
-        self.rows = int(rows)
-        self._weights = np.frombuffer(weights, dtype=np.uint8)
-        nbytes = self.lib.puffernet_arena_bytes(_address(self._weights), len(weights), self.rows)
-        # +16: the arena must start on a 16-byte boundary, and numpy promises less
-        self._arena = np.zeros(max(nbytes, 1) + 16, dtype=np.uint8)
-        start = (-self._arena.ctypes.data) % 16
-        error = ctypes.c_char_p()
-        self._net = self.lib.puffernet_load(self._arena.ctypes.data + start, nbytes, _address(self._weights),
-                                            len(weights), self.rows, ctypes.byref(error))
-        if not self._net:
-            reason = error.value.decode() if error.value else 'unknown reason'
-            raise ExportError(f'puffernet.h refused the weights: {reason}')
-        # The header is sound (puffernet_load checked it): read what the buffers' shapes need from it.
-        fields = header_fields(weights)
-        self.row_bytes, self.kind, self.heads = fields['row_bytes'], fields['kind'], fields['heads']
-        self.logit_size = sum(self.heads)
-
-    def _rows(self, observations: np.ndarray) -> tuple[np.ndarray, int]:
-        obs = np.ascontiguousarray(observations)
-        count = obs.shape[0] if obs.ndim else 0
-        if count > self.rows:
-            raise ExportError(f'{count} observation rows; this net was loaded for {self.rows}')
-        if obs.nbytes != count * self.row_bytes:
-            raise ExportError(f'observation rows of {obs.nbytes // max(count, 1)} bytes; the policy reads '
-                              f'{self.row_bytes}-byte rows')
-        return obs, count
-
-    def forward(self, observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(logits [N, A] (the mean for Box actions), values [N]); row i advances LSTM state i."""
-        obs, count = self._rows(observations)
-        logits = np.zeros((count, self.logit_size), dtype=np.float32)
-        values = np.zeros(count, dtype=np.float32)
-        self.lib.puffernet_forward(self._net, count, _address(obs), _address(logits), _address(values))
-        return logits, values
-
-    def act(self, observations: np.ndarray, masks: np.ndarray | None = None,
-            rng: np.ndarray | None = None) -> np.ndarray:
-        """Actions for the rows: int32 [N, heads] (float32 [N, A] for Box); `rng` a uint64 array of one
-        xorshift state to sample with (advanced in place), None for the argmax."""
-        obs, count = self._rows(observations)
-        legal, actions = self._choice_buffers(count, masks, rng)
-        self.lib.puffernet_act(self._net, count, _address(obs), _address(legal), _address(actions), _address(rng))
-        return actions
-
-    def sample(self, logits: np.ndarray, masks: np.ndarray | None = None,
-               rng: np.ndarray | None = None) -> np.ndarray:
-        """Actions from logits [N, A] as `forward` returns them; the rest as in `act`."""
-        logits = np.ascontiguousarray(logits, dtype=np.float32).reshape(-1, self.logit_size)
-        legal, actions = self._choice_buffers(len(logits), masks, rng)
-        self.lib.puffernet_sample(self._net, len(logits), _address(logits), _address(legal), _address(actions),
-                                  _address(rng))
-        return actions
-
-    def _choice_buffers(self, count: int, masks: np.ndarray | None,
-                        rng: np.ndarray | None) -> tuple[np.ndarray | None, np.ndarray]:
-        legal = None
-        if masks is not None:
-            legal = np.ascontiguousarray(masks, dtype=np.uint8)
-            if legal.size != count * self.logit_size:
-                raise ExportError(f'action masks of {legal.size} values for {count} rows; the policy has '
-                                  f'{self.logit_size} actions per row')
-        if rng is not None and (rng.dtype != np.uint64 or rng.size != 1 or not rng.flags.c_contiguous):
-            raise ExportError('rng must be a contiguous numpy uint64 array of one element (the xorshift state)')
-        if self.kind == 'continuous':
-            return legal, np.zeros((count, self.logit_size), dtype=np.float32)
-        return legal, np.zeros((count, len(self.heads)), dtype=np.int32)
-
-    def reset(self, row: int = -1) -> None:
-        """Zero the LSTM state of `row` (every row when -1)."""
-        self.lib.puffernet_reset(self._net, int(row))
-
-
-def seed_state(seed: int) -> np.ndarray:
-    """A nonzero xorshift state from `seed` (splitmix64, as ocean.h's ocean_seed_mix with index 0)."""
-    mask = (1 << 64) - 1
-    z = (seed * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & mask
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
-    z ^= z >> 31
-    return np.array([z or 0x2545F4914F6CDD1D], dtype=np.uint64)
-
-
-class NativePlayer:
-    """`puffer eval --native`: a checkpoint's policy, exported in memory, choosing actions through puffernet.h
-    for every row of an env; the same interface as evaluate's torch player."""
-
-    def __init__(self, env: Any, config: dict, state_dict: dict, path: str, deterministic: bool = False,
-                 seed: int = 0) -> None:
-        policy = make_policy(env, config)
-        load_policy_weights(policy, state_dict, path)
-        self.env = env
-        self.net = NativeNet(native_bytes(policy)[1], env.num_agents, twin_header(policy))
-        self.rng = None if deterministic else seed_state(seed)
-
-    def act(self, obs: np.ndarray) -> np.ndarray:
-        env = self.env
-        legal = getattr(env, 'action_masks', None)
-        actions = self.net.act(obs, legal, self.rng)
-        return actions.reshape(env.actions.shape).astype(env.actions.dtype)
-
-    def episodes_ended(self, terminals: np.ndarray, truncations: np.ndarray) -> None:
-        for row in np.flatnonzero(np.asarray(terminals | truncations).reshape(-1)):
-            self.net.reset(int(row))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -678,27 +440,19 @@ def write_onnx(policy: nn.Module, env: Any, path: str) -> str:
 def export(env_name: str, checkpoint: str, format: str = 'all', out: str | None = None) -> list[str]:
     """Export a checkpoint (a file, a run directory or `latest`, as `puffer eval` finds it) of `env_name`
     to folder `out` (default: the run's export/ folder); returns the paths written."""
-    from pufferlib import evaluate  # its checkpoint lookup: the same RUN|latest as `puffer eval`
     if format not in FORMATS:
         raise pufferlib.APIUsageError(f'--format must be one of {", ".join(FORMATS)}, got {format!r}')
-    path, state_dict, config = evaluate._load(env_name, checkpoint)
-    run_dir = os.path.dirname(os.path.dirname(os.path.abspath(path)))
-    out = out or os.path.join(run_dir, 'export')
+    found = find_checkpoint(env_name, checkpoint, command='export')
+    out = out or os.path.join(found.run_dir, 'export')
     one = {'num_envs': 1} if registry.lookup(env_name).family == 'ocean' else {}  # one instance shows the spaces
-    env = pufferlib.make(env_name, **{**config['env'], **one})
-    try:
-        policy = make_policy(env, config)
-        load_policy_weights(policy, state_dict, path)
-        policy.eval()
+    with found.open(**one) as (env, policy):
         written: list[str] = []
         if format in ('native', 'all'):
             native_plan(policy)  # a policy the format cannot hold fails before any file is written
         if format in ('onnx', 'all'):
             written.append(write_onnx(policy, env, os.path.join(out, ONNX)))
         if format in ('native', 'all'):
-            source = {'checkpoint': os.path.abspath(path), 'global_step': int(state_dict.get('global_step', 0))}
-            options = {**config['env'], **_env_options(env)}
+            source = {'checkpoint': os.path.abspath(found.path), 'global_step': found.global_step}
+            options = {**found.config['env'], **_env_options(env)}
             written += write_native(policy, env, env_name, out, options, source)
-    finally:
-        env.close()
     return written

@@ -15,14 +15,15 @@ MultiDiscrete, a DiagonalGaussian (torch's Independent(Normal)) with event shape
 
     policy = LSTMWrapper(env, Default(env))       # recurrent: see LSTMWrapper for state handling
 
-From a config and a checkpoint, as training, evaluation and the league build them:
+From a config, as training, evaluation and the league build them:
 
     policy = make_policy(env, config)             # [policy] and [rnn] of a pufferlib config
-    state = load_checkpoint(path, policy)         # a run's checkpoints/epoch-*.pt, checked to fit
+
+Its state dicts carry those settings, and its load_state_dict refuses weights that do not fit with a
+message that names what changed; checkpoint files are read in pufferlib/checkpoint.py.
 """
 import functools
 import math
-import os
 from collections.abc import Sequence
 from typing import Any, Protocol, TypeVar, cast, overload
 
@@ -36,8 +37,7 @@ from pufferlib.emulation import Nativizer
 from pufferlib.pufferenv import ActionMaskError, APITypeError, APIUsageError, SpaceError
 from pufferlib.rundir import CheckpointError
 
-__all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits', 'mask_logits', 'make_policy',
-           'load_checkpoint', 'load_policy_weights']
+__all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'sample_logits', 'mask_logits', 'make_policy']
 
 # Orthogonal-init gains: sqrt(2) keeps ReLU activations' scale; a near-zero policy head starts
 # every action equally likely; the value head starts at the scale of its targets.
@@ -518,7 +518,7 @@ def _categorical(logits: torch.Tensor,
 
 
 # ---------------------------------------------------------------------------------------------
-# A policy from a config; checkpoints (their paths and names: pufferlib.rundir)
+# A policy from a config, and whether saved weights fit it (checkpoint files: pufferlib.checkpoint)
 # ---------------------------------------------------------------------------------------------
 
 def make_policy(env: Any, config: dict) -> nn.Module:
@@ -563,7 +563,7 @@ def _plain(section: dict) -> dict:
 def carry_settings(policy: nn.Module, settings: dict) -> None:
     """Make `policy`'s state dicts carry its [policy]/[rnn] settings, and its load_state_dict name the
     weights whose shapes differ and the settings that changed (the trainer calls load_state_dict
-    itself on resume, so the check lives on the module, not only in load_policy_weights). The hooks
+    itself on resume, so the check lives on the module, not only in checkpoint.load_policy_weights). The hooks
     are partials of module functions, so a policy still pickles."""
     policy.register_state_dict_post_hook(functools.partial(_write_settings, settings))
     policy.register_load_state_dict_pre_hook(_check_fit)
@@ -628,33 +628,3 @@ def _changed_settings(saved: dict, current: dict) -> list[tuple[str, Any, Any]]:
             if then.get(key) != now.get(key):
                 changed.append((f'{section}.{key}', then.get(key), now.get(key)))
     return changed
-
-
-def load_checkpoint(path: str, policy: nn.Module | None = None) -> dict:
-    """Load a checkpoint with weights_only=True; check it fits `policy` when one is given."""
-    if not os.path.exists(path):
-        raise CheckpointError(f'checkpoint {path} does not exist')
-    try:
-        state = torch.load(path, map_location='cpu', weights_only=True)
-    except Exception as e:  # torch raises several types for truncated or foreign files
-        raise CheckpointError(f'checkpoint {path} is corrupt or not a pufferlib checkpoint ({type(e).__name__}: '
-                              f'{str(e).splitlines()[0] if str(e) else ""}); use an earlier one from its '
-                              'checkpoints/ folder') from None
-    if not isinstance(state, dict) or 'policy' not in state:
-        raise CheckpointError(f'checkpoint {path} is not a pufferlib checkpoint (no policy weights)')
-    if policy is not None:
-        load_policy_weights(policy, state, path)
-    return state
-
-
-def load_policy_weights(policy: nn.Module, state: dict, path: str) -> None:
-    """The checkpoint's policy weights into `policy`, or a CheckpointError that names the file and its env,
-    and when the weights' names or shapes differ, those and the [policy]/[rnn] settings that changed."""
-    misfit = weights_misfit(policy, state['policy'], saved_settings(state['policy']))
-    if misfit:
-        raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): {misfit}')
-    try:
-        policy.load_state_dict(state['policy'])
-    except RuntimeError as e:
-        raise CheckpointError(f'checkpoint {path} does not fit this policy (env {state.get("env")!r}): '
-                              f'{str(e).splitlines()[0]}') from None

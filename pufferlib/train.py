@@ -32,7 +32,8 @@ import torch
 import pufferlib.vector
 from pufferlib import config as configuration
 from pufferlib import invocation, registry, rundir
-from pufferlib.models import load_checkpoint, make_policy
+from pufferlib.checkpoint import load_checkpoint
+from pufferlib.models import make_policy
 from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
 from pufferlib.trainer import NonFiniteError, Trainer, TrainerEnv, check_rollout, rollout_bytes

@@ -109,7 +109,8 @@ def play(config: dict, checkpoint: str | None, seed: int) -> list[dict]:
     import torch
 
     import pufferlib
-    from pufferlib.models import load_checkpoint, load_policy_weights, make_policy, sample_logits
+    from pufferlib.checkpoint import load_checkpoint, load_policy_weights
+    from pufferlib.models import make_policy, sample_logits
     envs_n, per_env = EPISODES
     options = {**config['env'], 'random_opponent': True}
     envs = [pufferlib.make(ENV, **options) for _ in range(envs_n)]

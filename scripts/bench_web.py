@@ -31,6 +31,7 @@ import pufferlib
 from pufferlib import config as configuration
 from pufferlib import export, ocean, web
 from pufferlib.models import make_policy, sample_logits
+from pufferlib.native import c_compiler, header_path, twin_header
 
 import benchdoc
 from pufferlib import benchmark as bd
@@ -113,7 +114,7 @@ def torch_step_ns(policy, row, seconds):
 
 
 def harness(folder, twin=None):
-    """The C timing program, compiled as export.native_library compiles the header (-O3), with the C twin
+    """The C timing program, compiled as pufferlib.native.native_library compiles the header (-O3), with the C twin
     of the policy's class where it has one (tripletriad, puffer_mmo)."""
     tag = os.path.basename(os.path.dirname(twin)) if twin else 'plain'
     source, program = os.path.join(folder, f'harness_{tag}.c'), os.path.join(folder, f'harness_{tag}')
@@ -122,7 +123,7 @@ def harness(folder, twin=None):
     with open(source, 'w') as f:
         f.write(f'#define PUFFERNET_TWIN "{twin}"\n' if twin else '')
         f.write(HARNESS)
-    command = [*export.c_compiler(), '-std=c11', '-O3', '-I', os.path.dirname(export.header_path()), source, '-o',
+    command = [*c_compiler(), '-std=c11', '-O3', '-I', os.path.dirname(header_path()), source, '-o',
                program, '-lm']
     subprocess.run(command, check=True, capture_output=True, text=True)
     return program
@@ -174,7 +175,7 @@ def measure_env(name, args, folder, url, driver):
     game.run(20000, 0)
     steps = max(1000, int(20000 * args.seconds / max(time.perf_counter() - start, 1e-6)))
     policy, row = default_policy(name)
-    program = harness(folder, export.twin_header(policy))
+    program = harness(folder, twin_header(policy))
     weights_path, row_path = os.path.join(folder, f'{short}.bin'), os.path.join(folder, f'{short}.obs')
     with open(weights_path, 'wb') as f:
         f.write(export.native_bytes(policy)[1])
@@ -229,7 +230,7 @@ def section(results, args):
                                'lrrrrrrrr'),
              '',
              f'Env steps: one env instance, random legal actions, the same C (ocean/web/web.h) built by emcc -O3 '
-             f'for Chromium and by {" ".join(export.c_compiler())} -O3 here. Target: WebAssembly at least '
+             f'for Chromium and by {" ".join(c_compiler())} -O3 here. Target: WebAssembly at least '
              f'{WASM_TARGET:.0%} of native (bold below it); '
              f'{"every env meets it" if not slow else "below it: " + ", ".join(slow)}'
              f' (lowest {min((s for s in shares if s is not None), default=0):.2f}x). Inference: one agent step '

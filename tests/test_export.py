@@ -16,11 +16,12 @@ from gymnasium import spaces
 
 import pufferlib
 from pufferlib import config as configuration
-from pufferlib import export, models, ocean, rundir
+from pufferlib import export, models, native, ocean, rundir
 from pufferlib.cli import main
 from pufferlib.evaluate import evaluate
-from pufferlib.export import ExportError, NativeNet
+from pufferlib.export import ExportError
 from pufferlib.models import Default, LSTMWrapper, layer_init, make_policy
+from pufferlib.native import NativeError, NativeNet
 
 from small_run import train_small
 
@@ -76,7 +77,7 @@ def torch_vs_c(policy, env, steps, seed=0):
     """(max abs logit difference, max abs value difference, largest logit, observations) of the torch
     policy and puffernet.h over `steps` steps of random play, LSTM state carried and reset as in play."""
     policy.eval()
-    net = NativeNet(export.native_bytes(policy)[1], env.num_agents, export.twin_header(policy))
+    net = NativeNet(export.native_bytes(policy)[1], env.num_agents, native.twin_header(policy))
     state = policy.initial_state(env.num_agents) if isinstance(policy, LSTMWrapper) else None
     worst_logit = worst_value = largest = 0.0
     count = 0
@@ -258,8 +259,8 @@ def test_export_command_writes_files_that_load_and_match_a_trained_policy(traine
     config = configuration.load('puffer_memory')
     env = make_env('puffer_memory', config)
     try:
-        native = export.load_native(str(out), env, 'puffer_memory')
-        manifest = native.manifest
+        loaded = export.load_native(str(out), env, 'puffer_memory')
+        manifest = loaded.manifest
         assert manifest['version'] == export.FORMAT_VERSION and manifest['env']['name'] == 'puffer_memory'
         assert [layer['kind'] for layer in manifest['layers']] == ['linear', 'lstm']
         assert manifest['layers'][0]['activation'] == 'gelu'
@@ -268,7 +269,7 @@ def test_export_command_writes_files_that_load_and_match_a_trained_policy(traine
         assert manifest['source']['global_step'] > 0
         policy = make_policy(env, config)
         policy.load_state_dict(torch.load(rundir.latest_checkpoint(trained), weights_only=True)['policy'])
-        assert native.weights == export.native_bytes(policy)[1]  # the file is this policy's weights
+        assert loaded.weights == export.native_bytes(policy)[1]  # the file is this policy's weights
         worst_logit, worst_value, _, count = torch_vs_c(policy, env, math.ceil(OBSERVATIONS / env.num_agents))
     finally:
         env.close()
@@ -341,7 +342,7 @@ def test_the_c_header_refuses_damaged_weights_itself(tmp_path):
         (np.concatenate([words[:6], [1], words[7:]]).astype('<u4').tobytes(), 'twin is corrupt'),
     ]
     for broken, reason in cases:
-        with pytest.raises(ExportError, match=f'puffernet.h refused the weights: .*{reason}'):
+        with pytest.raises(NativeError, match=f'puffernet.h refused the weights: .*{reason}'):
             NativeNet(broken, 4)
 
 
@@ -380,32 +381,32 @@ def test_a_policy_class_with_a_c_twin_needs_it_in_the_build(name, tmp_path):
     try:
         policy = make_policy(env, config)
         export.write_native(policy, env, name, str(tmp_path))
-        native = export.load_native(str(tmp_path), env, name)
+        loaded = export.load_native(str(tmp_path), env, name)
     finally:
         env.close()
     short = name.removeprefix('puffer_')
-    twin = native.manifest['twin']
+    twin = loaded.manifest['twin']
     assert twin['name'] == name and twin['class'] == f'pufferlib.ocean.{short}.policy:Policy'
-    assert twin['encoder'] == (name == 'puffer_mmo') and (native.manifest['layers'] == []) == twin['encoder']
-    path = native.twin_header()
-    assert path == export.twin_header(policy) and path.endswith(os.path.join(short, 'policy.h'))
-    NativeNet(native.weights, 4, path)
-    with pytest.raises(ExportError, match=r'refused the weights: the weights are of a policy class with a C twin '
+    assert twin['encoder'] == (name == 'puffer_mmo') and (loaded.manifest['layers'] == []) == twin['encoder']
+    path = loaded.twin_header()
+    assert path == native.twin_header(policy) and path.endswith(os.path.join(short, 'policy.h'))
+    NativeNet(loaded.weights, 4, path)
+    with pytest.raises(NativeError, match=r'refused the weights: the weights are of a policy class with a C twin '
                                           r'\(policy.h beside its Python module\): #define PUFFERNET_TWIN'):
-        NativeNet(native.weights, 4)
+        NativeNet(loaded.weights, 4)
     other = os.path.join(ROOT, 'ocean', 'mmo' if name == 'puffer_tripletriad' else 'tripletriad', 'policy.h')
-    with pytest.raises(ExportError, match='another C twin than this build.s PUFFERNET_TWIN'):
-        NativeNet(native.weights, 4, other)
-    broken = {**native.manifest, 'twin': {**twin, 'class': 'pufferlib.no_such_module:Policy'}}
+    with pytest.raises(NativeError, match='another C twin than this build.s PUFFERNET_TWIN'):
+        NativeNet(loaded.weights, 4, other)
+    broken = {**loaded.manifest, 'twin': {**twin, 'class': 'pufferlib.no_such_module:Policy'}}
     with pytest.raises(ExportError, match='no_such_module:Policy, whose module .* cannot be imported'):
-        export.NativePolicy(broken, native.weights, 'policy.json').twin_header()
+        export.NativePolicy(broken, loaded.weights, 'policy.json').twin_header()
 
 
 def test_a_twin_declaration_that_does_not_fit_is_one_clear_error(monkeypatch):
     """A policy class's NATIVE_TWIN names its sizes and tensors; a wrong one, or a twin missing beside the
     module, is refused with what to fix."""
     from pufferlib.ocean.mmo.policy import Policy
-    assert export.twin_header(make_policy(pufferlib.make('puffer_squared', num_envs=1),
+    assert native.twin_header(make_policy(pufferlib.make('puffer_squared', num_envs=1),
                                           configuration.load('puffer_squared'))) is None
     env = pufferlib.make('puffer_mmo', num_envs=1)
     policy = make_policy(env, configuration.load('puffer_mmo'))
@@ -419,7 +420,7 @@ def test_a_twin_declaration_that_does_not_fit_is_one_clear_error(monkeypatch):
         with pytest.raises(ExportError, match=match):
             export.native_plan(policy)
     monkeypatch.setattr(Policy, 'NATIVE_TWIN', declared)
-    monkeypatch.setattr(export, '_twin_path', lambda module: '/nonexistent/policy.h')
+    monkeypatch.setattr(export, 'twin_path', lambda module: '/nonexistent/policy.h')
     with pytest.raises(ExportError, match='declares a C twin, but /nonexistent/policy.h is missing: put its policy.h '
                                           'beside the module'):
         export.native_plan(policy)
@@ -441,18 +442,18 @@ def test_argmax_masks_and_sampling_with_the_callers_rng():
 
     masks = np.ones((1000, 9), dtype=bool)
     masks[:, 0] = masks[:, 3] = False  # the first action of heads 0 and 1
-    for rng in (None, export.seed_state(1)):
+    for rng in (None, native.seed_state(1)):
         chosen = net.act(obs, masks, rng)
         assert (chosen[:, 0] != 0).all() and (chosen[:, 1] != 0).all()
 
     one = np.repeat(obs[:1], 1000, axis=0)  # one row's distribution, drawn 20,000 times
-    draws = np.concatenate([net.act(one, rng=export.seed_state(seed)) for seed in range(20)])
-    assert (draws == np.concatenate([net.act(one, rng=export.seed_state(seed)) for seed in range(20)])).all()
+    draws = np.concatenate([net.act(one, rng=native.seed_state(seed)) for seed in range(20)])
+    assert (draws == np.concatenate([net.act(one, rng=native.seed_state(seed)) for seed in range(20)])).all()
     probs = torch.softmax(expected[1][0], -1).numpy()
     frequencies = np.bincount(draws[:, 1], minlength=4) / len(draws)
     assert np.abs(frequencies - probs).max() < 0.02, (frequencies, probs)
-    assert (net.sample(logits[:1].repeat(1000, 0), rng=export.seed_state(0)) ==
-            net.act(one, rng=export.seed_state(0))).all()
+    assert (net.sample(logits[:1].repeat(1000, 0), rng=native.seed_state(0)) ==
+            net.act(one, rng=native.seed_state(0))).all()
 
     box = pufferlib.make('Pendulum-v1')
     box_policy = Default(box)
@@ -461,7 +462,7 @@ def test_argmax_masks_and_sampling_with_the_callers_rng():
     box_net = NativeNet(export.native_bytes(box_policy)[1], 1000)
     row = np.zeros((1000, 3), dtype=np.float32)
     mean = box_net.act(row)
-    samples = np.concatenate([box_net.act(row, rng=export.seed_state(seed)) for seed in range(10)])
+    samples = np.concatenate([box_net.act(row, rng=native.seed_state(seed)) for seed in range(10)])
     assert np.abs(samples.std() - math.exp(-1.0)) < 0.01 and np.abs(samples.mean() - mean[0, 0]) < 0.01
     box.close()
 
@@ -479,7 +480,7 @@ def test_the_docs_c_example_runs_under_the_sanitizers(name, request, tmp_path):
     """docs/export.md's program, built with -fsanitize=address,undefined, reads a policy's weights and one
     agent's observations and prints torch's logits and argmax actions: a trained LSTM policy, and puffer_mmo's
     own policy (random weights) with its C twin built in as docs/export.md says."""
-    compiler = export.c_compiler()
+    compiler = native.c_compiler()
     if shutil.which(compiler[0]) is None:
         pytest.skip(f'no C compiler ({compiler[0]})')
     config = configuration.load(name)
@@ -496,7 +497,7 @@ def test_the_docs_c_example_runs_under_the_sanitizers(name, request, tmp_path):
         export.write_native(policy, env, name, str(out))
     rows = np.stack([obs[0] for obs, _ in play(env, 200)])
     env.close()
-    twin = export.twin_header(policy)
+    twin = native.twin_header(policy)
     (tmp_path / 'policy_demo.c').write_text(c_example())
     program = str(tmp_path / 'policy_demo')
     build = subprocess.run([*compiler, '-std=c99', '-O1', '-g', '-fsanitize=address,undefined',

@@ -1,5 +1,6 @@
 """The package's layers (docs/contributing.md, "Where things live"): every import between pufferlib's
-modules, at the top of a file or inside a function, goes down the picture or across one layer, never up."""
+modules, at the top of a file or inside a function, goes down the picture or across one layer, never up;
+and no module imports itself through others (an import cycle), not even inside a function."""
 import ast
 import os
 
@@ -12,8 +13,8 @@ LAYERS = [
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
-    ('PPO', {'advantage', 'models', 'numpy_policy', 'arena', 'trainer'}),
-    ('the run job', {'train', 'evaluate', 'export', 'web'}),
+    ('PPO', {'advantage', 'models', 'checkpoint', 'numpy_policy', 'arena', 'trainer'}),
+    ('the run job', {'train', 'evaluate', 'native', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'benchmark', 'smoke'}),
 ]
@@ -65,3 +66,81 @@ def test_imports_go_down_the_layers():
                 upward.append(f'{os.path.relpath(path, ROOT)} ({LAYERS[RANK[part]][0]}) imports pufferlib.{target} '
                               f'({LAYERS[RANK[target]][0]})')
     assert upward == []
+
+
+def module_files():
+    """Dotted name -> file of every module of pufferlib and of ocean/ (installed as pufferlib.ocean)."""
+    found = {}
+    for folder, package in (('pufferlib', 'pufferlib'), ('ocean', 'pufferlib.ocean')):
+        base = os.path.join(ROOT, folder)
+        for dirpath, _, files in os.walk(base):  # pufferlib/ocean, a link to ocean/ in a checkout, is not walked
+            for name in files:
+                if name.endswith('.py'):
+                    parts = os.path.relpath(os.path.join(dirpath, name), base)[:-3].split(os.sep)
+                    found['.'.join([package, *parts[:-1 if parts[-1] == '__init__' else None]])] = \
+                        os.path.join(dirpath, name)
+    return found
+
+
+def imported_modules(name, path, known):
+    """The modules of `known` that module `name` imports, wherever the import stands: `from pufferlib import
+    rundir` -> pufferlib.rundir, `from pufferlib.models import make_policy` -> pufferlib.models, `import
+    pufferlib` -> pufferlib (its __init__), `from ..env import OceanEnv` in pufferlib.ocean.pong ->
+    pufferlib.ocean.env. Each import counts the module it names, not the packages Python runs on the way."""
+    package = name if path.endswith('__init__.py') else name.rpartition('.')[0]
+    found = set()
+    for node in ast.walk(ast.parse(open(path).read())):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = package.rsplit('.', node.level - 1)[0] if node.level else ''
+            module = '.'.join(part for part in (module, node.module) if part)
+            targets = [f'{module}.{alias.name}' if f'{module}.{alias.name}' in known else module
+                       for alias in node.names]
+        else:
+            continue
+        for target in targets:
+            while target not in known and '.' in target:  # `import pufferlib.vector.base as b` names a module
+                target = target.rpartition('.')[0]
+            if target in known:
+                found.add(target)
+    return found
+
+
+def find_cycle(graph):
+    """One import cycle of `graph` (module -> the modules it imports) as [a, b, ..., a], or None."""
+    state = {}  # module -> 'open' while on the current path, 'done' once every path from it was walked
+    for start in sorted(graph):
+        if start in state:
+            continue
+        path, stack = [start], [iter(sorted(graph[start]))]
+        state[start] = 'open'
+        while stack:
+            target = next(stack[-1], None)
+            if target is None:
+                state[path.pop()] = 'done'
+                stack.pop()
+            elif state.get(target) == 'open':
+                return path[path.index(target):] + [target]
+            elif target not in state:
+                state[target] = 'open'
+                path.append(target)
+                stack.append(iter(sorted(graph[target])))
+    return None
+
+
+def test_find_cycle_names_the_modules_in_order():
+    assert find_cycle({'a': {'b'}, 'b': {'c'}, 'c': {'a'}, 'd': {'a'}}) == ['a', 'b', 'c', 'a']
+    assert find_cycle({'a': {'a'}}) == ['a', 'a']
+    assert find_cycle({'a': {'b', 'c'}, 'b': {'c'}, 'c': set()}) is None
+
+
+def test_the_import_graph_has_no_cycle():
+    known = module_files()
+    assert {'pufferlib', 'pufferlib.models', 'pufferlib.ocean', 'pufferlib.ocean.env', 'pufferlib.vector.base'} \
+        <= set(known)
+    graph = {name: imported_modules(name, path, known) for name, path in known.items()}
+    assert 'pufferlib.rundir' in graph['pufferlib.checkpoint'] and 'pufferlib.ocean.env' in graph['pufferlib.ocean']
+    cycle = find_cycle(graph)
+    assert cycle is None, (f'import cycle: {" -> ".join(cycle)}: move what both need into a module below them '
+                           '(docs/contributing.md, "Where things live")')

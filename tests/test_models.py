@@ -397,7 +397,8 @@ def test_weights_that_do_not_fit_name_the_shapes_and_the_changed_setting(tmp_pat
     """A policy made with another [policy] setting: one CheckpointError with each differing shape
     (name, saved, now) and the setting, read from the settings the saved state dict carries."""
     from pufferlib import config as configuration
-    from pufferlib.models import load_checkpoint, load_policy_weights, make_policy
+    from pufferlib.checkpoint import load_checkpoint, load_policy_weights
+    from pufferlib.models import make_policy
     from pufferlib.rundir import CheckpointError
     env = fake_env(ACTION_SPACES['discrete'])
     saved = make_policy(env, configuration.load(None, []))

@@ -274,7 +274,7 @@ def test_training_smoke_saves_the_statistics_and_eval_uses_them(tmp_path, monkey
     import torch
 
     from pufferlib import evaluate
-    from pufferlib.models import load_checkpoint, load_policy_weights
+    from pufferlib.checkpoint import load_checkpoint, load_policy_weights
     summary = train_small(tmp_path, monkeypatch)
     assert summary['global_step'] >= 512
     state = load_checkpoint(summary['checkpoint'])
@@ -296,7 +296,7 @@ def test_training_smoke_saves_the_statistics_and_eval_uses_them(tmp_path, monkey
 
 def test_resume_continues_from_the_saved_statistics(tmp_path, monkeypatch):
     from pufferlib import train as training
-    from pufferlib.models import load_checkpoint
+    from pufferlib.checkpoint import load_checkpoint
     first = train_small(tmp_path, monkeypatch, 256)
     count = float(load_checkpoint(first['checkpoint'])['policy']['obs_count'])
     resumed = training.train('mujoco_inverted_pendulum', resume=first['run_dir'],

@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from pufferlib import export, ocean
+from pufferlib import native, ocean
 
 SHIM = r'''
 #include "ocean_math.h"
@@ -29,7 +29,7 @@ def lib(tmp_path_factory):
     folder = tmp_path_factory.mktemp('ocean-math')
     source, library = folder / 'shim.c', folder / 'libshim.so'
     source.write_text(SHIM)
-    subprocess.run([*export.c_compiler(), '-std=c99', '-O2', '-ffp-contract=off', '-fPIC', '-shared',
+    subprocess.run([*native.c_compiler(), '-std=c99', '-O2', '-ffp-contract=off', '-fPIC', '-shared',
                     '-I', ocean.ROOT, str(source), '-o', str(library), '-lm'], check=True)
     return ctypes.CDLL(str(library))
 

@@ -17,7 +17,8 @@ import pufferlib
 from pufferlib import config as configuration
 from pufferlib import train as training
 from pufferlib.cli import main
-from pufferlib.models import load_checkpoint, make_policy
+from pufferlib.checkpoint import load_checkpoint
+from pufferlib.models import make_policy
 from pufferlib.rundir import latest_checkpoint
 
 from envs import FaultyEnv

@@ -13,7 +13,8 @@ import torch
 import pufferlib
 from pufferlib import config as configuration
 from pufferlib import train as training
-from pufferlib.models import load_checkpoint, make_policy
+from pufferlib.checkpoint import load_checkpoint
+from pufferlib.models import make_policy
 from pufferlib.rundir import CheckpointError
 from pufferlib.trainer import NonFiniteError, Trainer
 

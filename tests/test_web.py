@@ -18,7 +18,7 @@ import torch
 
 import pufferlib
 from pufferlib import config as configuration
-from pufferlib import export, ocean, web
+from pufferlib import export, native, ocean, web
 from pufferlib.cli import main
 from pufferlib.models import make_policy
 from pufferlib.ocean import spec as ocean_spec
@@ -47,8 +47,8 @@ def python_run(name, weights, steps, seed):
     sampling from the seed's own RNG; finished returns in the order the rows end, running returns."""
     env = pufferlib.make(name, num_envs=1, seed=seed)
     try:
-        net = export.NativeNet(weights, env.num_agents, web.twin_header(name))
-        rng = export.seed_state(seed)
+        net = native.NativeNet(weights, env.num_agents, native.twin_header(name))
+        rng = native.seed_state(seed)
         obs, _ = env.reset(seed=seed)
         running = np.zeros(env.num_agents)
         finished = []

@@ -21,6 +21,7 @@ import torch
 from pufferlib import cluster, invocation, registry, rundir
 from pufferlib import config as configuration
 from pufferlib.arena import Arena, LeagueError, NetworkPlayer, no_builtin_player, two_seat_envs
+from pufferlib.checkpoint import load_checkpoint
 from pufferlib.league.gametree import GameTree, game_tree
 from pufferlib.league.payoffs import PayoffTable, Ratings
 from pufferlib.league.referee import OPENSPIEL_GAMES, mixture_exploitability
@@ -28,6 +29,7 @@ from pufferlib.league.solvers import META_SOLVERS, meta_strategy
 from pufferlib.league.tasks import (RAY_WHO, Config, Task, TaskRunner, eval_envs, match_seed, match_task, open_backend,
                                     open_env, policy_state, response_task, scripted_task)
 from pufferlib.models import make_policy
+from pufferlib.rundir import CheckpointError
 
 METHODS = ('self_play', 'fsp', 'psro')
 FSP_SAMPLING = ('uniform', 'prioritized')
@@ -245,8 +247,8 @@ class League:
         try:
             with open(path, 'rb') as f:
                 data = f.read()
-            network.load_state_dict(torch.load(io.BytesIO(data), map_location='cpu', weights_only=True)['policy'])
-        except Exception as e:  # unreadable, truncated, not ours, or another architecture
+            load_checkpoint(path, network, data)
+        except (OSError, CheckpointError) as e:  # unreadable, truncated, not ours, or another architecture
             raise LeagueError(f'{path}: the pool policy {name} cannot be loaded ({type(e).__name__}: '
                               f'{str(e).splitlines()[0][:160]}). Restore that file (nothing in the league was '
                               f'changed) or start a new league') from None
