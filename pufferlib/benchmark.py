@@ -1,6 +1,6 @@
 """What the benchmark scripts (scripts/bench_*.py) share: interleaved rounds, medians, spread, ratios,
-markdown tables, the writer of a doc's generated section and the peers measured beside us; and the
-sections the scripts write from their figures, here so that tests check them without measuring.
+markdown tables, the doc writer (pufferlib.ocean.docs.update_section, re-exported) and the peers measured
+beside us; and the sections the scripts write from their figures, here so that tests check them without measuring.
 
 Import-light on purpose (no torch, nothing of the trainer at the top): the doc generators and the
 tests import it without paying for a deep-learning stack they do not use.
@@ -20,6 +20,8 @@ import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import IO, TYPE_CHECKING, Any, cast
 
+# Re-exported: the programs write their sections of a page as bd.update_section.
+from pufferlib.ocean.docs import update_section as update_section
 from pufferlib.pufferenv import PufferError
 
 if TYPE_CHECKING:
@@ -153,22 +155,6 @@ def write_results(path: str, results: dict | list) -> None:
             raise
     os.chmod(f.name, 0o644)  # a temporary file is private; the results file is read by others
     os.replace(f.name, path)
-
-
-def update_section(name: str, heading: str, text: str, path: str) -> str:
-    """Replace the text between <!-- {name}:start --> and <!-- {name}:end --> of the doc at `path`, or append
-    the section."""
-    start, end = f'<!-- {name}:start -->', f'<!-- {name}:end -->'
-    doc = open(path).read() if os.path.exists(path) else '# Benchmarks\n'
-    if start in doc and end in doc:
-        head, rest = doc.split(start, 1)
-        doc = head + start + '\n' + text + '\n' + end + rest.split(end, 1)[1]
-    else:
-        doc = doc.rstrip('\n') + f'\n\n## {heading}\n\n{start}\n{text}\n{end}\n'
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path, 'w') as f:
-        f.write(doc)
-    return path
 
 
 # ---------------------------------------------------------------------------------------------
