@@ -8,7 +8,7 @@ A page is the env's own C (its header, the spec's generated spec.h), ocean/puffe
 ocean/web/web.h, compiled by emscripten's emcc into one env.js that carries its WebAssembly inline (the
 page works offline, from a file or a server); ocean/web/page.js draws the env's C render on a canvas and
 plays the agent, the keyboard (the spec's [keys]) or both. `native_game` compiles the same glue with the
-host's C compiler: the tests and scripts/bench_web.py compare the two builds step for step.
+host's C compiler: the tests and scripts/lab/bench_web.py compare the two builds step for step.
 """
 from __future__ import annotations
 

@@ -310,7 +310,7 @@ def test_thompson_draws_come_from_the_latent_score_not_a_noisy_observation():
 
 @pytest.fixture(scope='module')
 def bench():
-    from pufferlib.sweep import synthetic  # what scripts/bench_sweep.py runs
+    from lab import synthetic_sweep as synthetic  # what scripts/lab/bench_sweep.py runs
     return synthetic
 
 
