@@ -111,8 +111,8 @@ def main():
     text = '\n'.join([
         f'Measured: {bd.machine()}; load average {os.getloadavg()[0]:.1f} at the end.',
         'Written by `python -m lab.research.mmo_learning` (CPU config pufferlib/config/puffer_mmo.toml, default',
-        f'world: 64x64, 16 agents in teams of 4, 32 NPCs). {WORLDS} worlds played until every row finished {LIVES} lives',
-        '(pufferlib.evaluate.episode_means); every life counts once.',
+        f'world: 64x64, 16 agents in teams of 4, 32 NPCs). {WORLDS} worlds played until every row finished',
+        f'{LIVES} lives (pufferlib.evaluate.episode_means); every life counts once.',
         '',
         table,
         '',
