@@ -18,8 +18,10 @@ LAB = os.path.join(ROOT, 'scripts', 'lab')  # the shell scripts beside lab.gpu_c
 
 
 def _write_docs(*outs, docs):
+    """`--write-docs OUT...` into a copy of docs/ and a scratch results folder beside it."""
     return subprocess.run([sys.executable, '-m', 'lab.gpu_check', '--write-docs', *map(str, outs),
-                           '--docs', str(docs)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+                           '--docs', str(docs), '--results', str(docs.parent / 'results')], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
 
 
 def _docs(tmp_path):
@@ -80,7 +82,7 @@ def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
         (tmp_path / name / 'results.json').write_text(json.dumps(copy))
         runs.append(str(tmp_path / name))
     assert _write_docs(*runs, docs=docs).returncode == 0
-    merged = json.loads((docs / 'results' / 'gpu_check.json').read_text())
+    merged = json.loads((tmp_path / 'results' / 'gpu_check.json').read_text())
     assert merged['steps']['kernel'] == steps['kernel'] and merged['steps']['tests'] == steps['tests']
     assert set(merged['steps']) == expected
     benchmarks = (docs / 'benchmarks.md').read_text()
@@ -143,7 +145,7 @@ def test_a_run_cut_off_by_its_time_limit_still_goes_into_the_docs(tmp_path):
     assert '12 passed' in benchmarks and 'puffer_pong' not in benchmarks
     assert '<!-- gpu-solve:start -->' in (docs / 'baselines.md').read_text()
     assert not (out / 'gpu.md').exists()  # what came back from the GPU machine is read, never written
-    kept = json.loads((docs / 'results' / 'gpu_check.json').read_text())
+    kept = json.loads((tmp_path / 'results' / 'gpu_check.json').read_text())
     assert kept['steps'] == steps and kept['machine'] == 'NVIDIA H200'
 
 

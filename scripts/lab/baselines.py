@@ -96,7 +96,7 @@ ACCEPTANCE_ENVS = {
     # issue 36
     'puffer_mmo': ('env/episode_length > the scripted forager/fighter\'s on the same 64 worlds (ticks a life), '
                    'checked at the end of the budget', '30 min',
-                   'a 5M-step run (docs/results/mmo.md, 7-9 min): 342 and 402 ticks against the scripted 358'),
+                   'a 5M-step run (scripts/lab/results/mmo.md, 7-9 min): 342 and 402 ticks against the scripted 358'),
     'puffer_mmo_large': ('puffer_mmo with the large config\'s network (1.6M parameters), same worlds and batches: '
                          'env/episode_length > the scripted forager/fighter\'s', '30 min', ''),
 }

@@ -4,7 +4,7 @@
     .venv/bin/python -m lab.bench_emulation                     # this checkout, a table on stdout
     .venv/bin/python -m lab.bench_emulation --against REF --write
                       # this checkout and the emulation of git REF, interleaved; the table into
-                      # docs/results/emulation.md
+                      # scripts/lab/results/emulation.md
 
 Three observation kinds: CartPole-v1 (float32 Box(4)), an Atari-like frame (uint8 Box(0, 255,
 (210, 160, 3)), the same array every step) and a NetHack-shaped Dict (13 keys, mixed dtypes, several
@@ -25,9 +25,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lab import ROOT, SCRIPTS
+from lab import RESULTS, ROOT, SCRIPTS
 
-DOC = os.path.join(ROOT, 'docs', 'results', 'emulation.md')
+DOC = os.path.join(RESULTS, 'emulation.md')
 ENVS = ('CartPole-v1', 'Atari-like frame', 'NetHack-like Dict')
 
 

@@ -12,18 +12,18 @@ the same map side and agents per world, and both the NPC count nmmo3 derives fro
 gems by its own rules. With --nmmo DIR (a venv holding the `nmmo` 2.x package), Neural MMO itself
 (nmmo.Env() at its defaults: 128 agents on a 128x128 map) joins the 128-on-128x128 rounds through
 scripts/lab/bench_nmmo.py. Rounds are interleaved (ours, 3.0, Neural MMO, ours, ...); medians, every
-round and the ratios are printed, and the tables are written to docs/results/mmo.md.
+round and the ratios are printed, and the tables are written to scripts/lab/results/mmo.md.
 """
 import argparse
 import os
 import sys
 import time
 
-from lab import ROOT
+from lab import RESULTS, ROOT
 from lab import benchmark as bd
 from pufferlib.ocean import tools
 
-RESULTS = os.path.join(ROOT, 'docs', 'results', 'mmo.md')
+LOG = os.path.join(RESULTS, 'mmo.md')
 ROWS = tools.BENCH_ROWS
 TARGET = 1e6  # issue 36: agent steps/s on one core at the default size and at 128 agents on 128x128
 # (agents per world, map side): the default size, the issue's headline size, then the scaling grid
@@ -120,11 +120,11 @@ def main():
         text += '\n\n' + nmmo_section(results, nmmo.about, nmmo_cpu)
     print('\n' + text)
     if not args.no_write:
-        if not os.path.exists(RESULTS):
-            with open(RESULTS, 'w') as f:
+        if not os.path.exists(LOG):
+            with open(LOG, 'w') as f:
                 f.write('# puffer_mmo: measurements\n')
-        bd.update_section('mmo-speed', 'Speed: agent steps per second on one core', text, RESULTS)
-        print(f'wrote {os.path.relpath(RESULTS, ROOT)}')
+        bd.update_section('mmo-speed', 'Speed: agent steps per second on one core', text, LOG)
+        print(f'wrote {os.path.relpath(LOG, ROOT)}')
     return 0
 
 

@@ -102,7 +102,7 @@ NOTE = '\n'.join([
     'one op each; the Gaussian\'s log-density written out) took a 40,960-step Walker2d run from 28.0-28.8 s to '
     '25.3-26.4 s. The table\'s runs of ours take the NumPy path: on a CPU the MuJoCo policy\'s rollout step and '
     'its update\'s gradients are written out in NumPy (the same loss, gradients equal to autograd\'s to about '
-    '1e-7), a Walker2d run on one core 1.62x as fast as through torch (docs/results/numpy.md). Paired probes, '
+    '1e-7), a Walker2d run on one core 1.62x as fast as through torch (scripts/lab/results/numpy.md). Paired probes, '
     'both sides at the same minutes, one run a core (`run --seed 1 --steps 200000 --no-write`): before it, on '
     'the Intel machine, our walls 109 / 103 / 88 s against CleanRL\'s 226 / 218 / 196 s on Walker2d / Hopper '
     '/ HalfCheetah (0.48x / 0.47x / 0.45x); with it, on the AMD machine, 148 / 145 s against 459 / 426 s on '

@@ -10,7 +10,7 @@ Each run is the command users run, `puffer train mujoco_walker2d --profile --qui
 otherwise: 8 envs x 256 steps, 10 epochs of minibatches of 64), pinned to one core, in a scratch
 experiments folder; the figures are read from the profile.json it writes. The two paths alternate (NumPy,
 torch, NumPy, ...), so a slow stretch of this shared machine hits both alike. It prints the medians and
-every round, and writes docs/results/numpy.md. Needs the mujoco extra.
+every round, and writes scripts/lab/results/numpy.md. Needs the mujoco extra.
 """
 import argparse
 import json
@@ -20,10 +20,10 @@ import subprocess
 import sys
 import tempfile
 
-from lab import ROOT
+from lab import RESULTS, ROOT
 from lab import benchmark as bd
 
-RESULTS = os.path.join(ROOT, 'docs', 'results', 'numpy.md')
+LOG = os.path.join(RESULTS, 'numpy.md')
 ENV = 'mujoco_walker2d'
 PATHS = {'NumPy': 'true', 'torch': 'false'}
 UPDATE = ('update_forward', 'backward', 'optimizer')  # the profile's phases of the update
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument('--epochs', type=int, default=20, help='epochs per training run (2,048 steps each)')
     parser.add_argument('--repeats', type=int, default=5, help='interleaved rounds; medians are reported')
     parser.add_argument('--quick', action='store_true', help='one round of 3 epochs, no doc update')
-    parser.add_argument('--no-write', action='store_true', help='print only; leave docs/results/numpy.md alone')
+    parser.add_argument('--no-write', action='store_true', help='print only; leave scripts/lab/results/numpy.md alone')
     args = parser.parse_args(argv)
     if args.quick:
         args.epochs, args.repeats, args.no_write = 3, 1, True
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     text = section(reports, steps, where)
     print(text)
     if not args.no_write:
-        path = bd.update_section('numpy', 'The NumPy path against torch (MuJoCo, one core)', text, RESULTS)
+        path = bd.update_section('numpy', 'The NumPy path against torch (MuJoCo, one core)', text, LOG)
         print(f'wrote {path}')
     return 0
 

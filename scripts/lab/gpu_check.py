@@ -28,7 +28,7 @@ import tempfile
 import time
 from typing import Any
 
-from lab import ROOT
+from lab import RESULTS, ROOT
 
 LSTM = ['--rnn.class', 'pufferlib.models:LSTMWrapper']
 # Targets of step 3: pong's is the acceptance target of docs/training.md (beat the built-in paddle); breakout
@@ -387,10 +387,11 @@ def merge(runs: list[dict[str, Any]], into: str) -> str:
     return into
 
 
-def write_docs(outs: list[str], docs: str) -> None:
+def write_docs(outs: list[str], docs: str, results: str) -> None:
     """OUT/gpu.md's two sections into docs/benchmarks.md and docs/baselines.md (curves beside them); with
     several OUT folders, their merge (see merge). The results.json behind the sections is kept in
-    docs/results/gpu_check.json. Every folder is read (read_out) before anything in `docs` is written."""
+    `results`/gpu_check.json (the lab's results/). Every folder is read (read_out) before anything in `docs`
+    or `results` is written."""
     import shutil
 
     from lab import benchmark as bd
@@ -400,8 +401,8 @@ def write_docs(outs: list[str], docs: str) -> None:
     # of that one run writes it from the steps it finished.
     if len(outs) > 1 or not os.path.exists(os.path.join(out, 'gpu.md')):
         out = merge(runs, tempfile.mkdtemp(prefix='puffer-gpu-merge-'))
-    os.makedirs(os.path.join(docs, 'results'), exist_ok=True)
-    shutil.copy(os.path.join(out, 'results.json'), os.path.join(docs, 'results', 'gpu_check.json'))
+    os.makedirs(results, exist_ok=True)
+    shutil.copy(os.path.join(out, 'results.json'), os.path.join(results, 'gpu_check.json'))
     with open(os.path.join(out, 'gpu.md')) as f:
         text = f.read()
     throughput, solve = text.split('<!-- gpu-solve -->')
@@ -427,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="put OUT/gpu.md's sections into docs/; several OUT folders (a first run and its "
                              "rerun): each step from the last run where it passed")
     parser.add_argument('--docs', default=os.path.join(ROOT, 'docs'), help=argparse.SUPPRESS)  # tests: a copy
+    parser.add_argument('--results', default=RESULTS, help=argparse.SUPPRESS)  # tests: a copy
     parser.add_argument('--child', nargs=3, metavar=('KIND', 'JSON', 'RESULT'), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
@@ -437,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.write_docs:
         try:
-            write_docs(args.write_docs, args.docs)
+            write_docs(args.write_docs, args.docs, args.results)
         except NotAnOut as exc:
             print(f'gpu_check: {exc}; nothing in docs/ was changed', file=sys.stderr)
             return 2

@@ -1,5 +1,5 @@
 """Win rates of a league's policies against the env's scripted player, from each seat, with more games
-and other seeds than the league's own per-iteration check (docs/results/league.md, Connect4). By default it
+and other seeds than the league's own per-iteration check (scripts/lab/results/league.md, Connect4). By default it
 measures the leaderboard's first policy and the league's last one.
 
     .venv/bin/python -m lab.research.league_vs_scripted experiments/leagues/puffer_connect4-fsp-... \\

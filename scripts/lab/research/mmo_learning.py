@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """puffer_mmo: does a short run with the CPU config learn to live longer than random play, and how far is
 it from the scripted forager/fighter? Trains, then scores all three the same way, and writes the
-"learning" section of docs/results/mmo.md.
+"learning" section of scripts/lab/results/mmo.md.
 
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.research.mmo_learning --steps 3000000
     .venv/bin/python -m lab.research.mmo_learning --run experiments/puffer_mmo-...   # score a finished run
@@ -20,12 +20,12 @@ import time
 
 import numpy as np
 
-from lab import ROOT
+from lab import RESULTS, ROOT
 from lab import benchmark as bd
 from pufferlib import config as configuration
 from pufferlib.evaluate import episode_means
 
-RESULTS = os.path.join(ROOT, 'docs', 'results', 'mmo.md')
+LOG = os.path.join(RESULTS, 'mmo.md')
 ENV = 'puffer_mmo'
 WORLDS, LIVES, SEED = 16, 3, 12345
 KEYS = ('episode_length', 'episode_return', 'score', 'perf')
@@ -123,11 +123,11 @@ def main():
     ])
     print(text)
     if not args.no_write:
-        if not os.path.exists(RESULTS):
-            with open(RESULTS, 'w') as f:
+        if not os.path.exists(LOG):
+            with open(LOG, 'w') as f:
                 f.write('# puffer_mmo: measurements\n')
-        bd.update_section('mmo-learning', 'Learning: a short CPU run against random and scripted play', text, RESULTS)
-        print(f'wrote {os.path.relpath(RESULTS, ROOT)}')
+        bd.update_section('mmo-learning', 'Learning: a short CPU run against random and scripted play', text, LOG)
+        print(f'wrote {os.path.relpath(LOG, ROOT)}')
 
 
 if __name__ == '__main__':

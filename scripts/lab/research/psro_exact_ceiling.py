@@ -1,7 +1,7 @@
 """What our symmetric PSRO would reach with perfect responses: the same loop as `puffer league
 --league.method psro` on the poker envs (one population playing both seats, exact payoffs by GameTree,
 the Nash LP), but each response is OpenSpiel's exact best response to the meta-strategy instead of a
-PPO response. A measuring stick only (docs/results/league.md, "What limits our PSRO"): how many iterations
+PPO response. A measuring stick only (scripts/lab/results/league.md, "What limits our PSRO"): how many iterations
 the meta-game itself needs to reach an exploitability, so that a PPO run can be judged by how far its
 responses fall short, not by the loop.
 

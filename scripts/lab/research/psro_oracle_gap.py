@@ -1,4 +1,4 @@
-"""How close each PSRO response of ours comes to an exact best response (docs/results/league.md, "What limits
+"""How close each PSRO response of ours comes to an exact best response (scripts/lab/results/league.md, "What limits
 our PSRO"). Per iteration: the exploitability of the meta-strategy the response was trained against
 (what an exact best response gains against it, in the symmetric meta-game), what the trained response
 gains against it (exact, GameTree), and what its greedy (argmax) version would gain.

@@ -1,5 +1,5 @@
 """How good a mixture a poker league's population contains, against what its meta-solver outputs
-(docs/results/league.md, "What limits our PSRO"). For a league directory of `puffer_kuhn` or `puffer_leduc`
+(scripts/lab/results/league.md, "What limits our PSRO"). For a league directory of `puffer_kuhn` or `puffer_leduc`
 (`puffer league`, or `python -m lab.bench_league --keep-league DIR`), at a few points of its ledger: the
 exploitability of the league's output then, and of the least exploitable mixture of the policies it had
 then (`GameTree.least_exploitable`: one LP over the whole game). The second is a floor for every

@@ -1,4 +1,4 @@
-"""How close one PPO response comes to an exact best response as it trains (docs/results/league.md, "What limits
+"""How close one PPO response comes to an exact best response as it trains (scripts/lab/results/league.md, "What limits
 our PSRO"). A population is made by `--population` iterations of our PSRO with the env's settings (kept
 in --cache for the next run), then one response trains against its meta-strategy for --steps PPO steps in
 one run (one learning-rate schedule) while its exact gain against the meta-strategy, and its argmax

@@ -7,7 +7,7 @@ bash scripts/test --co -q` in it makes one).
 
     .venv/bin/python -m lab.research.speed_before_after BEFORE_DIR AFTER_DIR [--rounds 3] [--write]
 
---write puts the table into docs/results/restructure.md.
+--write puts the table into scripts/lab/results/restructure.md.
 """
 import argparse
 import datetime
@@ -17,8 +17,10 @@ import statistics
 import subprocess
 import tempfile
 
+from lab import RESULTS
+
 RUNS = [('puffer_breakout', 3_000_000), ('puffer_squared', 3_000_000), ('CartPole-v1', 400_000)]
-DOC = os.path.join(os.path.dirname(__file__), '..', '..', 'docs', 'results', 'restructure.md')
+DOC = os.path.join(RESULTS, 'restructure.md')
 
 
 def steps_per_second(tree: str, env: str, steps: int) -> float:

@@ -1,4 +1,4 @@
-"""The real sweep of docs/results/sweeps.md: Protein against random search on an Ocean env, same time budget.
+"""The real sweep of scripts/lab/results/sweeps.md: Protein against random search on an Ocean env, same time budget.
 
     python -m lab.research.sweep_experiment --write-docs          # the full run (about 1h45 on 2 idle cores)
     python -m lab.research.sweep_experiment --budget-minutes 2 --steps 131072 --seeds 1  # a check of the pipeline
@@ -10,7 +10,7 @@
    seed 0), interleaved seed by seed so a change in machine load touches every config alike.
 4. A table of final scores (the sweep's own score: the metric's mean over the last tenth of training):
    per seed, the mean, and the margin over the defaults against the seed spread (SPREAD below).
-   Printed, saved as results.json, and with --write-docs put in docs/results/sweeps.md.
+   Printed, saved as results.json, and with --write-docs put in scripts/lab/results/sweeps.md.
 Everything runs through the `puffer` command, as a user would; hold the benchmark lock while it runs:
     flock /tmp/puffer-bench.lock nice -n 5 python -m lab.research.sweep_experiment --write-docs
 """
@@ -25,10 +25,10 @@ import time
 import numpy as np
 
 from pufferlib import sweep
-from lab import ROOT
+from lab import RESULTS, ROOT
 from lab.benchmark import update_section
 
-DOC = os.path.join(ROOT, 'docs', 'results', 'sweeps.md')
+DOC = os.path.join(RESULTS, 'sweeps.md')
 
 PUFFER = os.path.join(os.path.dirname(sys.executable), 'puffer')
 
@@ -79,7 +79,7 @@ def main():
     parser.add_argument('--seeds', type=int, default=3, help='fresh seeds for the retraining')
     parser.add_argument('--parallel', type=int, default=1, help='--sweep.parallel for both sweeps')
     parser.add_argument('--out', default=None, help='folder for sweeps, runs and results (default experiments/...)')
-    parser.add_argument('--write-docs', action='store_true', help='put the table into docs/results/sweeps.md')
+    parser.add_argument('--write-docs', action='store_true', help='put the table into scripts/lab/results/sweeps.md')
     args = parser.parse_args()
 
     stamp = f'{datetime.datetime.now():%Y%m%d-%H%M%S}'
