@@ -199,8 +199,8 @@ def main(argv=None):
     parser.add_argument('--ours-eval-games', type=int, default=None, help='rated games per pair in our psro '
                         '(default: the config file\'s league.eval_games)')
     parser.add_argument('--ours-meta', default='nash', help='meta-solver of our psro: nash, fictitious_play, alpharank')
-    parser.add_argument('--write-doc', metavar='PATH', help='also write the table into PATH (scripts/lab/results/league.md) '
-                        'between '
+    parser.add_argument('--write-doc', metavar='PATH', help='also write the table into PATH '
+                        '(scripts/lab/results/league.md) between '
                         'its "<!-- bench_league GAME:start -->" and "<!-- bench_league GAME:end -->" lines')
     parser.add_argument('--ours-flags', default='', help='more config flags for our psro (its PPO settings come '
                         'from pufferlib/config/puffer_<game>.toml)')

@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 from pufferlib import sweep
-from lab import RESULTS, ROOT
+from lab import RESULTS
 from lab.benchmark import update_section
 
 DOC = os.path.join(RESULTS, 'sweeps.md')
