@@ -1,5 +1,6 @@
 """The package's layers (docs/contributing.md, "Where things live"): every import between pufferlib's
-modules, at the top of a file or inside a function, goes down the picture or across one layer, never up."""
+modules, at the top of a file or inside a function, goes down the picture or across one layer, never up;
+and the lab (scripts/lab/, the package `lab`) sits above them all: the product never imports it."""
 import ast
 import os
 
@@ -15,7 +16,7 @@ LAYERS = [
     ('PPO', {'advantage', 'models', 'numpy_policy', 'arena', 'trainer'}),
     ('the run job', {'train', 'evaluate', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
-    ('CLI', {'cli', 'sb3', 'benchmark', 'smoke'}),
+    ('CLI', {'cli', 'sb3', 'smoke'}),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 # An env may declare its own policy class on top of models.py, built lazily (nethack, tripletriad), and offer
@@ -65,3 +66,26 @@ def test_imports_go_down_the_layers():
                 upward.append(f'{os.path.relpath(path, ROOT)} ({LAYERS[RANK[part]][0]}) imports pufferlib.{target} '
                               f'({LAYERS[RANK[target]][0]})')
     assert upward == []
+
+
+def lab_imports(path):
+    """The lines of a file that import the lab: `import lab`, `import lab.x`, `from lab(.x) import y`."""
+    found = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+        if any(name == 'lab' or name.startswith('lab.') for name in names):
+            found.append(node.lineno)
+    return found
+
+
+def test_the_product_never_imports_the_lab():
+    importing = [f'{os.path.relpath(path, ROOT)}:{line}' for path, _ in modules() for line in lab_imports(path)]
+    assert importing == [], 'the lab imports the product, never the other way round'
+
+
+def test_a_lab_import_is_found_at_the_top_and_inside_a_function(tmp_path):
+    probe = tmp_path / 'probe.py'
+    probe.write_text('import os\nimport lab.benchmark\n\n\ndef f():\n    from lab import synthetic_envs\n'
+                     '    from pufferlib import lab_like\n    import labour\n')
+    assert lab_imports(str(probe)) == [2, 6]
