@@ -15,15 +15,15 @@
 - Ocean enduro, tetris and rware must beat their scripted baselines within 20 minutes: more cars
   passed, more lines cleared, more deliveries per robot per episode (`env/score`). The baseline is
   the env's own scripted policy (`autopilot=True`), scored here on the same config before training.
-- Second-wave games (issue 16): go 7x7 wins >= 90% of games against the capture-greedy player within
+- Second-wave games: go 7x7 wins >= 90% of games against the capture-greedy player within
   20 minutes, tripletriad >= 80% against the flip-greedy player within 10 minutes (perf = fraction of
   games won, seats alternating), trash_pickup puts >= 90% of the trash in bins within 10 minutes.
-- Continuous control (issue 34, the Gaussian head): drone reaches >= 90% of its targets and
+- Continuous control (the Gaussian head): drone reaches >= 90% of its targets and
   rocket_lander lands in >= 90% of episodes (Box actions), each within 20 minutes.
-- Arcade envs (issue 34), within 20 minutes: freeway crosses more often than its scripted chicken,
+- Arcade envs, within 20 minutes: freeway crosses more often than its scripted chicken,
   blastar shoots down more enemies than its scripted ship (both measured like enduro's), pacman
   clears the maze in >= 50% of episodes (perf = maze cleared).
-- puffer_mmo (issue 36), CPU config, within 30 minutes: its agents live longer than the scripted
+- puffer_mmo, CPU config, within 30 minutes: its agents live longer than the scripted
   forager/fighter's (`env/episode_length`: one life is an agent's episode, cut at the horizon).
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
@@ -84,22 +84,22 @@ TASKS = {
     # wins
     'puffer_tripletriad': ('env/perf', 0.80, 600, 65_000_000),
     'puffer_trash_pickup': ('env/perf', 0.90, 600, None),
-    # third wave (issue 34), continuous control with the Gaussian head: the share of targets reached, the
+    # third wave, continuous control with the Gaussian head: the share of targets reached, the
     # share of episodes that land (Box mode, the default)
     'puffer_drone': ('env/perf', 0.90, 1200, None),
     'puffer_rocket_lander': ('env/perf', 0.90, 1200, None),
-    # issue 34's arcade envs: more crossings / kills than the scripted chicken / ship, and the maze
+    # third wave, arcade envs: more crossings / kills than the scripted chicken / ship, and the maze
     # cleared in half the episodes
     'puffer_freeway': ('env/score', scripted_baseline, 1200, 300_000_000),
     'puffer_blastar': ('env/score', scripted_baseline, 1200, 300_000_000),
     'puffer_pacman': ('env/perf', 0.5, 1200, 300_000_000),
-    # issue 34: 2048 reaches the 512 tile in half of its games; checkers wins 80% against the one-ply greedy
-    # player (its config: two update epochs, 6M steps); slime volleyball wins 70% of the points against
-    # the scripted slime (seats alternating)
+    # third wave, board and sports games: 2048 reaches the 512 tile in half of its games; checkers wins
+    # 80% against the one-ply greedy player (its config: two update epochs, 6M steps); slime volleyball
+    # wins 70% of the points against the scripted slime (seats alternating)
     'puffer_g2048': ('env/perf', 0.50, 1200, None),
     'puffer_checkers': ('env/perf', 0.80, 1200, None),
     'puffer_slimevolley': ('env/perf', 0.70, 1200, None),
-    # issue 36: with the CPU config, the learned agents live longer than the scripted forager/fighter
+    # the MMO: with the CPU config, the learned agents live longer than the scripted forager/fighter
     # within 30 minutes (an agent's episode is one life, cut at the horizon)
     'puffer_mmo': ('env/episode_length', scripted_baseline, 1800, None),
     # ... and the large config's network (about 1.6M parameters, against 0.1M) on the same worlds and

@@ -50,10 +50,10 @@ BASELINES = {
     # Procgen's committed config (IMPALA ResNet + LSTM) trains at ~220 steps/s on 2 CPU cores: this
     # short budget checks that it trains and reproduces, not a score (the GPU baseline below is that).
     'procgen_bigfish': ('env/episode_return', 16_384, [], 'baseline-procgen-bigfish-cpu'),
-    # issue 35: ViZDoom's basic scenario above a mean return of 75 within 10 minutes (a random policy
+    # ViZDoom's basic scenario above a mean return of 75 within 10 minutes (a random policy
     # scores below zero); 100k steps take 4-7 minutes on these 2 cores (250-450 steps/s)
     'vizdoom_basic': ('env/episode_return', 100_000, [], 'baseline-vizdoom-basic'),
-    # issue 35: defend_the_center's curve within a 20-minute budget: 300k steps at basic's 250-450 steps/s
+    # defend_the_center's curve within a 20-minute budget: 300k steps at basic's 250-450 steps/s
     'vizdoom_defend_the_center': ('env/episode_return', 300_000, [], 'baseline-vizdoom-defend-the-center'),
 }
 
@@ -62,14 +62,14 @@ BASELINES = {
 GPU_BASELINES = {
     'atari_pong': ('env/score', 10_000_000, [], 'baseline-atari-pong', 'near the maximum of 21 (CleanRL PPO curves)'),
     'atari_breakout': ('env/score', 10_000_000, [], 'baseline-atari-breakout',
-                       'about 400 at 10M steps (the target of issue 6; published PPO range)'),
+                       'about 400 at 10M steps (our target; published PPO range)'),
     'procgen_bigfish': ('env/episode_return', 25_000_000, [], 'baseline-procgen-bigfish',
                         'PPO, easy mode, 25M steps: Cobbe et al. 2020, figure 2'),
     'nethack': ('env/episode_return', 100_000_000, [], 'baseline-nethack',
                 'NetHackScore baselines: Kuttler et al. 2020 (the NLE paper)'),
 }
 
-# The learning acceptance of the second-wave Ocean games (issue 16), three seeds each, measured by
+# The learning acceptance of the second-wave Ocean games and later ones, three seeds each, measured by
 # scripts/lab/acceptance_train.py, which records every finished run in ACCEPTANCE_RESULTS (env -> seed ->
 # result) and redraws the doc. env -> (target, budget, what was known before the runs, for envs not run yet).
 ACCEPTANCE_RESULTS = os.path.join(PNG_DIR, 'acceptance.json')
@@ -89,11 +89,11 @@ ACCEPTANCE_ENVS = {
     'puffer_freeway': ('env/score > the scripted chicken\'s (crossings)', '20 min', ''),
     'puffer_blastar': ('env/score > the scripted ship\'s (enemies shot down)', '20 min', ''),
     'puffer_pacman': ('env/perf >= 0.50 (maze cleared)', '20 min', ''),
-    # issue 34
+    # third wave: board and sports games
     'puffer_g2048': ('env/perf >= 0.50 (games that reach the 512 tile)', '20 min', ''),
     'puffer_checkers': ('env/perf >= 0.80 (wins vs the one-ply greedy player)', '20 min', ''),
     'puffer_slimevolley': ('env/perf >= 0.70 (points won vs the scripted slime, both sides)', '20 min', ''),
-    # issue 36
+    # the MMO, at its CPU config and with the large config's network
     'puffer_mmo': ('env/episode_length > the scripted forager/fighter\'s on the same 64 worlds (ticks a life), '
                    'checked at the end of the budget', '30 min',
                    'a 5M-step run (scripts/lab/results/mmo.md, 7-9 min): 342 and 402 ticks against the scripted 358'),
@@ -145,7 +145,7 @@ ACCEPTANCE_NOTES = {
         "its 30 minutes are 0.62M steps. Over those steps its rows track the small network's (75-77 ticks at 66k "
         'steps, 143-149 at 459k: no faster per step yet), and its policy checked at 207 ticks against the '
         'scripted 407. Whether the bigger network pays off later in a run is a question for a GPU (`puffer train '
-        "puffer_mmo --config pufferlib/config/puffer_mmo_large.toml`, issue 37's machine); on a 2-core CPU the "
+        "puffer_mmo --config pufferlib/config/puffer_mmo_large.toml`, on a GPU machine); on a 2-core CPU the "
         'small config is the one that learns.'),
     'puffer_tetris': (
         '**Missed, with the curves still rising.** The default config clears 29-32 lines per game after 20 '
@@ -248,7 +248,7 @@ def draw_acceptance(env, runs):
 def render_acceptance():
     """The issue-16 section of the doc, from ACCEPTANCE_RESULTS."""
     runs = read_results(ACCEPTANCE_RESULTS)
-    lines = ['## Second-wave Ocean games: learning acceptance (issue 16)', '',
+    lines = ['## Second-wave Ocean games: learning acceptance', '',
              'Default hyperparameters plus the env files in `pufferlib/config/`, seeds 0, 1 and 2, on this 2-core',
              'CPU machine (`scripts/lab/acceptance_train.py`, which writes this section). A run stops when its policy,',
              'checked over whole episodes, reaches the target, or at its wall-clock budget. The logged training',
@@ -436,7 +436,7 @@ def render(results):
               'starpilot within 150k steps either, so the Procgen score is left to the GPU baseline below.',
               'vizdoom_defend_the_center pays +1 a kill and -1 for dying (the episode ends there or after',
               '2,100 tics); its 300k steps take 12-14 minutes at about 390 steps/s, inside the 20-minute budget',
-              'of issue 35. The curves rise from about 0 (a fresh policy turning at random) to 3-6 kills a',
+              'we set. The curves rise from about 0 (a fresh policy turning at random) to 3-6 kills a',
               'life, still rising at the end; the seed-0 rerun ended at 2.5 against the first run\'s 5.6, so',
               'one run says little at this length (the family config trains 2M steps).',
               '']

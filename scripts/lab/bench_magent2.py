@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""MAgent2 battle (issue 35): our policy against a random team, and what our emulation costs per step.
+"""MAgent2 battle: our policy against a random team, and what our emulation costs per step.
 
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.bench_magent2 train --seed S
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.bench_magent2 emulation
@@ -213,7 +213,7 @@ def write(results: dict) -> None:
     bd.write_results(RESULTS, results)
     if results['train']:
         draw(results['train'])
-    path = bd.update_section('magent2', 'MAgent2 battle: against a random team (issue 35)', section(results), DOC)
+    path = bd.update_section('magent2', 'MAgent2 battle: against a random team', section(results), DOC)
     print(f'wrote {os.path.relpath(path, ROOT)} and {os.path.relpath(RESULTS, ROOT)}', file=sys.stderr)
 
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""MuJoCo against CleanRL (issue 35): our PPO and CleanRL's ppo_continuous_action.py, 1M steps each.
+"""MuJoCo against CleanRL: our PPO and CleanRL's ppo_continuous_action.py, 1M steps each.
 
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.bench_mujoco run --cleanrl DIR
     .venv/bin/python -m lab.bench_mujoco run --cleanrl DIR --env hopper --seed 1 --side ours
@@ -322,7 +322,7 @@ def write(results: dict) -> None:
     bd.write_results(RESULTS, results)
     if results:
         draw(results)
-    bd.update_section('mujoco', 'MuJoCo against CleanRL: 1M steps (issue 35)', section(results), DOC)
+    bd.update_section('mujoco', 'MuJoCo against CleanRL: 1M steps', section(results), DOC)
 
 
 def draw(results: dict) -> str:

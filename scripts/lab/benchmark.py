@@ -403,12 +403,12 @@ OCEAN_OURS_MATCHED: dict[str, dict[str, Any]] = {
     'blastar': {'wave_size': 1, 'bombs': 1},  # one enemy and one bomb, as in 3.0 (and Atari's Blastar): 14 obs
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
-# Issue 16's targets for the second-wave games (go at 7x7, the default), a little above the public
+# The single-core speed targets of the second-wave games (go at 7x7, the default), a little above the public
 # suite's figures on this machine kind: go 563k, tripletriad 3.53M, trash_pickup 1.37M, enduro 1.54M,
 # tetris 2.80M, rware 12.04M (agent steps/s).
 OCEAN_TARGETS = {'go': 0.6e6, 'tripletriad': 3.6e6, 'trash_pickup': 1.4e6,
                  'enduro': 1.6e6, 'tetris': 3e6, 'rware': 12e6}
-# Issue 34's targets for the third-wave envs without a peer in 3.0's build.
+# The speed targets of the third-wave envs without a peer in 3.0's build.
 OCEAN_TARGETS.update({'g2048': 5e6, 'slimevolley': 5e6})
 
 
