@@ -1,6 +1,6 @@
-"""What the benchmark scripts (scripts/lab/bench_*.py) share: interleaved rounds, medians, spread, ratios,
+"""What the benchmark programs (lab.bench_*) share: interleaved rounds, medians, spread, ratios,
 markdown tables, the doc writer (pufferlib.ocean.docs.update_section, re-exported) and the peers measured
-beside us; and the sections the scripts write from their figures, here so that tests check them without measuring.
+beside us; and the sections the programs write from their figures, here so that tests check them without measuring.
 
 Import-light on purpose (no torch, nothing of the trainer at the top): the doc generators and the
 tests import it without paying for a deep-learning stack they do not use.
