@@ -96,7 +96,7 @@ def test_acceptance_runs_are_kept_per_seed_drawn_and_written(tmp_path):
     assert '1 of 2' in row and '100 / missed (100 s run)' in row and '0.1M / missed' in row and '0.950 / 0.850' in row
     assert '![puffer_go acceptance curves](baselines/acceptance_puffer_go.png)' in doc
     pending = doc.split('### Not run yet', 1)[1]
-    assert 'puffer_tetris' in pending and 'acceptance_train.py --only tetris --seed $S' in pending
+    assert 'puffer_tetris' in pending and '-m lab.acceptance_train --only tetris --seed $S' in pending
     assert 'puffer_go' not in pending
 
 
