@@ -2,9 +2,11 @@
 written from the parsed spec.toml files (scripts/ocean_docs.py puts them into the page).
 
 They live beside the specs so that anything that reads specs (the docs script, a test with a scratch
-env folder) renders the same text; none of it names an env.
+env folder) renders the same text; none of it names an env. The reader and writer of a marked section
+of a markdown page (`section`, `update_section`) are here too: the one place that knows the markers,
+used by scripts/ocean_docs.py and by the lab's programs for the pages they write.
 """
-
+import os
 from collections.abc import Mapping, Sequence
 
 from .spec import Expr, Spec
@@ -66,3 +68,31 @@ def options(specs: Mapping[str, Spec]) -> str:
 def render(specs: Mapping[str, Spec], scripted: Mapping[str, list[str]]) -> dict[str, str]:
     """{section marker: text} for specs ({name: Spec}) and scripted ({name: [scripted policy names]})."""
     return {'ocean-catalogue': catalogue(specs, scripted), 'ocean-options': options(specs)}
+
+
+def _markers(name: str) -> tuple[str, str]:
+    return f'<!-- {name}:start -->', f'<!-- {name}:end -->'
+
+
+def section(name: str, doc: str) -> str | None:
+    """The text of `doc` between <!-- {name}:start --> and <!-- {name}:end -->, or None without them."""
+    start, end = _markers(name)
+    if start not in doc or end not in doc:
+        return None
+    return doc.split(start, 1)[1].split(end, 1)[0].strip('\n')
+
+
+def update_section(name: str, heading: str, text: str, path: str) -> str:
+    """Replace the text between <!-- {name}:start --> and <!-- {name}:end --> of the markdown page at `path`,
+    or append the section under `## heading` (to a new page where there is none). Returns `path`."""
+    start, end = _markers(name)
+    doc = open(path).read() if os.path.exists(path) else ''
+    if start in doc and end in doc:
+        head, rest = doc.split(start, 1)
+        doc = head + start + '\n' + text + '\n' + end + rest.split(end, 1)[1]
+    else:
+        doc = (doc.rstrip('\n') + '\n\n' if doc.strip() else '') + f'## {heading}\n\n{start}\n{text}\n{end}\n'
+    os.makedirs(os.path.dirname(path) or '.', exist_ok=True)
+    with open(path, 'w') as f:
+        f.write(doc)
+    return path

@@ -6,7 +6,7 @@ wide) each torch op costs more in dispatch and autograd bookkeeping than in arit
 256 forward passes and its update 320 minibatches. Written out in NumPy, the matmuls of the backward pass
 straight into the gradient buffer, the update takes under half of autograd's time, Adam's step included,
 and the rollout's forward pass under half of torch's: a MuJoCo run on one core goes about 1.6x as fast
-(docs/results/numpy.md, `scripts/bench_numpy.py`).
+(scripts/lab/results/numpy.md, `scripts/lab/bench_numpy.py`).
 
 The loss is the trainer's (`Trainer._minibatch_loss`): the clipped surrogate on normalised advantages,
 the clipped value loss and the entropy bonus, the same means over the same rows. Only the gradients are

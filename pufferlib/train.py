@@ -62,7 +62,7 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
     case, not the fastest setting everywhere: on 2 quiet cores with 2 workers breakout trains ~1.4x
     faster with two threads than with one, but under other load two threads ran 3-30x slower than
     one (docs/benchmarks.md, "Where the time goes", and its first sitting in 13c1a24;
-    scripts/bench_profile.py). Serial envs step in this process, between the policy's calls, so
+    scripts/lab/bench_profile.py). Serial envs step in this process, between the policy's calls, so
     they leave every core to torch."""
     if setting > 0:
         return setting

@@ -8,7 +8,7 @@ A page is the env's own C (its header, the spec's generated spec.h), ocean/puffe
 ocean/web/web.h, compiled by emscripten's emcc into one env.js that carries its WebAssembly inline (the
 page works offline, from a file or a server); ocean/web/page.js draws the env's C render on a canvas and
 plays the agent, the keyboard (the spec's [keys]) or both. `NativeGame` runs the same glue compiled by the
-host's C compiler (pufferlib.native.native_library): the tests and the web benchmark compare the two builds
+host's C compiler (pufferlib.native.native_library): the tests and lab.bench_web compare the two builds
 step for step.
 """
 from __future__ import annotations

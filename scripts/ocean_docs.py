@@ -13,17 +13,8 @@ import argparse
 import os
 import sys
 
-from pufferlib.benchmark import update_section
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, 'docs', 'ocean.md')
-
-
-def current(name, doc):
-    start, end = f'<!-- {name}:start -->', f'<!-- {name}:end -->'
-    if start not in doc or end not in doc:
-        return None
-    return doc.split(start, 1)[1].split(end, 1)[0].strip('\n')
 
 
 def main(argv=None):
@@ -35,14 +26,14 @@ def main(argv=None):
     scripted = {name: list(ocean.scripted_policies(name)) for name in ocean.ENVS}
     sections = docs.render(ocean.SPECS, scripted)
     doc = open(DOC).read()
-    stale = [name for name, text in sections.items() if current(name, doc) != text]
+    stale = [name for name, text in sections.items() if docs.section(name, doc) != text]
     if args.check:
         if stale:
             print(f'docs/ocean.md is out of date ({", ".join(stale)}): run python scripts/ocean_docs.py')
             return 1
         return 0
     for name, text in sections.items():
-        update_section(name, docs.SECTIONS[name], text, path=DOC)
+        docs.update_section(name, docs.SECTIONS[name], text, path=DOC)
     print(f'wrote {os.path.relpath(DOC, ROOT)}' if stale else 'docs/ocean.md was up to date')
     return 0
 

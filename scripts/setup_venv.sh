@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Create or refresh .venv with pufferlib (editable) and the given extras, pinned by constraints.txt.
+# Create or refresh .venv with pufferlib (editable) and the given extras, pinned by constraints.txt,
+# and the lab (scripts/lab/) on its path.
 # Usage: source scripts/setup_venv.sh [EXTRAS]     e.g. "test" or "test,bench"
 # Re-installs only when pyproject.toml, setup.py or constraints.txt changed since the last install.
 # Prints one line per step; pip's and the C build's output go to .venv/setup.log (shown on failure).
@@ -52,5 +53,13 @@ if [ "$needs_install" = 1 ]; then
         "${pip[@]}" --no-deps --requirement "$root/docker/envs/requirements-nodeps.txt"
     touch "$stamp"
     echo "setup: ready (details: $log)"
+fi
+# The lab (scripts/lab/: benchmarks, baselines, the GPU check, research) is a package of this checkout but
+# not of the library, so the wheel and the editable install leave it out. A .pth file in the venv puts
+# scripts/ on its path instead: `python -m lab.bench_ocean` runs from any folder and tests `import lab`,
+# with no path edits in the code. Rewritten only when it names another checkout.
+site="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')"
+if [ "$(cat "$site/puffer-lab.pth" 2>/dev/null)" != "$root/scripts" ]; then
+    echo "$root/scripts" > "$site/puffer-lab.pth"
 fi
 export PATH="$venv/bin:$PATH"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The system packages puffer web's browser tests and scripts/bench_web.py need: emscripten (emcc),
+# The system packages puffer web's browser tests and scripts/lab/bench_web.py need: emscripten (emcc),
 # chromium and chromium-driver (chromedriver), all from Debian's repositories. Installs the missing ones
 # when apt-get can (root, or passwordless sudo); changes nothing when all are present.
 # Exit 0: all present. Exit 1: one is missing and could not be installed (the last line says why).

@@ -126,7 +126,7 @@ check_lint() {
     fi
     dev_service -f .devcontainer/compose.devcontainer.yaml -f .devcontainer/compose.gpu.yaml | grep -q 'driver: nvidia' \
         || fail ".devcontainer/gpu/ gets no GPU"
-    "$T/shellcheck" scripts/*.sh scripts/puffer scripts/test docker/pip-install docker/entrypoint.sh tests/provision_fake_box.sh
+    "$T/shellcheck" scripts/*.sh scripts/lab/*.sh scripts/puffer scripts/test docker/pip-install docker/entrypoint.sh tests/provision_fake_box.sh
 }
 
 # ---------------------------------------------------------------------------------------------

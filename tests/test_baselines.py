@@ -1,4 +1,4 @@
-"""The compose baseline services run exactly the commands that scripts/baselines.py measured."""
+"""The compose baseline services run exactly the commands that scripts/lab/baselines.py measured."""
 import json
 import os
 import re
@@ -14,8 +14,8 @@ SEED = '${BASELINE_SEED:-0}'
 
 @pytest.fixture(scope='module')
 def baselines():
-    """What `scripts/baselines.py --print-commands` says each baseline runs: {'cpu'/'gpu': [baseline]}."""
-    done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'baselines.py'), '--print-commands'],
+    """What `python -m lab.baselines --print-commands` says each baseline runs: {'cpu'/'gpu': [baseline]}."""
+    done = subprocess.run([sys.executable, '-m', 'lab.baselines', '--print-commands'],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     printed = {'cpu': [], 'gpu': []}
@@ -48,7 +48,7 @@ def test_every_cpu_baseline_has_a_service_running_its_command(baselines, service
             assert re.search(rf'(^|\s){name}:{steps}(;|\s|$)', script), f'{env}: budget {steps} not in {script}'
             assert f'--train.seed "{SEED}"' in script and '--train.log-interval 0.25' in script
         else:
-            assert command == baseline['command'], f'{service} differs from scripts/baselines.py'
+            assert command == baseline['command'], f'{service} differs from scripts/lab/baselines.py'
             assert _flag(command, '--train.seed') == SEED
 
 
@@ -68,13 +68,13 @@ def test_cpu_override_covers_every_gpu_service():
 
 
 def test_rewriting_the_page_keeps_sections_other_scripts_wrote(tmp_path):
-    """scripts/baselines.py rewrites docs/baselines.md from its results files; a section another script keeps
-    there between markers (scripts/bench_magent2.py's) survives, once, where a fresh page would lose it."""
+    """scripts/lab/baselines.py rewrites docs/baselines.md from its results files; a section another script keeps
+    there between markers (scripts/lab/bench_magent2.py's) survives, once, where a fresh page would lose it."""
     (tmp_path / 'baselines').mkdir()
     kept = '## Someone else\n\n<!-- other:start -->\ntheir table\n<!-- other:end -->\n'
     (tmp_path / 'baselines.md').write_text('# old page\n\n' + kept)
     for _ in range(2):
-        done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'baselines.py'), '--replot', '--docs',
+        done = subprocess.run([sys.executable, '-m', 'lab.baselines', '--replot', '--docs',
                                str(tmp_path)], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     page = (tmp_path / 'baselines.md').read_text()

@@ -1,4 +1,4 @@
-"""scripts/bench_mujoco.py, MuJoCo against CleanRL: its real runs (tiny), its arithmetic and its refusals."""
+"""lab.bench_mujoco, MuJoCo against CleanRL: its real runs (tiny), its arithmetic and its refusals."""
 import importlib.util
 import os
 import subprocess
@@ -7,21 +7,18 @@ import sys
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPT = os.path.join(ROOT, 'scripts', 'bench_mujoco.py')
 pytestmark = pytest.mark.skipif(importlib.util.find_spec('mujoco') is None, reason='needs the mujoco extra')
 
 
 @pytest.fixture(scope='module')
 def bench():
-    spec = importlib.util.spec_from_file_location('bench_mujoco', SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from lab import bench_mujoco
+    return bench_mujoco
 
 
 def _run(*args, env=None):
-    return subprocess.run([sys.executable, SCRIPT, *args], capture_output=True, text=True, timeout=300,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run([sys.executable, '-m', 'lab.bench_mujoco', *args], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, **(env or {})})
 
 
 def _recorded():

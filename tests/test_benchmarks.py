@@ -1,5 +1,5 @@
-"""The benchmarks' logic: pufferlib.benchmark (rounds, medians, spread, ratios, tables, the doc writer,
-peers, the sections the scripts write), and the scripts run as real processes.
+"""The benchmarks' logic: lab.benchmark (rounds, medians, spread, ratios, tables, the doc writer,
+peers, the sections the programs write), and the programs run as real processes.
 
 Nothing here times anything or asserts a speed: the figures live in docs/benchmarks.md, written by
 the scripts themselves.
@@ -11,12 +11,11 @@ import sys
 
 import pytest
 
-from pufferlib import benchmark as bd
+import lab
+from lab import benchdoc
+from lab import benchmark as bd
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPTS = os.path.join(ROOT, 'scripts')
-
-ANCHOR_DRIVER = os.path.join(SCRIPTS, 'bench_anchor.py')
 
 
 def test_interleaved_measures_every_contender_once_per_round_in_order():
@@ -106,7 +105,7 @@ def test_find_cleanrl(tmp_path, monkeypatch):
 def test_peer_process_speaks_to_the_real_driver_and_reports_its_errors():
     # Our own interpreter runs the 3.0 driver: `hello` works (it only reads versions), `ocean`
     # fails (our package has no pufferlib.ocean.environment) and must come back as one PeerError.
-    with bd.PeerProcess(sys.executable, ANCHOR_DRIVER) as peer:
+    with bd.PeerProcess(sys.executable, benchdoc.ANCHOR) as peer:
         assert set(peer.about) == {'pufferlib', 'torch', 'numpy', 'gymnasium'}
         with pytest.raises(bd.PeerError, match="(?s)failed at 'ocean'.*ModuleNotFoundError"):
             peer.ask('ocean', env='puffer_squared', kwargs={}, rows=16, seconds=0.01)
@@ -117,11 +116,11 @@ def test_peer_process_that_dies_is_one_clear_error(tmp_path):
     script = tmp_path / 'dies.py'
     script.write_text('import sys\nprint("cannot import torch", file=sys.stderr)\nsys.exit(3)\n')
     with pytest.raises(bd.PeerError, match="(?s)exited while asked 'hello'.*cannot import torch"):
-        bd.PeerProcess(sys.executable, str(script))
+        bd.PeerProcess(sys.executable, 'dies', path=str(tmp_path))
 
 
 def test_a_wrong_anchor_path_is_one_line_and_exit_2(tmp_path):
-    result = subprocess.run([sys.executable, os.path.join(SCRIPTS, 'bench_ocean.py'), '--quick', '--anchor',
+    result = subprocess.run([sys.executable, '-m', 'lab.bench_ocean', '--quick', '--anchor',
                              str(tmp_path / 'missing')], capture_output=True, text=True, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip().count('\n') == 0 and 'no Python interpreter' in result.stderr
@@ -203,34 +202,37 @@ def test_our_shape_gives_the_peer_our_rollout_and_env_sizes():
     assert bd.our_shape('puffer_squared')[1] == {}
 
 
-# What the sitting runs (scripts/benchdoc.py SCRIPTS and SHORT) and the section each script writes.
-SITTING_SCRIPTS = {'bench_ocean.py': 'ocean', 'bench_vector.py': 'vector', 'bench_train.py': 'training',
-                   'bench_profile.py': 'profile'}
+# What the sitting runs (lab.benchdoc PROGRAMS and SHORT) and the section each program writes.
+SITTING = {'bench_ocean': 'ocean', 'bench_vector': 'vector', 'bench_train': 'training', 'bench_profile': 'profile'}
 
 
-def test_the_sitting_runs_every_benchmark_script():
-    for script in SITTING_SCRIPTS:
-        assert os.path.exists(os.path.join(SCRIPTS, script))
-        assert 'bd.update_section(' in open(os.path.join(SCRIPTS, script)).read()
+def test_the_sitting_runs_every_benchmark_program():
+    assert tuple(SITTING) == benchdoc.PROGRAMS
+    for program in SITTING:
+        assert 'bd.update_section(' in open(os.path.join(lab.HERE, f'{program}.py')).read()
     doc = open(os.path.join(ROOT, 'docs', 'benchmarks.md')).read()
-    assert 'flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python scripts/benchdoc.py' in doc, \
+    assert 'flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.benchdoc' in doc, \
         'docs/benchmarks.md must name the one-sitting command'
-    for section in SITTING_SCRIPTS.values():
+    for section in SITTING.values():
         assert f'<!-- {section}:start -->' in doc
 
 
 def _sitting(tmp_path, *args):
-    """scripts/benchdoc.py in a scratch tree whose stand-in scripts (real processes) record that they ran and
-    with which options; it writes tmp_path/docs/benchmarks.md, never the real page."""
-    (tmp_path / 'scripts').mkdir(exist_ok=True)
-    shutil.copy(os.path.join(SCRIPTS, 'benchdoc.py'), tmp_path / 'scripts')
+    """lab.benchdoc in a scratch tree whose stand-in programs (real processes) record that they ran and with
+    which options; it writes tmp_path/docs/benchmarks.md, never the real page. The scratch `lab` package (the
+    real benchdoc and its helpers, stand-ins for the rest) comes first on the path."""
+    scratch = tmp_path / 'scripts' / 'lab'
+    scratch.mkdir(parents=True, exist_ok=True)
+    for name in ('__init__.py', 'benchdoc.py', 'benchmark.py'):
+        shutil.copy(os.path.join(lab.HERE, name), scratch)
     ran = tmp_path / 'ran.txt'
-    for script in SITTING_SCRIPTS:
-        (tmp_path / 'scripts' / script).write_text(
-            f'import sys\nopen({str(ran)!r}, "a").write({script!r} + " " + " ".join(sys.argv[1:]) + "\\n")\n')
+    for program in SITTING:
+        (scratch / f'{program}.py').write_text(
+            f'import sys\nopen({str(ran)!r}, "a").write({program!r} + " " + " ".join(sys.argv[1:]) + "\\n")\n')
     env = {k: v for k, v in os.environ.items() if k not in ('PUFFER_ANCHOR', 'CLEANRL_DIR')}
-    done = subprocess.run([sys.executable, str(tmp_path / 'scripts' / 'benchdoc.py'), *args], capture_output=True,
-                          text=True, env=env, timeout=120)
+    env['PYTHONPATH'] = os.pathsep.join([str(tmp_path / 'scripts'), *filter(None, [env.get('PYTHONPATH')])])
+    done = subprocess.run([sys.executable, '-m', 'lab.benchdoc', *args], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     lines = ran.read_text().splitlines()
     ran.unlink()
@@ -240,12 +242,12 @@ def _sitting(tmp_path, *args):
 def test_only_runs_the_named_scripts_and_leaves_the_sitting_section(tmp_path):
     doc = tmp_path / 'docs' / 'benchmarks.md'
     ran, out = _sitting(tmp_path, '--short', '--only', 'vector')
-    assert ran == ['bench_vector.py --repeats 1 --seconds 0.3']
+    assert ran == ['bench_vector --repeats 1 --seconds 0.3']
     assert not doc.exists() and 'sitting section' in out and '--only vector` ran' in out
     ran, out = _sitting(tmp_path, '--short')
-    assert [line.split()[0] for line in ran] == list(SITTING_SCRIPTS)
+    assert [line.split()[0] for line in ran] == list(SITTING)
     written = doc.read_text()
-    assert written.count('<!-- sitting:start -->') == 1 and 'scripts/benchdoc.py --short` ran' in written
+    assert written.count('<!-- sitting:start -->') == 1 and 'lab.benchdoc --short` ran' in written
 
 
 def test_solve_table_marks_unsolved_runs_and_bounds_their_ratio():
@@ -291,7 +293,7 @@ def test_profile_render_reports_medians_ratios_and_shares():
 
 def test_busy_cartpole_cpu_clock_burns_cpu_time_and_rejects_other_clocks():
     import time
-    from pufferlib.environments.synthetic import BusyCartPole
+    from lab.synthetic_envs import BusyCartPole
     env = BusyCartPole(300, 300, clock='cpu')
     env.reset(seed=0)
     start = time.thread_time()
@@ -304,7 +306,7 @@ def test_busy_cartpole_cpu_clock_burns_cpu_time_and_rejects_other_clocks():
 @pytest.mark.slow
 def test_bench_vector_only_keeps_the_named_rows_and_serial():
     """A partial run (--only, --cpu-clock) prints just those rows and writes no doc."""
-    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, 'bench_vector.py'), '--envs', 'busy', '--sizes', '4',
+    done = subprocess.run([sys.executable, '-m', 'lab.bench_vector', '--envs', 'busy', '--sizes', '4',
                            '--only', 'pool', '--cpu-clock', '--seconds', '0.05', '--repeats', '1'],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode in (0, 1), done.stderr  # 1: targets not met, which a 0.05 s run says nothing about

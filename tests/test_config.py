@@ -34,7 +34,7 @@ def test_the_same_rule_holds_for_env_options():
 
 def test_a_table_of_a_config_file_as_flags_reads_back_the_same():
     """as_flags: the large mmo config's [policy] laid over the CPU config changes the network and nothing
-    else (scripts/acceptance_train.py's mmo_large run); booleans, floats, lists and strings survive."""
+    else (scripts/lab/acceptance_train.py's mmo_large run); booleans, floats, lists and strings survive."""
     import os
     large = os.path.join(os.path.dirname(configuration.__file__), 'puffer_mmo_large.toml')
     small = configuration.load('puffer_mmo')

@@ -16,7 +16,7 @@ import pufferlib.vector
 from pufferlib import emulation
 from pufferlib.emulation import GymnasiumAdapter, GymnasiumPufferEnv, Nativizer, PettingZooPufferEnv
 
-from pufferlib.environments.synthetic import NETHACK_LIKE
+from lab.synthetic_envs import NETHACK_LIKE
 
 from envs import DyingAgentsEnv, LaterObservation, OldGymCounter, SampleEnv
 

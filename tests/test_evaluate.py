@@ -1,5 +1,5 @@
 """pufferlib.evaluate.episode_means (whole-episode stats of a checkpoint or a scripted player) and the
-record of the learning-acceptance runs that scripts/baselines.py draws and writes."""
+record of the learning-acceptance runs that scripts/lab/baselines.py draws and writes."""
 import json
 import os
 import subprocess
@@ -61,11 +61,11 @@ def test_bad_arguments_and_checkpoints_of_another_env_are_refused(tmp_path, monk
 
 
 def record_acceptance(tmp_path, *runs):
-    """`scripts/baselines.py --record-acceptance` of `runs` (as acceptance_train.py --results writes them),
+    """`python -m lab.baselines --record-acceptance` of `runs` (as acceptance_train.py --results writes them),
     writing into tmp_path instead of docs/; the doc's path."""
     given = tmp_path / 'runs.json'
     given.write_text(json.dumps(runs))
-    done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'baselines.py'), '--docs', str(tmp_path),
+    done = subprocess.run([sys.executable, '-m', 'lab.baselines', '--docs', str(tmp_path),
                            '--record-acceptance', str(given)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     return done.stdout.strip().removeprefix('wrote ')
@@ -96,15 +96,15 @@ def test_acceptance_runs_are_kept_per_seed_drawn_and_written(tmp_path):
     assert '1 of 2' in row and '100 / missed (100 s run)' in row and '0.1M / missed' in row and '0.950 / 0.850' in row
     assert '![puffer_go acceptance curves](baselines/acceptance_puffer_go.png)' in doc
     pending = doc.split('### Not run yet', 1)[1]
-    assert 'puffer_tetris' in pending and 'acceptance_train.py --only tetris --seed $S' in pending
+    assert 'puffer_tetris' in pending and '-m lab.acceptance_train --only tetris --seed $S' in pending
     assert 'puffer_go' not in pending
 
 
 def test_an_acceptance_run_stops_on_a_checked_policy(tmp_path):
-    """scripts/acceptance_train.py's run on the bandit: a row at the target stops training, the saved
+    """scripts/lab/acceptance_train.py's run on the bandit: a row at the target stops training, the saved
     policy is checked over whole episodes, and the run is met only with a check at the target."""
     results = tmp_path / 'results.json'
-    done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'acceptance_train.py'), '--only', 'bandit',
+    done = subprocess.run([sys.executable, '-m', 'lab.acceptance_train', '--only', 'bandit',
                            '--seed', '1', '--results', str(results)], capture_output=True, text=True, timeout=600,
                           env={**os.environ, 'PUFFER_EXPERIMENTS': str(tmp_path / 'experiments')})
     assert done.returncode == 0, done.stdout + done.stderr
@@ -117,7 +117,7 @@ def test_an_acceptance_run_stops_on_a_checked_policy(tmp_path):
 
 
 def test_acceptance_refuses_a_name_that_matches_no_task():
-    done = subprocess.run([sys.executable, os.path.join(ROOT, 'scripts', 'acceptance_train.py'), '--only', 'nope'],
+    done = subprocess.run([sys.executable, '-m', 'lab.acceptance_train', '--only', 'nope'],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "no task matches ['nope']; tasks: puffer_squared" in done.stderr, done.stderr
 

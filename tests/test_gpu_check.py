@@ -1,4 +1,4 @@
-"""scripts/gpu_check.sh, the one command that measures the CUDA path on a GPU machine, rehearsed on this CPU.
+"""scripts/lab/gpu_check.sh, the one command that measures the CUDA path on a GPU machine, rehearsed on this CPU.
 
 The rehearsal runs every step of the real script (its own processes, caps and outputs) at tiny sizes: what
 it proves is that the script works, so that a GPU machine's few minutes are not spent finding out. Nothing
@@ -14,12 +14,14 @@ import pytest
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SCRIPTS = os.path.join(ROOT, 'scripts')
+LAB = os.path.join(ROOT, 'scripts', 'lab')  # the shell scripts beside lab.gpu_check
 
 
 def _write_docs(*outs, docs):
-    return subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--write-docs', *map(str, outs),
-                           '--docs', str(docs)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    """`--write-docs OUT...` into a copy of docs/ and a scratch results folder beside it."""
+    return subprocess.run([sys.executable, '-m', 'lab.gpu_check', '--write-docs', *map(str, outs),
+                           '--docs', str(docs), '--results', str(docs.parent / 'results')], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
 
 
 def _docs(tmp_path):
@@ -34,7 +36,7 @@ def _docs(tmp_path):
 def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
     out = tmp_path / 'gpu out'   # a space: the folder is quoted everywhere it is passed on
     env = dict(os.environ, PUFFER_VENV=sys.prefix)
-    done = subprocess.run(['bash', os.path.join(SCRIPTS, 'gpu_check.sh'), str(out), '--rehearse'], cwd=ROOT,
+    done = subprocess.run(['bash', os.path.join(LAB, 'gpu_check.sh'), str(out), '--rehearse'], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=900)
     assert 'gpu_check: kernel: ok' in done.stdout, done.stdout + done.stderr
     results = json.loads((out / 'results.json').read_text())
@@ -69,7 +71,7 @@ def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
     for _ in range(2):
         assert _write_docs(out, docs=docs).returncode == 0
     benchmarks, baselines = (docs / 'benchmarks.md').read_text(), (docs / 'baselines.md').read_text()
-    assert benchmarks.count('## On a GPU (scripts/gpu_check.sh)') == 1 and '| puffer_pong | lstm |' in benchmarks
+    assert benchmarks.count('## On a GPU (scripts/lab/gpu_check.sh)') == 1 and '| puffer_pong | lstm |' in benchmarks
     assert baselines.count('<!-- gpu-solve:start -->') == 1 and '| atari_pong |' in baselines
     # A rerun fills in what the first run could not: each step from the last run where it passed.
     runs = []
@@ -80,24 +82,20 @@ def test_the_rehearsal_runs_every_step_and_writes_what_the_docs_take(tmp_path):
         (tmp_path / name / 'results.json').write_text(json.dumps(copy))
         runs.append(str(tmp_path / name))
     assert _write_docs(*runs, docs=docs).returncode == 0
-    merged = json.loads((docs / 'results' / 'gpu_check.json').read_text())
+    merged = json.loads((tmp_path / 'results' / 'gpu_check.json').read_text())
     assert merged['steps']['kernel'] == steps['kernel'] and merged['steps']['tests'] == steps['tests']
     assert set(merged['steps']) == expected
     benchmarks = (docs / 'benchmarks.md').read_text()
-    assert benchmarks.count('## On a GPU (scripts/gpu_check.sh)') == 1 and '2 runs of the check' in benchmarks
+    assert benchmarks.count('## On a GPU (scripts/lab/gpu_check.sh)') == 1 and '2 runs of the check' in benchmarks
 
 
 @pytest.mark.filterwarnings('ignore:workers in 16 processes')  # 16 workers on these 2 cores
 def test_the_gpu_sizes_give_a_vector_layout_the_trained_envs_accept():
     """The real check's vector flags over each trained env's config build a vector env: a layout that does
     not fit (more env objects than ocean.toml's workers can batch) would fail every GPU training step."""
-    import importlib.util
-
+    from lab import gpu_check
     from pufferlib import config as configuration
     from pufferlib import train as training
-    spec = importlib.util.spec_from_file_location('gpu_check', os.path.join(SCRIPTS, 'gpu_check.py'))
-    gpu_check = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gpu_check)
     flags = gpu_check.sizes(rehearse=False)['vec']
     for env in ('puffer_breakout', 'puffer_pong'):
         config = configuration.load(env, [*flags, '--env.num-envs', '1'])
@@ -112,14 +110,14 @@ def test_the_gpu_sizes_give_a_vector_layout_the_trained_envs_accept():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason='a GPU is here: the real check would run')
 def test_without_a_gpu_the_real_check_refuses_in_one_line(tmp_path):
-    done = subprocess.run([sys.executable, os.path.join(SCRIPTS, 'gpu_check.py'), '--out', str(tmp_path)],
+    done = subprocess.run([sys.executable, '-m', 'lab.gpu_check', '--out', str(tmp_path)],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2
     assert done.stderr.strip() == 'gpu_check: no CUDA device here; use --rehearse for the CPU rehearsal'
 
 
 def test_the_wheel_list_comes_from_constraints():
-    done = subprocess.run(['bash', os.path.join(SCRIPTS, 'gpu_wheels.sh'), '--list'], cwd=ROOT,
+    done = subprocess.run(['bash', os.path.join(LAB, 'gpu_wheels.sh'), '--list'], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     pins = dict(line.split('==') for line in done.stdout.split())
@@ -147,7 +145,7 @@ def test_a_run_cut_off_by_its_time_limit_still_goes_into_the_docs(tmp_path):
     assert '12 passed' in benchmarks and 'puffer_pong' not in benchmarks
     assert '<!-- gpu-solve:start -->' in (docs / 'baselines.md').read_text()
     assert not (out / 'gpu.md').exists()  # what came back from the GPU machine is read, never written
-    kept = json.loads((docs / 'results' / 'gpu_check.json').read_text())
+    kept = json.loads((tmp_path / 'results' / 'gpu_check.json').read_text())
     assert kept['steps'] == steps and kept['machine'] == 'NVIDIA H200'
 
 

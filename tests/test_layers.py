@@ -1,6 +1,7 @@
 """The package's layers (docs/contributing.md, "Where things live"): every import between pufferlib's
 modules, at the top of a file or inside a function, goes down the picture or across one layer, never up;
-and no module imports itself through others (an import cycle), not even inside a function."""
+and no module imports itself through others (an import cycle), not even inside a function; and the lab
+(scripts/lab/, the package `lab`) sits above them all: the product never imports it."""
 import ast
 import os
 
@@ -16,7 +17,7 @@ LAYERS = [
     ('PPO', {'advantage', 'models', 'checkpoint', 'numpy_policy', 'arena', 'trainer'}),
     ('the run job', {'train', 'evaluate', 'native', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
-    ('CLI', {'cli', 'sb3', 'benchmark', 'smoke'}),
+    ('CLI', {'cli', 'sb3', 'smoke'}),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
 # An env may declare its own policy class on top of models.py, built lazily (nethack, tripletriad), and offer
@@ -144,3 +145,26 @@ def test_the_import_graph_has_no_cycle():
     cycle = find_cycle(graph)
     assert cycle is None, (f'import cycle: {" -> ".join(cycle)}: move what both need into a module below them '
                            '(docs/contributing.md, "Where things live")')
+
+
+def lab_imports(path):
+    """The lines of a file that import the lab: `import lab`, `import lab.x`, `from lab(.x) import y`."""
+    found = []
+    for node in ast.walk(ast.parse(open(path).read())):
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else []
+        if any(name == 'lab' or name.startswith('lab.') for name in names):
+            found.append(node.lineno)
+    return found
+
+
+def test_the_product_never_imports_the_lab():
+    importing = [f'{os.path.relpath(path, ROOT)}:{line}' for path, _ in modules() for line in lab_imports(path)]
+    assert importing == [], 'the lab imports the product, never the other way round'
+
+
+def test_a_lab_import_is_found_at_the_top_and_inside_a_function(tmp_path):
+    probe = tmp_path / 'probe.py'
+    probe.write_text('import os\nimport lab.benchmark\n\n\ndef f():\n    from lab import synthetic_envs\n'
+                     '    from pufferlib import lab_like\n    import labour\n')
+    assert lab_imports(str(probe)) == [2, 6]

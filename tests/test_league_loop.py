@@ -463,16 +463,14 @@ def test_the_baseline_share_defaults_to_a_half_for_connect4_and_off_elsewhere(tm
     assert league.League(c4).settings['baseline_share'] == 0
 
 
-BENCH_LEAGUE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts', 'bench_league.py')
-
-
 def bench_league(*args):
-    """scripts/bench_league.py as a user runs it."""
-    return subprocess.run([sys.executable, BENCH_LEAGUE, *args], capture_output=True, text=True, timeout=600)
+    """lab.bench_league as a user runs it."""
+    return subprocess.run([sys.executable, '-m', 'lab.bench_league', *args], capture_output=True, text=True,
+                          timeout=600)
 
 
 def test_bench_league_steps_our_psro_beside_the_peers(tmp_path):
-    """scripts/bench_league.py runs our league one iteration per step and reports its curve; with
+    """lab.bench_league runs our league one iteration per step and reports its curve; with
     --keep-league its league directory stays."""
     ours = ['--ours-steps', '2048', '--ours-envs', '64', '--ours-eval-games', '10',
             '--ours-flags', '--train.minibatch-size 512']

@@ -216,12 +216,12 @@ def test_a_non_finite_loss_stops_before_the_weights_step():
 
 
 def test_the_benchmark_script_prints_both_paths_and_their_ratio():
-    """scripts/bench_numpy.py --quick: one short training run each way (real runs of `puffer train`), a table
+    """lab.bench_numpy --quick: one short training run each way (real runs of `puffer train`), a table
     with both paths and the ratio, and no doc written."""
     pytest.importorskip('mujoco', reason='pip install -c constraints.txt -e ".[mujoco]"')
-    doc = ROOT / 'docs' / 'results' / 'numpy.md'
+    doc = ROOT / 'scripts' / 'lab' / 'results' / 'numpy.md'
     before = doc.read_text()
-    done = subprocess.run([sys.executable, str(ROOT / 'scripts' / 'bench_numpy.py'), '--quick'],
+    done = subprocess.run([sys.executable, '-m', 'lab.bench_numpy', '--quick'],
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith('| ')]

@@ -164,18 +164,17 @@ def test_ray_raises_it_too(ray_cluster):
 
 
 def test_the_emulation_benchmark_compares_two_revisions():
-    """scripts/bench_emulation.py, briefly: this checkout against HEAD's emulation, one row per observation kind."""
-    import os
+    """lab.bench_emulation, briefly: this checkout against HEAD's emulation, one row per observation kind."""
     import subprocess
     import sys
-    script = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'scripts', 'bench_emulation.py')
+    script = ['-m', 'lab.bench_emulation']
     brief = ['--rounds', '1', '--steps', '20', '--chunks', '1']
-    done = subprocess.run([sys.executable, script, '--against', 'HEAD', *brief], capture_output=True, text=True,
+    done = subprocess.run([sys.executable, *script, '--against', 'HEAD', *brief], capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith('| ') and not line.startswith('| observation')]
     assert [row.split('|')[1].strip() for row in rows] == ['CartPole-v1', 'Atari-like frame', 'NetHack-like Dict']
     assert all(len(row.split('|')) == 10 for row in rows)  # raw, two trees, difference, two fastest, rounds
-    refused = subprocess.run([sys.executable, script, '--against', 'no-such-revision'], capture_output=True, text=True,
+    refused = subprocess.run([sys.executable, *script, '--against', 'no-such-revision'], capture_output=True, text=True,
                              timeout=120)
     assert refused.returncode == 1 and "'no-such-revision' is not a git revision" in refused.stderr

@@ -1,6 +1,6 @@
 """Ocean: the C env API, its binding, and every first-party env.
 
-Nothing here times anything (speed lives in scripts/bench_ocean.py). The same file runs against the
+Nothing here times anything (speed lives in scripts/lab/bench_ocean.py). The same file runs against the
 sanitizer build: scripts/sanitize_ocean.sh builds AddressSanitizer + UBSan extensions into
 build/sanitize and runs this file with PUFFER_OCEAN_LIB pointing there; the `sanitize` tests run
 only then.

@@ -4,7 +4,7 @@ tests/test_ocean.py runs the contract checks (determinism, spaces, clamping, ren
 sanitizers) on every env with its default options; here the same checks run on the option variants
 that take other code paths (tetris moves, a larger warehouse with a wider view), then each
 env's rules, and the scripted baselines (autopilot=True) that the acceptance targets of docs/ocean.md
-compare against. Nothing here times anything; speed lives in scripts/bench_ocean.py.
+compare against. Nothing here times anything; speed lives in scripts/lab/bench_ocean.py.
 """
 import os
 
@@ -125,7 +125,7 @@ def test_bad_options_name_the_key(case, change, match):
 
 # ---------------------------------------------------------------------------------------------
 # Scripted baselines: autopilot=True plays the env's own scripted policy. These are the values the
-# acceptance targets compare a trained policy with (scripts/acceptance_train.py prints them too).
+# acceptance targets compare a trained policy with (scripts/lab/acceptance_train.py prints them too).
 # ---------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize('case, steps, floor', [

@@ -4,7 +4,7 @@ tests/test_ocean.py runs the Ocean contract checks (determinism, spaces, clampin
 sanitizers) on every env's defaults; this file runs them on the modes whose layout or flow differs
 (two seats, other sizes), checks each game's rules against a small independent Python model, the
 action masks, the turn-based two-seat convention, and the scripted policies' scores. Nothing here
-times anything (speed lives in scripts/bench_ocean.py). `scripts/sanitize_ocean.sh
+times anything (speed lives in scripts/lab/bench_ocean.py). `scripts/sanitize_ocean.sh
 tests/test_ocean_games.py` adds these modes to the sanitizer run.
 """
 import os

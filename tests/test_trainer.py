@@ -175,7 +175,7 @@ def test_bfloat16_autocast_trains_with_finite_losses(monkeypatch):
 
 
 def test_default_hyperparameters_solve_bandit_quickly():
-    """A fast learning check for CI; the full sanity suite runs in scripts/acceptance_train.py."""
+    """A fast learning check for CI; the full sanity suite runs in scripts/lab/acceptance_train.py."""
     config = configuration.load('puffer_bandit', ['--train.total-timesteps', '2000000', '--train.log-interval', '0'])
     summary = training.train('puffer_bandit', config=config, quiet=True)
     assert summary['episodes']['env/perf'] > 0.9, summary['episodes']

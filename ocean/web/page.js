@@ -9,7 +9,7 @@
 //   puffer.tick(n)                  n ticks of the game loop, as the animation frames run them (keys included)
 //   puffer.pause(), puffer.resume() stop / restart the animation
 //   puffer.frameHash()              a hash of the current frame's pixels
-//   puffer.bench(steps, seed)       milliseconds the module takes for `steps` steps (scripts/bench_web.py)
+//   puffer.bench(steps, seed)       milliseconds the module takes for `steps` steps (scripts/lab/bench_web.py)
 //   puffer.loadedMs                 milliseconds from the navigation to the first frame
 'use strict';
 (function () {

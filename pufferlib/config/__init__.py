@@ -159,7 +159,7 @@ def parse_flags(args: list[str], config: dict) -> dict:
 
 def as_flags(section: str, values: Mapping[str, Any]) -> list[str]:
     """`--section.key value` flags that parse_flags reads back into `values`: one table of a config file
-    laid over another config (scripts/acceptance_train.py trains the large mmo network on the CPU config)."""
+    laid over another config (scripts/lab/acceptance_train.py trains the large mmo network on the CPU config)."""
     return [x for key, value in values.items()
             for x in (f'--{section}.{key}', value if isinstance(value, str) else _toml_value(value))]
 

@@ -438,7 +438,7 @@ def describe_mismatch(space: spaces.Space, value: Any, path: tuple = ()) -> str 
     # would fail or read a neighbour. A Box's declared bounds, float or integer, are not enforced: many
     # real envs exceed them slightly (Gymnasium's check_env only warns), the value is stored exactly,
     # and checking them would cost a reduction per leaf on every step (twice emulation's own cost on a
-    # NetHack-shaped Dict; docs/results/emulation.md). NaN and inf are the trainer's check
+    # NetHack-shaped Dict; scripts/lab/results/emulation.md). NaN and inf are the trainer's check
     # (pufferlib.nonfinite_rows), which names the env row.
     integers = arr.dtype.kind in 'biu' and dtype.kind in 'iu'
     if arr.dtype != dtype and not integers and not np.can_cast(arr.dtype, dtype, casting='same_kind'):

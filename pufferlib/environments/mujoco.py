@@ -82,7 +82,7 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
     if absent('mujoco'):
         raise MissingDependencyError(f'{name} needs mujoco: {install_line(EXTRA)}')
     # v4 runs on the same mujoco bindings as v5 (v2 and v3 need the retired mujoco-py); it stays allowed
-    # for comparisons with tools pinned to a Gymnasium before v5 (scripts/bench_mujoco.py: CleanRL's).
+    # for comparisons with tools pinned to a Gymnasium before v5 (scripts/lab/bench_mujoco.py: CleanRL's).
     if task not in mujoco_ids() or not task.endswith(('-v4', '-v5')):
         v5 = sorted(i for i in mujoco_ids() if i.endswith('-v5'))
         raise APIUsageError(f'{task!r} is not a Gymnasium MuJoCo v5 (or v4) id; pick one of {", ".join(v5)}')

@@ -140,7 +140,7 @@ class GameTree:
         of every history is linear in its weights, so the best-responding opponent of each seat is an
         LP over that seat's sequence form (`_sequence_form`), and its dual joins the weights in one
         minimisation. No meta-solver that mixes these policies can do better than this; PSRO's Nash of
-        the restricted game can be far from it (docs/results/league.md)."""
+        the restricted game can be far from it (scripts/lab/results/league.md)."""
         import scipy.sparse as sparse
         from scipy.optimize import linprog
         tables = self.check(tables)

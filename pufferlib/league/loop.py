@@ -285,7 +285,7 @@ class League:
         barely explore and return a response close to itself, so the population would stop growing. With
         league.response_init = "features" the rest of the network (encoder and value head) is the latest
         response's: what it learned about the game carries over while the fresh head still starts near
-        uniform play (Leduc: exploitability 0.5 in far fewer PPO steps, docs/results/league.md)."""
+        uniform play (Leduc: exploitability 0.5 in far fewer PPO steps, scripts/lab/results/league.md)."""
         if self.settings['method'] != 'psro':
             return self.tasks.share(self.names[-1], self.networks[-1])
         torch.manual_seed(self.settings['seed'] + iteration)
@@ -385,7 +385,8 @@ class League:
         the meta-strategy (PSRO), or with league.output = "least_exploitable" the population's least
         exploitable mixture in the whole game (poker; the responses still train against the meta-strategy).
         On Leduc the meta-strategy's Nash of the restricted game stayed near 0.2 while its population held
-        mixtures near 0.1 (docs/results/league.md, "The population holds better mixtures than the meta-strategy")."""
+        mixtures near 0.1 (scripts/lab/results/league.md, "The population holds better mixtures than the
+        meta-strategy")."""
         n = len(names)
         if self.settings['method'] == 'self_play':
             return np.eye(n)[-1]

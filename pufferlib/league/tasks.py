@@ -145,7 +145,7 @@ def finish_response(env_name: str, config: Config, arena: Arena, network: torch.
     fails adds nothing: the meta-strategy stays, and a fresh response against it fails the same way
     (Kuhn stalled at 0.072); continuing the same one, with a fresh optimizer and learning-rate
     schedule each round, got from -0.004 to 0.057 of a possible 0.072 in three more rounds
-    (scripts/research/psro_oracle_gap.py, docs/results/league.md)."""
+    (scripts/lab/research/psro_oracle_gap.py, scripts/lab/results/league.md)."""
     gain = response_gain(env_name, network, networks, weights)
     rounds = 1
     while gain is not None and gain <= 1e-3 and rounds < config['league']['response_rounds']:
