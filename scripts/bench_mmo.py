@@ -142,7 +142,7 @@ def nmmo_section(results, about, cpu):
         f'Neural MMO in its own venv (Python {about["python"]}, numpy {about["numpy"]}, Gymnasium '
         f'{about["gymnasium"]}), in the same rounds as the 128-on-128x128 row above: one `nmmo.Env()` at its',
         'defaults, random actions from its action spaces drawn ahead of time, agent steps = live agents stepped',
-        '(random agents die, and a new episode starts when none is left; resets are timed). Target (issue 36):',
+        '(random agents die, and a new episode starts when none is left; resets are timed). Target:',
         '>= 100x Neural MMO.',
         '',
         bd.markdown_table(header, rows),
@@ -183,7 +183,7 @@ def section(results, args, with_anchor):
         '"per CPU second" divides our steps by the CPU time of the stepping thread (`time.thread_time`), what an',
         'idle core would give. The target is judged on it.',
         '',
-        f'Target (issue 36): >= {TARGET / 1e6:g}M agent steps/s on one core at the default size '
+        f'Target: >= {TARGET / 1e6:g}M agent steps/s on one core at the default size '
         f'({bd.si(default / 1e6)}M: {"met" if default >= TARGET else "NOT met"}) and at 128 agents on 128x128 '
         f'({bd.si(headline / 1e6)}M: {"met" if headline >= TARGET else "NOT met"}).',
     ]

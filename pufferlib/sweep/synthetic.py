@@ -133,7 +133,7 @@ def table(results: Results, methods: Sequence[str], tasks: Sequence[str], repeat
             lines.append(f'| {task} | {method} | {solved}/{repeats} | {cell(*trials[method], "g", f">{cap}")} | '
                          f'{cell(*costs[method], ".0f", "unsolved")} | ' + ' | '.join(ratios) + ' |')
     if 'protein' in methods and len(methods) > 1:
-        lines += ['', 'Target (issue 14): Protein solves every repeat of every task, with a lower median of trials '
+        lines += ['', 'Target: Protein solves every repeat of every task, with a lower median of trials '
                       'than each peer. ' + verdict(results, methods, tasks)]
     return lines
 
