@@ -17,7 +17,7 @@ the same thing. Integer `/` and `%` follow C (truncate toward zero; a zero divis
 crash), integer arithmetic is 64-bit on both sides, float arithmetic is double.
 
 This file imports only the standard library: setup.py loads it by path before pufferlib is installed.
-The format is documented in docs/ocean.md.
+The format is documented in docs/writing_envs.md.
 """
 import ast
 import math
@@ -281,7 +281,7 @@ class Option:
 
 @dataclass
 class Spec:
-    """A parsed spec.toml. `load(folder)` makes one; see docs/ocean.md for the format."""
+    """A parsed spec.toml. `load(folder)` makes one; see docs/writing_envs.md for the format."""
 
     name: str
     folder: str

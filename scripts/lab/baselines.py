@@ -62,7 +62,7 @@ BASELINES = {
 GPU_BASELINES = {
     'atari_pong': ('env/score', 10_000_000, [], 'baseline-atari-pong', 'near the maximum of 21 (CleanRL PPO curves)'),
     'atari_breakout': ('env/score', 10_000_000, [], 'baseline-atari-breakout',
-                       'about 400 at 10M steps (our target; published PPO range)'),
+                       'about 400 at 10M steps (published PPO range)'),
     'procgen_bigfish': ('env/episode_return', 25_000_000, [], 'baseline-procgen-bigfish',
                         'PPO, easy mode, 25M steps: Cobbe et al. 2020, figure 2'),
     'nethack': ('env/episode_return', 100_000_000, [], 'baseline-nethack',
@@ -145,7 +145,7 @@ ACCEPTANCE_NOTES = {
         "its 30 minutes are 0.62M steps. Over those steps its rows track the small network's (75-77 ticks at 66k "
         'steps, 143-149 at 459k: no faster per step yet), and its policy checked at 207 ticks against the '
         'scripted 407. Whether the bigger network pays off later in a run is a question for a GPU (`puffer train '
-        "puffer_mmo --config pufferlib/config/puffer_mmo_large.toml`, on a GPU machine); on a 2-core CPU the "
+        "puffer_mmo --config pufferlib/config/puffer_mmo_large.toml`); on a 2-core CPU the "
         'small config is the one that learns.'),
     'puffer_tetris': (
         '**Missed, with the curves still rising.** The default config clears 29-32 lines per game after 20 '
@@ -246,9 +246,9 @@ def draw_acceptance(env, runs):
 
 
 def render_acceptance():
-    """The issue-16 section of the doc, from ACCEPTANCE_RESULTS."""
+    """The Ocean games' learning-acceptance section of the doc, from ACCEPTANCE_RESULTS."""
     runs = read_results(ACCEPTANCE_RESULTS)
-    lines = ['## Second-wave Ocean games: learning acceptance', '',
+    lines = ['## Ocean games: learning acceptance', '',
              'Default hyperparameters plus the env files in `pufferlib/config/`, seeds 0, 1 and 2, on this 2-core',
              'CPU machine (`scripts/lab/acceptance_train.py`, which writes this section). A run stops when its policy,',
              'checked over whole episodes, reaches the target, or at its wall-clock budget. The logged training',
@@ -435,8 +435,8 @@ def render(results):
               'far from a score. A Nature CNN without recurrence (~2,400 steps/s) showed no learning on',
               'starpilot within 150k steps either, so the Procgen score is left to the GPU baseline below.',
               'vizdoom_defend_the_center pays +1 a kill and -1 for dying (the episode ends there or after',
-              '2,100 tics); its 300k steps take 12-14 minutes at about 390 steps/s, inside the 20-minute budget',
-              'we set. The curves rise from about 0 (a fresh policy turning at random) to 3-6 kills a',
+              '2,100 tics); its 300k steps take 12-14 minutes at about 390 steps/s, inside its 20-minute budget.',
+              'The curves rise from about 0 (a fresh policy turning at random) to 3-6 kills a',
               'life, still rising at the end; the seed-0 rerun ended at 2.5 against the first run\'s 5.6, so',
               'one run says little at this length (the family config trains 2M steps).',
               '']

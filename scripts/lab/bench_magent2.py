@@ -214,7 +214,7 @@ def write(results: dict) -> None:
     bd.write_results(RESULTS, results)
     if results['train']:
         draw(results['train'])
-    path = bd.update_section('magent2', 'MAgent2 battle: against a random team', section(results), DOC)
+    path = bd.update_section('magent2', 'MAgent2 battle against a random team', section(results), DOC)
     print(f'wrote {os.path.relpath(path, ROOT)} and {os.path.relpath(RESULTS, ROOT)}', file=sys.stderr)
 
 

@@ -322,7 +322,7 @@ def write(results: dict) -> None:
     bd.write_results(RESULTS, results)
     if results:
         draw(results)
-    bd.update_section('mujoco', 'MuJoCo against CleanRL: 1M steps', section(results), DOC)
+    bd.update_section('mujoco', 'MuJoCo against CleanRL, 1M steps', section(results), DOC)
 
 
 def draw(results: dict) -> str:
