@@ -2,7 +2,7 @@
 
 Every folder ocean/<name>/ with a spec.toml becomes the extension `pufferlib.ocean.<name>.binding`:
 the generic binding ocean/binding.h, compiled with the env's header and a spec.h generated from its
-spec.toml into the build's temp folder (ocean/spec.py does the generating; nothing is committed).
+spec.toml into the build's temp folder (ocean/spec_c.py does the generating; nothing is committed).
 pufferlib/csrc/advantage.c becomes `pufferlib._advantage` (the CPU advantage kernel), and when nvcc
 is found pufferlib/csrc/advantage_cu.cu becomes the ctypes library `pufferlib._advantage_cuda`
 (PUFFER_CUDA=0 skips it; a missing nvcc or a failed CUDA build prints one note and never fails).
@@ -12,6 +12,8 @@ is found pufferlib/csrc/advantage_cu.cu becomes the ctypes library `pufferlib._a
                                                AddressSanitizer + UBSan build (see scripts/sanitize_ocean.sh)
 """
 import glob
+import importlib
+import importlib.machinery
 import importlib.util
 import os
 import shutil
@@ -39,20 +41,30 @@ compile_args += ['-std=gnu11', '-ffp-contract=off', '-Wall', '-Wno-unused-functi
 
 
 
+# The package name the spec modules load under here; ocean/ installs as pufferlib.ocean, which is not
+# importable yet, and ocean/__init__.py imports pufferlib, so only the spec modules are loaded.
+SPEC_PACKAGE = 'ocean_spec'
+
+
 def load_ocean_spec():
-    """ocean/spec.py, loaded by path: pufferlib is not importable while it is being built."""
-    module_spec = importlib.util.spec_from_file_location('ocean_spec', os.path.join(HERE, 'ocean', 'spec.py'))
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules['ocean_spec'] = module  # dataclasses look their module up by name
-    module_spec.loader.exec_module(module)
-    return module
+    """ocean/spec.py and the modules beside it that it imports (relatively), loaded by path as the
+    package `ocean_spec` without running ocean/__init__.py: pufferlib is not importable while it is
+    being built. Returns the schema (ocean/spec.py); the generator (ocean/spec_c.py) is loaded too."""
+    package = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(SPEC_PACKAGE, None, is_package=True))
+    package.__path__ = [os.path.join(HERE, 'ocean')]
+    sys.modules[SPEC_PACKAGE] = package  # relative imports and dataclasses look their modules up by name
+    importlib.import_module(f'{SPEC_PACKAGE}.spec_c')
+    return importlib.import_module(f'{SPEC_PACKAGE}.spec')
 
 
 ocean_spec = load_ocean_spec()
 ocean_specs = ocean_spec.discover(os.path.join(HERE, 'ocean'))  # every folder with a spec.toml
 # Every header in ocean/ itself is shared (ocean.h, binding.h, seats.h for the two-player games): an edit
-# to any of them rebuilds every env, so no env keeps a stale copy of a helper it includes.
-shared_sources = sorted(glob.glob(os.path.join('ocean', '*.h'))) + [os.path.join('ocean', 'spec.py')]
+# to any of them rebuilds every env, so no env keeps a stale copy of a helper it includes. So is every spec
+# module the generator ran from (spec.py, spec_expr.py, spec_c.py).
+spec_modules = sorted(os.path.relpath(module.__file__, HERE) for name, module in sys.modules.items()
+                      if name.startswith(f'{SPEC_PACKAGE}.'))
+shared_sources = sorted(glob.glob(os.path.join('ocean', '*.h'))) + spec_modules
 extensions = [
     Extension(
         f'pufferlib.ocean.{name}.binding',

@@ -2,24 +2,19 @@
 
 A spec gives every option (default, type, range, help), the observation and action spaces, the
 agents per env instance and a few extras (action mask, catalogue group, the env's own episode-log
-fields). From it:
+fields). This module is the schema: `load` and `discover` read spec.toml files into `Spec`s, and a
+Spec gives Python what it needs: the env's spaces, option validation (names, types, ranges, checks)
+and the options packed into the C struct's bytes (`Spec.pack`). Beside it, by job:
 
-- Python builds the env's spaces, validates options (names, types, ranges, checks) and packs them
-  into the C struct's bytes (`Spec.pack`);
-- setup.py generates, per env, `spec.h` (the `<Name>Config` struct, the same range checks in C, and
-  the row sizes) and a three-line binding source that instantiates ocean/binding.h. Both go into the
-  build's temp folder, never into the tree.
+- ocean/spec_expr.py: the expression language of sizes, ranges and checks (`Expr`), evaluated in
+  Python and printed as C from one parsed tree;
+- ocean/spec_c.py: what setup.py generates per env from a Spec: `spec.h` (the `<Name>Config` struct,
+  the same range checks in C, and the row sizes) and a three-line binding source that instantiates
+  ocean/binding.h. Both go into the build's temp folder, never into the tree.
 
-Sizes, ranges and checks may be expressions over option names and `[constants]`: numbers, names,
-`+ - * / %`, parentheses, comparisons, `and`/`or`/`not`. They are parsed once with `ast` (never
-eval'd); Python evaluates the tree and the generator prints the same tree as C, so both sides compute
-the same thing. Integer `/` and `%` follow C (truncate toward zero; a zero divisor gives 0, never a
-crash), integer arithmetic is 64-bit on both sides, float arithmetic is double.
-
-This file imports only the standard library: setup.py loads it by path before pufferlib is installed.
-The format is documented in docs/writing_envs.md.
+These modules import only the standard library and each other (relatively): setup.py loads them by
+path before pufferlib is installed. The format is documented in docs/writing_envs.md.
 """
-import ast
 import math
 import os
 import re
@@ -27,7 +22,10 @@ import struct
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import Any
+
+# Expr, SpecError and Value belong to the schema's vocabulary too: callers import them from here.
+from .spec_expr import Expr, SpecError, Value, fmt
 
 PREFIX = 'puffer_'  # env 'pong' is 'puffer_pong' everywhere outside its folder
 # Catalogue groups, in catalogue order. 'template' envs are built and tested but not listed.
@@ -38,7 +36,6 @@ OBS_DTYPES = {'uint8': ('unsigned char', 'B'), 'int8': ('signed char', 'b'), 'fl
 # C struct has no padding and Python's packing ('=' standard sizes) matches it byte for byte.
 OPTION_TYPES = {'int': ('int32_t', 'i'), 'float': ('float', 'f'), 'bool': ('int32_t', 'i')}
 INT32 = (-2 ** 31, 2 ** 31 - 1)
-INT64 = (-2 ** 63, 2 ** 63 - 1)
 C_KEYWORDS = frozenset(['auto', 'break', 'case', 'char', 'const', 'continue', 'default', 'do', 'double', 'else',
                         'enum', 'extern', 'float', 'for', 'goto', 'if', 'inline', 'int', 'long', 'register',
                         'restrict', 'return', 'short', 'signed', 'sizeof', 'static', 'struct', 'switch', 'typedef',
@@ -58,201 +55,10 @@ LOG_RESERVED = ('episode_return', 'episode_length', 'score', 'perf', 'n', 'episo
 # Where the Box is the only action form, a size below 1 leaves the env no action at all.
 BOX_MESSAGE = '[action] box must be >= 1 (the Box is this env\'s only action form)'
 
-# An option's value, a constant, or what an expression evaluates to (a bool is an int to Python too).
-Value = bool | int | float
-
-
-class SpecError(Exception):
-    """A spec.toml is malformed (a developer's error, reported with the file and the key)."""
-
 
 def camel(name: str) -> str:
     """'trash_pickup' -> 'TrashPickup': the C struct and Python class name of an env."""
     return ''.join(part[:1].upper() + part[1:] for part in name.split('_'))
-
-
-# ---------------------------------------------------------------------------------------------
-# Expressions
-# ---------------------------------------------------------------------------------------------
-
-_ARITH = {ast.Add: '+', ast.Sub: '-', ast.Mult: '*', ast.Div: '/', ast.Mod: '%'}
-_COMPARE = {ast.Lt: '<', ast.LtE: '<=', ast.Gt: '>', ast.GtE: '>=', ast.Eq: '==', ast.NotEq: '!='}
-
-
-def _c_div(a: Value, b: Value) -> Value:
-    if isinstance(a, float) or isinstance(b, float):
-        if b == 0:
-            return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
-        return a / b
-    if b == 0:
-        return 0
-    q = abs(a) // abs(b)
-    return q if (a >= 0) == (b >= 0) else -q
-
-
-def _c_mod(a: Value, b: Value) -> Value:
-    return 0 if b == 0 else a - b * _c_div(a, b)
-
-
-class Expr:
-    """An expression over option names and constants: evaluated in Python, printed as C.
-
-    `kind` is 'int', 'float' or 'bool' (the type C gives the result); `names` are the option names
-    it reads, in order of first use (error messages show their values).
-    """
-
-    def __init__(self, text: object, kinds: Mapping[str, str], constants: Mapping[str, Value], where: str) -> None:
-        self.text = str(text)
-        self.where = where
-        self._kinds = kinds          # option name -> kind
-        self._constants = constants  # constant name -> value
-        try:
-            tree = ast.parse(self.text.strip(), mode='eval').body
-        except SyntaxError as e:
-            raise SpecError(f'{where}: cannot parse expression {self.text!r}: {e.msg}') from None
-        self._tree = tree
-        self.kind = self._infer(tree)
-        names = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in kinds),
-                       key=lambda n: n.col_offset)
-        self.names = list(dict.fromkeys(n.id for n in names))
-
-    @property
-    def is_literal(self) -> bool:
-        return isinstance(self._tree, ast.Constant) or (
-            isinstance(self._tree, ast.UnaryOp) and isinstance(self._tree.operand, ast.Constant))
-
-    def describe(self) -> str:
-        """The text, with the value where it uses only constants: 'MEM_MAX = 64'."""
-        if self.is_literal or self.names:
-            return self.text
-        return f'{self.text} = {fmt(self({}), self.kind)}'
-
-    def _fail(self, what: str) -> NoReturn:
-        raise SpecError(f'{self.where}: {what} in expression {self.text!r} (allowed: numbers, option and '
-                        'constant names, + - * / %, parentheses, comparisons, and/or/not)')
-
-    def _infer(self, node: ast.expr) -> str:
-        if isinstance(node, ast.Constant):
-            if isinstance(node.value, bool):
-                return 'bool'
-            if isinstance(node.value, int):
-                return 'int'
-            if isinstance(node.value, float) and math.isfinite(node.value):
-                return 'float'
-            self._fail(f'the value {node.value!r}')
-        if isinstance(node, ast.Name):
-            if node.id in self._kinds:
-                return self._kinds[node.id]
-            if node.id in self._constants:
-                return 'float' if isinstance(self._constants[node.id], float) else 'int'
-            self._fail(f'unknown name {node.id!r}')
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-            kind = self._infer(node.operand)
-            return 'int' if kind == 'bool' else kind
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            self._infer(node.operand)
-            return 'bool'
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-            kinds = {self._infer(node.left), self._infer(node.right)}
-            if isinstance(node.op, ast.Mod) and 'float' in kinds:
-                self._fail('% on a float')
-            return 'float' if 'float' in kinds else 'int'
-        if isinstance(node, ast.Compare) and all(type(op) in _COMPARE for op in node.ops):
-            for operand in [node.left, *node.comparators]:
-                self._infer(operand)
-            return 'bool'
-        if isinstance(node, ast.BoolOp):
-            for value in node.values:
-                self._infer(value)
-            return 'bool'
-        self._fail(f'{type(node).__name__}')
-
-    # ---- Python ----
-
-    def __call__(self, values: Mapping[str, Value]) -> Value:
-        """The value for `values` (option name -> value); an int result outside 64 bits raises OverflowError."""
-        return self._eval(self._tree, values)
-
-    def _eval(self, node: ast.expr, values: Mapping[str, Value]) -> Value:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):  # bools are ints
-            return node.value
-        if isinstance(node, ast.Name):
-            value = values[node.id] if node.id in self._kinds else self._constants[node.id]
-            return float(value) if isinstance(value, float) else int(value)
-        if isinstance(node, ast.UnaryOp):
-            value = self._eval(node.operand, values)
-            if isinstance(node.op, ast.Not):
-                return not value
-            return self._int64(-value if isinstance(node.op, ast.USub) else +value)
-        if isinstance(node, ast.BinOp):
-            a, b = self._eval(node.left, values), self._eval(node.right, values)
-            if isinstance(a, float) or isinstance(b, float):
-                a, b = float(a), float(b)
-            op = type(node.op)
-            result = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                      ast.Div: lambda: _c_div(a, b), ast.Mod: lambda: _c_mod(a, b)}[op]()
-            return self._int64(result)
-        if isinstance(node, ast.Compare):
-            left = self._eval(node.left, values)
-            for cmp, comparator in zip(node.ops, node.comparators):
-                right = self._eval(comparator, values)
-                ok = {ast.Lt: left < right, ast.LtE: left <= right, ast.Gt: left > right,
-                      ast.GtE: left >= right, ast.Eq: left == right, ast.NotEq: left != right}[type(cmp)]
-                if not ok:
-                    return False
-                left = right
-            return True
-        if isinstance(node, ast.BoolOp):
-            results = (bool(self._eval(v, values)) for v in node.values)
-            return all(results) if isinstance(node.op, ast.And) else any(results)
-        raise AssertionError(node)  # _infer admitted only the nodes above
-
-    def _int64(self, value: Value) -> Value:
-        if isinstance(value, int) and not INT64[0] <= value <= INT64[1]:
-            raise OverflowError(f'{self.text} overflows 64 bits')
-        return value
-
-    # ---- C ----
-
-    def c(self, config: str = 'c') -> str:
-        """The expression as C, reading options from the struct pointer `config`."""
-        return self._c(self._tree, config)
-
-    def _c(self, node: ast.expr, config: str) -> str:
-        if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)):
-            if isinstance(node.value, bool):
-                return '1LL' if node.value else '0LL'
-            return f'{node.value}LL' if isinstance(node.value, int) else repr(float(node.value))
-        if isinstance(node, ast.Name):
-            if node.id in self._kinds:
-                cast = 'double' if self._kinds[node.id] == 'float' else 'long long'
-                return f'(({cast}){config}->{node.id})'
-            return f'(({"double" if isinstance(self._constants[node.id], float) else "long long"}){node.id})'
-        if isinstance(node, ast.UnaryOp):
-            op = {ast.USub: '-', ast.UAdd: '+', ast.Not: '!'}[type(node.op)]
-            return f'({op}{self._c(node.operand, config)})'
-        if isinstance(node, ast.BinOp):
-            a, b = self._c(node.left, config), self._c(node.right, config)
-            if isinstance(node.op, ast.Div):
-                return f'ocean_spec_div({a}, {b})' if self._infer(node) == 'int' else f'({a} / {b})'
-            if isinstance(node.op, ast.Mod):
-                return f'ocean_spec_mod({a}, {b})'
-            return f'({a} {_ARITH[type(node.op)]} {b})'
-        if isinstance(node, ast.Compare):
-            operands = [node.left, *node.comparators]
-            parts = [f'({self._c(operands[i], config)} {_COMPARE[type(op)]} {self._c(operands[i + 1], config)})'
-                     for i, op in enumerate(node.ops)]
-            return '(' + ' && '.join(parts) + ')'
-        if isinstance(node, ast.BoolOp):
-            joiner = ' && ' if isinstance(node.op, ast.And) else ' || '
-            return '(' + joiner.join(f'({self._c(v, config)} != 0)' for v in node.values) + ')'
-        raise AssertionError(node)
-
-
-
-def fmt(value: Value, kind: str) -> str:
-    """A value as both sides print it in messages: int and bool options as %lld, floats as %g."""
-    return f'{float(value):g}' if kind == 'float' else str(int(value))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -391,19 +197,20 @@ class Spec:
         """Width of one action-mask row: n, or the sum of nvec (0 for Box actions, which have no mask)."""
         return sum(self.action_dims(values))
 
-    # ---- C ----
+    # ---- C (generated by ocean/spec_c.py, which builds on this module: imported where it is used) ----
 
     def c_header(self) -> str:
-        return _c_header(self)
+        """spec.h: the options struct, the row sizes and the checks, in C."""
+        from .spec_c import c_header
+        return c_header(self)
 
     def c_binding(self) -> str:
         """The per-env translation unit: the generic binding instantiated for this env."""
-        return (f'/* Generated by setup.py: the generic Ocean binding (ocean/binding.h) for '
-                f'ocean/{self.name}. Do not edit. */\n'
-                f'#include "spec.h"\n#include "{self.name}.h"\n#include "binding.h"\n')
+        from .spec_c import c_binding
+        return c_binding(self)
 
 
-def _range_why(option: Option) -> str:
+def range_why(option: Option) -> str:
     """Where a bound is an expression, say which: 'num_targets=50 is outside [1, 40] (max is 4 * (size - 1))'."""
     bounds = [f'{which} is {expr.text}' for which, expr in zip(('min', 'max'), option.bounds())
               if not expr.is_literal]
@@ -412,7 +219,7 @@ def _range_why(option: Option) -> str:
 
 def _range_message(option: Option, value: Value, lo: Value, hi: Value) -> str:
     k = option.kind
-    return f'{option.name}={fmt(value, k)} is outside [{fmt(lo, k)}, {fmt(hi, k)}]{_range_why(option)}'
+    return f'{option.name}={fmt(value, k)} is outside [{fmt(lo, k)}, {fmt(hi, k)}]{range_why(option)}'
 
 
 def _check_message(spec: Spec, expr: Expr, message: str, values: Mapping[str, Value]) -> str:
@@ -708,123 +515,3 @@ def discover(root: str) -> dict[str, Spec]:
              if os.path.isfile(os.path.join(root, entry, 'spec.toml'))]
     specs.sort(key=lambda s: (GROUPS.index(s.group), s.name))
     return {s.name: s for s in specs}
-
-
-# ---------------------------------------------------------------------------------------------
-# The generated C header
-# ---------------------------------------------------------------------------------------------
-
-def _c_string(text: str) -> str:
-    return '"' + text.replace('\\', '\\\\').replace('"', '\\"').replace('%', '%%') + '"'
-
-
-def _c_value_format(kind: str) -> tuple[str, str]:
-    return ('%lld', '(long long)') if kind in ('int', 'bool') else ('%g', '(double)')
-
-
-def _c_header(spec: Spec) -> str:
-    config = f'{spec.c_struct}Config'
-    ctype, fmt_char = OBS_DTYPES[spec.obs_dtype]
-    out = [f'/* Generated by setup.py from ocean/{spec.name}/spec.toml: edit the spec, not this file. */',
-           '#ifndef OCEAN_SPEC_H', '#define OCEAN_SPEC_H', '', '#include <stdint.h>', '#include <stdio.h>', '',
-           f'#define OCEAN_ENV_NAME "{spec.name}"',
-           f'#define OCEAN_ENV {spec.c_struct}',
-           f'#define OCEAN_CONFIG {config}',
-           f'#define OCEAN_OBS_T {ctype}',
-           f'#define OCEAN_OBS_FORMAT "{fmt_char}"',
-           f'#define OCEAN_ACTION_MASK {int(spec.action_mask)}',
-           '/* the bounds of every element of a Box action (unused by envs with discrete actions only) */',
-           f'#define OCEAN_ACTION_LOW ({spec.action_low!r}f)',
-           f'#define OCEAN_ACTION_HIGH ({spec.action_high!r}f)', '']
-    if spec.log_fields:
-        out.append('/* [[log]]: the env\'s own per-episode fields, which ocean.h puts into Log between perf and n.')
-        out.append(' * Log is declared by ocean.h, so this file must come first (the generated sources include it')
-        out.append(' * first; an env header includes it after ocean.h only for its own readers). */')
-        out.append('#ifdef OCEAN_H')
-        out.append(f'#error "spec.h of {spec.name} declares [[log]] fields: include it before ocean.h"')
-        out.append('#endif')
-        fields = ' '.join(f'float {name};' for name, _ in spec.log_fields)
-        out.append(f'#define OCEAN_LOG_EXTRA {fields}')
-        out.append(f'#define OCEAN_LOG_EXTRA_NAMES {" ".join(_c_string(name) + "," for name, _ in spec.log_fields)}')
-        out.append('')
-    for key, constant in spec.constants.items():
-        out.append(f'#define {key} {repr(float(constant)) + "f" if isinstance(constant, float) else constant}')
-    if spec.constants:
-        out.append('')
-    out.append(f'/* The options of puffer_{spec.name}; Python packs them (ocean.spec.Spec.pack), the binding copies')
-    out.append(' * them into every env instance\'s `cfg` field. */')
-    out.append(f'typedef struct {config} {{')
-    for option in spec.options.values():
-        rng = ''
-        if option.kind != 'bool':
-            low, high = option.bounds()
-            rng = f' [{low.describe()}, {high.describe()}]'
-        help_text = option.help.replace('*/', '* /')
-        out.append(f'    {OPTION_TYPES[option.kind][0]} {option.name};  /* {option.kind}{rng}: {help_text} */')
-    if not spec.options:
-        out.append('    int32_t unused;  /* no options: C has no empty struct */')
-    out.append(f'}} {config};')
-    out.append(f'_Static_assert(sizeof({config}) == {struct.calcsize(spec.struct_format)}, '
-               '"options are 4-byte fields with no padding");')
-    out.append('')
-    out.append('static inline long long ocean_spec_div(long long a, long long b) { return b ? a / b : 0; }')
-    out.append('static inline long long ocean_spec_mod(long long a, long long b) { return b ? a % b : 0; }')
-    out.append('')
-    obs_total = ' * '.join(f'({s.c()})' for s in spec.obs_shape)
-    dims = spec.action_exprs()
-    box = '0' if spec.action_box is None else f'({spec.action_box.c()}) > 0 ? ({spec.action_box.c()}) : 0'
-    lines = [('num_agents', 'agents (rows) per env instance', spec.agents.c()),
-             ('obs_size', 'observation elements per row', obs_total),
-             ('box_size', 'elements of a Box action row (float32); 0 when the actions are discrete (int32)', box),
-             ('act_size', 'action elements per row',
-              f'ocean_spec_box_size(c) > 0 ? ocean_spec_box_size(c) : {len(dims)}'),
-             ('num_actions', 'width of one action-mask row (n, or the sum of nvec; 0 for a Box)',
-              f'ocean_spec_box_size(c) > 0 ? 0 : {" + ".join(f"({d.c()})" for d in dims) or "0"}')]
-    for name, doc, body in lines:
-        out.append(f'/* {doc} */')
-        out.append(f'static inline long long ocean_spec_{name}(const {config} *c) {{ (void)c; return {body}; }}')
-    out.append('')
-    out.append('/* 0 when every range and check of the spec holds, else -1 with the first problem in msg (the same')
-    out.append(' * text Python reports): the binding runs it on whatever bytes it is handed. */')
-    out.append(f'static int ocean_spec_check(const {config} *c, char *msg, size_t cap) {{')
-    out.append('    (void)c; (void)msg; (void)cap;')
-    for option in spec.options.values():
-        if option.kind == 'bool':
-            continue
-        vfmt, cast = _c_value_format(option.kind)
-        lo, hi = (bound.c() for bound in option.bounds())
-        value = f'({cast}c->{option.name})'
-        message = (_c_string(f'{option.name}=') + f' "{vfmt} is outside [{vfmt}, {vfmt}]" '
-                   + _c_string(_range_why(option)))
-        out.append(f'    if (!({lo} <= {value} && {value} <= {hi})) {{')
-        out.append(f'        snprintf(msg, cap, {message}, {value}, {cast}({lo}), {cast}({hi}));')
-        out.append('        return -1;')
-        out.append('    }')
-    for expr, message in spec.checks:
-        names = expr.names
-        text = _c_string(message)
-        if names:
-            parts = ', '.join(f'{n}={_c_value_format(spec.options[n].kind)[0]}' for n in names)
-            text += f' " (got {parts})"'
-            args = ''.join(f', {_c_value_format(spec.options[n].kind)[1]}c->{n}' for n in names)
-        else:
-            args = ''
-        out.append(f'    if (!({expr.c()})) {{')
-        out.append(f'        snprintf(msg, cap, {text}{args});')
-        out.append('        return -1;')
-        out.append('    }')
-    if spec.action_box is not None and not dims:
-        names = spec.action_box.names
-        text = _c_string(BOX_MESSAGE)
-        if names:
-            text += ' " (got ' + ', '.join(f'{n}={_c_value_format(spec.options[n].kind)[0]}' for n in names) + ')"'
-        args = ''.join(f', {_c_value_format(spec.options[n].kind)[1]}c->{n}' for n in names)
-        out.append('    if (ocean_spec_box_size(c) < 1) {')
-        out.append(f'        snprintf(msg, cap, {text}{args});')
-        out.append('        return -1;')
-        out.append('    }')
-    out.append('    return 0;')
-    out.append('}')
-    out.append('')
-    out.append('#endif')
-    return '\n'.join(out) + '\n'

@@ -1,7 +1,7 @@
 """Every observation an emulated env returns is stored as it is, or refused with one error that names the
 env, the key, the value and the space: never truncated or wrapped around (300 as uint8 is 44), on any step,
 in any backend. Values beyond a Box's declared bounds (but within its dtype) are stored as they are, on
-purpose (see pufferlib.emulation.spaces.describe_mismatch)."""
+purpose (see pufferlib.emulation.checks.describe_mismatch)."""
 import functools
 
 import numpy as np

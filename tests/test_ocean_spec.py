@@ -1,11 +1,13 @@
-"""The Ocean spec (ocean/<name>/spec.toml, read by ocean/spec.py): the format, the expressions that
-Python evaluates and the generator prints as C, and the promise that a new env needs nothing outside
-its own folder.
+"""The Ocean spec (ocean/<name>/spec.toml, read by ocean/spec.py; expressions in ocean/spec_expr.py, the C
+in ocean/spec_c.py): the format, the expressions that Python evaluates and the generator prints as C,
+how setup.py loads them, and the promise that a new env needs nothing outside its own folder.
 
 Some tests compile small C files with the compiler that builds the extensions; they skip where there
 is none.
 """
+import glob
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -265,12 +267,35 @@ def test_nothing_outside_an_env_folder_names_the_env():
     """setup.py, the package, the docs generator and the sanitizer script find envs by scanning; none of
     them keeps a list of names."""
     names = {n for name in ocean.SPECS for n in (name, f'puffer_{name}')} - set(ocean_spec.GROUPS)
-    for path in ['setup.py', 'ocean/__init__.py', 'ocean/env.py', 'ocean/spec.py', 'ocean/tools.py', 'ocean/docs.py',
-                 'scripts/ocean_docs.py', 'pufferlib/config/__init__.py']:
+    for path in ['setup.py', 'ocean/__init__.py', 'ocean/env.py', 'ocean/spec.py', 'ocean/spec_expr.py',
+                 'ocean/spec_c.py', 'ocean/tools.py', 'ocean/docs.py', 'scripts/ocean_docs.py',
+                 'pufferlib/config/__init__.py']:
         words = {w for text in _code_strings(os.path.join(REPO, path)) for w in re.findall(r'\w+', text)}
         assert not names & words, f'{path} names {names & words}'
     script = open(os.path.join(REPO, 'scripts', 'sanitize_ocean.sh')).read()
     assert not names & set(re.findall(r'\w+', script))
+
+
+SETUP_PROBE = """
+import json, sys
+sys.modules['pufferlib'] = None  # what setup.py sees while pufferlib is being built: nothing to import
+sys.argv = ['setup.py', '--name']
+names = {'__file__': 'setup.py', '__name__': '__main__'}
+exec(compile(open('setup.py').read(), 'setup.py', 'exec'), names)
+print(json.dumps({'shared': names['shared_sources'], 'envs': list(names['ocean_specs']),
+                  'header': names['ocean_specs']['template'].c_header()}))
+"""
+
+
+def test_setup_loads_every_spec_module_without_pufferlib():
+    """setup.py reads the specs and generates the C before pufferlib is importable, from the spec modules
+    alone; an edit to any of them (a shared source) rebuilds every env."""
+    result = subprocess.run([sys.executable, '-c', SETUP_PROBE], cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    probe = json.loads(result.stdout.splitlines()[-1])
+    modules = sorted(os.path.relpath(path, REPO) for path in glob.glob(os.path.join(REPO, 'ocean', 'spec*.py')))
+    assert len(modules) >= 3 and set(modules) <= set(probe['shared'])
+    assert probe['envs'] == list(ocean.SPECS) and probe['header'] == ocean.SPECS['template'].c_header()
 
 
 def test_docs_tables_are_generated_from_the_specs():

@@ -13,15 +13,16 @@ Both wrappers implement `pufferlib.PufferEnv`: preallocated rows, same-step auto
 episode-statistics layer that emits `{'episode_return', 'episode_length', ...}` once per episode,
 so `infos` is an empty list on every other step.
 
-Layout: `spaces` (row layouts, Nativizer, observation checks, flat actions), `gymnasium_env`
-(GymnasiumPufferEnv, the old gym API, GymnasiumAdapter) and `pettingzoo_env` (PettingZooPufferEnv);
-every public name is importable from here.
+Layout: `spaces` (row layouts, Nativizer, flat actions), `checks` (writing observations into rows
+and checking them), `base` (what both wrappers share), `gymnasium_env` (GymnasiumPufferEnv, the old
+gym API, GymnasiumAdapter) and `pettingzoo_env` (PettingZooPufferEnv); every public name is
+importable from here.
 """
 from pufferlib.emulation.gymnasium_env import (GymnasiumAdapter, GymnasiumPufferEnv, OldGymEnv, convert_space,
                                                ensure_gymnasium)
 from pufferlib.emulation.pettingzoo_env import MASK_KEY, MASK_SOURCES, PettingZooPufferEnv
-from pufferlib.emulation.spaces import (LEAF_SPACES, Nativizer, check_observation, describe_mismatch,
-                                        emulate_action_space, emulate_observation_space, nativize)
+from pufferlib.emulation.checks import check_observation, describe_mismatch
+from pufferlib.emulation.spaces import LEAF_SPACES, Nativizer, emulate_action_space, emulate_observation_space, nativize
 
 __all__ = ['LEAF_SPACES', 'MASK_KEY', 'MASK_SOURCES', 'GymnasiumAdapter', 'GymnasiumPufferEnv', 'Nativizer',
            'OldGymEnv', 'PettingZooPufferEnv', 'check_observation', 'convert_space', 'describe_mismatch',

@@ -10,7 +10,8 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.emulation.spaces import ObservationMismatch, _create, _Emulated, check_observation, mismatch_error
+from pufferlib.emulation.base import _create, _Emulated
+from pufferlib.emulation.checks import ObservationMismatch, check_observation, mismatch_error
 from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed, not_a_reward
 
 

@@ -7,8 +7,9 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.emulation.spaces import (ObservationMismatch, _create, _Emulated, check_observation,
-                                       emulate_action_space, mismatch_error)
+from pufferlib.emulation.base import _create, _Emulated
+from pufferlib.emulation.checks import ObservationMismatch, check_observation, mismatch_error
+from pufferlib.emulation.spaces import emulate_action_space
 from pufferlib.pufferenv import (ActionMaskError, APIUsageError, EnvError, IllegalActionError, SpaceError,
                                  action_mask_width, check_seed, idle_action_mask, not_a_reward)
 
