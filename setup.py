@@ -49,15 +49,14 @@ SPEC_PACKAGE = 'ocean_spec'
 def load_ocean_spec():
     """ocean/spec.py and the modules beside it that it imports (relatively), loaded by path as the
     package `ocean_spec` without running ocean/__init__.py: pufferlib is not importable while it is
-    being built. Returns the schema (ocean/spec.py); the generator (ocean/spec_c.py) is loaded too."""
+    being built. Returns the schema (ocean/spec.py) and the generator (ocean/spec_c.py)."""
     package = importlib.util.module_from_spec(importlib.machinery.ModuleSpec(SPEC_PACKAGE, None, is_package=True))
     package.__path__ = [os.path.join(HERE, 'ocean')]
     sys.modules[SPEC_PACKAGE] = package  # relative imports and dataclasses look their modules up by name
-    importlib.import_module(f'{SPEC_PACKAGE}.spec_c')
-    return importlib.import_module(f'{SPEC_PACKAGE}.spec')
+    return importlib.import_module(f'{SPEC_PACKAGE}.spec'), importlib.import_module(f'{SPEC_PACKAGE}.spec_c')
 
 
-ocean_spec = load_ocean_spec()
+ocean_spec, ocean_spec_c = load_ocean_spec()
 ocean_specs = ocean_spec.discover(os.path.join(HERE, 'ocean'))  # every folder with a spec.toml
 # Every header in ocean/ itself is shared (ocean.h, binding.h, seats.h for the two-player games): an edit
 # to any of them rebuilds every env, so no env keeps a stale copy of a helper it includes. So is every spec
@@ -143,7 +142,8 @@ class BuildExt(build_ext):
         folder = os.path.join(self.build_temp, 'ocean_generated', name)
         os.makedirs(folder, exist_ok=True)
         spec = ocean_specs[name]
-        for filename, text in (('spec.h', spec.c_header()), ('binding.c', spec.c_binding())):
+        generated = (('spec.h', ocean_spec_c.c_header(spec)), ('binding.c', ocean_spec_c.c_binding(spec)))
+        for filename, text in generated:
             path = os.path.join(folder, filename)
             if not os.path.exists(path) or open(path).read() != text:
                 with open(path, 'w') as f:

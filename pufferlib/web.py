@@ -35,6 +35,7 @@ from pufferlib import native, ocean, registry, rundir
 from pufferlib.checkpoint import find_checkpoint
 from pufferlib.export import ExportError, native_bytes
 from pufferlib.ocean import spec as ocean_spec
+from pufferlib.ocean import spec_c
 
 WEB = os.path.join(ocean.ROOT, 'web')
 POLICIES = {'net': 0, 'builtin': 1, 'random': 2}  # web.h's WEB_NET, WEB_BUILTIN, WEB_RANDOM
@@ -71,7 +72,7 @@ def c_source(spec: ocean_spec.Spec) -> str:
 
 def _write_sources(spec: ocean_spec.Spec, folder: str) -> str:
     with open(os.path.join(folder, 'spec.h'), 'w') as f:
-        f.write(spec.c_header())
+        f.write(spec_c.c_header(spec))
     source = os.path.join(folder, f'{spec.name}_web.c')
     with open(source, 'w') as f:
         f.write(c_source(spec))
@@ -137,7 +138,7 @@ class NativeGame:
                  policy: str = 'random') -> None:
         spec = self.spec = ocean.spec_of(env_name)
         self.lib = native.native_library(c_source(spec), WEB_FUNCTIONS, includes=(spec.folder, ocean.ROOT, WEB),
-                                         files=(('spec.h', spec.c_header()),), std='gnu11',
+                                         files=(('spec.h', spec_c.c_header(spec)),), std='gnu11',
                                          what=f'the web glue of {spec.env_name}')
         config = self.spec.pack(resolve_options(env_name, options or {}))
         data = weights or b''

@@ -12,6 +12,7 @@ from test_ocean_spec import MINIMAL, build, compile_c, copy_template, needs_cc, 
 
 from pufferlib import ocean
 from pufferlib.ocean import spec as ocean_spec
+from pufferlib.ocean import spec_c
 from pufferlib.ocean.env import OceanEnv
 
 LOG_FIELD = '\n[[log]]\nname = "steps_left"\nhelp = "steps the episode had left when it ended"\n'
@@ -46,16 +47,16 @@ def test_bad_log_fields_are_one_spec_error(tmp_path, log, match):
 def test_specs_without_log_fields_generate_the_standard_log(tmp_path):
     """No [[log]]: spec.h says nothing about the log, so Log (and the binding's loop) is the standard one."""
     plain = ocean_spec.load(write_spec(tmp_path / 'plain', MINIMAL))
-    assert plain.log_fields == [] and 'OCEAN_LOG_EXTRA' not in plain.c_header()
+    assert plain.log_fields == [] and 'OCEAN_LOG_EXTRA' not in spec_c.c_header(plain)
     extra = ocean_spec.load(write_spec(tmp_path / 'extra', MINIMAL + LOG_FIELD))
     assert extra.log_fields == [('steps_left', 'steps the episode had left when it ended')]
-    assert '#define OCEAN_LOG_EXTRA float steps_left;' in extra.c_header()
+    assert '#define OCEAN_LOG_EXTRA float steps_left;' in spec_c.c_header(extra)
 
 
 def _check_log_layout(tmp_path, spec_text, first, expect_floats):
     """Compile a unit that includes `first` ('spec.h' or 'ocean.h') then the other, and print Log's size."""
     spec = ocean_spec.load(write_spec(tmp_path / 'spec', spec_text))
-    (tmp_path / 'spec.h').write_text(spec.c_header())
+    (tmp_path / 'spec.h').write_text(spec_c.c_header(spec))
     second = 'ocean.h' if first == 'spec.h' else 'spec.h'
     (tmp_path / 'main.c').write_text(f'#include <stdio.h>\n#include "{first}"\n#include "{second}"\n'
                                      'int main(void) { static const char *n[] = OCEAN_LOG_FIELDS;\n'

@@ -21,6 +21,7 @@ import pytest
 from pufferlib import ocean
 from pufferlib.ocean import docs as ocean_docs
 from pufferlib.ocean import spec as ocean_spec
+from pufferlib.ocean import spec_c
 from pufferlib.ocean.env import OceanEnv
 from pufferlib.pufferenv import APIUsageError, EnvError
 
@@ -202,8 +203,8 @@ def build(spec, folder, out_dir):
     """What setup.py does for one env: generate spec.h and the binding source, compile, load."""
     generated = out_dir / 'generated'
     generated.mkdir(parents=True)
-    (generated / 'spec.h').write_text(spec.c_header())
-    (generated / 'binding.c').write_text(spec.c_binding())
+    (generated / 'spec.h').write_text(spec_c.c_header(spec))
+    (generated / 'binding.c').write_text(spec_c.c_binding(spec))
     library = out_dir / f'binding{sysconfig.get_config_var("EXT_SUFFIX")}'
     compile_c(generated / 'binding.c', library, [generated, folder, ocean.ROOT, sysconfig.get_paths()['include']],
               shared=True)
@@ -283,7 +284,7 @@ sys.argv = ['setup.py', '--name']
 names = {'__file__': 'setup.py', '__name__': '__main__'}
 exec(compile(open('setup.py').read(), 'setup.py', 'exec'), names)
 print(json.dumps({'shared': names['shared_sources'], 'envs': list(names['ocean_specs']),
-                  'header': names['ocean_specs']['template'].c_header()}))
+                  'header': names['ocean_spec_c'].c_header(names['ocean_specs']['template'])}))
 """
 
 
@@ -295,7 +296,7 @@ def test_setup_loads_every_spec_module_without_pufferlib():
     probe = json.loads(result.stdout.splitlines()[-1])
     modules = sorted(os.path.relpath(path, REPO) for path in glob.glob(os.path.join(REPO, 'ocean', 'spec*.py')))
     assert len(modules) >= 3 and set(modules) <= set(probe['shared'])
-    assert probe['envs'] == list(ocean.SPECS) and probe['header'] == ocean.SPECS['template'].c_header()
+    assert probe['envs'] == list(ocean.SPECS) and probe['header'] == spec_c.c_header(ocean.SPECS['template'])
 
 
 def test_docs_tables_are_generated_from_the_specs():
@@ -342,7 +343,7 @@ def test_generated_c_checks_every_option_kind_like_python(tmp_path):
     cases = [{}, {'teams': 0}, {'teams': 11}, {'size': 2}, {'speed': -0.5}, {'speed': 8.5}, {'wrap': True, 'size': 9},
              {'wrap': True}, {'speed': 7.9, 'size': 8}, {'speed': 7.5, 'size': 9}, {'teams': 10, 'size': 10}]
     values = [{**spec.defaults(), **case} for case in cases]
-    (tmp_path / 'spec.h').write_text(spec.c_header())
+    (tmp_path / 'spec.h').write_text(spec_c.c_header(spec))
     config = f'{spec.c_struct}Config'
     main = ['#include <stdio.h>', '#include <string.h>', '#include "spec.h"', 'int main(void) {',
             f'    {config} c; unsigned char raw[sizeof c]; char msg[512];',
@@ -402,7 +403,7 @@ def test_an_option_picks_box_or_discrete_and_c_agrees(tmp_path):
     for s, case in cases:
         folder = tmp_path / f'c{len(lines)}'
         folder.mkdir()
-        (folder / 'spec.h').write_text(s.c_header())
+        (folder / 'spec.h').write_text(spec_c.c_header(s))
         values = {**s.defaults(), **case}
         main = ['#include <stdio.h>', '#include "spec.h"', 'int main(void) {',
                 f'    {s.c_struct}Config c = {{0}}; char msg[512] = "";',
