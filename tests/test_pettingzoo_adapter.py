@@ -185,6 +185,23 @@ def test_native_spaces_of_a_structured_env():
     assert no_pettingzoo_warnings(caught) == []
 
 
+def test_an_emulated_env_keeps_its_final_observation():
+    """A GymnasiumPufferEnv can stop at the end of an episode (autoreset off), so the episode-ending step
+    shows the wrapped env's own final observation, not the next episode's first."""
+    import gymnasium
+
+    from pufferlib.emulation import GymnasiumPufferEnv
+    env = PettingZooAdapter(GymnasiumPufferEnv(env_creator=gymnasium.make, env_args=('CartPole-v1',)))
+    assert env.puffer_env.autoreset is False
+    obs, _ = env.reset(seed=0)
+    steps = 0
+    while env.agents:
+        obs, _, terminations, _, _ = env.step({'agent_0': 1})  # always push right: falls within a few dozen steps
+        steps += 1
+    assert terminations['agent_0'] and steps < 100
+    assert abs(obs['agent_0'][2]) > 0.2  # the pole's angle past the limit: the last state, not a fresh one
+
+
 # --- errors a user can cause ---------------------------------------------------------------------
 
 def test_an_env_of_several_games_is_refused_with_the_way_to_build_one():
