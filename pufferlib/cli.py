@@ -140,6 +140,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     more = ', ...' if len(result['returns']) > 20 else ''
     print(f'{args.env}: mean episode return {result["mean_return"]:.3f} over {result["episodes"]} episodes'
           + (f' ({returns}{more})' if returns else '') + (f'; video {result["video"]}' if result.get('video') else ''))
+    stats = {key: value for key, value in result['stats'].items() if key != 'episode_return'}
+    if stats:  # what else the env logs of an episode: its score, perf (0..1, 1 solved), length, ...
+        print('  ' + ', '.join(f'{key} {value:.4g}' for key, value in stats.items()))
     return 0
 
 
@@ -510,6 +513,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt as exc:  # pufferlib.train.StoppedAtOnce says what was lost and where to resume
         print(f'puffer {args.command}: {str(exc) or "interrupted"}', file=sys.stderr)
         return getattr(exc, 'exit_code', 130)
+    except ModuleNotFoundError as exc:  # the command's extra is not installed: say which, not where it failed
+        top = (exc.name or '').partition('.')[0]
+        if top not in EXTRA_OF:
+            raise
+        needed, extra = EXTRA_OF[top]
+        print(f'puffer {args.command}: error: this command needs {needed}, which is not installed: '
+              f'pip install -c constraints.txt -e ".[{extra}]" in this repository', file=sys.stderr)
+        return 2
+
+
+# The optional packages the commands import as they run: module -> (the package to install, its extra).
+EXTRA_OF = {'torch': ('torch', 'train'), 'matplotlib': ('matplotlib', 'train'), 'PIL': ('Pillow', 'train'),
+            'imageio': ('imageio', 'train'), 'onnx': ('onnx', 'export'), 'onnxruntime': ('onnxruntime', 'export'),
+            'sklearn': ('scikit-learn', 'sweep'), 'scipy': ('scipy', 'league'), 'openskill': ('openskill', 'league'),
+            'pyspiel': ('open_spiel', 'league')}
 
 
 if __name__ == '__main__':

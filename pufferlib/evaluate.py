@@ -1,5 +1,6 @@
 """`puffer eval` (play a checkpoint, write a video) and `puffer plot` (learning curves)."""
 import contextlib
+import importlib
 import json
 import os
 import sys
@@ -100,12 +101,18 @@ def _seeded_sampling(seed: int) -> Iterator[None]:
 
 def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | None = None, fps: int = 30, seed: int = 0,
              max_steps: int = 100_000, deterministic: bool = False, native: bool = False) -> dict:
+    """Play the checkpoint's policy for `episodes` episodes (or `max_steps` steps); the returns, the means of
+    every stat the env logs (`stats`: episode_return, score, perf, ...), and the video's path when asked."""
     for name, value in (('episodes', episodes), ('max_steps', max_steps), ('fps', fps)):
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not value > 0:
             raise pufferlib.APIUsageError(f'{name} must be a positive number, got {value!r}')
+    if video:
+        check_video_path(video)  # before any episode is played, not after all of them
     found = find_checkpoint(env_name, checkpoint)
     frames: list[np.ndarray] = []
     returns: list[float] = []
+    totals: dict[str, float] = {}
+    count = 0.0
     with found.open(**_render_kwargs(env_name)) as (env, policy):
         player: _Player | NativePlayer
         if native:  # the same policy, exported in memory and run by ocean/puffernet.h
@@ -121,16 +128,35 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
                         frames.append(np.asarray(frame, dtype=np.uint8))
                 obs, _, terminals, truncations, infos = env.step(player.act(obs))
                 player.episodes_ended(terminals, truncations)
-                returns.extend(info['episode_return'] for info in infos if 'episode_return' in info)
+                for info in infos:
+                    count += _accumulate(totals, info)
+                    if 'episode_return' in info:
+                        returns.append(info['episode_return'])
                 if len(returns) >= episodes:
                     break
-    result = {'episodes': len(returns), 'mean_return': float(np.mean(returns)) if returns else float('nan'),
-              'returns': returns, 'checkpoint': found.path, 'global_step': found.global_step}
-    if video:
-        if not frames:
-            raise pufferlib.APIUsageError(f'{env_name} rendered no frames, so there is no video to write')
-        result['video'] = write_video(frames, video, fps)
+    written = write_video(frames, video, fps) if video and frames else None
+    if not returns:
+        kept = f'; the {len(frames)} frames played are in {written}' if written else ''
+        raise pufferlib.APIUsageError(f'no episode of {env_name} finished in its --max-steps {max_steps:,} steps'
+                                      f'{kept}: raise --max-steps')
+    if video and written is None:
+        raise pufferlib.APIUsageError(f'{env_name} rendered no frames, so there is no video to write')
+    result = {'episodes': len(returns), 'mean_return': float(np.mean(returns)), 'returns': returns,
+              'stats': {key: total / count for key, total in totals.items()}, 'checkpoint': found.path,
+              'global_step': found.global_step}
+    if written:
+        result['video'] = written
     return result
+
+
+def _accumulate(totals: dict[str, float], entry: dict) -> float:
+    """Add an episode log to `totals`, weighted by the episodes it averages (`n`; an Ocean env logs the
+    means of the episodes that ended since its last log); returns that weight."""
+    n = float(entry.get('n', 1))
+    for key, value in entry.items():
+        if key != 'n' and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+            totals[key] = totals.get(key, 0.0) + float(value) * n
+    return n
 
 
 def episode_means(env_name: str, checkpoint: str | None = None, config: dict | None = None, num_envs: int = 64,
@@ -173,13 +199,8 @@ def episode_means(env_name: str, checkpoint: str | None = None, config: dict | N
                     player.episodes_ended(terminals, truncations)
                 log = env.log() if hasattr(env, 'log') else None
                 for entry in list(infos) + [log]:
-                    if not entry:
-                        continue
-                    n = float(entry.get('n', 1))
-                    count += n
-                    for key, value in entry.items():
-                        if key != 'n' and isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-                            totals[key] = totals.get(key, 0.0) + float(value) * n
+                    if entry:
+                        count += _accumulate(totals, entry)
                 if finished.min() >= per_env:
                     break
             else:
@@ -190,26 +211,46 @@ def episode_means(env_name: str, checkpoint: str | None = None, config: dict | N
     return {**{key: total / count for key, total in totals.items()}, 'episodes': int(count)}
 
 
+# What writes each kind of video: the modules, and the packages a user installs (both in the `train` extra).
+VIDEO_WRITERS = {'.gif': (('PIL',), 'Pillow'), '.mp4': (('imageio', 'imageio_ffmpeg'), 'imageio and imageio-ffmpeg')}
+
+
+def check_video_path(path: str) -> None:
+    """A video path's kind and the packages that write it, checked before anything is played."""
+    kind = os.path.splitext(path.lower())[1]
+    if kind not in VIDEO_WRITERS:
+        raise pufferlib.APIUsageError(f'video path {path!r} must end in .gif or .mp4')
+    modules, packages = VIDEO_WRITERS[kind]
+    try:
+        for module in modules:
+            importlib.import_module(module)
+    except ImportError:
+        other = 'mp4' if kind == '.gif' else 'gif'
+        raise pufferlib.MissingDependencyError(f'writing {kind} needs {packages}: {install_line("train")}, or '
+                                               f'write a .{other}') from None
+
+
+def install_line(extra: str) -> str:
+    """How to install an extra: from this repository, whose pins are in constraints.txt (the public index's
+    `pufferlib` is another project)."""
+    return f'pip install -c constraints.txt -e ".[{extra}]" in this repository'
+
+
 def write_video(frames: list[np.ndarray], path: str, fps: int = 30) -> str:
     """GIF through Pillow; MP4 through imageio and its bundled ffmpeg (imageio-ffmpeg)."""
+    check_video_path(path)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     if path.lower().endswith('.gif'):
         from PIL import Image
         images = [Image.fromarray(f) for f in frames]
         images[0].save(path, save_all=True, append_images=images[1:], duration=max(1, int(1000 / fps)), loop=0)
         return path
-    if path.lower().endswith('.mp4'):
-        try:
-            import imageio.v3 as iio
-        except ImportError:
-            raise pufferlib.APIUsageError('writing .mp4 needs imageio and imageio-ffmpeg (the `train` extra: '
-                                          'pip install -e ".[train]" in this repository), or write a .gif') from None
-        # H.264 wants sides divisible by 16: pad with black rather than let imageio resize (and warn).
-        video = np.stack(frames)
-        pad = [(0, 0), (0, -video.shape[1] % 16), (0, -video.shape[2] % 16)] + [(0, 0)] * (video.ndim - 3)
-        iio.imwrite(path, np.pad(video, pad), fps=fps)
-        return path
-    raise pufferlib.APIUsageError(f'video path {path!r} must end in .gif or .mp4')
+    import imageio.v3 as iio
+    # H.264 wants sides divisible by 16: pad with black rather than let imageio resize (and warn).
+    video = np.stack(frames)
+    pad = [(0, 0), (0, -video.shape[1] % 16), (0, -video.shape[2] % 16)] + [(0, 0)] * (video.ndim - 3)
+    iio.imwrite(path, np.pad(video, pad), fps=fps)
+    return path
 
 
 def read_metrics(run: str) -> list[dict]:

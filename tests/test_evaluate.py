@@ -180,3 +180,41 @@ def test_argmax_takes_every_heads_most_likely_action_and_the_box_mean():
     mean = torch.tensor([[0.25, -0.5]])
     box = torch.distributions.Independent(torch.distributions.Normal(mean, torch.ones_like(mean)), 1)
     assert torch.equal(evaluate.greedy_action(box), mean)
+
+
+def test_eval_prints_every_stat_the_env_logs_and_refuses_a_run_with_no_episode(tiny_run, tmp_path):
+    """Beside the return, the env's score and perf; and a --max-steps too short for any episode is an error
+    (it printed "nan over 0 episodes" and exit 0), the frames played kept in the video asked for."""
+    run_dir, _ = tiny_run
+    video = tmp_path / 'short.gif'
+    (code, out, err), (short_code, _, short_err) = puffer_evals(
+        ('--checkpoint', run_dir, '--episodes', '2'), ('--checkpoint', run_dir, '--max-steps', '10', '--video', video))
+    assert code == 0, err
+    stats = out.splitlines()[1]
+    assert 'score ' in stats and 'perf ' in stats and 'episode_length ' in stats, out
+    assert short_code == 2, short_err
+    assert 'no episode of puffer_squared finished in its --max-steps 10 steps; the 10 frames played are in' in short_err
+    assert video.stat().st_size > 0 and 'Traceback' not in short_err
+
+
+MISSING = '''import sys
+sys.modules[sys.argv[1]] = None  # as if the package were not installed
+from pufferlib import cli
+sys.exit(cli.main(sys.argv[2:]))
+'''
+
+
+@pytest.mark.parametrize('module, args, says', [
+    ('torch', ['train', 'puffer_squared'], 'this command needs torch, which is not installed: pip install -c '
+                                           'constraints.txt -e ".[train]"'),
+    ('matplotlib', ['plot', '.'], 'this command needs matplotlib'),
+    # Checked before the checkpoint is even looked for, so before any episode is played.
+    ('PIL', ['eval', 'puffer_squared', '--checkpoint', '/nonexistent.pt', '--video', 'x.gif'],
+     'writing .gif needs Pillow: pip install -c constraints.txt -e ".[train]" in this repository, or write a .mp4'),
+])
+def test_a_missing_package_is_the_install_line_not_a_traceback(module, args, says, tmp_path):
+    done = subprocess.run([sys.executable, '-c', MISSING, module, *args], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env={**os.environ, 'PUFFER_EXPERIMENTS': str(tmp_path)})
+    assert done.returncode == 2 and 'Traceback' not in done.stderr, done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert says in line, line
