@@ -517,9 +517,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         top = (exc.name or '').partition('.')[0]
         if top not in EXTRA_OF:
             raise
-        needed, extra = EXTRA_OF[top]
+        needed, group = EXTRA_OF[top]
         print(f'puffer {args.command}: error: this command needs {needed}, which is not installed: '
-              f'pip install -c constraints.txt -e ".[{extra}]" in this repository', file=sys.stderr)
+              f'pip install -c constraints.txt -e ".[{group}]" in this repository', file=sys.stderr)
         return 2
 
 
