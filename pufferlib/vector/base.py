@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from pufferlib.cpus import cpu_count
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, MASK_BUFFER, ActionCheck, ActionMaskError,
                                  PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows,
                                  space_shape)
@@ -84,13 +85,6 @@ class Waiter:
                 return False
         self.typical = max(0.9 * self.typical, clock() - start)
         return True
-
-
-def cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
 
 
 # ---------------------------------------------------------------------------------------------
