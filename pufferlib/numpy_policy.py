@@ -28,6 +28,8 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
+from pufferlib.trainer import ppo_loss
+
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 Linear = tuple[torch.Tensor, torch.Tensor]  # (weight [out, in], bias [out]): x @ weight.T + bias
@@ -111,6 +113,7 @@ class NumpyUpdate:
             self.grad_of[id(p)] = flat[offset:offset + p.numel()].reshape(p.shape)
             offset += p.numel()
         self.saved: tuple = ()
+        self.bound: torch.Tensor | None = None  # the advantages bind() was given
 
     def _grads(self, layers: list[Linear]) -> list[tuple[np.ndarray, np.ndarray]]:
         try:
@@ -133,12 +136,11 @@ class NumpyUpdate:
         self.actions = _array(actions).reshape(steps, -1)
         self.logprobs, self.values = _array(logprobs).reshape(-1), _array(values).reshape(-1)
         self.advantages = _array(advantages).reshape(-1)
+        self.bound = advantages
 
     def forward(self, idx: npt.NDArray[np.int64]) -> np.ndarray:
         """The losses of the minibatch `idx` (flat step indices), in STATS order (float64); keeps what
-        backward() needs."""
-        c = self.train
-        rows = len(idx)
+        backward() needs. The loss is the trainer's own (`trainer.ppo_loss`, over NumPy arrays)."""
         x = self.x[idx]
         mean, actor_inputs = _forward(self.actor, x)
         value, critic_inputs = _forward(self.critic, x)
@@ -148,35 +150,11 @@ class NumpyUpdate:
         z = (self.actions[idx] - mean) * inv_std
         log_norm = _log_norm(log_std)
         log_ratio = -0.5 * (z * z).sum(1) - log_norm - self.logprobs[idx]
-        ratio = np.exp(log_ratio)
-
-        adv = self.advantages[idx]
-        old_values = self.values[idx]
-        returns = adv + old_values
-        centred = adv - adv.mean()
-        adv = centred / (np.sqrt((centred * centred).mean()) + 1e-8)
-        low, high = 1 - c['clip_coef'], 1 + c['clip_coef']
-        unclipped, clipped = -adv * ratio, -adv * np.clip(ratio, low, high)
-        policy_loss = np.maximum(unclipped, clipped)
-        # d(policy_loss)/d(ratio): -adv where the unclipped term is the larger, or where the clip leaves the
-        # ratio as it is (the two terms are then one; autograd splits the tie and adds it back up).
-        pg_grad = np.where((unclipped > clipped) | ((ratio >= low) & (ratio <= high)), -adv, 0)
-
-        vc = c['vf_clip_coef']
-        moved = value - old_values
-        error = value - returns
-        error_clipped = old_values + np.clip(moved, -vc, vc) - returns
-        value_loss = 0.5 * np.maximum(error * error, error_clipped * error_clipped)
-        # d(value_loss)/d(value): the error where the unclipped term is the larger or the clip is inactive.
-        v_grad = np.where((error * error > error_clipped * error_clipped) | ((moved >= -vc) & (moved <= vc)),
-                          error, 0)
-
-        entropy = log_norm + 0.5 * log_std.size
-        pg, vl = float(policy_loss.mean()), float(value_loss.mean())
-        loss = pg + c['vf_coef'] * vl - c['ent_coef'] * entropy
-        self.saved = (rows, z, inv_std, ratio * pg_grad, v_grad, actor_inputs, critic_inputs)
-        return np.array([loss, pg, vl, entropy, float(((ratio - 1) - log_ratio).mean()),
-                         float((np.abs(ratio - 1) > c['clip_coef']).mean())])
+        entropy = np.asarray(log_norm + 0.5 * log_std.size)  # a Gaussian's: the same for every row
+        out = ppo_loss(np, log_ratio, value, entropy, self.values[idx], self.advantages[idx], self.train,
+                       derivatives=True)
+        self.saved = (len(idx), z, inv_std, np.exp(log_ratio) * out.d_ratio, out.d_value, actor_inputs, critic_inputs)
+        return np.array([out.loss, *out.stats], dtype=np.float64)
 
     def backward(self) -> None:
         """The gradients of the last forward's loss, written into the flat gradient buffer."""

@@ -6,6 +6,21 @@
         losses = trainer.update()
     trainer.save(run_dir)
 
+The file, in order:
+- `ppo_loss`: PPO's loss, the one description of it: clipped surrogate on normalised advantages, clipped
+  value loss, entropy bonus, and the logged stats. Written over an array module (torch or NumPy), so the
+  autograd update and the NumPy update (pufferlib/numpy_policy.py) compute it through the same lines.
+- optimizers and schedules (`make_optimizers`, the one flat gradient buffer), `check_rollout` and
+  `rollout_bytes` (what pufferlib.train validates before it builds the env).
+- the minibatch samplers, one chosen in `Trainer.__init__` by `train.minibatch_sampling`:
+  `SegmentSampler` ('segments', the default): whole segments, advantages (GAE generalised with V-trace
+  importance clipping, pufferlib.advantage) recomputed before every minibatch with the latest ratios,
+  drawn with probability proportional to (sum |A|)^alpha with importance weights (N P)^-beta, beta
+  annealed to 1. `StepSampler` ('steps', feed-forward policies): PPO's original recipe, as in CleanRL:
+  plain GAE once (or before every epoch with `train.recompute_advantages`), every epoch a shuffle of all
+  single steps cut into minibatches.
+- `Trainer`: set-up; the rollout (`rollout`, `_act`); the update (`update`, `_gradients`); checkpoints.
+
 One epoch = one rollout + one update:
 1. Rollout. Every agent row of the vector env fills one segment of `bptt_horizon` steps of the
    buffers [segments = rows, horizon]. Batches come from `vecenv.recv()`. When a batch comes back
@@ -14,27 +29,21 @@ One epoch = one rollout + one update:
    held (not answered) until the update is done. Its action, from the updated policy, is the
    first step of the next segment. With `vec.batch_size = vec.num_envs / 2` the envs simulate one
    half while the policy works on the other.
-2. Update. Advantages come from `pufferlib.advantage.compute_advantage` (GAE generalised with
-   V-trace importance clipping), recomputed before every minibatch with the latest importance
-   ratios. Minibatches are whole segments, sampled with probability proportional to
-   (sum |A|)^alpha with importance weights (N P)^-beta, beta annealed to 1; or, with
-   `train.minibatch_sampling = "steps"` (feed-forward policies), plain GAE once (or before every
-   epoch with `train.recompute_advantages`) and every epoch a shuffle of all single steps, as in
-   PPO's original recipe. Clipped policy and
-   value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
-   weights with AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing.
-   On a CPU, a policy that offers `numpy_model()` (MuJoCo's MLPs) takes its rollout steps and the
-   same loss's gradients from pufferlib/numpy_policy.py instead of torch (`train.numpy_policy`).
+2. Update. For each minibatch of the sampler: the policy's log-probabilities, entropy and values,
+   `ppo_loss`, gradients (autograd, or `torch.compile` of that step with `train.compile`), gradient-norm
+   clipping, the optimizer's step. Muon for 2-D weights with AdamW for the rest (or Adam alone),
+   cosine (or linear) learning-rate annealing. On a CPU, a policy that offers `numpy_model()` (MuJoCo's
+   MLPs) takes its rollout steps and its gradients from pufferlib/numpy_policy.py (`train.numpy_policy`).
 
 A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint into the one it is
-given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
+given. The job around it (validation, run directory, resume, signals, torchrun, metrics, wandb):
+pufferlib.train.
 """
 import contextlib
-import functools
 import math
 import os
-from collections.abc import Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, cast
 
 import numpy as np
 import threadpoolctl
@@ -42,14 +51,15 @@ import torch
 from gymnasium import spaces
 
 from pufferlib import config as configuration
-from pufferlib import numpy_policy
 from pufferlib.advantage import compute_advantage
 from pufferlib.models import Logits, sample_logits
-from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
 from pufferlib.reward_scale import RewardScaler
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
+
+if TYPE_CHECKING:  # numpy_policy computes this module's ppo_loss: imported where a trainer takes its path
+    from pufferlib.numpy_policy import Actor, NumpyPolicy, NumpyUpdate
 
 
 class NonFiniteError(PufferError, ArithmeticError):
@@ -102,9 +112,52 @@ class RecurrentPolicy(Protocol):
     def forward_eval(self, obs: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[Logits, torch.Tensor]: ...
 
 
-def _masked_mean(x: torch.Tensor, mask: torch.Tensor | None, count: torch.Tensor | int) -> torch.Tensor:
-    """The mean of x over the steps whose mask is 1 (`count` of them); over all where mask is None."""
-    return (x if mask is None else x * mask).sum() / count
+class PPOLoss(NamedTuple):
+    """ppo_loss's result: the loss; `stats` for the log (policy loss, value loss, entropy, approx_kl,
+    clipfrac); and where asked (`derivatives`), the per-step derivatives of the policy loss's terms with
+    respect to the ratio and of the value loss's terms with respect to the value (before the mean)."""
+    loss: Any
+    stats: tuple
+    d_ratio: Any = None
+    d_value: Any = None
+
+
+def ppo_loss(xp: Any, log_ratio: Any, new_values: Any, entropy: Any, old_values: Any, advantages: Any,
+             train: dict, mean: Callable[[Any], Any] | None = None, weights: Any = None,
+             derivatives: bool = False) -> PPOLoss:
+    """PPO's loss on one minibatch, from arrays of module `xp` (torch, or numpy for pufferlib/numpy_policy.py):
+    the log-ratios of the actions' new and old probabilities, the new values, the entropies, the rollout's
+    values and the advantages. `mean`: the mean over the minibatch's steps (the trainer's counts only live
+    steps once a row was masked); `weights`: importance weights of prioritised sampling."""
+    mean = mean or (lambda x: x.mean())
+    c = train
+    ratio = xp.exp(log_ratio)
+    returns = advantages + old_values
+    adv = advantages
+    if c['norm_adv']:
+        centre = mean(adv)
+        adv = (adv - centre) / (xp.sqrt(mean((adv - centre) ** 2)) + 1e-8)
+    if weights is not None:
+        adv = weights * adv
+    low, high = 1 - c['clip_coef'], 1 + c['clip_coef']
+    unclipped, clipped = -adv * ratio, -adv * xp.clip(ratio, low, high)
+    pg_loss = mean(xp.maximum(unclipped, clipped))
+    vc = c['vf_clip_coef']
+    moved = new_values - old_values
+    error, error_clipped = new_values - returns, old_values + xp.clip(moved, -vc, vc) - returns
+    v_loss = mean(0.5 * xp.maximum(error ** 2, error_clipped ** 2))
+    entropy_mean = mean(entropy)
+    loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
+    r = getattr(ratio, 'detach', lambda: ratio)()  # the stats are logged, never differentiated
+    lr = getattr(log_ratio, 'detach', lambda: log_ratio)()
+    stats = (pg_loss, v_loss, entropy_mean, ((r - 1) - lr).mean(), ((abs(r - 1) > c['clip_coef']) * 1.0).mean())
+    if not derivatives:
+        return PPOLoss(loss, stats)
+    # Each max's derivative is its larger term's: the unclipped one, or the clipped one where the clip is
+    # inactive (the two terms are then one; autograd splits the tie and adds it back up).
+    d_ratio = xp.where((unclipped > clipped) | ((ratio >= low) & (ratio <= high)), -adv, 0 * adv)
+    d_value = xp.where((error ** 2 > error_clipped ** 2) | ((moved >= -vc) & (moved <= vc)), error, 0 * error)
+    return PPOLoss(loss, stats, d_ratio, d_value)
 
 
 def flat_gradients(params: list[torch.nn.Parameter]) -> torch.Tensor | None:
@@ -197,11 +250,89 @@ def rollout_bytes(rows: int, horizon: int, observation_space: spaces.Space, acti
 
 
 # ---------------------------------------------------------------------------------------------
+# Minibatch samplers: one is chosen in Trainer.__init__ (train.minibatch_sampling)
+# ---------------------------------------------------------------------------------------------
+
+class Minibatch(NamedTuple):
+    idx: torch.Tensor  # the sampler's indices: segments, or flat steps
+    advantages: torch.Tensor  # over the whole rollout, indexed by the sampler's `take`
+    weights: torch.Tensor | None  # importance weights of prioritised sampling, [m, 1]
+
+
+class SegmentSampler:
+    """'segments': minibatches of whole segments, advantages recomputed before each with the latest
+    importance ratios (V-trace), segments with more to learn (larger summed |A|) drawn more often; the
+    importance weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training."""
+
+    records_ratio = True  # the next minibatches' advantages clip with the ratios of this one
+
+    def __init__(self, trainer: 'Trainer') -> None:
+        self.trainer = trainer
+        self.per_minibatch = trainer.train_config['minibatch_size'] // trainer.horizon
+
+    def take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return buffer[idx]  # [m, horizon, ...]
+
+    def lead(self, idx: torch.Tensor) -> tuple[int, ...]:
+        return (len(idx), self.trainer.horizon)
+
+    def minibatches(self, count: int, per_epoch: int) -> Iterator[Minibatch]:
+        t, c = self.trainer, self.trainer.train_config
+        beta = c['prio_beta0'] + (1 - c['prio_beta0']) * t.epoch / t.total_epochs
+        for _ in range(count):
+            advantages = t.advantages()
+            priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
+                else torch.ones(t.segments, device=t.device)
+            probs = priority / priority.sum()
+            idx = torch.multinomial(probs, self.per_minibatch, replacement=True)
+            weights = (t.segments * probs[idx]).pow(-beta)
+            yield Minibatch(idx, advantages, (weights / weights.max()).unsqueeze(1))
+
+
+class StepSampler:
+    """'steps' (feed-forward policies): PPO's original recipe, as in CleanRL. GAE once a rollout (every
+    ratio is 1), then every epoch a fresh shuffle of all steps cut into minibatches (steps past the last
+    whole minibatch wait). Small minibatches of single steps are far less correlated than a few segments
+    of consecutive ones, which is what MuJoCo's minibatches of 64 need."""
+
+    records_ratio = False
+
+    def __init__(self, trainer: 'Trainer') -> None:
+        if trainer.recurrent:
+            raise configuration.ConfigError(
+                'train.minibatch_sampling="steps" needs a feed-forward policy: a recurrent one replays whole '
+                'segments from their first memory; use "segments" or leave rnn.class empty')
+        self.trainer = trainer
+
+    def take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return buffer.flatten(0, 1)[idx]  # [m, ...]
+
+    def lead(self, idx: torch.Tensor) -> tuple[int, ...]:
+        return tuple(idx.shape)
+
+    def minibatches(self, count: int, per_epoch: int) -> Iterator[Minibatch]:
+        t, size = self.trainer, self.trainer.train_config['minibatch_size']
+        advantages = t.advantages().flatten()
+        for epoch in range(count // per_epoch):
+            if epoch > 0 and t.train_config['recompute_advantages']:
+                t._refresh_values()
+                advantages = t.advantages().flatten()
+            order = torch.randperm(t.batch_size, device=t.device)
+            for i in range(per_epoch):
+                yield Minibatch(order[i * size:(i + 1) * size], advantages, None)
+
+
+SAMPLERS = {'segments': SegmentSampler, 'steps': StepSampler}
+
+
+# ---------------------------------------------------------------------------------------------
 # The trainer
 # ---------------------------------------------------------------------------------------------
 
 class Trainer:
-    """PPO on one vector env: `rollout()` fills the buffers, `update()` learns from them (module docstring)."""
+    """PPO on one vector env: `rollout()` fills the buffers, `update()` learns from them (module docstring).
+    The config is the caller's to validate (pufferlib.train.check_run: check_rollout and the memory, before
+    the env is built)."""
 
     def __init__(self, config: dict, vecenv: TrainerEnv, policy: torch.nn.Module,
                  device: str | torch.device = 'cpu', distributed: bool = False, env_name: str = '') -> None:
@@ -217,34 +348,38 @@ class Trainer:
         self.ddp: torch.nn.parallel.DistributedDataParallel | None = None
         if distributed:
             self.ddp = torch.nn.parallel.DistributedDataParallel(self.policy)
-        self.model: Any = self.ddp or self.policy  # what the update calls: wrapped by DDP, compiled if set
-        if train['compile']:
-            self.model = torch.compile(self.model)
-
-        S, H = vecenv.num_agents, train['bptt_horizon']
-        self.segments, self.horizon = S, H
-        self.batch_size = S * H
-        check_rollout(S, train)
-        # 'segments' (the default): minibatches of whole segments, advantages recomputed before each with the
-        # latest importance ratios, prioritised. 'steps' (feed-forward policies): PPO's original recipe, as in
-        # CleanRL: GAE once a rollout, then every epoch a fresh shuffle of all steps cut into minibatches.
-        # Small minibatches of single steps are far less correlated than a few segments of consecutive ones,
-        # which is what MuJoCo's minibatches of 64 need.
-        self.step_minibatches = train['minibatch_sampling'] == 'steps'
-        if self.step_minibatches and self.recurrent:
-            raise configuration.ConfigError(
-                'train.minibatch_sampling="steps" needs a feed-forward policy: a recurrent one replays whole '
-                'segments from their first memory; use "segments" or leave rnn.class empty')
-        self.minibatch_segments = train['minibatch_size'] // H
+        self.model: Any = self.ddp or self.policy  # what the update calls: wrapped by DDP where distributed
+        self.segments, self.horizon = vecenv.num_agents, train['bptt_horizon']
+        self.batch_size = self.segments * self.horizon
         self.total_epochs = math.ceil(train['total_timesteps'] / self.batch_size)
+        self.sampler: SegmentSampler | StepSampler = SAMPLERS[train['minibatch_sampling']](self)
+        self._make_buffers(vecenv, train)
+        self._make_optimization(train)
+        # bf16 autocast on the device in use: tensor cores on a GPU; on a CPU it runs (slower on most
+        # CPUs without AMX), which lets the same config be checked anywhere.
+        self.autocast = (torch.autocast(self.device.type, dtype=torch.bfloat16)
+                         if train['precision'] == 'bfloat16' else contextlib.nullcontext())
+        self.global_step, self.epoch = 0, 0
+        # The state at the end of the last update: what a checkpoint holds, even one written in the middle
+        # of a rollout (an env failed, the workers got a SIGTERM), so that the half-finished rollout's
+        # steps are not counted and a resumed run ends on the same step as one never interrupted.
+        self.boundary_step, self.boundary_rng = 0, torch.get_rng_state()
+        # Batches whose segments were full, answered next epoch: (obs, env_ids, masks, legal actions).
+        self.held: list[tuple[torch.Tensor, np.ndarray, np.ndarray | None, torch.Tensor | None]] = []
+        self.episode_infos: list[dict] = []
+        self.started = False
+        self.losses: dict[str, float] = {}
+        self.profile = Profile(train.get('profile', False), self.device)  # see pufferlib/profile.py
 
+    def _make_buffers(self, vecenv: TrainerEnv, train: dict) -> None:
+        """The rollout buffers [segments, horizon, ...] (rollout_bytes counts them) and the rows' state."""
+        S, H, d = self.segments, self.horizon, self.device
         obs_space, act_space = vecenv.single_observation_space, vecenv.single_action_space
         obs_dtype = torch.from_numpy(np.zeros(0, obs_space.dtype)).dtype
         self.discrete = vecenv.action_dtype.kind == 'i'
         # Gaussian samples are unbounded: the env gets them clipped to the Box, the rollout keeps the sample
         # itself, whose logprob the update recomputes.
         self.action_bounds = (act_space.low, act_space.high) if isinstance(act_space, spaces.Box) else None
-        d = self.device
         self.obs = torch.zeros(S, H, *space_shape(obs_space), dtype=obs_dtype, device=d)
         self.actions = torch.zeros(S, H, *space_shape(act_space),
                                    dtype=torch.int64 if self.discrete else torch.float32, device=d)
@@ -270,38 +405,29 @@ class Trainer:
             self.state = self.rnn.initial_state(S, device=d)
             self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
 
+    def _make_optimization(self, train: dict) -> None:
+        """Optimizers, schedules, the one gradient buffer, and what computes the gradients: autograd (compiled
+        with train.compile), or NumPy for a small MLP on a CPU."""
         self.params = [p for p in self.policy.parameters() if p.requires_grad]
         self.optimizers = make_optimizers(self.params, train)
-        self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
-        # On a CPU, a small MLP's forward and backward cost more in torch's per-op overhead than in arithmetic:
-        # a policy that offers numpy_model() (the MuJoCo family's) takes its rollout steps and the same loss's
-        # gradients from NumPy there (pufferlib/numpy_policy.py), with NumPy's BLAS held to torch's threads.
-        self.numpy_update: NumpyUpdate | None = None
-        self.numpy_actor: numpy_policy.Actor | None = None
-        if (train['numpy_policy'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
-                and self.flat_grad is not None and self.flat_grad.dtype == torch.float32
-                and self.step_minibatches and train['norm_adv'] and train['precision'] == 'float32'
-                and not train['compile']):
-            self.numpy_update = NumpyUpdate(self.params, self.flat_grad, train)
-            self.numpy_actor = numpy_policy.Actor(cast(NumpyPolicy, self.policy))
-            threadpoolctl.threadpool_limits(torch.get_num_threads(), user_api='blas')
         self.schedulers = [make_scheduler(o, train['lr_schedule'], self.total_epochs)
                            for o in self.optimizers] if train['anneal_lr'] else []
-        # bf16 autocast on the device in use: tensor cores on a GPU; on a CPU it runs (slower on most
-        # CPUs without AMX), which lets the same config be checked anywhere.
-        self.autocast = (torch.autocast(self.device.type, dtype=torch.bfloat16)
-                         if train['precision'] == 'bfloat16' else contextlib.nullcontext())
-        self.global_step, self.epoch = 0, 0
-        # The state at the end of the last update: what a checkpoint holds, even one written in the middle
-        # of a rollout (an env failed, the workers got a SIGTERM), so that the half-finished rollout's
-        # steps are not counted and a resumed run ends on the same step as one never interrupted.
-        self.boundary_step, self.boundary_rng = 0, torch.get_rng_state()
-        # Batches whose segments were full, answered next epoch: (obs, env_ids, masks, legal actions).
-        self.held: list[tuple[torch.Tensor, np.ndarray, np.ndarray | None, torch.Tensor | None]] = []
-        self.episode_infos: list[dict] = []
-        self.started = False
-        self.losses: dict[str, float] = {}
-        self.profile = Profile(train.get('profile', False), self.device)  # see pufferlib/profile.py
+        self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
+        # train.compile: the policy's forward and the loss as one graph, whose backward AOTAutograd compiles too.
+        self.minibatch_loss = torch.compile(self._minibatch_loss) if train['compile'] else self._minibatch_loss
+        # On a CPU, a small MLP's forward and backward cost more in torch's per-op overhead than in arithmetic:
+        # a policy that offers numpy_model() (the MuJoCo family's) takes its rollout steps and the same loss's
+        # gradients from NumPy there (pufferlib/numpy_policy.py; docs/results/numpy.md has it against eager and
+        # compiled torch), with NumPy's BLAS held to torch's threads.
+        self.numpy_update: NumpyUpdate | None = None
+        self.numpy_actor: Actor | None = None
+        if (train['numpy_policy'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
+                and self.flat_grad is not None and self.flat_grad.dtype == torch.float32
+                and isinstance(self.sampler, StepSampler) and train['precision'] == 'float32'):
+            from pufferlib import numpy_policy
+            self.numpy_update = numpy_policy.NumpyUpdate(self.params, self.flat_grad, train)
+            self.numpy_actor = numpy_policy.Actor(cast('NumpyPolicy', self.policy))
+            threadpoolctl.threadpool_limits(torch.get_num_threads(), user_api='blas')
 
     # --- rollout ------------------------------------------------------------------------------
 
@@ -469,62 +595,17 @@ class Trainer:
                                  c_clip=c['vtrace_c_clip'])
 
     def update(self) -> dict[str, float]:
-        """PPO on the rollout: `update_epochs` passes of minibatches (whole segments or single steps, see
-        train.minibatch_sampling); the mean losses."""
+        """PPO on the rollout: `update_epochs` passes of the sampler's minibatches; the mean losses."""
         c = self.train_config
         self.ratio.fill_(1.0)
-        progress = self.epoch / self.total_epochs
-        beta = c['prio_beta0'] + (1 - c['prio_beta0']) * progress
         per_epoch = max(1, self.batch_size // c['minibatch_size'])
-        minibatches = c['update_epochs'] * per_epoch
+        count = c['update_epochs'] * per_epoch
         totals = torch.zeros(5, device=self.device)  # the losses' sums, read once at the end (one sync)
         if self.flat_grad is not None:
             attach_gradients(self.params, self.flat_grad)
-        numpy_update = None
-        for i in range(minibatches):
-            if self.step_minibatches:
-                if i % per_epoch == 0:  # each step once an epoch (steps past the last whole minibatch wait)
-                    if i == 0 or c['recompute_advantages']:
-                        if i > 0:
-                            self._refresh_values()
-                        advantages = self.advantages().flatten()  # every ratio is 1: plain GAE
-                        numpy_update = self._bind_numpy_update(advantages)
-                    order = torch.randperm(self.batch_size, device=self.device)
-                idx = order[i % per_epoch * c['minibatch_size']:(i % per_epoch + 1) * c['minibatch_size']]
-                weights = None  # uniform: every step once an epoch
-            else:
-                advantages = self.advantages()
-                # Segments with more to learn (larger summed |A|) are drawn more often; the importance
-                # weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training.
-                priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
-                    else torch.ones(self.segments, device=self.device)
-                probs = priority / priority.sum()
-                idx = torch.multinomial(probs, self.minibatch_segments, replacement=True)
-                weights = (self.segments * probs[idx]).pow(-beta)
-                weights = (weights / weights.max()).unsqueeze(1)
+        for minibatch in self.sampler.minibatches(count, per_epoch):
             self.profile.lap('advantage')
-
-            loss: torch.Tensor | float
-            losses: torch.Tensor | np.ndarray
-            grad_norm: torch.Tensor | float
-            if numpy_update is not None:
-                numpy_stats = numpy_update.forward(idx.numpy())
-                loss, losses = float(numpy_stats[0]), numpy_stats[1:]
-                self.profile.lap('update_forward')
-                numpy_update.backward()
-                self.profile.lap('backward')
-                grad_norm = numpy_update.clip_gradients(c['max_grad_norm'])
-            else:
-                loss, losses = self._minibatch_loss(idx, advantages, weights)
-                self.profile.lap('update_forward')
-                if self.flat_grad is not None:
-                    self.flat_grad.zero_()
-                else:
-                    for optimizer in self.optimizers:
-                        optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                self.profile.lap('backward')
-                grad_norm = self._clip_gradients(c['max_grad_norm'])
+            loss, losses, grad_norm = self._gradients(minibatch)
             self._check_finite_loss(loss, grad_norm, losses)
             for optimizer in self.optimizers:
                 optimizer.step()
@@ -538,9 +619,54 @@ class Trainer:
         self.epoch += 1
         self.boundary_step, self.boundary_rng = self.global_step, torch.get_rng_state()
         names = ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clipfrac')
-        self.losses = {key: value / minibatches for key, value in zip(names, totals.tolist(), strict=True)}
+        self.losses = {key: value / count for key, value in zip(names, totals.tolist(), strict=True)}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
+
+    def _gradients(self, mb: Minibatch) -> tuple[torch.Tensor | float, torch.Tensor | np.ndarray, torch.Tensor | float]:
+        """The minibatch's gradients, clipped, in the parameters' .grad: (loss, the logged losses, the norm
+        before clipping). Through NumPy where this trainer has that path and no row was ever masked (its
+        means over live steps are autograd's alone), else through autograd."""
+        max_norm = self.train_config['max_grad_norm']
+        if self.numpy_update is not None and not self.masked:
+            if self.numpy_update.bound is not mb.advantages:  # a new rollout, or recomputed advantages
+                self.numpy_update.bind(cast('NumpyPolicy', self.policy), self.obs, self.actions, self.logprobs,
+                                       self.values, mb.advantages)
+            numpy_stats = self.numpy_update.forward(mb.idx.numpy())
+            self.profile.lap('update_forward')
+            self.numpy_update.backward()
+            self.profile.lap('backward')
+            return float(numpy_stats[0]), numpy_stats[1:], self.numpy_update.clip_gradients(max_norm)
+        loss, losses = self.minibatch_loss(mb.idx, mb.advantages, mb.weights)
+        self.profile.lap('update_forward')
+        if self.flat_grad is not None:
+            self.flat_grad.zero_()
+        else:
+            for optimizer in self.optimizers:
+                optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.profile.lap('backward')
+        return loss, losses, self._clip_gradients(max_norm)
+
+    def _minibatch_loss(self, idx: torch.Tensor, advantages: torch.Tensor,
+                        weights: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """ppo_loss on the minibatch `idx` through autograd, and its logged parts (no graph): policy loss,
+        value loss, entropy, approx_kl, clipfrac."""
+        take = self.sampler.take
+        new_logprob, entropy, new_values = self._evaluate(idx)
+        log_ratio = new_logprob - take(self.logprobs, idx)
+        # Steps of rows that were not live count in no mean. Until a row is masked the masks are all ones
+        # and are left out: the same means, a dozen tensor ops fewer a minibatch (MuJoCo's 64-step ones).
+        mean = None
+        if self.masked:
+            mask = take(self.masks, idx)
+            count = mask.sum().clamp(min=1)
+            mean = lambda x: (x * mask).sum() / count  # noqa: E731
+        out = ppo_loss(torch, log_ratio, new_values, entropy, take(self.values, idx), advantages[idx],
+                       self.train_config, mean=mean, weights=weights)
+        if self.sampler.records_ratio:
+            self.ratio[idx] = log_ratio.detach().exp()  # the next minibatches' advantages clip with it (V-trace)
+        return out.loss, torch.stack(out.stats).detach()
 
     def _refresh_values(self) -> None:
         """The critic's values of the rollout's states and of the observations that follow its segments,
@@ -563,52 +689,6 @@ class Trainer:
         finally:
             self.policy.train(training)
 
-    def _bind_numpy_update(self, advantages: torch.Tensor) -> NumpyUpdate | None:
-        """The NumPy update (where this trainer has one) bound to this rollout; None once a row was masked:
-        its means over live steps are the autograd path's alone."""
-        if self.numpy_update is None or self.masked:
-            return None
-        self.numpy_update.bind(cast(NumpyPolicy, self.policy), self.obs, self.actions, self.logprobs, self.values,
-                               advantages)
-        return self.numpy_update
-
-    def _minibatch_loss(self, idx: torch.Tensor, advantages: torch.Tensor,
-                        weights: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """PPO's loss on the minibatch `idx` through autograd, and its parts for the log (no graph):
-        policy loss, value loss, entropy, approx_kl, clipfrac."""
-        c = self.train_config
-        mb_adv = advantages[idx]
-        old_values = self._take(self.values, idx)
-        returns = mb_adv + old_values
-        new_logprob, entropy, new_values = self._evaluate(idx)
-        log_ratio = new_logprob - self._take(self.logprobs, idx)
-        ratio = log_ratio.exp()
-        if not self.step_minibatches:
-            self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
-        # Steps of rows that were not live count in no mean. Until a row is masked the masks are all ones
-        # and are left out: the same means, a dozen tensor ops fewer a minibatch (MuJoCo's 64-step ones).
-        mask = self._take(self.masks, idx) if self.masked else None
-        count = mask.sum().clamp(min=1) if mask is not None else mb_adv.numel()
-        masked_mean = functools.partial(_masked_mean, mask=mask, count=count)
-        if c['norm_adv']:
-            mean = masked_mean(mb_adv)
-            std = masked_mean((mb_adv - mean) ** 2).sqrt()
-            mb_adv = (mb_adv - mean) / (std + 1e-8)
-        if weights is not None:
-            mb_adv = weights * mb_adv
-
-        pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - c['clip_coef'], 1 + c['clip_coef']))
-        clipped = old_values + (new_values - old_values).clamp(-c['vf_clip_coef'], c['vf_clip_coef'])
-        v_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2)
-        pg_loss = masked_mean(pg_loss)
-        v_loss = masked_mean(v_loss)
-        entropy_mean = masked_mean(entropy)
-        loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
-        with torch.no_grad():
-            losses = torch.stack([pg_loss, v_loss, entropy_mean, ((ratio - 1) - log_ratio).mean(),
-                                  ((ratio - 1).abs() > c['clip_coef']).float().mean()])
-        return loss, losses
-
     def _clip_gradients(self, max_norm: float) -> torch.Tensor:
         """clip_grad_norm_ (the same formula); on the one gradient buffer where there is one, in two tensor ops."""
         if self.flat_grad is None:
@@ -617,15 +697,10 @@ class Trainer:
         self.flat_grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
         return norm
 
-    def _take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """The minibatch's part of a [segments, horizon, ...] buffer: whole segments [m, horizon, ...], or with
-        step minibatches the steps at flat indices [m, ...]."""
-        return buffer.flatten(0, 1)[idx] if self.step_minibatches else buffer[idx]
-
     def _evaluate(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The current policy on the minibatch `idx`: the log-probability and entropy of the actions it took
-        (under the masks they were sampled with) and the values, each shaped as `_take(self.values, idx)`."""
-        lead = idx.shape if self.step_minibatches else (len(idx), self.horizon)  # _take(self.values, idx)'s
+        (under the masks they were sampled with) and the values, each shaped as the sampler's take of values."""
+        take, lead = self.sampler.take, self.sampler.lead(idx)
         with self.autocast:
             if self.recurrent:
                 # Each segment replays from the memory it started with; its dones reset it within.
@@ -633,16 +708,16 @@ class Trainer:
                 state['dones'] = self.dones[idx]
                 logits, new_values = self.model(self.obs[idx], state)
             else:
-                logits, new_values = self.model(self._take(self.obs, idx).flatten(0, len(lead) - 1))
-        actions = self._take(self.actions, idx).flatten(0, len(lead) - 1)
-        legal = None if self.action_masks is None else self._take(self.action_masks, idx).flatten(0, len(lead) - 1)
+                logits, new_values = self.model(take(self.obs, idx).flatten(0, len(lead) - 1))
+        actions = take(self.actions, idx).flatten(0, len(lead) - 1)
+        legal = None if self.action_masks is None else take(self.action_masks, idx).flatten(0, len(lead) - 1)
         _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
         return new_logprob.float().reshape(lead), entropy.float().reshape(lead), new_values.float().reshape(lead)
 
     def _check_finite_loss(self, loss: torch.Tensor | float, grad_norm: torch.Tensor | float,
                            losses: torch.Tensor | np.ndarray) -> None:
         """Before the optimizer steps, so the weights stay finite; one check (one device sync) per minibatch.
-        `losses` starts with the policy loss, the value loss and the entropy (as _minibatch_loss's)."""
+        `losses` starts with the policy loss, the value loss and the entropy (as ppo_loss's stats)."""
         total = loss + grad_norm  # a sum is finite iff both are
         if math.isfinite(total) if isinstance(total, float) else bool(torch.isfinite(total.detach().float())):
             return

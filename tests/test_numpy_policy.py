@@ -1,5 +1,5 @@
 """The NumPy policy path (pufferlib/numpy_policy.py): the update's losses and gradients are autograd's on the
-trainer's own loss (`Trainer._minibatch_loss`), on every branch of the clips; the rollout's step gives the
+trainer's own loss (`trainer.ppo_loss` through autograd), on every branch of the clips; the rollout's step gives the
 torch policy's values and log-probabilities; the trainer takes the path only where it applies; a run through
 it lands where one through torch does. On Pendulum (Gymnasium's classic control, Box
 actions) with the MuJoCo family's policy and recipe, so no MuJoCo install is needed."""
@@ -40,7 +40,8 @@ def pendulum_trainer(*flags, seed=1, env='Pendulum-v1'):
 
 def both_gradients(trainer, advantages, idx):
     """(NumPy's stats, NumPy's gradients, autograd's stats, autograd's gradients) of one minibatch."""
-    numpy_update = trainer._bind_numpy_update(advantages)
+    numpy_update = trainer.numpy_update
+    numpy_update.bind(trainer.policy, trainer.obs, trainer.actions, trainer.logprobs, trainer.values, advantages)
     attach_gradients(trainer.params, trainer.flat_grad)
     stats = numpy_update.forward(idx.numpy())
     numpy_update.backward()
@@ -80,10 +81,10 @@ def test_gradients_are_autograds_on_every_branch_of_the_clips(env, flags):
             scale = float(expected.abs().max())
             torch.testing.assert_close(numpy_grads, expected, rtol=1e-4, atol=1e-5 * scale)
             with torch.no_grad():
-                logits, values = trainer.policy(trainer._take(trainer.obs, idx))
-                logprob = logits.log_prob(trainer._take(trainer.actions, idx))
-                ratio = (logprob - trainer._take(trainer.logprobs, idx)).exp()
-                moved = values - trainer._take(trainer.values, idx)
+                logits, values = trainer.policy(trainer.sampler.take(trainer.obs, idx))
+                logprob = logits.log_prob(trainer.sampler.take(trainer.actions, idx))
+                ratio = (logprob - trainer.sampler.take(trainer.logprobs, idx)).exp()
+                moved = values - trainer.sampler.take(trainer.values, idx)
             seen |= {'ratio low' if r < 0.8 else 'ratio high' if r > 1.2 else 'ratio inside' for r in ratio.tolist()}
             seen |= {'value low' if m < -0.2 else 'value high' if m > 0.2 else 'value inside' for m in moved.tolist()}
         assert seen == {'ratio low', 'ratio high', 'ratio inside', 'value low', 'value high', 'value inside'}
