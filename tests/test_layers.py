@@ -12,7 +12,7 @@ LAYERS = [
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
-    ('PPO', {'advantage', 'models', 'numpy_policy', 'arena', 'trainer'}),
+    ('PPO', {'advantage', 'models', 'numpy_policy', 'arena', 'rollout', 'trainer'}),
     ('the run job', {'train', 'evaluate', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'benchmark', 'smoke'}),
