@@ -145,6 +145,35 @@ def render_error(e: Exception) -> EnvError:
                     'without --video')
 
 
+def _check_policy_options(log_std_init: float, num_layers: int, critic_hidden_size: int, obs_dtype: Any) -> None:
+    if not math.isfinite(log_std_init):
+        raise APIUsageError(f'log_std_init must be a finite number, got {log_std_init}')
+    if num_layers < 1:
+        raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
+    if critic_hidden_size < 0:
+        raise APIUsageError(f'critic_hidden_size must be >= 0 (0 = hidden_size), got {critic_hidden_size}')
+    if obs_dtype is not None:
+        raise APIUsageError('the MuJoCo policy reads flat Box observations, not structured ones')
+
+
+def _merge_pending(policy: Any) -> None:
+    """Fold the rollout's sums (`pending`, `pending_count`) into the running mean, variance and count (the
+    parallel form of Welford's update), and clear them. In place, under no_grad (the caller's)."""
+    n = policy.pending_count
+    if float(n) == 0:
+        return
+    batch_mean = policy.pending[0] / n
+    batch_var = (policy.pending[1] / n - batch_mean ** 2).clamp(min=0)
+    count = policy.obs_count
+    total = count + n
+    delta = batch_mean - policy.obs_mean
+    policy.obs_mean += delta * n / total
+    policy.obs_var.copy_((policy.obs_var * count + batch_var * n + delta ** 2 * count * n / total) / total)
+    policy.obs_count.copy_(total)
+    policy.pending.zero_()
+    policy.pending_count.zero_()
+
+
 def _build_normalized() -> type:
     """The base of the family's policy: observations normalised by running statistics, the one place they
     are gathered, applied and used (for torch's forward and for NumPy's, pufferlib/numpy_policy.py)."""
@@ -201,19 +230,7 @@ def _build_normalized() -> type:
 
         @torch.no_grad()
         def _apply_pending(self) -> None:
-            n = self.pending_count
-            if float(n) == 0:
-                return
-            batch_mean = self.pending[0] / n
-            batch_var = (self.pending[1] / n - batch_mean ** 2).clamp(min=0)
-            total = self.obs_count + n
-            delta = batch_mean - self.obs_mean
-            self.obs_mean += delta * n / total
-            self.obs_var.copy_((self.obs_var * self.obs_count + batch_var * n + delta ** 2 * self.obs_count * n / total)
-                               / total)
-            self.obs_count.copy_(total)
-            self.pending.zero_()
-            self.pending_count.zero_()
+            _merge_pending(self)
 
         def _float_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
             """The float32 mean and std the inputs are normalised with. They change once a rollout, while the
@@ -265,17 +282,10 @@ def _build_policy() -> type:
         def __init__(self, env: Any, hidden_size: int = 64, num_layers: int = 2, normalize_observations: bool = True,
                      obs_clip: float = 10.0, log_std_init: float = 0.0, critic_hidden_size: int = 0) -> None:
             super().__init__(env, hidden_size)
-            if not math.isfinite(log_std_init):
-                raise APIUsageError(f'log_std_init must be a finite number, got {log_std_init}')
+            _check_policy_options(log_std_init, num_layers, critic_hidden_size, self.obs_dtype)
             # The exploration noise's starting log standard deviation (0: std 1, as CleanRL starts).
             with torch.no_grad():
                 self.log_std.fill_(float(log_std_init))
-            if num_layers < 1:
-                raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
-            if critic_hidden_size < 0:
-                raise APIUsageError(f'critic_hidden_size must be >= 0 (0 = hidden_size), got {critic_hidden_size}')
-            if self.obs_dtype is not None:
-                raise APIUsageError('the MuJoCo policy reads flat Box observations, not structured ones')
             size = int(np.prod(self.obs_space.shape))
 
             def mlp(width: int) -> nn.Sequential:
