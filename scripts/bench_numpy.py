@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, cast
 
 from pufferlib import benchmark as bd
 
@@ -76,9 +77,10 @@ class UpdateTimer:
     """The update three ways (UPDATES), on Trainers built once in this process, pinned to `core`."""
 
     def __init__(self, core: int, updates: int) -> None:
-        self.core, self.updates, self.trainers = core, updates, {}
+        self.core, self.updates = core, updates
+        self.trainers: dict[str, Any] = {}
 
-    def trainer(self, way: str):
+    def trainer(self, way: str) -> Any:
         import torch
 
         from pufferlib import config as configuration
@@ -127,7 +129,7 @@ def section(reports: dict[str, list[dict]], updates: dict[str, list[float]], ste
     def med(path: str, key: str) -> float:
         return bd.median([r[key] for r in reports[path]])
 
-    def cells(path: str, key: str, fmt) -> list[str]:
+    def cells(path: str, key: str, fmt: Any) -> list[str]:
         return [fmt(med(path, key)), bd.runs_cell([r[key] for r in reports[path]], fmt)]
 
     def ms(v: float) -> str:
@@ -177,8 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     timer = UpdateTimer(core, args.updates)
     ways = {f'update {way}': way for way in UPDATES}
     try:
-        runs = bd.interleaved([*PATHS, *ways], args.repeats,
-                              lambda name: timer(ways[name]) if name in ways else train(name, steps, core))
+        # A training run's figure is its profile (a dict), an update's its ms a minibatch.
+        runs: dict[str, list[Any]] = bd.interleaved(
+            [*PATHS, *ways], args.repeats,
+            lambda name: timer(ways[name]) if name in ways else cast(float, train(name, steps, core)))
     finally:
         timer.close()
     reports = {path: runs[path] for path in PATHS}
