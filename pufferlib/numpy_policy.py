@@ -4,21 +4,30 @@ minibatch gradients (`NumpyUpdate`).
 Why: at MuJoCo's recipe (8 rows a rollout step; minibatches of 64 rows, an actor 64 wide, a critic 256
 wide) each torch op costs more in dispatch and autograd bookkeeping than in arithmetic, and a rollout is
 256 forward passes and its update 320 minibatches. Written out in NumPy, the matmuls of the backward pass
-straight into the gradient buffer, the update takes under half of autograd's time, Adam's step included,
-and the rollout's forward pass under half of torch's: a MuJoCo run on one core goes about 1.6x as fast
-(docs/results/numpy.md, `scripts/bench_numpy.py`).
+straight into the gradient buffer, an update's minibatch takes about two thirds of the time of the best
+torch measured (`torch.compile` of the forward and loss, its backward compiled with it, fused Adam: 1.53x
+over five rounds) and a third of eager torch's; a MuJoCo run on one core goes 1.45-1.6x as fast as through
+eager torch (docs/results/numpy.md, `scripts/bench_numpy.py`, all three in the same interleaved rounds).
+The path stays while it is at least 1.3x as fast as the best torch.
 
-The loss is the trainer's (`Trainer._minibatch_loss`): the clipped surrogate on normalised advantages,
-the clipped value loss and the entropy bonus, the same means over the same rows. Only the gradients are
-computed here; they land in the trainer's flat gradient buffer, which it clips and torch's Adam steps as
-on the torch path, so checkpoints and resumes are unchanged; the rollout's noise comes from torch's
-generator, as on the torch path. tests/test_numpy_policy.py checks the gradients against autograd's on
-every branch of the clips and the step against the torch policy. The arithmetic is float32 as on the
-torch path, but summed in another order: a run takes other (equally good) numbers than with
-`train.numpy_policy = false`, as a run on another CPU does.
+What is PPO and what is the MLP are kept apart, so nothing of PPO is written twice:
+- the loss is the trainer's one `pufferlib.trainer.ppo_loss`, called here over NumPy arrays (the same
+  lines autograd differentiates on the torch path). Asked for its `derivatives`, it also gives the
+  derivative of each step's clipped surrogate with respect to the ratio and of its clipped value loss
+  with respect to the value: which side of each max is taken, the one thing autograd decides for itself.
+  From those on, this module only differentiates the Gaussian's log-density and the tanh MLPs;
+- the inputs are the policy's own normalisation (`numpy_inputs`, the MuJoCo policy's torch function);
+- the gradients land in the trainer's flat gradient buffer, which it clips and torch's Adam steps as on
+  the torch path, so checkpoints and resumes are unchanged; the rollout's noise comes from torch's
+  generator, as on the torch path.
+tests/test_numpy_policy.py checks the losses and gradients against autograd's on every branch of the clips
+and the step against the torch policy. The arithmetic is float32 as on the torch path, but summed in
+another order: a run takes other (equally good) numbers than with `train.numpy_policy = false`, as a run
+on another CPU does.
 
 A policy offers this path with `numpy_model()` and `numpy_inputs()` (NumpyPolicy; the MuJoCo family's
-Policy does); the trainer takes it on a CPU with step minibatches, Adam and float32 (Trainer.__init__).
+Policy does); the trainer takes it on a CPU with step minibatches, Adam and float32, unless train.compile
+is on (Trainer._make_optimization).
 """
 import math
 from dataclasses import dataclass
