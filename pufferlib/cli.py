@@ -110,10 +110,7 @@ def cmd_train(args: argparse.Namespace, flags: list[str]) -> int:
     else:
         # Unknown names, keys, types and env options fail here, with suggestions, before any set-up.
         config = configuration.load(args.env, flags, config_file=args.config)
-    from pufferlib import train
-    if config is not None:
-        train.check_memory(args.env, config)  # before the env below is built at its full size
-        pufferlib.make(args.env, **config['env']).close()
+    from pufferlib import train  # validates the run (train.check_memory) once, before it builds the env
     summary = train.train(args.env, config=config, flags=flags if args.resume else (), resume=args.resume,
                           quiet=args.quiet)
     if summary.get('finished'):  # train() said so, and that the run directory was left as it was

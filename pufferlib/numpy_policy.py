@@ -4,21 +4,30 @@ minibatch gradients (`NumpyUpdate`).
 Why: at MuJoCo's recipe (8 rows a rollout step; minibatches of 64 rows, an actor 64 wide, a critic 256
 wide) each torch op costs more in dispatch and autograd bookkeeping than in arithmetic, and a rollout is
 256 forward passes and its update 320 minibatches. Written out in NumPy, the matmuls of the backward pass
-straight into the gradient buffer, the update takes under half of autograd's time, Adam's step included,
-and the rollout's forward pass under half of torch's: a MuJoCo run on one core goes about 1.6x as fast
-(scripts/lab/results/numpy.md, `scripts/lab/bench_numpy.py`).
+straight into the gradient buffer, an update's minibatch takes about two thirds of the time of the best
+torch measured (`torch.compile` of the forward and loss, its backward compiled with it, fused Adam: 1.53x
+over five rounds) and a third of eager torch's; a MuJoCo run on one core goes 1.45-1.6x as fast as through
+eager torch (scripts/lab/results/numpy.md, `python -m lab.bench_numpy`, all three in the same interleaved rounds).
+The path stays while it is at least 1.3x as fast as the best torch.
 
-The loss is the trainer's (`Trainer._minibatch_loss`): the clipped surrogate on normalised advantages,
-the clipped value loss and the entropy bonus, the same means over the same rows. Only the gradients are
-computed here; they land in the trainer's flat gradient buffer, which it clips and torch's Adam steps as
-on the torch path, so checkpoints and resumes are unchanged; the rollout's noise comes from torch's
-generator, as on the torch path. tests/test_numpy_policy.py checks the gradients against autograd's on
-every branch of the clips and the step against the torch policy. The arithmetic is float32 as on the
-torch path, but summed in another order: a run takes other (equally good) numbers than with
-`train.numpy_policy = false`, as a run on another CPU does.
+What is PPO and what is the MLP are kept apart, so nothing of PPO is written twice:
+- the loss is the trainer's one `pufferlib.trainer.ppo_loss`, called here over NumPy arrays (the same
+  lines autograd differentiates on the torch path). Asked for its `derivatives`, it also gives the
+  derivative of each step's clipped surrogate with respect to the ratio and of its clipped value loss
+  with respect to the value: which side of each max is taken, the one thing autograd decides for itself.
+  From those on, this module only differentiates the Gaussian's log-density and the tanh MLPs;
+- the inputs are the policy's own normalisation (`numpy_inputs`, the MuJoCo policy's torch function);
+- the gradients land in the trainer's flat gradient buffer, which it clips and torch's Adam steps as on
+  the torch path, so checkpoints and resumes are unchanged; the rollout's noise comes from torch's
+  generator, as on the torch path.
+tests/test_numpy_policy.py checks the losses and gradients against autograd's on every branch of the clips
+and the step against the torch policy. The arithmetic is float32 as on the torch path, but summed in
+another order: a run takes other (equally good) numbers than with `train.numpy_policy = false`, as a run
+on another CPU does.
 
 A policy offers this path with `numpy_model()` and `numpy_inputs()` (NumpyPolicy; the MuJoCo family's
-Policy does); the trainer takes it on a CPU with step minibatches, Adam and float32 (Trainer.__init__).
+Policy does); the trainer takes it on a CPU with step minibatches, Adam and float32, unless train.compile
+is on (Trainer._make_optimization).
 """
 import math
 from dataclasses import dataclass
@@ -27,6 +36,8 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 import torch
+
+from pufferlib.trainer import ppo_loss
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
@@ -111,6 +122,7 @@ class NumpyUpdate:
             self.grad_of[id(p)] = flat[offset:offset + p.numel()].reshape(p.shape)
             offset += p.numel()
         self.saved: tuple = ()
+        self.bound: torch.Tensor | None = None  # the advantages bind() was given
 
     def _grads(self, layers: list[Linear]) -> list[tuple[np.ndarray, np.ndarray]]:
         try:
@@ -133,12 +145,11 @@ class NumpyUpdate:
         self.actions = _array(actions).reshape(steps, -1)
         self.logprobs, self.values = _array(logprobs).reshape(-1), _array(values).reshape(-1)
         self.advantages = _array(advantages).reshape(-1)
+        self.bound = advantages
 
     def forward(self, idx: npt.NDArray[np.int64]) -> np.ndarray:
         """The losses of the minibatch `idx` (flat step indices), in STATS order (float64); keeps what
-        backward() needs."""
-        c = self.train
-        rows = len(idx)
+        backward() needs. The loss is the trainer's own (`trainer.ppo_loss`, over NumPy arrays)."""
         x = self.x[idx]
         mean, actor_inputs = _forward(self.actor, x)
         value, critic_inputs = _forward(self.critic, x)
@@ -148,35 +159,11 @@ class NumpyUpdate:
         z = (self.actions[idx] - mean) * inv_std
         log_norm = _log_norm(log_std)
         log_ratio = -0.5 * (z * z).sum(1) - log_norm - self.logprobs[idx]
-        ratio = np.exp(log_ratio)
-
-        adv = self.advantages[idx]
-        old_values = self.values[idx]
-        returns = adv + old_values
-        centred = adv - adv.mean()
-        adv = centred / (np.sqrt((centred * centred).mean()) + 1e-8)
-        low, high = 1 - c['clip_coef'], 1 + c['clip_coef']
-        unclipped, clipped = -adv * ratio, -adv * np.clip(ratio, low, high)
-        policy_loss = np.maximum(unclipped, clipped)
-        # d(policy_loss)/d(ratio): -adv where the unclipped term is the larger, or where the clip leaves the
-        # ratio as it is (the two terms are then one; autograd splits the tie and adds it back up).
-        pg_grad = np.where((unclipped > clipped) | ((ratio >= low) & (ratio <= high)), -adv, 0)
-
-        vc = c['vf_clip_coef']
-        moved = value - old_values
-        error = value - returns
-        error_clipped = old_values + np.clip(moved, -vc, vc) - returns
-        value_loss = 0.5 * np.maximum(error * error, error_clipped * error_clipped)
-        # d(value_loss)/d(value): the error where the unclipped term is the larger or the clip is inactive.
-        v_grad = np.where((error * error > error_clipped * error_clipped) | ((moved >= -vc) & (moved <= vc)),
-                          error, 0)
-
-        entropy = log_norm + 0.5 * log_std.size
-        pg, vl = float(policy_loss.mean()), float(value_loss.mean())
-        loss = pg + c['vf_coef'] * vl - c['ent_coef'] * entropy
-        self.saved = (rows, z, inv_std, ratio * pg_grad, v_grad, actor_inputs, critic_inputs)
-        return np.array([loss, pg, vl, entropy, float(((ratio - 1) - log_ratio).mean()),
-                         float((np.abs(ratio - 1) > c['clip_coef']).mean())])
+        entropy = np.asarray(log_norm + 0.5 * log_std.size)  # a Gaussian's: the same for every row
+        out = ppo_loss(np, log_ratio, value, entropy, self.values[idx], self.advantages[idx], self.train,
+                       derivatives=True)
+        self.saved = (len(idx), z, inv_std, np.exp(log_ratio) * out.d_ratio, out.d_value, actor_inputs, critic_inputs)
+        return np.array([out.loss, *out.stats], dtype=np.float64)
 
     def backward(self) -> None:
         """The gradients of the last forward's loss, written into the flat gradient buffer."""

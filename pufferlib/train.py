@@ -76,38 +76,33 @@ GiB = 2**30
 
 
 def check_memory(env: str | Callable, config: dict) -> None:
-    """Refuse a run whose env and rollout buffers (pufferlib.vector.footprint, pufferlib.trainer.rollout_bytes)
-    need more memory than is available, before any of it is allocated: otherwise the kernel's
-    out-of-memory killer ends the process minutes later without a word (and may take others with it).
-    The rollout lives on the train device, so on a GPU it is compared with that GPU's free memory.
-    Then the rollout's own size checks (pufferlib.trainer.check_rollout), on the same row count: a run
-    shorter than one epoch is then one line, before any env worker starts (and warns)."""
-    vec, train_config = config['vec'], config['train']
-    fp = pufferlib.vector.footprint(env, vec, config['env'])
+    """The run's validation, once (make_trainer), from one small probe env, before the env is built at its full
+    size: refuse a run whose env and rollout buffers (pufferlib.vector.footprint, pufferlib.trainer.rollout_bytes)
+    need more memory than is available, before any of it is allocated (else the kernel's out-of-memory killer
+    ends the process minutes later without a word). The rollout lives on the train device: on a GPU it is
+    compared with that GPU's free memory. Then the rollout's own size checks (pufferlib.trainer.check_rollout)
+    on the same row count: a run shorter than one epoch is one line, before any env worker starts."""
+    H = config['train']['bptt_horizon']
+    fp = pufferlib.vector.footprint(env, config['vec'], config['env'])
     rnn_hidden = config['rnn']['hidden_size'] if config['rnn']['class'] else 0
-    rollout = rollout_bytes(fp.rows, train_config['bptt_horizon'], fp.observation_space, fp.action_space,
-                            fp.mask_width, rnn_hidden)
-    # psutil (a dependency) reads MemAvailable on Linux: free memory plus the page cache the kernel can
-    # drop, which is what a new allocation can get; "free" alone would refuse runs that fit.
+    rollout = rollout_bytes(fp.rows, H, fp.observation_space, fp.action_space, fp.mask_width, rnn_hidden)
+    # psutil reads MemAvailable on Linux: free memory plus the page cache the kernel can drop, which is what
+    # a new allocation can get; "free" alone would refuse runs that fit.
     host = psutil.virtual_memory().available
-    device = resolve_device(train_config['device'])
-    on_gpu = device.type == 'cuda'
-    gpu_free = torch.cuda.mem_get_info(device)[0] if on_gpu else 0
-    if fp.buffer_bytes + (0 if on_gpu else rollout) <= host and (not on_gpu or rollout <= gpu_free):
-        check_rollout(fp.rows, train_config)
+    device = resolve_device(config['train']['device'])
+    gpu_free = torch.cuda.mem_get_info(device)[0] if device.type == 'cuda' else None
+    if fp.buffer_bytes + (rollout if gpu_free is None else 0) <= host and (gpu_free is None or rollout <= gpu_free):
+        check_rollout(fp.rows, config['train'])
         return
-    lower = [flag for flag, applies in (('--env.num-envs', 'num_envs' in config['env']), ('--vec.num-envs', True),
-                                        ('--train.bptt-horizon', True)) if applies]
+    lower = ['--env.num-envs'] * ('num_envs' in config['env']) + ['--vec.num-envs', '--train.bptt-horizon']
     env_part = (f'{fp.buffer_bytes / GiB:,.1f} GiB of env buffers ({fp.rows:,} agent rows of '
                 f'{fp.buffer_bytes // max(fp.rows, 1):,} bytes)')
-    rollout_part = (f'{rollout / GiB:,.1f} GiB of rollout buffers ({fp.rows:,} rows x {train_config["bptt_horizon"]} '
-                    f'steps)')
-    if on_gpu:
-        have = f'{host / GiB:,.1f} GiB of memory and {gpu_free / GiB:,.1f} GiB on {device} are available'
+    rollout_part = f'{rollout / GiB:,.1f} GiB of rollout buffers ({fp.rows:,} rows x {H} steps)'
+    need = f'{(fp.buffer_bytes + rollout) / GiB:,.1f} GiB: {env_part} and {rollout_part}'
+    have = f'{host / GiB:,.1f} GiB of memory is available'
+    if gpu_free is not None:
         need = f'{env_part} in memory and {rollout_part} on {device}'
-    else:
-        have = f'{host / GiB:,.1f} GiB of memory is available'
-        need = f'{(fp.buffer_bytes + rollout) / GiB:,.1f} GiB: {env_part} and {rollout_part}'
+        have = f'{host / GiB:,.1f} GiB of memory and {gpu_free / GiB:,.1f} GiB on {device} are available'
     raise configuration.ConfigError(f'this run needs at least {need}, but {have}; lower {", ".join(lower)}')
 
 

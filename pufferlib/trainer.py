@@ -6,105 +6,100 @@
         losses = trainer.update()
     trainer.save(run_dir)
 
-One epoch = one rollout + one update:
-1. Rollout. Every agent row of the vector env fills one segment of `bptt_horizon` steps of the
-   buffers [segments = rows, horizon]. Batches come from `vecenv.recv()`. When a batch comes back
-   after its rows' segments are full, its observation is the one that follows the segment: the
-   policy's value of it bootstraps the segment's last step (no step is wasted), and the batch is
-   held (not answered) until the update is done. Its action, from the updated policy, is the
-   first step of the next segment. With `vec.batch_size = vec.num_envs / 2` the envs simulate one
-   half while the policy works on the other.
-2. Update. Advantages come from `pufferlib.advantage.compute_advantage` (GAE generalised with
-   V-trace importance clipping), recomputed before every minibatch with the latest importance
-   ratios. Minibatches are whole segments, sampled with probability proportional to
-   (sum |A|)^alpha with importance weights (N P)^-beta, beta annealed to 1; or, with
-   `train.minibatch_sampling = "steps"` (feed-forward policies), plain GAE once (or before every
-   epoch with `train.recompute_advantages`) and every epoch a shuffle of all single steps, as in
-   PPO's original recipe. Clipped policy and
-   value losses, entropy bonus, gradient-norm clipping, advantage normalisation. Muon for 2-D
-   weights with AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing.
-   On a CPU, a policy that offers `numpy_model()` (MuJoCo's MLPs) takes its rollout steps and the
-   same loss's gradients from pufferlib/numpy_policy.py instead of torch (`train.numpy_policy`).
+The file, in order:
+- `ppo_loss`: PPO's loss, the one description of it: clipped surrogate on normalised advantages, clipped
+  value loss, entropy bonus, and the logged stats. Written over an array module (torch or NumPy), so the
+  autograd update and the NumPy update (pufferlib/numpy_policy.py) compute it through the same lines.
+- optimizers and schedules (`make_optimizers`, the one flat gradient buffer).
+- the minibatch samplers, one chosen in `Trainer.__init__` by `train.minibatch_sampling`:
+  `SegmentSampler` ('segments', the default): whole segments, advantages (GAE generalised with V-trace
+  importance clipping, pufferlib.advantage) recomputed before every minibatch with the latest ratios,
+  drawn with probability proportional to (sum |A|)^alpha with importance weights (N P)^-beta, beta
+  annealed to 1. `StepSampler` ('steps', feed-forward policies): PPO's original recipe, as in CleanRL:
+  plain GAE once (or before every epoch with `train.recompute_advantages`), every epoch a shuffle of all
+  single steps cut into minibatches.
+- `Trainer`: a pufferlib.rollout.Rollout (the buffers [segments, horizon] and `rollout()`, which fills
+  them; also `check_rollout` and `rollout_bytes`) that learns from it: set-up (`__init__`, `_make_optimization`),
+  the update (`update`, `_gradients`, `_minibatch_loss`, `_evaluate`), checkpoints (`state_dict`, `save`, ...).
+
+One epoch = one rollout + one update. For each minibatch of the sampler the update computes the policy's
+log-probabilities, entropy and values, `ppo_loss`, its gradients (autograd, or `torch.compile` of the forward
+and loss with `train.compile`), gradient-norm clipping and the optimizer's step. Muon for 2-D weights with
+AdamW for the rest (or Adam alone), cosine (or linear) learning-rate annealing. On a CPU, a policy that
+offers `numpy_model()` (MuJoCo's MLPs) takes its rollout steps and its gradients from
+pufferlib/numpy_policy.py (`train.numpy_policy`): NumPy measured 1.5x as fast as compiled torch on that
+update (scripts/lab/results/numpy.md).
 
 A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint into the one it is
-given. The job around it (run directory, resume, signals, torchrun, metrics, wandb): pufferlib.train.
+given. The job around it (validation, run directory, resume, signals, torchrun, metrics, wandb):
+pufferlib.train.
 """
-import contextlib
-import functools
 import math
 import os
-from collections.abc import Sequence
-from typing import Any, Protocol, cast
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import threadpoolctl
 import torch
-from gymnasium import spaces
 
 from pufferlib import config as configuration
-from pufferlib import numpy_policy
 from pufferlib.advantage import compute_advantage
-from pufferlib.models import Logits, sample_logits
-from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
-from pufferlib.profile import Profile
-from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
-from pufferlib.reward_scale import RewardScaler
+# The rollout's names stay importable from here, where the run job and the league import them.
+from pufferlib.rollout import (NonFiniteError, RecurrentPolicy, Rollout, TrainerEnv,  # noqa: F401
+                               check_rollout, rollout_bytes)
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
 
-
-class NonFiniteError(PufferError, ArithmeticError):
-    """An env returned a NaN or infinite reward or observation, or the loss, a gradient, the policy's
-    outputs or its weights became one. `weights_ok`: the weights are still good (the bad numbers came
-    from the env and never reached them), so the state at the epoch boundary may be saved."""
-
-    def __init__(self, message: str, weights_ok: bool = False) -> None:
-        super().__init__(message)
-        self.weights_ok = weights_ok
+if TYPE_CHECKING:  # numpy_policy computes this module's ppo_loss: imported where a trainer takes its path
+    from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
 
 
-class TrainerEnv(Protocol):
-    """What the trainer reads of its env: a pufferlib.vector env, or a league's arena.Arena (the learner's
-    rows of a vector env). `obs_dtype` and `agents_per_env` are read where the env has them."""
-
-    @property
-    def num_agents(self) -> int: ...
-
-    @property
-    def agents_per_batch(self) -> int: ...
-
-    @property
-    def single_observation_space(self) -> spaces.Space: ...
-
-    @property
-    def single_action_space(self) -> spaces.Space: ...
-
-    @property
-    def action_dtype(self) -> np.dtype: ...
-
-    @property
-    def action_masks(self) -> np.ndarray | None: ...
-
-    def async_reset(self, seed: int | None = None) -> None: ...
-
-    def recv(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Sequence[dict[str, Any]], np.ndarray,
-                            np.ndarray | None]: ...
-
-    def send(self, actions: np.ndarray, env_ids: np.ndarray | None = None) -> None: ...
-
-    def close(self) -> None: ...
+class PPOLoss(NamedTuple):
+    """ppo_loss's result: the loss; `stats` for the log (policy loss, value loss, entropy, approx_kl,
+    clipfrac); and where asked (`derivatives`), the per-step derivatives of the policy loss's terms with
+    respect to the ratio and of the value loss's terms with respect to the value (before the mean)."""
+    loss: Any
+    stats: tuple
+    d_ratio: Any = None
+    d_value: Any = None
 
 
-class RecurrentPolicy(Protocol):
-    """What a recurrent policy (`is_recurrent`, e.g. models.LSTMWrapper) adds to nn.Module for the rollout."""
-
-    def initial_state(self, batch_size: int, device: torch.device | str | None = None) -> dict[str, torch.Tensor]: ...
-
-    def forward_eval(self, obs: torch.Tensor, state: dict[str, torch.Tensor]) -> tuple[Logits, torch.Tensor]: ...
-
-
-def _masked_mean(x: torch.Tensor, mask: torch.Tensor | None, count: torch.Tensor | int) -> torch.Tensor:
-    """The mean of x over the steps whose mask is 1 (`count` of them); over all where mask is None."""
-    return (x if mask is None else x * mask).sum() / count
+def ppo_loss(xp: Any, log_ratio: Any, new_values: Any, entropy: Any, old_values: Any, advantages: Any,
+             train: dict, mean: Callable[[Any], Any] | None = None, weights: Any = None,
+             derivatives: bool = False) -> PPOLoss:
+    """PPO's loss on one minibatch, from arrays of module `xp` (torch, or numpy for pufferlib/numpy_policy.py):
+    the log-ratios of the actions' new and old probabilities, the new values, the entropies, the rollout's
+    values and the advantages. `mean`: the mean over the minibatch's steps (the trainer's counts only live
+    steps once a row was masked); `weights`: importance weights of prioritised sampling."""
+    mean = mean or (lambda x: x.mean())
+    c = train
+    ratio = xp.exp(log_ratio)
+    returns = advantages + old_values
+    adv = advantages
+    if c['norm_adv']:
+        centre = mean(adv)
+        adv = (adv - centre) / (xp.sqrt(mean((adv - centre) ** 2)) + 1e-8)
+    if weights is not None:
+        adv = weights * adv
+    low, high = 1 - c['clip_coef'], 1 + c['clip_coef']
+    unclipped, clipped = -adv * ratio, -adv * xp.clip(ratio, low, high)
+    pg_loss = mean(xp.maximum(unclipped, clipped))
+    vc = c['vf_clip_coef']
+    moved = new_values - old_values
+    error, error_clipped = new_values - returns, old_values + xp.clip(moved, -vc, vc) - returns
+    v_loss = mean(0.5 * xp.maximum(error ** 2, error_clipped ** 2))
+    entropy_mean = mean(entropy)
+    loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
+    r = getattr(ratio, 'detach', lambda: ratio)()  # the stats are logged, never differentiated
+    lr = getattr(log_ratio, 'detach', lambda: log_ratio)()
+    stats = (pg_loss, v_loss, entropy_mean, ((r - 1) - lr).mean(), ((abs(r - 1) > c['clip_coef']) * 1.0).mean())
+    if not derivatives:
+        return PPOLoss(loss, stats)
+    # Each max's derivative is its larger term's: the unclipped one, or the clipped one where the clip is
+    # inactive (the two terms are then one; autograd splits the tie and adds it back up).
+    d_ratio = xp.where((unclipped > clipped) | ((ratio >= low) & (ratio <= high)), -adv, 0 * adv)
+    d_value = xp.where((error ** 2 > error_clipped ** 2) | ((moved >= -vc) & (moved <= vc)), error, 0 * error)
+    return PPOLoss(loss, stats, d_ratio, d_value)
 
 
 def flat_gradients(params: list[torch.nn.Parameter]) -> torch.Tensor | None:
@@ -164,294 +159,132 @@ def scheduler_length(scheduler: torch.optim.lr_scheduler.LRScheduler) -> int:
     return scheduler.T_max
 
 
-def check_rollout(rows: int, train: dict) -> None:
-    """One rollout (`rows` agent rows x bptt_horizon steps) must hold a minibatch, and the run at least one
-    rollout. pufferlib.train also asks before it builds the envs, so the error comes before any worker."""
-    H = train['bptt_horizon']
-    batch = rows * H
-    if train['minibatch_size'] > batch:
-        raise configuration.ConfigError(
-            f'train.minibatch_size={train["minibatch_size"]} is larger than one rollout (vec rows {rows} x '
-            f'train.bptt_horizon {H} = {batch}); lower it or raise vec.num_envs / env.num_envs')
-    if train['total_timesteps'] < batch:
-        raise configuration.ConfigError(
-            f'train.total_timesteps={train["total_timesteps"]:,} is less than one epoch (vec rows {rows} x '
-            f'train.bptt_horizon {H} = {batch:,} steps); raise it to at least {batch:,} '
-            'or lower vec.num_envs / env.num_envs / train.bptt_horizon')
+# ---------------------------------------------------------------------------------------------
+# Minibatch samplers: one is chosen in Trainer.__init__ (train.minibatch_sampling)
+# ---------------------------------------------------------------------------------------------
+
+class Minibatch(NamedTuple):
+    idx: torch.Tensor  # the sampler's indices: segments, or flat steps
+    advantages: torch.Tensor  # over the whole rollout, indexed by the sampler's `take`
+    weights: torch.Tensor | None  # importance weights of prioritised sampling, [m, 1]
 
 
-def rollout_bytes(rows: int, horizon: int, observation_space: spaces.Space, action_space: spaces.Space,
-                  mask_width: int | None = None, rnn_hidden: int = 0) -> int:
-    """The bytes of the buffers a Trainer allocates for `rows` agent rows and `horizon`-step segments (the
-    tensors of Trainer.__init__, plus the advantages each minibatch computes over all of them), for
-    checking a run fits in memory before anything is allocated. `rnn_hidden`: an LSTM's hidden size."""
-    steps = int(rows) * int(horizon)
-    obs = int(np.prod(space_shape(observation_space))) * np.dtype(observation_space.dtype).itemsize
-    discrete = action_dtype(action_space).kind == 'i'  # as Trainer.__init__ decides it
-    actions = int(np.prod(space_shape(action_space))) * (8 if discrete else 4)
-    # logprobs, values, rewards, dones, masks, ratio and the advantages: float32 [rows, horizon] each
-    per_step = obs + actions + 7 * 4 + (int(mask_width) if mask_width and discrete else 0)
-    # last_values (float32), step_of_row (int64), and an LSTM's (h, c) now and at each segment's start
-    per_row = 4 + 8 + 4 * int(rnn_hidden) * 4
-    return steps * per_step + int(rows) * per_row
+class SegmentSampler:
+    """'segments': minibatches of whole segments, advantages recomputed before each with the latest
+    importance ratios (V-trace), segments with more to learn (larger summed |A|) drawn more often; the
+    importance weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training."""
+
+    records_ratio = True  # the next minibatches' advantages clip with the ratios of this one
+
+    def __init__(self, trainer: 'Trainer') -> None:
+        self.trainer = trainer
+        self.per_minibatch = trainer.train_config['minibatch_size'] // trainer.horizon
+
+    def take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return buffer[idx]  # [m, horizon, ...]
+
+    def lead(self, idx: torch.Tensor) -> tuple[int, ...]:
+        return (len(idx), self.trainer.horizon)
+
+    def minibatches(self, count: int, per_epoch: int) -> Iterator[Minibatch]:
+        t, c = self.trainer, self.trainer.train_config
+        beta = c['prio_beta0'] + (1 - c['prio_beta0']) * t.epoch / t.total_epochs
+        for _ in range(count):
+            advantages = t.advantages()
+            priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
+                else torch.ones(t.segments, device=t.device)
+            probs = priority / priority.sum()
+            idx = torch.multinomial(probs, self.per_minibatch, replacement=True)
+            weights = (t.segments * probs[idx]).pow(-beta)
+            yield Minibatch(idx, advantages, (weights / weights.max()).unsqueeze(1))
+
+
+class StepSampler:
+    """'steps' (feed-forward policies): PPO's original recipe, as in CleanRL. GAE once a rollout (every
+    ratio is 1), then every epoch a fresh shuffle of all steps cut into minibatches (steps past the last
+    whole minibatch wait). Small minibatches of single steps are far less correlated than a few segments
+    of consecutive ones, which is what MuJoCo's minibatches of 64 need."""
+
+    records_ratio = False
+
+    def __init__(self, trainer: 'Trainer') -> None:
+        if trainer.recurrent:
+            raise configuration.ConfigError(
+                'train.minibatch_sampling="steps" needs a feed-forward policy: a recurrent one replays whole '
+                'segments from their first memory; use "segments" or leave rnn.class empty')
+        self.trainer = trainer
+
+    def take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+        return buffer.flatten(0, 1)[idx]  # [m, ...]
+
+    def lead(self, idx: torch.Tensor) -> tuple[int, ...]:
+        return tuple(idx.shape)
+
+    def minibatches(self, count: int, per_epoch: int) -> Iterator[Minibatch]:
+        t, size = self.trainer, self.trainer.train_config['minibatch_size']
+        advantages = t.advantages().flatten()
+        for epoch in range(count // per_epoch):
+            if epoch > 0 and t.train_config['recompute_advantages']:
+                t._refresh_values()
+                advantages = t.advantages().flatten()
+            order = torch.randperm(t.batch_size, device=t.device)
+            for i in range(per_epoch):
+                yield Minibatch(order[i * size:(i + 1) * size], advantages, None)
+
+
+SAMPLERS: dict[str, type[SegmentSampler] | type[StepSampler]] = {'segments': SegmentSampler, 'steps': StepSampler}
 
 
 # ---------------------------------------------------------------------------------------------
 # The trainer
 # ---------------------------------------------------------------------------------------------
 
-class Trainer:
-    """PPO on one vector env: `rollout()` fills the buffers, `update()` learns from them (module docstring)."""
+class Trainer(Rollout):
+    """PPO on one vector env: `rollout()` (pufferlib.rollout) fills the buffers, `update()` learns from them.
+    The config is the caller's to validate: pufferlib.train checks it (check_rollout, the memory) once,
+    before it builds the env."""
 
     def __init__(self, config: dict, vecenv: TrainerEnv, policy: torch.nn.Module,
                  device: str | torch.device = 'cpu', distributed: bool = False, env_name: str = '') -> None:
-        self.config, self.vecenv, self.device = config, vecenv, torch.device(device)
+        super().__init__(config, vecenv, policy, device)
         self.env_name = env_name  # recorded in checkpoints
         train = config['train']
-        self.train_config = train
-        self.policy = policy.to(self.device)
-        self.recurrent = getattr(policy, 'is_recurrent', False)
-        # nn.Module types the methods a recurrent policy adds as tensors or modules: the same object, seen
-        # through them.
-        self.rnn = cast(RecurrentPolicy, self.policy) if self.recurrent else None
         self.ddp: torch.nn.parallel.DistributedDataParallel | None = None
         if distributed:
             self.ddp = torch.nn.parallel.DistributedDataParallel(self.policy)
-        self.model: Any = self.ddp or self.policy  # what the update calls: wrapped by DDP, compiled if set
-        if train['compile']:
-            self.model = torch.compile(self.model)
-
-        S, H = vecenv.num_agents, train['bptt_horizon']
-        self.segments, self.horizon = S, H
-        self.batch_size = S * H
-        check_rollout(S, train)
-        # 'segments' (the default): minibatches of whole segments, advantages recomputed before each with the
-        # latest importance ratios, prioritised. 'steps' (feed-forward policies): PPO's original recipe, as in
-        # CleanRL: GAE once a rollout, then every epoch a fresh shuffle of all steps cut into minibatches.
-        # Small minibatches of single steps are far less correlated than a few segments of consecutive ones,
-        # which is what MuJoCo's minibatches of 64 need.
-        self.step_minibatches = train['minibatch_sampling'] == 'steps'
-        if self.step_minibatches and self.recurrent:
-            raise configuration.ConfigError(
-                'train.minibatch_sampling="steps" needs a feed-forward policy: a recurrent one replays whole '
-                'segments from their first memory; use "segments" or leave rnn.class empty')
-        self.minibatch_segments = train['minibatch_size'] // H
+        self.model: Any = self.ddp or self.policy  # what the update calls: wrapped by DDP where distributed
         self.total_epochs = math.ceil(train['total_timesteps'] / self.batch_size)
-
-        obs_space, act_space = vecenv.single_observation_space, vecenv.single_action_space
-        obs_dtype = torch.from_numpy(np.zeros(0, obs_space.dtype)).dtype
-        self.discrete = vecenv.action_dtype.kind == 'i'
-        # Gaussian samples are unbounded: the env gets them clipped to the Box, the rollout keeps the sample
-        # itself, whose logprob the update recomputes.
-        self.action_bounds = (act_space.low, act_space.high) if isinstance(act_space, spaces.Box) else None
-        d = self.device
-        self.obs = torch.zeros(S, H, *space_shape(obs_space), dtype=obs_dtype, device=d)
-        self.actions = torch.zeros(S, H, *space_shape(act_space),
-                                   dtype=torch.int64 if self.discrete else torch.float32, device=d)
-        self.logprobs = torch.zeros(S, H, device=d)
-        self.values = torch.zeros(S, H, device=d)
-        self.rewards = torch.zeros(S, H, device=d)
-        self.dones = torch.zeros(S, H, device=d)
-        self.truncations = torch.zeros(S, H, device=d)  # 1: a time limit alone ended it (bootstrap_truncations)
-        self.masks = torch.ones(S, H, device=d)
-        self.masked = False  # whether a row was ever reported not live (until then the masks are all ones)
-        self.ratio = torch.ones(S, H, device=d)
-        # Action masks (turn-based games, league.Arena): sampled under them in the rollout and scored
-        # under the same masks in the update, so logprob ratios compare one distribution.
-        legal = getattr(vecenv, 'action_masks', None)
-        self.action_masks = (torch.ones(S, H, legal.shape[1], dtype=torch.bool, device=d)
-                             if legal is not None and self.discrete else None)
-        self.last_values = torch.zeros(S, device=d)
-        self.reward_scale = RewardScaler(S, train['gamma'], train['reward_clip']) if train['normalize_rewards'] \
-            else None
-        self.step_of_row = np.zeros(S, dtype=np.int64)   # next write index of each row's segment
-        self.state: dict[str, torch.Tensor] = {}
-        if self.rnn is not None:
-            self.state = self.rnn.initial_state(S, device=d)
-            self.segment_start = {k: torch.zeros_like(v) for k, v in self.state.items()}
-
-        self.params = [p for p in self.policy.parameters() if p.requires_grad]
-        self.optimizers = make_optimizers(self.params, train)
-        self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
-        # On a CPU, a small MLP's forward and backward cost more in torch's per-op overhead than in arithmetic:
-        # a policy that offers numpy_model() (the MuJoCo family's) takes its rollout steps and the same loss's
-        # gradients from NumPy there (pufferlib/numpy_policy.py), with NumPy's BLAS held to torch's threads.
-        self.numpy_update: NumpyUpdate | None = None
-        self.numpy_actor: numpy_policy.Actor | None = None
-        if (train['numpy_policy'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
-                and self.flat_grad is not None and self.flat_grad.dtype == torch.float32
-                and self.step_minibatches and train['norm_adv'] and train['precision'] == 'float32'
-                and not train['compile']):
-            self.numpy_update = NumpyUpdate(self.params, self.flat_grad, train)
-            self.numpy_actor = numpy_policy.Actor(cast(NumpyPolicy, self.policy))
-            threadpoolctl.threadpool_limits(torch.get_num_threads(), user_api='blas')
-        self.schedulers = [make_scheduler(o, train['lr_schedule'], self.total_epochs)
-                           for o in self.optimizers] if train['anneal_lr'] else []
-        # bf16 autocast on the device in use: tensor cores on a GPU; on a CPU it runs (slower on most
-        # CPUs without AMX), which lets the same config be checked anywhere.
-        self.autocast = (torch.autocast(self.device.type, dtype=torch.bfloat16)
-                         if train['precision'] == 'bfloat16' else contextlib.nullcontext())
-        self.global_step, self.epoch = 0, 0
+        self.sampler: SegmentSampler | StepSampler = SAMPLERS[train['minibatch_sampling']](self)
+        self._make_optimization(train)
         # The state at the end of the last update: what a checkpoint holds, even one written in the middle
         # of a rollout (an env failed, the workers got a SIGTERM), so that the half-finished rollout's
         # steps are not counted and a resumed run ends on the same step as one never interrupted.
         self.boundary_step, self.boundary_rng = 0, torch.get_rng_state()
-        # Batches whose segments were full, answered next epoch: (obs, env_ids, masks, legal actions).
-        self.held: list[tuple[torch.Tensor, np.ndarray, np.ndarray | None, torch.Tensor | None]] = []
-        self.episode_infos: list[dict] = []
-        self.started = False
         self.losses: dict[str, float] = {}
-        self.profile = Profile(train.get('profile', False), self.device)  # see pufferlib/profile.py
 
-    # --- rollout ------------------------------------------------------------------------------
-
-    def rollout(self) -> None:
-        """Fill every row's segment; leave each block's next observation held for the next epoch."""
-        vecenv = self.vecenv
-        if not self.started:
-            vecenv.async_reset(self.train_config['seed'])
-            self.started = True
-        if self.numpy_actor is not None:
-            self.numpy_actor.refresh()  # the update (or a checkpoint) moved the weights
-        held, self.held = self.held, []
-        for batch, ids, masks, legal in held:
-            self._act(batch, ids, masks, legal)
-        blocks = vecenv.num_agents // vecenv.agents_per_batch
-        while len(self.held) < blocks:
-            obs, rewards, terminals, truncations, infos, ids, masks = vecenv.recv()
-            self.profile.lap('env')
-            self._check_finite(obs, rewards, ids)  # in the profile's copy phase: trainer-side work
-            if infos:
-                self.episode_infos.extend(infos)
-            rows = slice(int(ids[0]), int(ids[-1]) + 1)
-            t = int(self.step_of_row[rows.start])
-            if t > 0:  # these arrays describe the action this block took at step t - 1
-                ended = np.logical_or(terminals, truncations)
-                if self.reward_scale is not None:
-                    live = None if masks is None else np.asarray(masks, dtype=bool)
-                    rewards = self.reward_scale(rows, rewards, ended, live)
-                done = torch.from_numpy(ended).to(self.device, torch.float32)
-                self.rewards[rows, t - 1] = torch.from_numpy(rewards).to(self.device)
-                self.dones[rows, t - 1] = done
-                if self.train_config['bootstrap_truncations']:  # read only by advantages() with the option on
-                    self.truncations[rows, t - 1] = torch.from_numpy(
-                        np.logical_and(truncations, np.logical_not(terminals))).to(self.device, torch.float32)
-                if self.recurrent:
-                    keep = (1 - done).unsqueeze(1)
-                    for tensor in self.state.values():
-                        tensor[rows] *= keep  # a new episode starts with a blank memory
-            batch = torch.from_numpy(obs)
-            legal = None
-            if self.action_masks is not None:  # a copy: the env rewrites its masks on the next step
-                # The env has masks: self.action_masks was made because it had them.
-                env_masks = cast(np.ndarray, vecenv.action_masks)
-                legal = torch.from_numpy(np.array(env_masks[rows], dtype=bool))
-            self.profile.lap('copy')
-            if t == self.horizon:
-                self.last_values[rows] = self._value(batch, rows)
-                self.profile.lap('rollout_forward')
-                self.held.append((batch, ids, masks, legal))
-                self.step_of_row[rows] = 0  # its next action starts the next segment
-                continue
-            self._act(batch, ids, masks, legal)
-
-    def _check_finite(self, obs: np.ndarray, rewards: np.ndarray, ids: np.ndarray) -> None:
-        """One sum per array when all is finite (pufferlib.nonfinite_rows, which also reads the float
-        fields of structured observations); the rows are only looked for when something is wrong."""
-        bad = nonfinite_rows(obs, rewards, getattr(self.vecenv, 'obs_dtype', None))
-        if not len(bad):
-            return
-        rows = (int(ids[0]) + bad).tolist()
-        in_rewards = not np.isfinite(rewards[bad]).all()
-        what, array = ('rewards', rewards) if in_rewards else ('observations', obs)
-        values = sorted({str(v) for v in array[bad].ravel() if not np.isfinite(v)}) if array.dtype.kind == 'f' \
-            else ['in a float field of the structured observation']
-        per_env = getattr(self.vecenv, 'agents_per_env', 1)
-        envs = sorted({row // per_env for row in rows})
-        raise NonFiniteError(f'non-finite {what} ({", ".join(values)}) from env rows {_listing(rows)} (envs '
-                             f'{_listing(envs)}) at global step {self.global_step:,}, epoch {self.epoch + 1}; '
-                             'training stopped before they reached the loss. Fix the env (its rewards and '
-                             'observations must be finite numbers)', weights_ok=True)
-
-    def _sample(self, logits: Logits, actions: torch.Tensor | None = None,
-                mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """sample_logits, with torch's "invalid multinomial distribution" for non-finite logits made clear."""
-        try:
-            return sample_logits(logits, actions, mask=mask)
-        except (RuntimeError, ValueError) as e:
-            tensors = list(logits) if isinstance(logits, (tuple, list)) else \
-                [logits.mean] if isinstance(logits, torch.distributions.Distribution) else [logits]
-            if all(bool(torch.isfinite(t).all()) for t in tensors):
-                raise
-            raise self._diverged(str(e).splitlines()[0]) from None
-
-    def _diverged(self, detail: str = '') -> NonFiniteError:
-        """The one error for a policy whose outputs became non-finite in the rollout, on either path."""
-        return NonFiniteError(f'the policy\'s outputs became non-finite at global step {self.global_step:,}, '
-                              f'epoch {self.epoch + 1} (the weights diverged: lower train.learning_rate or '
-                              f'train.max_grad_norm)' + (f': {detail}' if detail else ''))
-
-    def _policy_step(self, obs: torch.Tensor,
-                     state: dict[str, torch.Tensor]) -> tuple[torch.Tensor, Logits, torch.Tensor]:
-        """(obs on the device, logits, value); `state` is the rows' memory, empty for a feed-forward policy."""
-        obs = obs.to(self.device, non_blocking=True)
-        self.profile.lap('copy')
-        with torch.no_grad(), self.autocast:
-            if self.rnn is not None:
-                logits, value = self.rnn.forward_eval(obs, state)
-            else:
-                logits, value = self.policy(obs)
-        return obs, logits, value
-
-    def _value(self, obs: torch.Tensor, rows: slice) -> torch.Tensor:
-        # The bootstrap value must not advance the memory: the next epoch acts on this same observation.
-        state = {k: v[rows].clone() for k, v in self.state.items()}
-        return self._policy_step(obs, state)[2].float().flatten()
-
-    def _act(self, obs: torch.Tensor, ids: np.ndarray, masks: np.ndarray | None = None,
-             legal: torch.Tensor | None = None) -> None:
-        rows = slice(int(ids[0]), int(ids[-1]) + 1)
-        t = int(self.step_of_row[rows.start])
-        state: dict[str, torch.Tensor] = {}
-        if self.recurrent:
-            if t == 0:
-                for key, tensor in self.state.items():
-                    self.segment_start[key][rows] = tensor[rows]
-            state = {k: v[rows] for k, v in self.state.items()}
-        if self.numpy_actor is not None:  # the policy's NumPy step (no masks, no memory: see __init__)
-            action, logprob, value = (torch.from_numpy(a) for a in self.numpy_actor(obs.numpy()))
-        else:
-            obs, logits, value = self._policy_step(obs, state)
-            if legal is not None:
-                legal = legal.to(self.device)
-                # Legal actions come only from an env with masks, for which self.action_masks was made.
-                cast(torch.Tensor, self.action_masks)[rows, t] = legal
-            with torch.no_grad():  # whatever the logits hold (a learned std), the rollout records no graph
-                action, logprob, _ = self._sample(logits, mask=legal)
-        self.profile.lap('rollout_forward')
-        sent = action.cpu().numpy()
-        # A Gaussian's sample from a NaN mean is NaN, with no error of torch's: stopped here, before any buffer
-        # takes this step, as the divergence it is (the sweep reads "non-finite" as a diverged trial).
-        if sent.dtype.kind == 'f' and not np.isfinite(sent).all():
-            raise self._diverged()
-        if self.recurrent:
-            for key, tensor in state.items():
-                self.state[key][rows] = tensor
-        self.obs[rows, t] = obs
-        self.actions[rows, t] = action.reshape(self.actions[rows, t].shape)
-        self.logprobs[rows, t] = logprob.float()
-        self.values[rows, t] = value.float().flatten()
-        if masks is not None:
-            self.masks[rows, t] = torch.from_numpy(np.asarray(masks)).to(self.device, torch.float32)
-            self.masked = self.masked or not bool(np.all(masks))
-        self.step_of_row[rows] = t + 1
-        self.global_step += len(ids)
-        sent = sent.astype(self.vecenv.action_dtype, copy=False)
-        if self.action_bounds is not None:
-            sent = np.clip(sent, *self.action_bounds).astype(self.vecenv.action_dtype, copy=False)
-        self.profile.lap('copy')
-        self.vecenv.send(sent, ids)
-        self.profile.lap('env')
+    def _make_optimization(self, train: dict) -> None:
+        """Optimizers, schedules, the one gradient buffer, and what computes the gradients: autograd (compiled
+        with train.compile), or NumPy for a small MLP on a CPU."""
+        self.params = [p for p in self.policy.parameters() if p.requires_grad]
+        self.optimizers = make_optimizers(self.params, train)
+        self.schedulers = [make_scheduler(o, train['lr_schedule'], self.total_epochs)
+                           for o in self.optimizers] if train['anneal_lr'] else []
+        self.flat_grad = flat_gradients(self.params) if self.ddp is None and train['optimizer'] == 'adam' else None
+        # train.compile: the policy's forward and the loss as one graph, whose backward AOTAutograd compiles too.
+        self.minibatch_loss = torch.compile(self._minibatch_loss) if train['compile'] else self._minibatch_loss
+        # On a CPU, a small MLP's forward and backward cost more in torch's per-op overhead than in arithmetic:
+        # a policy that offers numpy_model() (the MuJoCo family's) takes its rollout steps and the same loss's
+        # gradients from NumPy there (pufferlib/numpy_policy.py; scripts/lab/results/numpy.md has it against eager and
+        # compiled torch), with NumPy's BLAS held to torch's threads.
+        self.numpy_update: NumpyUpdate | None = None  # and Rollout's numpy_actor
+        if (train['numpy_policy'] and hasattr(self.policy, 'numpy_model') and self.device.type == 'cpu'
+                and self.flat_grad is not None and self.flat_grad.dtype == torch.float32
+                and isinstance(self.sampler, StepSampler) and train['precision'] == 'float32'
+                and not train['compile']):
+            from pufferlib import numpy_policy
+            self.numpy_update = numpy_policy.NumpyUpdate(self.params, self.flat_grad, train)
+            self.numpy_actor = numpy_policy.Actor(cast('NumpyPolicy', self.policy))
+            threadpoolctl.threadpool_limits(torch.get_num_threads(), user_api='blas')
 
     # --- update -------------------------------------------------------------------------------
 
@@ -469,62 +302,17 @@ class Trainer:
                                  c_clip=c['vtrace_c_clip'])
 
     def update(self) -> dict[str, float]:
-        """PPO on the rollout: `update_epochs` passes of minibatches (whole segments or single steps, see
-        train.minibatch_sampling); the mean losses."""
+        """PPO on the rollout: `update_epochs` passes of the sampler's minibatches; the mean losses."""
         c = self.train_config
         self.ratio.fill_(1.0)
-        progress = self.epoch / self.total_epochs
-        beta = c['prio_beta0'] + (1 - c['prio_beta0']) * progress
         per_epoch = max(1, self.batch_size // c['minibatch_size'])
-        minibatches = c['update_epochs'] * per_epoch
+        count = c['update_epochs'] * per_epoch
         totals = torch.zeros(5, device=self.device)  # the losses' sums, read once at the end (one sync)
         if self.flat_grad is not None:
             attach_gradients(self.params, self.flat_grad)
-        numpy_update = None
-        for i in range(minibatches):
-            if self.step_minibatches:
-                if i % per_epoch == 0:  # each step once an epoch (steps past the last whole minibatch wait)
-                    if i == 0 or c['recompute_advantages']:
-                        if i > 0:
-                            self._refresh_values()
-                        advantages = self.advantages().flatten()  # every ratio is 1: plain GAE
-                        numpy_update = self._bind_numpy_update(advantages)
-                    order = torch.randperm(self.batch_size, device=self.device)
-                idx = order[i % per_epoch * c['minibatch_size']:(i % per_epoch + 1) * c['minibatch_size']]
-                weights = None  # uniform: every step once an epoch
-            else:
-                advantages = self.advantages()
-                # Segments with more to learn (larger summed |A|) are drawn more often; the importance
-                # weights (N P)^-beta undo that bias, wholly once beta reaches 1 at the end of training.
-                priority = advantages.abs().sum(1).pow(c['prio_alpha']) + 1e-8 if c['prio_alpha'] > 0 \
-                    else torch.ones(self.segments, device=self.device)
-                probs = priority / priority.sum()
-                idx = torch.multinomial(probs, self.minibatch_segments, replacement=True)
-                weights = (self.segments * probs[idx]).pow(-beta)
-                weights = (weights / weights.max()).unsqueeze(1)
+        for minibatch in self.sampler.minibatches(count, per_epoch):
             self.profile.lap('advantage')
-
-            loss: torch.Tensor | float
-            losses: torch.Tensor | np.ndarray
-            grad_norm: torch.Tensor | float
-            if numpy_update is not None:
-                numpy_stats = numpy_update.forward(idx.numpy())
-                loss, losses = float(numpy_stats[0]), numpy_stats[1:]
-                self.profile.lap('update_forward')
-                numpy_update.backward()
-                self.profile.lap('backward')
-                grad_norm = numpy_update.clip_gradients(c['max_grad_norm'])
-            else:
-                loss, losses = self._minibatch_loss(idx, advantages, weights)
-                self.profile.lap('update_forward')
-                if self.flat_grad is not None:
-                    self.flat_grad.zero_()
-                else:
-                    for optimizer in self.optimizers:
-                        optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                self.profile.lap('backward')
-                grad_norm = self._clip_gradients(c['max_grad_norm'])
+            loss, losses, grad_norm = self._gradients(minibatch)
             self._check_finite_loss(loss, grad_norm, losses)
             for optimizer in self.optimizers:
                 optimizer.step()
@@ -538,9 +326,54 @@ class Trainer:
         self.epoch += 1
         self.boundary_step, self.boundary_rng = self.global_step, torch.get_rng_state()
         names = ('policy_loss', 'value_loss', 'entropy', 'approx_kl', 'clipfrac')
-        self.losses = {key: value / minibatches for key, value in zip(names, totals.tolist(), strict=True)}
+        self.losses = {key: value / count for key, value in zip(names, totals.tolist(), strict=True)}
         self.losses['learning_rate'] = self.optimizers[0].param_groups[0]['lr']
         return self.losses
+
+    def _gradients(self, mb: Minibatch) -> tuple[torch.Tensor | float, torch.Tensor | np.ndarray, torch.Tensor | float]:
+        """The minibatch's gradients, clipped, in the parameters' .grad: (loss, the logged losses, the norm
+        before clipping). Through NumPy where this trainer has that path and no row was ever masked (its
+        means over live steps are autograd's alone), else through autograd."""
+        max_norm = self.train_config['max_grad_norm']
+        if self.numpy_update is not None and not self.masked:
+            if self.numpy_update.bound is not mb.advantages:  # a new rollout, or recomputed advantages
+                self.numpy_update.bind(cast('NumpyPolicy', self.policy), self.obs, self.actions, self.logprobs,
+                                       self.values, mb.advantages)
+            numpy_stats = self.numpy_update.forward(mb.idx.numpy())
+            self.profile.lap('update_forward')
+            self.numpy_update.backward()
+            self.profile.lap('backward')
+            return float(numpy_stats[0]), numpy_stats[1:], self.numpy_update.clip_gradients(max_norm)
+        loss, losses = self.minibatch_loss(mb.idx, mb.advantages, mb.weights)
+        self.profile.lap('update_forward')
+        if self.flat_grad is not None:
+            self.flat_grad.zero_()
+        else:
+            for optimizer in self.optimizers:
+                optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.profile.lap('backward')
+        return loss, losses, self._clip_gradients(max_norm)
+
+    def _minibatch_loss(self, idx: torch.Tensor, advantages: torch.Tensor,
+                        weights: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        """ppo_loss on the minibatch `idx` through autograd, and its logged parts (no graph): policy loss,
+        value loss, entropy, approx_kl, clipfrac."""
+        take = self.sampler.take
+        new_logprob, entropy, new_values = self._evaluate(idx)
+        log_ratio = new_logprob - take(self.logprobs, idx)
+        # Steps of rows that were not live count in no mean. Until a row is masked the masks are all ones
+        # and are left out: the same means, a dozen tensor ops fewer a minibatch (MuJoCo's 64-step ones).
+        mean = None
+        if self.masked:
+            mask = take(self.masks, idx)
+            count = mask.sum().clamp(min=1)
+            mean = lambda x: (x * mask).sum() / count  # noqa: E731
+        out = ppo_loss(torch, log_ratio, new_values, entropy, take(self.values, idx), advantages[idx],
+                       self.train_config, mean=mean, weights=weights)
+        if self.sampler.records_ratio:
+            self.ratio[idx] = log_ratio.detach().exp()  # the next minibatches' advantages clip with it (V-trace)
+        return out.loss, torch.stack(out.stats).detach()
 
     def _refresh_values(self) -> None:
         """The critic's values of the rollout's states and of the observations that follow its segments,
@@ -563,52 +396,6 @@ class Trainer:
         finally:
             self.policy.train(training)
 
-    def _bind_numpy_update(self, advantages: torch.Tensor) -> NumpyUpdate | None:
-        """The NumPy update (where this trainer has one) bound to this rollout; None once a row was masked:
-        its means over live steps are the autograd path's alone."""
-        if self.numpy_update is None or self.masked:
-            return None
-        self.numpy_update.bind(cast(NumpyPolicy, self.policy), self.obs, self.actions, self.logprobs, self.values,
-                               advantages)
-        return self.numpy_update
-
-    def _minibatch_loss(self, idx: torch.Tensor, advantages: torch.Tensor,
-                        weights: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
-        """PPO's loss on the minibatch `idx` through autograd, and its parts for the log (no graph):
-        policy loss, value loss, entropy, approx_kl, clipfrac."""
-        c = self.train_config
-        mb_adv = advantages[idx]
-        old_values = self._take(self.values, idx)
-        returns = mb_adv + old_values
-        new_logprob, entropy, new_values = self._evaluate(idx)
-        log_ratio = new_logprob - self._take(self.logprobs, idx)
-        ratio = log_ratio.exp()
-        if not self.step_minibatches:
-            self.ratio[idx] = ratio.detach()  # the next minibatches' advantages clip with it (V-trace)
-        # Steps of rows that were not live count in no mean. Until a row is masked the masks are all ones
-        # and are left out: the same means, a dozen tensor ops fewer a minibatch (MuJoCo's 64-step ones).
-        mask = self._take(self.masks, idx) if self.masked else None
-        count = mask.sum().clamp(min=1) if mask is not None else mb_adv.numel()
-        masked_mean = functools.partial(_masked_mean, mask=mask, count=count)
-        if c['norm_adv']:
-            mean = masked_mean(mb_adv)
-            std = masked_mean((mb_adv - mean) ** 2).sqrt()
-            mb_adv = (mb_adv - mean) / (std + 1e-8)
-        if weights is not None:
-            mb_adv = weights * mb_adv
-
-        pg_loss = torch.max(-mb_adv * ratio, -mb_adv * ratio.clamp(1 - c['clip_coef'], 1 + c['clip_coef']))
-        clipped = old_values + (new_values - old_values).clamp(-c['vf_clip_coef'], c['vf_clip_coef'])
-        v_loss = 0.5 * torch.max((new_values - returns) ** 2, (clipped - returns) ** 2)
-        pg_loss = masked_mean(pg_loss)
-        v_loss = masked_mean(v_loss)
-        entropy_mean = masked_mean(entropy)
-        loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
-        with torch.no_grad():
-            losses = torch.stack([pg_loss, v_loss, entropy_mean, ((ratio - 1) - log_ratio).mean(),
-                                  ((ratio - 1).abs() > c['clip_coef']).float().mean()])
-        return loss, losses
-
     def _clip_gradients(self, max_norm: float) -> torch.Tensor:
         """clip_grad_norm_ (the same formula); on the one gradient buffer where there is one, in two tensor ops."""
         if self.flat_grad is None:
@@ -617,15 +404,10 @@ class Trainer:
         self.flat_grad.mul_((max_norm / (norm + 1e-6)).clamp(max=1.0))
         return norm
 
-    def _take(self, buffer: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
-        """The minibatch's part of a [segments, horizon, ...] buffer: whole segments [m, horizon, ...], or with
-        step minibatches the steps at flat indices [m, ...]."""
-        return buffer.flatten(0, 1)[idx] if self.step_minibatches else buffer[idx]
-
     def _evaluate(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """The current policy on the minibatch `idx`: the log-probability and entropy of the actions it took
-        (under the masks they were sampled with) and the values, each shaped as `_take(self.values, idx)`."""
-        lead = idx.shape if self.step_minibatches else (len(idx), self.horizon)  # _take(self.values, idx)'s
+        (under the masks they were sampled with) and the values, each shaped as the sampler's take of values."""
+        take, lead = self.sampler.take, self.sampler.lead(idx)
         with self.autocast:
             if self.recurrent:
                 # Each segment replays from the memory it started with; its dones reset it within.
@@ -633,16 +415,16 @@ class Trainer:
                 state['dones'] = self.dones[idx]
                 logits, new_values = self.model(self.obs[idx], state)
             else:
-                logits, new_values = self.model(self._take(self.obs, idx).flatten(0, len(lead) - 1))
-        actions = self._take(self.actions, idx).flatten(0, len(lead) - 1)
-        legal = None if self.action_masks is None else self._take(self.action_masks, idx).flatten(0, len(lead) - 1)
+                logits, new_values = self.model(take(self.obs, idx).flatten(0, len(lead) - 1))
+        actions = take(self.actions, idx).flatten(0, len(lead) - 1)
+        legal = None if self.action_masks is None else take(self.action_masks, idx).flatten(0, len(lead) - 1)
         _, new_logprob, entropy = self._sample(logits, actions, mask=legal)
         return new_logprob.float().reshape(lead), entropy.float().reshape(lead), new_values.float().reshape(lead)
 
     def _check_finite_loss(self, loss: torch.Tensor | float, grad_norm: torch.Tensor | float,
                            losses: torch.Tensor | np.ndarray) -> None:
         """Before the optimizer steps, so the weights stay finite; one check (one device sync) per minibatch.
-        `losses` starts with the policy loss, the value loss and the entropy (as _minibatch_loss's)."""
+        `losses` starts with the policy loss, the value loss and the entropy (as ppo_loss's stats)."""
         total = loss + grad_norm  # a sum is finite iff both are
         if math.isfinite(total) if isinstance(total, float) else bool(torch.isfinite(total.detach().float())):
             return
@@ -714,30 +496,5 @@ class Trainer:
             raise write_failure('the checkpoint', path, e) from None
         return path
 
-    def episode_stats(self) -> dict[str, float]:
-        """Means of the numeric episode statistics since the last call, and `episodes`: how many ended.
-
-        The count lets a reader weigh a row's means (a mean of 2 episodes is not one of 200) and pool
-        rows into "the last N episodes". Each info is one episode (emulation) or, where it carries
-        `n`, the summary of n episodes (Ocean's logs).
-        """
-        infos, self.episode_infos = self.episode_infos, []
-        sums: dict[str, float] = {}
-        counts: dict[str, int] = {}
-        for info in infos:
-            for key, value in info.items():
-                if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
-                    sums[key] = sums.get(key, 0.0) + float(value)
-                    counts[key] = counts.get(key, 0) + 1
-        stats = {key: sums[key] / counts[key] for key in sums}
-        if infos:
-            stats['episodes'] = int(round(sum(float(info.get('n', 1)) for info in infos)))
-        return stats
-
-    def close(self) -> None:
-        self.vecenv.close()
 
 
-def _listing(values: list, limit: int = 8) -> str:
-    shown = ', '.join(str(v) for v in values[:limit])
-    return shown + (f' and {len(values) - limit} more' if len(values) > limit else '')

@@ -1,5 +1,5 @@
 """The NumPy policy path (pufferlib/numpy_policy.py): the update's losses and gradients are autograd's on the
-trainer's own loss (`Trainer._minibatch_loss`), on every branch of the clips; the rollout's step gives the
+trainer's own loss (`trainer.ppo_loss` through autograd), on every branch of the clips; the rollout's step gives the
 torch policy's values and log-probabilities; the trainer takes the path only where it applies; a run through
 it lands where one through torch does. On Pendulum (Gymnasium's classic control, Box
 actions) with the MuJoCo family's policy and recipe, so no MuJoCo install is needed."""
@@ -40,7 +40,8 @@ def pendulum_trainer(*flags, seed=1, env='Pendulum-v1'):
 
 def both_gradients(trainer, advantages, idx):
     """(NumPy's stats, NumPy's gradients, autograd's stats, autograd's gradients) of one minibatch."""
-    numpy_update = trainer._bind_numpy_update(advantages)
+    numpy_update = trainer.numpy_update
+    numpy_update.bind(trainer.policy, trainer.obs, trainer.actions, trainer.logprobs, trainer.values, advantages)
     attach_gradients(trainer.params, trainer.flat_grad)
     stats = numpy_update.forward(idx.numpy())
     numpy_update.backward()
@@ -80,10 +81,10 @@ def test_gradients_are_autograds_on_every_branch_of_the_clips(env, flags):
             scale = float(expected.abs().max())
             torch.testing.assert_close(numpy_grads, expected, rtol=1e-4, atol=1e-5 * scale)
             with torch.no_grad():
-                logits, values = trainer.policy(trainer._take(trainer.obs, idx))
-                logprob = logits.log_prob(trainer._take(trainer.actions, idx))
-                ratio = (logprob - trainer._take(trainer.logprobs, idx)).exp()
-                moved = values - trainer._take(trainer.values, idx)
+                logits, values = trainer.policy(trainer.sampler.take(trainer.obs, idx))
+                logprob = logits.log_prob(trainer.sampler.take(trainer.actions, idx))
+                ratio = (logprob - trainer.sampler.take(trainer.logprobs, idx)).exp()
+                moved = values - trainer.sampler.take(trainer.values, idx)
             seen |= {'ratio low' if r < 0.8 else 'ratio high' if r > 1.2 else 'ratio inside' for r in ratio.tolist()}
             seen |= {'value low' if m < -0.2 else 'value high' if m > 0.2 else 'value inside' for m in moved.tolist()}
         assert seen == {'ratio low', 'ratio high', 'ratio inside', 'value low', 'value high', 'value inside'}
@@ -217,7 +218,8 @@ def test_a_non_finite_loss_stops_before_the_weights_step():
 
 def test_the_benchmark_script_prints_both_paths_and_their_ratio():
     """lab.bench_numpy --quick: one short training run each way (real runs of `puffer train`), a table
-    with both paths and the ratio, and no doc written."""
+    with both paths and the ratio, a table of the update through eager torch, torch.compile and NumPy with
+    each one's time over NumPy's, and no doc written."""
     pytest.importorskip('mujoco', reason='pip install -c constraints.txt -e ".[mujoco]"')
     doc = ROOT / 'scripts' / 'lab' / 'results' / 'numpy.md'
     before = doc.read_text()
@@ -225,6 +227,9 @@ def test_the_benchmark_script_prints_both_paths_and_their_ratio():
                           capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     rows = [line for line in done.stdout.splitlines() if line.startswith('| ')]
-    assert [row.split('|')[1].strip() for row in rows[1:]] == ['NumPy', 'torch', 'NumPy / torch']
-    assert rows[-1].split('|')[2].strip().endswith('x')
+    runs, updates = rows[:4], rows[4:]
+    assert [row.split('|')[1].strip() for row in runs[1:]] == ['NumPy', 'torch', 'NumPy / torch']
+    assert runs[-1].split('|')[2].strip().endswith('x')
+    assert [row.split('|')[1].strip() for row in updates[1:]] == ['torch', 'torch.compile', 'NumPy']
+    assert all(row.split('|')[4].strip().endswith('x') for row in updates[1:])
     assert doc.read_text() == before

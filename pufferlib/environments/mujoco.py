@@ -145,24 +145,44 @@ def render_error(e: Exception) -> EnvError:
                     'without --video')
 
 
-def _build_policy() -> type:
-    """The family's policy class, defined here because it needs torch (see lazy_policy)."""
+def _check_policy_options(log_std_init: float, num_layers: int, critic_hidden_size: int, obs_dtype: Any) -> None:
+    if not math.isfinite(log_std_init):
+        raise APIUsageError(f'log_std_init must be a finite number, got {log_std_init}')
+    if num_layers < 1:
+        raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
+    if critic_hidden_size < 0:
+        raise APIUsageError(f'critic_hidden_size must be >= 0 (0 = hidden_size), got {critic_hidden_size}')
+    if obs_dtype is not None:
+        raise APIUsageError('the MuJoCo policy reads flat Box observations, not structured ones')
+
+
+def _merge_pending(policy: Any) -> None:
+    """Fold the rollout's sums (`pending`, `pending_count`) into the running mean, variance and count (the
+    parallel form of Welford's update), and clear them. In place, under no_grad (the caller's)."""
+    n = policy.pending_count
+    if float(n) == 0:
+        return
+    batch_mean = policy.pending[0] / n
+    batch_var = (policy.pending[1] / n - batch_mean ** 2).clamp(min=0)
+    count = policy.obs_count
+    total = count + n
+    delta = batch_mean - policy.obs_mean
+    policy.obs_mean += delta * n / total
+    policy.obs_var.copy_((policy.obs_var * count + batch_var * n + delta ** 2 * count * n / total) / total)
+    policy.obs_count.copy_(total)
+    policy.pending.zero_()
+    policy.pending_count.zero_()
+
+
+def _build_normalized() -> type:
+    """The base of the family's policy: observations normalised by running statistics, the one place they
+    are gathered, applied and used (for torch's forward and for NumPy's, pufferlib/numpy_policy.py)."""
     import torch
-    import torch.nn.functional as F
-    from torch import nn
 
     from pufferlib import models
-    from pufferlib.numpy_policy import GaussianMLP
 
-    def _tanh_mlp(layers: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
-        """x through the Linear, Tanh, Linear, Tanh, ... stack `mlp` builds, as nn.Linear and nn.Tanh compute."""
-        for layer in layers:
-            if isinstance(layer, nn.Linear):
-                x = torch.tanh(F.linear(x, layer.weight, layer.bias))
-        return x
-
-    class Policy(models.Policy):
-        """Separate actor and critic MLPs (tanh) over observations normalised by running statistics.
+    class NormalizedPolicy(models.Policy):
+        """Observations normalised by running statistics, clipped to +-obs_clip.
 
         The statistics are buffers (`obs_mean`, `obs_var`, `obs_count`): they travel with the weights in
         every checkpoint. They are gathered from the rollout's forward passes (training mode, no
@@ -176,22 +196,97 @@ def _build_policy() -> type:
         pending: torch.Tensor
         pending_count: torch.Tensor
 
+        def _init_statistics(self, size: int, normalize: bool, obs_clip: float) -> None:
+            self.normalize, self.obs_clip = bool(normalize), float(obs_clip)
+            self.register_buffer('obs_mean', torch.zeros(size, dtype=torch.float64))
+            self.register_buffer('obs_var', torch.ones(size, dtype=torch.float64))
+            self.register_buffer('obs_count', torch.zeros((), dtype=torch.float64))
+            # This rollout's sums, applied when the next one starts; not saved (at most one epoch's worth).
+            self.register_buffer('pending', torch.zeros(2, size, dtype=torch.float64), persistent=False)
+            self.register_buffer('pending_count', torch.zeros((), dtype=torch.float64), persistent=False)
+            self.updated_since_rollout = False
+            self._float_key: tuple = ()
+            self._float_cache: tuple[torch.Tensor, torch.Tensor] = (self.obs_mean, self.obs_var)
+
+        def normalized(self, obs: torch.Tensor, update: bool) -> torch.Tensor:
+            """The MLPs' float32 inputs [rows, features]. A rollout's (`update` False, training mode) join the
+            statistics; an update's end the rollout, whose statistics then apply as the next rollout starts.
+            Before any statistics (mean 0, variance 1) this is the identity, clipped."""
+            x = obs.reshape(obs.shape[0], -1).float()
+            if not self.normalize:
+                return x
+            if self.training and update:
+                self.updated_since_rollout = True
+            elif self.training:
+                if self.updated_since_rollout:
+                    self._apply_pending()
+                    self.updated_since_rollout = False
+                x64 = x.detach().double()
+                self.pending[0] += x64.sum(0)
+                self.pending[1] += (x64 * x64).sum(0)
+                self.pending_count += x64.shape[0]
+            mean, std = self._float_statistics()
+            return ((x - mean) / std).clamp(-self.obs_clip, self.obs_clip)
+
+        @torch.no_grad()
+        def _apply_pending(self) -> None:
+            _merge_pending(self)
+
+        def _float_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
+            """The float32 mean and std the inputs are normalised with. They change once a rollout, while the
+            update asks for them 320 times an epoch (four tensor ops each, several percent of a MuJoCo run on
+            one core), so they are kept until the statistics' tensors change: every in-place write
+            (`_apply_pending`, `load_state_dict`) bumps a tensor's version, `.to()` makes new tensors.
+            A tensor made under `torch.inference_mode()` keeps no version, and one made there could not
+            serve outside it: there nothing is kept."""
+            stats = (self.obs_mean, self.obs_var)
+            if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() or \
+                    any(t.is_inference() for t in stats):
+                return self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()
+            key = tuple((t.data_ptr(), t._version) for t in stats)
+            if key != self._float_key:
+                self._float_cache, self._float_key = (self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()), key
+            return self._float_cache
+
+        def numpy_inputs(self, obs: np.ndarray, update: bool) -> np.ndarray:
+            """`normalized` for NumPy's path (pufferlib/numpy_policy.py), through the very same code."""
+            with torch.no_grad():
+                return self.normalized(torch.from_numpy(obs), update).numpy()
+
+    return NormalizedPolicy
+
+
+def _build_policy() -> type:
+    """The family's policy class, defined here because it needs torch (see lazy_policy)."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from pufferlib import models
+    from pufferlib.numpy_policy import GaussianMLP
+
+    def linears(layers: nn.Sequential) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        return [(layer.weight, layer.bias) for layer in layers if isinstance(layer, nn.Linear)]
+
+    def tanh_mlp(layers: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+        """x through the Linear, Tanh, ... stack `mlp` builds, as functions rather than called as modules: the
+        same arithmetic without nn.Module's call machinery, which at MuJoCo's minibatches of 64 on one core
+        was 2% of a run (forward hooks on these layers would not fire; nothing here registers any)."""
+        for weight, bias in linears(layers):
+            x = torch.tanh(F.linear(x, weight, bias))
+        return x
+
+    class Policy(_build_normalized()):  # type: ignore[misc]
+        """Separate actor and critic MLPs (tanh) over observations normalised by running statistics."""
+
         def __init__(self, env: Any, hidden_size: int = 64, num_layers: int = 2, normalize_observations: bool = True,
                      obs_clip: float = 10.0, log_std_init: float = 0.0, critic_hidden_size: int = 0) -> None:
             super().__init__(env, hidden_size)
-            if not math.isfinite(log_std_init):
-                raise APIUsageError(f'log_std_init must be a finite number, got {log_std_init}')
+            _check_policy_options(log_std_init, num_layers, critic_hidden_size, self.obs_dtype)
             # The exploration noise's starting log standard deviation (0: std 1, as CleanRL starts).
             with torch.no_grad():
                 self.log_std.fill_(float(log_std_init))
-            if num_layers < 1:
-                raise APIUsageError(f'num_layers must be >= 1, got {num_layers}')
-            if critic_hidden_size < 0:
-                raise APIUsageError(f'critic_hidden_size must be >= 0 (0 = hidden_size), got {critic_hidden_size}')
-            if self.obs_dtype is not None:
-                raise APIUsageError('the MuJoCo policy reads flat Box observations, not structured ones')
             size = int(np.prod(self.obs_space.shape))
-            self.normalize, self.obs_clip = bool(normalize_observations), float(obs_clip)
 
             def mlp(width: int) -> nn.Sequential:
                 layers: list[nn.Module] = []
@@ -206,90 +301,17 @@ def _build_policy() -> type:
             self.actor_encoder, self.critic_encoder = mlp(hidden_size), mlp(self.critic_size)
             if self.critic_size != hidden_size:
                 self.value = models.layer_init(nn.Linear(self.critic_size, 1), models.VALUE_GAIN)
-            self.register_buffer('obs_mean', torch.zeros(size, dtype=torch.float64))
-            self.register_buffer('obs_var', torch.ones(size, dtype=torch.float64))
-            self.register_buffer('obs_count', torch.zeros((), dtype=torch.float64))
-            # This rollout's sums, applied when the next one starts; not saved (at most one epoch's worth).
-            self.register_buffer('pending', torch.zeros(2, size, dtype=torch.float64), persistent=False)
-            self.register_buffer('pending_count', torch.zeros((), dtype=torch.float64), persistent=False)
-            self.updated_since_rollout = False
-            self._float_key: tuple = ()
-            self._float_cache: tuple[torch.Tensor, torch.Tensor] = (self.obs_mean, self.obs_var)
-
-        def _gathers(self, update: bool) -> bool:
-            """Whether a forward's inputs join the statistics: a rollout's do, in training mode. An update's
-            forward ends the rollout, whose statistics then apply as the next rollout starts."""
-            if not (self.normalize and self.training):
-                return False
-            if update:
-                self.updated_since_rollout = True
-                return False
-            if self.updated_since_rollout:
-                self._apply_pending()
-                self.updated_since_rollout = False
-            return True
-
-        def _gather(self, x: torch.Tensor) -> None:
-            if self._gathers(update=torch.is_grad_enabled()):  # gradients on: an update
-                x64 = x.detach().double()
-                self.pending[0] += x64.sum(0)
-                self.pending[1] += (x64 * x64).sum(0)
-                self.pending_count += x64.shape[0]
-
-        @torch.no_grad()
-        def _apply_pending(self) -> None:
-            n = self.pending_count
-            if float(n) == 0:
-                return
-            batch_mean = self.pending[0] / n
-            batch_var = (self.pending[1] / n - batch_mean ** 2).clamp(min=0)
-            total = self.obs_count + n
-            delta = batch_mean - self.obs_mean
-            self.obs_mean += delta * n / total
-            self.obs_var.copy_((self.obs_var * self.obs_count + batch_var * n + delta ** 2 * self.obs_count * n / total)
-                               / total)
-            self.obs_count.copy_(total)
-            self.pending.zero_()
-            self.pending_count.zero_()
-
-        def _float_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
-            """The float32 mean and std the inputs are normalised with. They change once a rollout, while the
-            update asks for them 320 times an epoch (four tensor ops each, several percent of a MuJoCo run on
-            one core), so they are kept until the statistics' tensors change: every in-place write
-            (`_apply_pending`, `load_state_dict`) bumps a tensor's version, `.to()` makes new tensors.
-            A tensor made under `torch.inference_mode()` keeps no version, and one made there could not
-            serve outside it: there nothing is kept."""
-            stats = (self.obs_mean, self.obs_var)
-            if torch.compiler.is_compiling() or torch.is_inference_mode_enabled() or \
-                    any(t.is_inference() for t in stats):
-                return self._compute_float_statistics()
-            key = tuple((t.data_ptr(), t._version) for t in stats)
-            if key != self._float_key:
-                self._float_cache, self._float_key = self._compute_float_statistics(), key
-            return self._float_cache
-
-        def _compute_float_statistics(self) -> tuple[torch.Tensor, torch.Tensor]:
-            return self.obs_mean.float(), (self.obs_var.float() + 1e-8).sqrt()
+            self._init_statistics(size, normalize_observations, obs_clip)
 
         def _features(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            """The actor's and the critic's features of the (normalised) observations. The layers are applied
-            as functions rather than called as modules: the same arithmetic without nn.Module's call
-            machinery, which at MuJoCo's minibatches of 64 on one core was 2% of a run (forward hooks
-            on these layers would not fire; nothing here registers any)."""
-            x = obs.reshape(obs.shape[0], -1).float()
-            if self.normalize:
-                self._gather(x)
-                # Before any statistics (mean 0, variance 1) this is the identity, clipped.
-                mean, std = self._float_statistics()
-                x = ((x - mean) / std).clamp(-self.obs_clip, self.obs_clip)
-            return _tanh_mlp(self.actor_encoder, x), _tanh_mlp(self.critic_encoder, x)
+            x = self.normalized(obs, update=torch.is_grad_enabled())  # gradients on: an update
+            return tanh_mlp(self.actor_encoder, x), tanh_mlp(self.critic_encoder, x)
 
         def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
             return torch.cat(self._features(obs), dim=1)
 
         def decode_actions(self, hidden: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
-            actor, critic = hidden.split([self.hidden_size, self.critic_size], dim=-1)
-            return self._heads(actor, critic)
+            return self._heads(*hidden.split([self.hidden_size, self.critic_size], dim=-1))
 
         def _heads(self, actor: torch.Tensor, critic: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
             # The base class's action head on the actor's features; the value comes from the critic's.
@@ -301,29 +323,9 @@ def _build_policy() -> type:
 
         def numpy_model(self) -> GaussianMLP:
             """This policy's MLPs as pufferlib/numpy_policy.py computes them (the trainer's path on a CPU)."""
-            def linears(layers: nn.Sequential) -> list[tuple[torch.Tensor, torch.Tensor]]:
-                return [(layer.weight, layer.bias) for layer in layers if isinstance(layer, nn.Linear)]
-
             return GaussianMLP(actor=linears(self.actor_encoder) + [(self.actor.weight, self.actor.bias)],
                                critic=linears(self.critic_encoder) + [(self.value.weight, self.value.bias)],
                                log_std=self.log_std)
-
-        def numpy_inputs(self, obs: np.ndarray, update: bool) -> np.ndarray:
-            """_features' normalised inputs, in NumPy (pufferlib/numpy_policy.py): gathered into the statistics
-            in the rollout, the rollout ended by an update, as _gather does by grad mode."""
-            x = obs.reshape(len(obs), -1).astype(np.float32)
-            if not self.normalize:
-                return x
-            if self._gathers(update):
-                x64 = x.astype(np.float64)
-                pending, count = self.pending.numpy(), self.pending_count.numpy()
-                pending[0] += x64.sum(0)
-                pending[1] += (x64 * x64).sum(0)
-                count += len(x)
-            mean, std = self._float_statistics()
-            x -= mean.numpy()
-            x /= std.numpy()
-            return np.clip(x, -self.obs_clip, self.obs_clip, out=x)
 
     return Policy
 
