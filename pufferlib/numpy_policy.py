@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 import torch
 
-from pufferlib.trainer import ppo_loss
+from pufferlib.loss import ppo_loss
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 

@@ -7,9 +7,8 @@
     trainer.save(run_dir)
 
 The file, in order:
-- `ppo_loss`: PPO's loss, the one description of it: clipped surrogate on normalised advantages, clipped
-  value loss, entropy bonus, and the logged stats. Written over an array module (torch or NumPy), so the
-  autograd update and the NumPy update (pufferlib/numpy_policy.py) compute it through the same lines.
+- (PPO's loss itself, the one description of it, is pufferlib/loss.py's `ppo_loss`: the autograd update
+  here and the NumPy update of pufferlib/numpy_policy.py both compute it through the same lines.)
 - optimizers and schedules (`make_optimizers`, the one flat gradient buffer).
 - the minibatch samplers, one chosen in `Trainer.__init__` by `train.minibatch_sampling`:
   `SegmentSampler` ('segments', the default): whole segments, advantages (GAE generalised with V-trace
@@ -36,7 +35,7 @@ pufferlib.train.
 """
 import math
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -50,56 +49,10 @@ from pufferlib.rollout import (NonFiniteError, RecurrentPolicy, Rollout, Trainer
                                check_rollout, rollout_bytes)
 from pufferlib.rundir import CheckpointError, atomic_write, write_failure
 
-if TYPE_CHECKING:  # numpy_policy computes this module's ppo_loss: imported where a trainer takes its path
+from pufferlib.loss import ppo_loss
+
+if TYPE_CHECKING:  # imported where a trainer takes the NumPy path
     from pufferlib.numpy_policy import NumpyPolicy, NumpyUpdate
-
-
-class PPOLoss(NamedTuple):
-    """ppo_loss's result: the loss; `stats` for the log (policy loss, value loss, entropy, approx_kl,
-    clipfrac); and where asked (`derivatives`), the per-step derivatives of the policy loss's terms with
-    respect to the ratio and of the value loss's terms with respect to the value (before the mean)."""
-    loss: Any
-    stats: tuple
-    d_ratio: Any = None
-    d_value: Any = None
-
-
-def ppo_loss(xp: Any, log_ratio: Any, new_values: Any, entropy: Any, old_values: Any, advantages: Any,
-             train: dict, mean: Callable[[Any], Any] | None = None, weights: Any = None,
-             derivatives: bool = False) -> PPOLoss:
-    """PPO's loss on one minibatch, from arrays of module `xp` (torch, or numpy for pufferlib/numpy_policy.py):
-    the log-ratios of the actions' new and old probabilities, the new values, the entropies, the rollout's
-    values and the advantages. `mean`: the mean over the minibatch's steps (the trainer's counts only live
-    steps once a row was masked); `weights`: importance weights of prioritised sampling."""
-    mean = mean or (lambda x: x.mean())
-    c = train
-    ratio = xp.exp(log_ratio)
-    returns = advantages + old_values
-    adv = advantages
-    if c['norm_adv']:
-        centre = mean(adv)
-        adv = (adv - centre) / (xp.sqrt(mean((adv - centre) ** 2)) + 1e-8)
-    if weights is not None:
-        adv = weights * adv
-    low, high = 1 - c['clip_coef'], 1 + c['clip_coef']
-    unclipped, clipped = -adv * ratio, -adv * xp.clip(ratio, low, high)
-    pg_loss = mean(xp.maximum(unclipped, clipped))
-    vc = c['vf_clip_coef']
-    moved = new_values - old_values
-    error, error_clipped = new_values - returns, old_values + xp.clip(moved, -vc, vc) - returns
-    v_loss = mean(0.5 * xp.maximum(error ** 2, error_clipped ** 2))
-    entropy_mean = mean(entropy)
-    loss = pg_loss + c['vf_coef'] * v_loss - c['ent_coef'] * entropy_mean
-    r = getattr(ratio, 'detach', lambda: ratio)()  # the stats are logged, never differentiated
-    lr = getattr(log_ratio, 'detach', lambda: log_ratio)()
-    stats = (pg_loss, v_loss, entropy_mean, ((r - 1) - lr).mean(), ((abs(r - 1) > c['clip_coef']) * 1.0).mean())
-    if not derivatives:
-        return PPOLoss(loss, stats)
-    # Each max's derivative is its larger term's: the unclipped one, or the clipped one where the clip is
-    # inactive (the two terms are then one; autograd splits the tie and adds it back up).
-    d_ratio = xp.where((unclipped > clipped) | ((ratio >= low) & (ratio <= high)), -adv, 0 * adv)
-    d_value = xp.where((error ** 2 > error_clipped ** 2) | ((moved >= -vc) & (moved <= vc)), error, 0 * error)
-    return PPOLoss(loss, stats, d_ratio, d_value)
 
 
 def flat_gradients(params: list[torch.nn.Parameter]) -> torch.Tensor | None:

@@ -15,7 +15,7 @@ LAYERS = [
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
-    ('PPO', {'advantage', 'models', 'checkpoint', 'numpy_policy', 'arena', 'rollout', 'trainer'}),
+    ('PPO', {'advantage', 'loss', 'models', 'checkpoint', 'numpy_policy', 'arena', 'rollout', 'trainer'}),
     ('the run job', {'train', 'evaluate', 'native', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'smoke'}),
