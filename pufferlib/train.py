@@ -14,7 +14,6 @@ process at a time: see pufferlib.rundir).
 """
 import contextlib
 import fcntl
-import json
 import os
 import signal
 import sys
@@ -23,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, Literal, cast
+from typing import Any
 
 import numpy as np
 import psutil
@@ -33,6 +32,7 @@ import pufferlib.vector
 from pufferlib import config as configuration
 from pufferlib import invocation, registry, rundir
 from pufferlib.checkpoint import load_checkpoint
+from pufferlib.metrics import Metrics
 from pufferlib.models import make_policy
 from pufferlib.pufferenv import APIUsageError, EnvError
 from pufferlib.rundir import RunDirError, atomic_write, latest_checkpoint, write_failure
@@ -110,57 +110,6 @@ def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> puff
     """The vector env of an experiment; `env` is a name or an env creator."""
     return pufferlib.vector.from_config(env, config['vec'], seed=config['train']['seed'] + seed_offset,
                                         env_kwargs=config['env'])
-
-
-# ---------------------------------------------------------------------------------------------
-# Metrics (the run directory itself: pufferlib.rundir)
-# ---------------------------------------------------------------------------------------------
-
-class Metrics:
-    """metrics.jsonl in the run directory, plus wandb when enabled."""
-
-    def __init__(self, run_dir: str, config: dict, resume: bool) -> None:
-        self.path = os.path.join(run_dir, 'metrics.jsonl')
-        try:
-            self.file = open(self.path, 'a')
-        except OSError as e:
-            raise write_failure('the metrics file', self.path, e) from None
-        self.wandb: Any = None  # a wandb run; wandb is an optional dependency, imported only when enabled
-        if config['wandb']['enabled']:
-            self.wandb = start_wandb(run_dir, config, resume)
-
-    def write(self, row: dict) -> None:
-        try:
-            self.file.write(json.dumps(row) + '\n')
-            self.file.flush()
-        except OSError as e:
-            raise write_failure('the metrics file', self.path, e) from None
-        if self.wandb is not None:
-            self.wandb.log(row, step=row['global_step'])
-
-    def close(self) -> None:
-        with contextlib.suppress(OSError):  # a full disk already raised at write(); closing must not mask it
-            self.file.close()
-        if self.wandb is not None:
-            self.wandb.finish()
-
-
-WandbMode = Literal['online', 'offline', 'disabled', 'shared']
-
-
-def start_wandb(run_dir: str, config: dict, resume: bool) -> Any:
-    try:
-        import wandb
-    except ImportError:
-        raise configuration.ConfigError('wandb.enabled needs wandb: pip install -e ".[wandb]" in this '
-                                        'repository') from None
-    # Offline unless a key is configured: a missing login must never prompt or crash a run.
-    mode: WandbMode = 'online' if os.environ.get('WANDB_API_KEY') else 'offline'
-    # WANDB_MODE goes to wandb as the user set it: wandb checks it (and still takes its older names).
-    mode = cast(WandbMode, os.environ.get('WANDB_MODE', mode))
-    return wandb.init(project=config['wandb']['project'], group=config['wandb']['group'] or None,
-                      config=config, dir=run_dir, name=os.path.basename(run_dir), mode=mode,
-                      id=os.path.basename(run_dir), resume='allow' if resume else None)
 
 
 # ---------------------------------------------------------------------------------------------
