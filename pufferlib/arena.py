@@ -34,7 +34,7 @@ import torch
 from gymnasium import spaces
 
 from pufferlib import invocation
-from pufferlib.models import Logits, mask_logits, sample_logits
+from pufferlib.distributions import Logits, mask_logits, sample_logits
 from pufferlib.pufferenv import ActionCheck, APIUsageError, PufferError, action_dtype, space_shape
 
 # ocean/seats.h SEATS_BUILTIN: the action that hands a live row's move to the env's built-in player.

@@ -15,7 +15,7 @@ from pufferlib import config as configuration
 from pufferlib import registry
 from pufferlib.checkpoint import find_checkpoint
 from pufferlib.export import native_bytes
-from pufferlib.models import Logits, mask_logits, sample_logits
+from pufferlib.distributions import Logits, mask_logits, sample_logits
 from pufferlib.native import NativeNet, seed_state, twin_header
 
 if TYPE_CHECKING:

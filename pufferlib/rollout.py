@@ -20,7 +20,7 @@ import torch
 from gymnasium import spaces
 
 from pufferlib import config as configuration
-from pufferlib.models import Logits, sample_logits
+from pufferlib.distributions import Logits, sample_logits
 from pufferlib.profile import Profile
 from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
 from pufferlib.reward_scale import RewardScaler

@@ -15,15 +15,17 @@ LAYERS = [
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
-    ('PPO', {'advantage', 'loss', 'models', 'checkpoint', 'numpy_policy', 'arena', 'rollout', 'trainer'}),
+    ('PPO', {'advantage', 'distributions', 'loss', 'models', 'checkpoint', 'numpy_policy', 'arena', 'rollout',
+             'trainer'}),
     ('the run job', {'train', 'metrics', 'evaluate', 'native', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'smoke'}),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}
-# An env may declare its own policy class on top of models.py, built lazily (nethack, tripletriad), and offer
-# it to numpy_policy.py (mujoco).
-ALLOWED_UP = {('environments', 'models'), ('ocean', 'models'), ('environments', 'numpy_policy')}
+# An env may declare its own policy class on top of models.py (and its action distributions), built lazily
+# (nethack, tripletriad), and offer it to numpy_policy.py (mujoco).
+ALLOWED_UP = {('environments', 'models'), ('ocean', 'models'), ('environments', 'distributions'),
+              ('ocean', 'distributions'), ('environments', 'numpy_policy')}
 
 
 def modules():

@@ -8,7 +8,8 @@ from gymnasium import spaces
 
 import pufferlib
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.models import IMPALA, DiagonalGaussian, LSTMWrapper, Default, NatureCNN, sample_logits
+from pufferlib.models import IMPALA, LSTMWrapper, Default, NatureCNN
+from pufferlib.distributions import DiagonalGaussian, sample_logits
 from pufferlib.pufferenv import APIUsageError, SpaceError
 
 from envs import SampleEnv

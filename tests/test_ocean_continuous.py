@@ -12,7 +12,8 @@ from gymnasium import spaces
 import pufferlib
 from pufferlib import config as configuration
 from pufferlib import train as training
-from pufferlib.models import Default, make_policy, sample_logits
+from pufferlib.models import Default, make_policy
+from pufferlib.distributions import sample_logits
 from pufferlib.ocean import scripted_policies, tools
 from pufferlib.pufferenv import APIUsageError
 from pufferlib.trainer import Trainer

@@ -57,7 +57,8 @@ def test_a_world_where_every_agent_died_ends_both_rows_as_terminal():
 
 def test_the_team_policy_is_the_agent_policy_per_member():
     from pufferlib import config as configuration
-    from pufferlib.models import make_policy, sample_logits
+    from pufferlib.models import make_policy
+    from pufferlib.distributions import sample_logits
     teams, single = make(num_envs=2), pufferlib.make('puffer_mmo', num_envs=1, seed=0)
     config = configuration.load('puffer_mmo')
     policy, agent_policy = make_policy(teams, config), make_policy(single, config)

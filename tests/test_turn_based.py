@@ -15,7 +15,8 @@ import pufferlib.vector
 from pufferlib import config as configuration
 from pufferlib import train as training
 from pufferlib.emulation import PettingZooPufferEnv
-from pufferlib.models import Default, make_policy, sample_logits
+from pufferlib.models import Default, make_policy
+from pufferlib.distributions import sample_logits
 from pufferlib.pufferenv import ActionMaskError, IllegalActionError, PufferEnv, idle_action_mask
 from pufferlib.trainer import Trainer
 

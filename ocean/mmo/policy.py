@@ -27,7 +27,7 @@ import torch
 from gymnasium import spaces
 from torch import nn
 
-from pufferlib import models
+from pufferlib import distributions, models
 
 from . import CROP, EFEAT, ENTS, NVEC, SELF, SIDE, THINGS
 
@@ -110,7 +110,7 @@ class Policy(models.Policy):
         own = self.own(obs[:, 2 * CROP + ENTS * EFEAT:].float() / 100)
         return self.mix(torch.cat([crop, pooled, own], dim=1))
 
-    def decode_actions(self, hidden: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
+    def decode_actions(self, hidden: torch.Tensor) -> tuple[distributions.Logits, torch.Tensor]:
         """The plain heads, plus the pointer over the entity rows of the observations just encoded (also
         when an LSTM sits between encode and decode, as the [rnn] wrapper puts it)."""
         logits, value = super().decode_actions(hidden)

@@ -355,7 +355,7 @@ def _build_policy() -> type:
     import torch
     from torch import nn
 
-    from pufferlib import models
+    from pufferlib import distributions, models
 
     class Policy(models.Policy):
         """A small conv net over each agent's view ([H, W, C] float, MAgent2's own scale).
@@ -394,7 +394,7 @@ def _build_policy() -> type:
             x = obs.reshape(-1, *self.view).float()
             return self.fc(self.conv(x.permute(0, 3, 1, 2)))
 
-        def decode_actions(self, hidden: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
+        def decode_actions(self, hidden: torch.Tensor) -> tuple[distributions.Logits, torch.Tensor]:
             if not self.team:
                 return super().decode_actions(hidden)
             # The base heads per member: logits [B * members, moves] (a Discrete head), value [B * members].

@@ -262,7 +262,7 @@ def _build_policy() -> type:
     import torch.nn.functional as F
     from torch import nn
 
-    from pufferlib import models
+    from pufferlib import distributions, models
     from pufferlib.numpy_policy import GaussianMLP
 
     def linears(layers: nn.Sequential) -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -310,14 +310,15 @@ def _build_policy() -> type:
         def encode_observations(self, obs: torch.Tensor, state: models.State | None = None) -> torch.Tensor:
             return torch.cat(self._features(obs), dim=1)
 
-        def decode_actions(self, hidden: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
+        def decode_actions(self, hidden: torch.Tensor) -> tuple[distributions.Logits, torch.Tensor]:
             return self._heads(*hidden.split([self.hidden_size, self.critic_size], dim=-1))
 
-        def _heads(self, actor: torch.Tensor, critic: torch.Tensor) -> tuple[models.Logits, torch.Tensor]:
+        def _heads(self, actor: torch.Tensor, critic: torch.Tensor) -> tuple[distributions.Logits, torch.Tensor]:
             # The base class's action head on the actor's features; the value comes from the critic's.
             return self.action_logits(actor), F.linear(critic, self.value.weight, self.value.bias).squeeze(-1)
 
-        def forward(self, obs: torch.Tensor, state: models.State | None = None) -> tuple[models.Logits, torch.Tensor]:
+        def forward(self, obs: torch.Tensor,
+                    state: models.State | None = None) -> tuple[distributions.Logits, torch.Tensor]:
             """encode_observations then decode_actions, without joining the features only to split them."""
             return self._heads(*self._features(obs))
 

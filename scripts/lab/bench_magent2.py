@@ -110,7 +110,8 @@ def play(config: dict, checkpoint: str | None, seed: int) -> list[dict]:
 
     import pufferlib
     from pufferlib.checkpoint import load_checkpoint, load_policy_weights
-    from pufferlib.models import make_policy, sample_logits
+    from pufferlib.models import make_policy
+    from pufferlib.distributions import sample_logits
     envs_n, per_env = EPISODES
     options = {**config['env'], 'random_opponent': True}
     envs = [pufferlib.make(ENV, **options) for _ in range(envs_n)]

@@ -30,7 +30,8 @@ import torch
 import pufferlib
 from pufferlib import config as configuration
 from pufferlib import export, ocean, web
-from pufferlib.models import make_policy, sample_logits
+from pufferlib.models import make_policy
+from pufferlib.distributions import sample_logits
 from pufferlib.native import c_compiler, header_path, twin_header
 
 from lab import benchdoc
