@@ -180,6 +180,19 @@ def test_bad_settings_are_one_error_naming_the_flag_before_anything_is_written(e
     assert flag in capsys.readouterr().err and ledger(path) == []
 
 
+@pytest.mark.parametrize('flags, says', [
+    (['--env.num-arms', '0'], 'num_arms=0 is outside'),
+    (['--train.total-timesteps', '100'], 'is less than one epoch'),
+])
+def test_a_base_config_every_trial_would_fail_on_is_refused_before_the_sweep(experiments, capsys, flags, says):
+    """The env's options and the rollout's sizes are checked once, as a run's set-up checks them: a sweep on a
+    broken base config ran its trials to the limit, every one failing the same way."""
+    assert main(['sweep', 'puffer_bandit', *TINY, *flags]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err
+    assert not (experiments / 'sweeps').exists() or not list((experiments / 'sweeps').iterdir())
+
+
 @pytest.mark.parametrize('flags, package', [
     ([], 'scikit-learn.*pufferlib\\[sweep\\]'),
     (['--sweep.method', 'optuna'], 'optuna.*pufferlib\\[optuna\\]'),
@@ -720,15 +733,16 @@ def test_the_defaults_trial_runs_the_defaults_exactly_and_best_toml_lists_no_def
 
 
 def test_trials_that_raise_are_failed_trials_and_the_sweep_goes_on(experiments):
-    # best_prob = 2 is rejected by the env when the trial builds it: every trial raises
-    out, path = run_sweep('--sweep.max-trials', '2', '--env.best-prob', '2.0')
+    # A policy class that does not exist: the base config's check (env, memory, rollout) passes, and every
+    # trial raises when it builds its policy. (An env option out of range is refused before the sweep.)
+    out, path = run_sweep('--sweep.max-trials', '2', '--policy.class', 'pufferlib.models:NoSuchPolicy')
     assert out.returncode == 0, out.stderr
     assert 'no trial succeeded' in out.stdout
     failed = ends(path)
     assert [r['trial'] for r in failed] == [0, 1]
     for record in failed:
         assert record['status'] == 'failed' and record['score'] is None
-        assert 'best_prob' in record['error']
+        assert 'NoSuchPolicy' in record['error']
     assert not os.path.exists(os.path.join(path, 'best.toml'))
 
 

@@ -91,8 +91,12 @@ def sweeps_dir() -> str:
 
 
 def create(env_name: str, flags: Sequence[str] = (), config_file: str | None = None, root: str | None = None) -> str:
-    """A new sweep directory with its resolved config and space in sweep.toml; returns its path."""
+    """A new sweep directory with its resolved config and space in sweep.toml; returns its path. The base
+    config is checked as a run's set-up checks it (the env's options on a probe env, memory, the rollout's
+    sizes) before the directory exists: a mistake there would fail every trial the same way."""
     config, _ = resolve(env_name, flags, config_file)
+    from pufferlib import train  # imports torch: only a new sweep pays for it, not the driver's module
+    train.check_memory(env_name, {key: value for key, value in config.items() if key != 'sweep'})
     path = rundir.new_directory(root or sweeps_dir(), env_name)
     meta = {'_meta': {'env': env_name, 'created': datetime.datetime.now().isoformat(timespec='seconds')}}
     rundir.write_text(os.path.join(path, 'sweep.toml'), configuration.to_toml({**meta, **config}))
