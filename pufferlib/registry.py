@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import gymnasium
 
     from pufferlib.ocean.spec import Option, Spec
+    from pufferlib.environments import Range
 
 CONFIG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'config')
 
@@ -126,6 +127,7 @@ class Entry:
             return emulation.GymnasiumPufferEnv(env_creator=lambda: _gymnasium_make(self.name, kwargs), buf=buf,
                                                 seed=seed)
         from pufferlib import environments
+        environments.check_options(self.family, self.name, kwargs)  # before the packages: no env is built
         absent = environments.missing(self.family, self.name)  # the line `puffer envs` shows, before any import
         if absent is not None:
             raise MissingDependencyError(absent)
@@ -147,6 +149,12 @@ class Entry:
     def option_specs(self) -> 'dict[str, Option]':
         """The env's declared options, name -> pufferlib.ocean.spec.Option (Ocean envs; {} elsewhere)."""
         return dict(self.spec.options) if self.spec else {}
+
+    def option_ranges(self) -> 'dict[str, Range]':
+        """A third-party family's options that have a meaning only in a range, name ->
+        pufferlib.environments.Range (checked by make); {} for Ocean (see option_specs) and Gymnasium ids."""
+        from pufferlib import environments
+        return dict(environments.OPTIONS.get(self.family, {}))
 
     def option_defaults(self) -> dict[str, bool | int | float]:
         """The env's keyword arguments and their defaults, where it declares them (Ocean envs)."""

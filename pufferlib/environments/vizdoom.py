@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pufferlib.emulation import GymnasiumPufferEnv
-from pufferlib.environments import absent, install_line
+from pufferlib.environments import absent, check_options, install_line
 from pufferlib.environments._support import check_name, lazy_policy
 from pufferlib.pufferenv import APIUsageError, MissingDependencyError, PufferEnv
 
@@ -55,10 +55,7 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
          render_mode: str | None = None) -> PufferEnv:
     check_name(name, env_names(), 'ViZDoom')
     height, width = parse_resolution(resolution)
-    if int(frame_skip) < 1:
-        raise APIUsageError(f'frame_skip must be >= 1 (tics per action), got {frame_skip}')
-    if not float(reward_scale) > 0:
-        raise APIUsageError(f'reward_scale must be > 0, got {reward_scale}')
+    check_options('vizdoom', name, {'frame_skip': frame_skip, 'reward_scale': reward_scale, 'color': color})
     if absent('vizdoom'):
         raise MissingDependencyError(f'{name} needs vizdoom: {install_line(EXTRA)}')
     variables = None if game_variables is None else [v.strip().upper() for v in str(game_variables).split(',')

@@ -32,10 +32,12 @@ measure and autotune; every public name is importable from here.
 """
 import inspect
 import time
+import tracemalloc
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+import psutil
 from gymnasium import spaces
 
 from pufferlib import config as configuration
@@ -100,6 +102,10 @@ def make(env_creator: str | Callable | Sequence[Callable], backend: str | type =
             raise APIUsageError(f'got {len(creators)} env creators for num_envs={num_envs}; pass one callable '
                                 'or exactly num_envs of them')
     else:
+        if not callable(env_creator):
+            raise APIUsageError(f'env_creator must be an env name or a callable, got {type(env_creator).__name__}')
+        if isinstance(num_envs, int) and num_envs > 0:
+            check_fits(env_creator, cls.__name__, num_envs, batch_size, zero_copy, env_args, env_kwargs)
         creators = [env_creator] * (num_envs if isinstance(num_envs, int) and num_envs > 0 else 1)
     for creator in creators:
         if not callable(creator):
@@ -145,20 +151,27 @@ class Footprint(NamedTuple):
     buffer_bytes: int                # its arrays of rows, in every copy the backend makes
 
 
-def footprint(env: str | Callable, vec: Mapping[str, Any], env_kwargs: Mapping[str, Any] | None = None) -> Footprint:
-    """The rows and buffer bytes of `from_config(env, vec, env_kwargs=...)`, known before it allocates them,
-    from one env of a single instance: an env option `num_envs` is the number of instances one env object
-    holds (Ocean's), and its rows scale with it, so the probe holds one and is multiplied."""
-    defaults = configuration.defaults()['vec']
-    vec = {**defaults, **vec}
+def _one_instance(env_kwargs: Mapping[str, Any] | None) -> tuple[dict, int]:
+    """(env_kwargs for an env object of one instance, the instances each real one holds): an env option
+    `num_envs` is the number of instances one env object holds (Ocean's), and its rows scale with it."""
     kwargs = dict(env_kwargs or {})
     instances = kwargs.get('num_envs', 1)
     scale = int(instances) if isinstance(instances, (int, np.integer)) and not isinstance(instances, bool) \
         and instances > 1 else 1
     if scale > 1:
         kwargs['num_envs'] = 1
+    return kwargs, scale
+
+
+def footprint(env: str | Callable, vec: Mapping[str, Any], env_kwargs: Mapping[str, Any] | None = None,
+              env_args: Sequence = ()) -> Footprint:
+    """The rows and buffer bytes of `from_config(env, vec, env_kwargs=...)`, known before it allocates them,
+    from one env of a single instance (see _one_instance), whose rows are multiplied."""
+    defaults = configuration.defaults()['vec']
+    vec = {**defaults, **vec}
+    kwargs, scale = _one_instance(env_kwargs)
     creator = registry.lookup(env).make if isinstance(env, str) else env
-    probe = create_env(creator, env_kwargs=kwargs)
+    probe = create_env(creator, env_args, env_kwargs=kwargs)
     try:
         obs_space, act_space = probe.single_observation_space, probe.single_action_space
         rows = int(probe.num_agents) * scale * (vec['num_envs'] or cpu_count())
@@ -172,6 +185,51 @@ def footprint(env: str | Callable, vec: Mapping[str, Any], env_kwargs: Mapping[s
     batch = vec['batch_size'] or vec['num_envs'] or cpu_count()
     copies += not vec['zero_copy'] and batch < (vec['num_envs'] or cpu_count())
     return Footprint(rows, obs_space, act_space, width, copies * buffer_bytes(obs_space, act_space, rows, width))
+
+
+# An env object's own memory is measured (a second, traced probe of one instance) only when num_envs objects
+# of this size could take more than a tenth of the available memory: make() stays one small probe otherwise.
+LARGE_ENV_BYTES = 1 << 20
+
+
+def _env_object_bytes(creator: Callable, env_args: Sequence, kwargs: dict) -> int:
+    """The memory one more env object of one instance keeps (Python objects and arrays, as tracemalloc sees
+    them; a probe has already been built, so one-time imports are not counted)."""
+    if tracemalloc.is_tracing():  # someone else's trace: do not stop it; assume a small env
+        return 0
+    tracemalloc.start()
+    try:
+        probe = create_env(creator, env_args, env_kwargs=kwargs)
+        kept = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    probe.close()
+    return kept
+
+
+def check_fits(creator: Callable, backend: str, num_envs: int, batch_size: int | None, zero_copy: bool,
+               env_args: Sequence = (), env_kwargs: Mapping[str, Any] | None = None) -> None:
+    """Refuse, before any worker starts, a vector env whose buffers and env objects need more memory than is
+    available (psutil: MemAvailable), with one APIUsageError that says what it needs, what is available and
+    which argument to lower; else the kernel's out-of-memory killer ends a worker minutes later."""
+    vec = {'backend': backend, 'num_envs': num_envs, 'batch_size': batch_size or 0, 'zero_copy': zero_copy}
+    fp = footprint(creator, vec, env_kwargs, env_args)
+    host = psutil.virtual_memory().available
+    kwargs, scale = _one_instance(env_kwargs)
+    per_env = 0
+    if num_envs * scale * LARGE_ENV_BYTES > host // 10:
+        per_env = _env_object_bytes(creator, env_args, kwargs) * scale
+    objects = per_env * num_envs
+    if fp.buffer_bytes + objects <= host:
+        return
+    lower = 'num_envs' + (' or env_kwargs["num_envs"]' if scale > 1 else '')
+    objects_part = f' and {objects / 2**30:,.1f} GiB of env objects ({per_env:,} bytes each, measured on one)' \
+        if objects else ''
+    need = (fp.buffer_bytes + objects) / 2**30
+    raise APIUsageError(f'pufferlib.vector.make: {num_envs:,} envs need at least {need:,.1f} GiB: '
+                        f'{fp.buffer_bytes / 2**30:,.1f} GiB of env buffers ({fp.rows:,} agent rows of '
+                        f'{fp.buffer_bytes // max(fp.rows, 1):,} bytes){objects_part}, but '
+                        f'{host / 2**30:,.1f} GiB of memory is available; lower {lower}')
 
 
 # ---------------------------------------------------------------------------------------------
