@@ -97,6 +97,13 @@ def cpu_count() -> int:
     return cores if quota is None else max(1, min(cores, math.floor(quota)))
 
 
+def learner_threads(setting: int, workers: int) -> int:
+    """The learner's threads (torch's and the BLAS/OpenMP pools'): `setting` when > 0 (train.torch_threads),
+    else the CPUs that `workers` env worker processes leave free, at least 1. Envs that step in the
+    learner's process (Serial, evaluation) count no worker: they run between the policy's calls."""
+    return setting if setting > 0 else max(1, cpu_count() - workers)
+
+
 def describe() -> str:
     """One line of what cpu_count decided from, for `puffer train` to print."""
     cores, quota = affinity_count(), cpu_quota()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import psutil
@@ -69,8 +69,9 @@ class Dashboard:
     """Context manager; `update(row)` with the metrics row written to metrics.jsonl."""
 
     def __init__(self, env_name: str, trainer: TrainerView, run_dir: str, printer: Callable[[str], None] | None = None,
-                 quiet: bool = False, live: bool | None = None) -> None:
+                 quiet: bool = False, live: bool | None = None, notes: Sequence[str] = ()) -> None:
         self.env_name, self.trainer, self.run_dir = env_name, trainer, run_dir
+        self.notes = list(notes)  # lines under the first one: what the run decided (e.g. its CPUs and threads)
         self.total = trainer.total_epochs * trainer.batch_size
         self.quiet = quiet
         self.printer = printer or (lambda line: print(line, flush=True))
@@ -86,6 +87,8 @@ class Dashboard:
         self.printer(f'puffer train {self.env_name}: {self.trainer.vecenv.num_agents} agent rows x '
                      f'{self.trainer.horizon} steps per epoch, {self.trainer.total_epochs} epochs on '
                      f'{self.trainer.device}; run directory {self.run_dir}')
+        for note in self.notes:
+            self.printer(note)
         if self.live_mode:
             from rich.live import Live
             self.live = Live(self._render({}), refresh_per_second=4, transient=False)

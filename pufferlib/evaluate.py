@@ -8,10 +8,12 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
+import threadpoolctl
 import torch
 
 import pufferlib
 from pufferlib import config as configuration
+from pufferlib import cpus
 from pufferlib import registry
 from pufferlib.checkpoint import find_checkpoint
 from pufferlib.export import native_bytes
@@ -90,6 +92,22 @@ class NativePlayer:
 
 
 @contextlib.contextmanager
+def learner_threads(config: dict) -> Iterator[int]:
+    """torch's threads and the BLAS/OpenMP pools held to the trainer's rule (pufferlib.cpus.learner_threads:
+    train.torch_threads, else the CPUs the cgroup allows; the env steps in this process, so no worker is
+    counted) while a policy plays, and put back afterwards. Left alone, torch sizes itself from the host's
+    cores: a 64-world check beside a training job took 20 minutes with torch's default, 96 s with one."""
+    threads = cpus.learner_threads(config['train']['torch_threads'], 0)
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with threadpoolctl.threadpool_limits(threads):
+            yield threads
+    finally:
+        torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
 def _seeded_sampling(seed: int) -> Iterator[None]:
     """Torch's global generator, which samples the policy's actions, seeded from `seed` and put back as it
     was afterwards: with the env seeded too, one seed gives one set of returns (a stochastic policy drew
@@ -113,7 +131,7 @@ def evaluate(env_name: str, checkpoint: str, episodes: int = 3, video: str | Non
     returns: list[float] = []
     totals: dict[str, float] = {}
     count = 0.0
-    with found.open(**_render_kwargs(env_name)) as (env, policy):
+    with found.open(**_render_kwargs(env_name)) as (env, policy), learner_threads(found.config):
         player: _Player | NativePlayer
         if native:  # the same policy, exported in memory and run by ocean/puffernet.h
             player = NativePlayer(env, policy, deterministic, seed)
@@ -190,7 +208,7 @@ def episode_means(env_name: str, checkpoint: str | None = None, config: dict | N
         finished = np.zeros(env.num_agents, dtype=np.int64)
         totals: dict[str, float] = {}
         count = 0.0
-        with _seeded_sampling(seed):
+        with _seeded_sampling(seed), learner_threads(config):
             for _ in range(max_steps):
                 obs, _, terminals, truncations, infos = env.step(player.act(obs) if player else env.actions)
                 done = np.asarray(terminals | truncations).reshape(-1)

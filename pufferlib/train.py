@@ -26,11 +26,12 @@ from typing import Any
 
 import numpy as np
 import psutil
+import threadpoolctl
 import torch
 
 import pufferlib.vector
 from pufferlib import config as configuration
-from pufferlib import invocation, registry, rundir
+from pufferlib import cpus, invocation, registry, rundir
 from pufferlib.checkpoint import load_checkpoint
 from pufferlib.metrics import Metrics
 from pufferlib.models import make_policy
@@ -64,12 +65,15 @@ def torch_threads(setting: int, vecenv: pufferlib.vector.VecEnv) -> int:
     one (docs/benchmarks.md, "Where the time goes", and its first sitting in 13c1a24;
     scripts/lab/bench_profile.py). Serial envs step in this process, between the policy's calls, so
     they leave every core to torch."""
-    if setting > 0:
-        return setting
-    # Multiprocessing's num_processes leaves out a local worker, which steps in this process.
-    workers = 0 if isinstance(vecenv, pufferlib.vector.Serial) else getattr(vecenv, 'num_processes',
-                                                                               vecenv.num_workers)
-    return max(1, pufferlib.vector.cpu_count() - workers)
+    return cpus.learner_threads(setting, worker_processes(vecenv))
+
+
+def worker_processes(vecenv: pufferlib.vector.VecEnv) -> int:
+    """The processes that step envs beside the learner's: none for Serial; Multiprocessing's num_processes
+    leaves out a local worker, which steps in this process."""
+    if isinstance(vecenv, pufferlib.vector.Serial):
+        return 0
+    return getattr(vecenv, 'num_processes', vecenv.num_workers)
 
 
 GiB = 2**30
@@ -402,7 +406,11 @@ def make_trainer(env: str | Callable, env_name: str, config: dict, dist: Distrib
     device = dist.device(resolve_device(train_config['device']))
     check_memory(env, config)
     vector = make_vecenv(env, config, seed_offset=1000 * dist.rank)
-    torch.set_num_threads(torch_threads(train_config['torch_threads'], vector))
+    threads = torch_threads(train_config['torch_threads'], vector)
+    torch.set_num_threads(threads)
+    # NumPy's BLAS and any OpenMP pool too: left alone they size themselves from the host's cores, not
+    # the cgroup's quota (pufferlib.cpus).
+    threadpoolctl.threadpool_limits(threads)
     vecenv: TrainerEnv = vector
     try:
         policy = make_policy(vecenv, config)
@@ -459,7 +467,11 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
     from pufferlib.dashboard import Dashboard
     trainer, train_config, leader = job.trainer, job.config['train'], job.dist.leader
     # Off rank 0 the dashboard is quiet: it never shows the run directory that rank does not have.
-    dashboard = Dashboard(job.env_name, trainer, job.run_dir or '', printer=printer, quiet=quiet or not leader)
+    workers = worker_processes(trainer.vecenv)  # type: ignore[arg-type]  # the VecEnv make_trainer built
+    cpu_line = (f'cpus: {cpus.describe()}: {workers} env worker process{"es" * (workers != 1)}, '
+                f'{torch.get_num_threads()} torch thread{"s" * (torch.get_num_threads() != 1)}')
+    dashboard = Dashboard(job.env_name, trainer, job.run_dir or '', printer=printer, quiet=quiet or not leader,
+                          notes=[cpu_line])
     metrics = None
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
     trainer.profile.start(trainer.global_step)

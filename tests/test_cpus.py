@@ -9,6 +9,8 @@ import pytest
 
 from pufferlib import cpus
 
+from small_run import SMALL
+
 V2_MOUNTINFO = '30 25 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate\n'
 V1_MOUNTINFO = ('31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n'
                 '32 25 0:28 /docker/abc /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct\n')
@@ -94,3 +96,34 @@ def test_a_real_cgroup_quota_caps_the_cpu_count(tmp_path):
         assert described.startswith('1 of ') and 'the cgroup allows 0.5 CPUs' in described
     finally:
         os.rmdir(folder)  # the probe has exited, so the cgroup is empty again
+
+
+@pytest.fixture
+def quota_of_one_on_sixteen(monkeypatch):
+    """A container given one CPU on a 16-core host, as pufferlib.cpus sees it."""
+    monkeypatch.setattr(cpus, 'cpu_quota', lambda: 1.0)
+    monkeypatch.setattr(cpus, 'affinity_count', lambda: 16)
+
+
+def test_learner_threads_follow_the_quota_less_the_workers(quota_of_one_on_sixteen):
+    assert cpus.learner_threads(0, 0) == 1 and cpus.learner_threads(0, 4) == 1 and cpus.learner_threads(3, 0) == 3
+
+
+def test_puffer_train_prints_what_it_decided_from_the_quota(quota_of_one_on_sixteen, tmp_path, monkeypatch):
+    import threadpoolctl
+    import torch
+
+    from pufferlib import config as configuration
+    from pufferlib import train
+    monkeypatch.setenv('PUFFER_EXPERIMENTS', str(tmp_path))
+    lines = []
+    before = torch.get_num_threads()
+    flags = [*SMALL, '--vec.backend', 'Serial', '--train.total-timesteps', '1024']
+    try:
+        train.train('puffer_bandit', config=configuration.load('puffer_bandit', flags), printer=lines.append)
+        assert torch.get_num_threads() == 1
+        assert all(pool['num_threads'] == 1 for pool in threadpoolctl.threadpool_info())
+    finally:
+        torch.set_num_threads(before)
+        threadpoolctl.threadpool_limits(before)
+    assert 'cpus: 1 of 16 cores (the cgroup allows 1 CPUs): 0 env worker processes, 1 torch thread' in lines, lines

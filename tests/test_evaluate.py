@@ -218,3 +218,22 @@ def test_a_missing_package_is_the_install_line_not_a_traceback(module, args, say
     assert done.returncode == 2 and 'Traceback' not in done.stderr, done.stderr
     [line] = done.stderr.strip().splitlines()
     assert says in line, line
+
+
+@pytest.mark.parametrize('check', ['evaluate', 'episode_means'])
+def test_evaluation_holds_torch_to_the_trainers_thread_rule_and_puts_it_back(tiny_run, monkeypatch, check):
+    """In a container given one CPU of 16, a policy plays on one thread (torch would take 16), and the
+    caller's thread count is back afterwards."""
+    from pufferlib import cpus
+    monkeypatch.setattr(cpus, 'cpu_quota', lambda: 1.0)
+    monkeypatch.setattr(cpus, 'affinity_count', lambda: 16)
+    run_dir, _ = tiny_run
+    seen = []
+    original = torch.set_num_threads
+    monkeypatch.setattr(torch, 'set_num_threads', lambda n: (seen.append(n), original(n)))
+    before = torch.get_num_threads()
+    if check == 'evaluate':
+        evaluate.evaluate('puffer_squared', run_dir, episodes=1)
+    else:
+        episode_means('puffer_squared', run_dir, num_envs=2, per_env=1)
+    assert seen == [1, before] and torch.get_num_threads() == before
