@@ -335,7 +335,7 @@ def load_native(path: str, env: Any = None, env_name: str | None = None) -> Nati
 
 def check_fits(native: NativePolicy, env: Any, env_name: str | None = None) -> None:
     """An ExportError unless `native` was exported for an env like `env`: the same name (when given),
-    observation rows and action space."""
+    observation rows, action space and options (those both the manifest and the env's config name)."""
     exported = native.manifest.get('env', {})
     name = exported.get('name')
     options = exported.get('options') or {}
@@ -350,6 +350,14 @@ def check_fits(native: NativePolicy, env: Any, env_name: str | None = None) -> N
         if exported.get(key) != here[key]:
             raise ExportError(f'{native.path} was exported for {name} with {what} {exported.get(key)}; this env has '
                               f'{here[key]}: {hint}')
+    # Options that leave the rows alone still change the game the policy learned (a drone's task): every
+    # option both the export and this env name must agree.
+    theirs = _plain_options(_env_options(env))
+    differ = [key for key, value in options.items() if key in theirs and theirs[key] != value]
+    if differ:
+        raise ExportError(f'{native.path} was exported for {name} with '
+                          f'{", ".join(f"{key}={options[key]!r}" for key in differ)}; this env has '
+                          f'{", ".join(f"{key}={theirs[key]!r}" for key in differ)}: {hint}')
 
 
 # ---------------------------------------------------------------------------------------------
