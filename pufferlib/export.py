@@ -17,6 +17,7 @@ adds terms to the logits, or both). Other policies export to ONNX only.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import warnings
@@ -258,8 +259,8 @@ def write_native(policy: nn.Module, env: Any, env_name: str, out: str, options: 
     }
     os.makedirs(out, exist_ok=True)
     weights_path, manifest_path = os.path.join(out, WEIGHTS), os.path.join(out, MANIFEST)
-    rundir.atomic_write(weights_path, lambda f: f.write(data))
-    rundir.write_text(manifest_path, json.dumps(manifest, indent=1) + '\n')
+    _write_whole('the native weights', weights_path, data)
+    _write_whole('the native manifest', manifest_path, (json.dumps(manifest, indent=1) + '\n').encode())
     return manifest_path, weights_path
 
 
@@ -434,11 +435,24 @@ def write_onnx(policy: nn.Module, env: Any, path: str) -> str:
     # takes a fraction of a second, where the dynamo exporter needs onnxscript and took 10-12 s per policy
     # (torch 2.13) for the same graph. Its deprecation notice and tracer remarks (nn.LSTM's shape checks) are
     # for torch's developers, not for someone exporting a policy.
+    # Into memory, then written whole beside the file and renamed: a full disk leaves no truncated file. The
+    # TorchScript exporter takes a BytesIO, which torch's annotation (of both exporters) leaves out.
+    buffer = io.BytesIO()
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        torch.onnx.export(graph, inputs, path, input_names=input_names, output_names=output_names,
-                          dynamic_axes=axes, opset_version=17, dynamo=False)
+        torch.onnx.export(graph, inputs, buffer, input_names=input_names,  # type: ignore[arg-type]
+                          output_names=output_names, dynamic_axes=axes, opset_version=17, dynamo=False)
+    _write_whole('the ONNX file', path, buffer.getvalue())
     return path
+
+
+def _write_whole(what: str, path: str, data: bytes) -> None:
+    """`data` to `path` whole or not at all; a refused write is one error naming the file, its size and the
+    space free there."""
+    try:
+        rundir.atomic_write(path, lambda f: f.write(data))
+    except OSError as e:
+        raise rundir.write_failure(what, path, e, len(data)) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -34,6 +34,7 @@ given. The job around it (validation, run directory, resume, signals, torchrun, 
 pufferlib.train.
 """
 import functools
+import io
 import math
 import os
 import tomllib
@@ -452,14 +453,18 @@ class Trainer(Rollout):
         if not all(bool(torch.isfinite(p).all()) for p in self.policy.parameters()):
             raise NonFiniteError(f'the weights became non-finite by the end of epoch {self.epoch}, so they were not '
                                  'saved (lower train.learning_rate or train.max_grad_norm)')
-        state = self.state_dict()
+        # Serialized in memory first: torch.save into a file that the disk refuses raises its own RuntimeError
+        # ("unexpected pos"), where a plain write raises the OSError that says the disk is full.
+        buffer = io.BytesIO()
+        torch.save(self.state_dict(), buffer)
+        data = buffer.getbuffer()
         try:
-            atomic_write(path, lambda f: torch.save(state, f))
+            atomic_write(path, lambda f: f.write(data))
             old = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt'))
             for name in old[:-self.train_config['keep_checkpoints']]:  # only once the new one is safe
                 os.remove(os.path.join(folder, name))
         except OSError as e:
-            raise write_failure('the checkpoint', path, e) from None
+            raise write_failure('the checkpoint', path, e, len(data)) from None
         return path
 
 
