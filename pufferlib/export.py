@@ -17,6 +17,7 @@ adds terms to the logits, or both). Other policies export to ONNX only.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import io
 import json
 import os
@@ -32,7 +33,7 @@ from torch import nn
 import pufferlib
 from pufferlib import registry, rundir
 from pufferlib.checkpoint import find_checkpoint
-from pufferlib.models import Default, LSTMWrapper, Policy
+from pufferlib.models import Default, LSTMWrapper, Policy, saved_settings
 from pufferlib.native import DTYPES, FORMAT_VERSION, MAX_TWIN_PARAMS, header_words, twin_path
 from pufferlib.pufferenv import PufferError
 
@@ -94,8 +95,7 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
     if type(core) is not Default and twin is None:
         inner = f'{type(policy).__name__} around {type(core).__name__}' if lstm is not None else type(core).__name__
         raise ExportError(f'the native format holds the Default MLP (optionally in LSTMWrapper) and policy classes '
-                          f'with a C twin, not {inner}: export it with --format onnx, or train with '
-                          '--policy.class pufferlib.models:Default')
+                          f'with a C twin, not {inner}: export it with --format onnx{_default_hint(policy)}')
     assert isinstance(core, Policy)  # Default, or a class of pufferlib.models.Policy with a twin (_twin_plan)
     leaves: list[dict]
     layers: list[dict]
@@ -133,6 +133,19 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
         'twin': twin,
     }
     return plan, tensors
+
+
+def _default_hint(policy: nn.Module) -> str:
+    """', or train with --policy.class pufferlib.models:Default' where the run's [policy] options are all
+    Default's, so that the flag, pasted, trains; else nothing: another class's options (a MuJoCo policy's
+    log_std_init) stay in its config layers, where Default refuses them."""
+    settings = (saved_settings(policy.state_dict()) or {}).get('policy')
+    if not isinstance(settings, dict):
+        return ''
+    accepted = set(inspect.signature(Default.__init__).parameters) - {'self', 'env'}
+    if any(key != 'class' and key not in accepted for key in settings):
+        return ''
+    return ', or train with --policy.class pufferlib.models:Default'
 
 
 def _default_encoder(core: Default) -> tuple[list[dict], list[dict], list[tuple[str, np.ndarray]]]:

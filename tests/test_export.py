@@ -372,6 +372,36 @@ def test_policies_the_native_format_cannot_hold_are_refused_before_writing(tmp_p
     assert os.listdir(tmp_path) == []
 
 
+def test_the_default_policy_hint_is_given_only_where_the_flag_trains(tmp_path):
+    """The refusal suggests --policy.class pufferlib.models:Default only for a run whose [policy] options
+    Default takes: pasted on a MuJoCo run, the flag fails on the family's log_std_init."""
+    pytest.importorskip('mujoco')
+    flag = ['--policy.class', 'pufferlib.models:Default']
+    mujoco_config = configuration.load('mujoco_hopper')
+    env = pufferlib.make('mujoco_hopper')
+    try:
+        with pytest.raises(ExportError) as refused:
+            export.write_native(make_policy(env, mujoco_config), env, 'mujoco_hopper', str(tmp_path))
+        message = str(refused.value)
+        assert message.endswith('export it with --format onnx') and '--policy.class' not in message, message
+        with pytest.raises(configuration.ConfigError, match='log_std_init'):
+            make_policy(env, configuration.load('mujoco_hopper', flag))  # what the old hint led to
+    finally:
+        env.close()
+    env = pufferlib.make('puffer_squared', num_envs=1)
+    try:
+        tiny = Tiny(env, hidden_size=8)
+        models.carry_settings(tiny, {'policy': {'class': 'tests:Tiny', 'hidden_size': 8}, 'rnn': {'class': ''}})
+        with pytest.raises(ExportError, match=r'not Tiny: export it with --format onnx, or train with '
+                                              r'--policy.class pufferlib.models:Default$'):
+            export.write_native(tiny, env, 'puffer_squared', str(tmp_path))
+        assert isinstance(make_policy(env, configuration.load('puffer_squared', [*flag, '--policy.hidden-size', '8'])),
+                          Default)
+    finally:
+        env.close()
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize('name', ['puffer_tripletriad', 'puffer_mmo'])
 def test_a_policy_class_with_a_c_twin_needs_it_in_the_build(name, tmp_path):
     """tripletriad's terms on Default's encoder, puffer_mmo's own encoder and pointer: the export names the class
