@@ -604,6 +604,14 @@ def test_a_checkpoint_out_of_its_run_keeps_the_options_it_was_trained_with(train
     assert find_checkpoint('puffer_squared', str(old)).config['env']['size'] == 11
 
 
+def test_exporting_another_envs_checkpoint_hints_at_export(trained_with_options):
+    """The hint repeats the command the user ran: export, not eval."""
+    checkpoint = trained_with_options['checkpoint']
+    with pytest.raises(pufferlib.PufferError, match=r'trained on puffer_squared, not puffer_memory: use it with '
+                                                    r'`.*export puffer_squared --checkpoint '):
+        export.export('puffer_memory', checkpoint)
+
+
 def test_export_mistakes_are_one_line(tmp_path):
     """A CLI mistake: exit status 2, one line, no traceback."""
     for args, match in ((['export', 'puffer_squared', '--checkpoint', str(tmp_path / 'e.pt')], 'does not exist'),
