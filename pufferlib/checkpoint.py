@@ -1,7 +1,7 @@
 """Checkpoints: from what a user names to the file, the config it was trained with, and its env and policy.
 
     found = find_checkpoint('puffer_squared', 'latest')   # a RUN directory, its checkpoints/, a file, a run id
-    with found.open(num_envs=1) as (env, policy):         # the run's env options, the weights loaded
+    with found.open(num_envs=1) as (env, policy):         # the env options it was trained with, the weights loaded
         ...
     state = load_checkpoint(path, policy)                 # one file, checked to fit `policy`
 
@@ -116,9 +116,9 @@ class Checkpoint:
 
 
 def find_checkpoint(env_name: str, checkpoint: str, config: dict | None = None, command: str = 'eval') -> Checkpoint:
-    """The checkpoint a user names (see `resolve`), read and checked to be of `env_name`; its config is the
-    run's saved config.toml (today's defaults under it), or the env's config where the run has none, unless
-    `config` is given. `command`: the puffer command the user ran, which an error's hint repeats."""
+    """The checkpoint a user names (see `resolve`), read and checked to be of `env_name`; its config is
+    `saved_config`'s (the one the weights were trained with), unless `config` is given. `command`: the puffer
+    command the user ran, which an error's hint repeats."""
     path, run_dir = resolve(env_name, checkpoint)
     state = load_checkpoint(path)
     trained = state.get('env')
@@ -127,13 +127,20 @@ def find_checkpoint(env_name: str, checkpoint: str, config: dict | None = None, 
                               f'`{invocation.command(command, trained, "--checkpoint", checkpoint)}`, or pass a '
                               f'checkpoint of {env_name}')
     if config is None:
-        config = saved_config(run_dir, env_name)
+        config = saved_config(run_dir, env_name, state, path)
     return Checkpoint(env_name, path, run_dir, state, config)
 
 
-def saved_config(run_dir: str, env_name: str) -> dict:
-    """The config a run was trained with: its config.toml over today's defaults, or the env's config when
-    the run has none (a checkpoint copied out of its run)."""
+def saved_config(run_dir: str, env_name: str, state: dict | None = None, path: str = 'checkpoint') -> dict:
+    """The config a checkpoint was trained with, over today's defaults: the one the checkpoint carries
+    (`state`, read from `path`), which wins over its run's config.toml, since it is what these weights were
+    trained with (the two agree unless the file was edited); for checkpoints written before they carried
+    one, the run's config.toml, or the env's config when the run has none (a checkpoint copied out of its
+    run)."""
+    carried = state.get('config') if state is not None else None
+    if isinstance(carried, dict):
+        carried = {section: values for section, values in carried.items() if section != '_meta'}
+        return configuration.merge(configuration.defaults(), carried, f'the config in checkpoint {path}')
     config_path = os.path.join(run_dir, 'config.toml')
     if not os.path.exists(config_path):
         return configuration.load(env_name)

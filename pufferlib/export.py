@@ -17,6 +17,8 @@ adds terms to the logits, or both). Other policies export to ONNX only.
 from __future__ import annotations
 
 import hashlib
+import inspect
+import io
 import json
 import os
 import warnings
@@ -31,7 +33,7 @@ from torch import nn
 import pufferlib
 from pufferlib import registry, rundir
 from pufferlib.checkpoint import find_checkpoint
-from pufferlib.models import Default, LSTMWrapper, Policy
+from pufferlib.models import Default, LSTMWrapper, Policy, saved_settings
 from pufferlib.native import DTYPES, FORMAT_VERSION, MAX_TWIN_PARAMS, header_words, twin_path
 from pufferlib.pufferenv import PufferError
 
@@ -93,8 +95,7 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
     if type(core) is not Default and twin is None:
         inner = f'{type(policy).__name__} around {type(core).__name__}' if lstm is not None else type(core).__name__
         raise ExportError(f'the native format holds the Default MLP (optionally in LSTMWrapper) and policy classes '
-                          f'with a C twin, not {inner}: export it with --format onnx, or train with '
-                          '--policy.class pufferlib.models:Default')
+                          f'with a C twin, not {inner}: export it with --format onnx{_default_hint(policy)}')
     assert isinstance(core, Policy)  # Default, or a class of pufferlib.models.Policy with a twin (_twin_plan)
     leaves: list[dict]
     layers: list[dict]
@@ -132,6 +133,19 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
         'twin': twin,
     }
     return plan, tensors
+
+
+def _default_hint(policy: nn.Module) -> str:
+    """', or train with --policy.class pufferlib.models:Default' where the run's [policy] options are all
+    Default's, so that the flag, pasted, trains; else nothing: another class's options (a MuJoCo policy's
+    log_std_init) stay in its config layers, where Default refuses them."""
+    settings = (saved_settings(policy.state_dict()) or {}).get('policy')
+    if not isinstance(settings, dict):
+        return ''
+    accepted = set(inspect.signature(Default.__init__).parameters) - {'self', 'env'}
+    if any(key != 'class' and key not in accepted for key in settings):
+        return ''
+    return ', or train with --policy.class pufferlib.models:Default'
 
 
 def _default_encoder(core: Default) -> tuple[list[dict], list[dict], list[tuple[str, np.ndarray]]]:
@@ -258,8 +272,8 @@ def write_native(policy: nn.Module, env: Any, env_name: str, out: str, options: 
     }
     os.makedirs(out, exist_ok=True)
     weights_path, manifest_path = os.path.join(out, WEIGHTS), os.path.join(out, MANIFEST)
-    rundir.atomic_write(weights_path, lambda f: f.write(data))
-    rundir.write_text(manifest_path, json.dumps(manifest, indent=1) + '\n')
+    _write_whole('the native weights', weights_path, data)
+    _write_whole('the native manifest', manifest_path, (json.dumps(manifest, indent=1) + '\n').encode())
     return manifest_path, weights_path
 
 
@@ -335,7 +349,7 @@ def load_native(path: str, env: Any = None, env_name: str | None = None) -> Nati
 
 def check_fits(native: NativePolicy, env: Any, env_name: str | None = None) -> None:
     """An ExportError unless `native` was exported for an env like `env`: the same name (when given),
-    observation rows and action space."""
+    observation rows, action space and options (those both the manifest and the env's config name)."""
     exported = native.manifest.get('env', {})
     name = exported.get('name')
     options = exported.get('options') or {}
@@ -350,6 +364,14 @@ def check_fits(native: NativePolicy, env: Any, env_name: str | None = None) -> N
         if exported.get(key) != here[key]:
             raise ExportError(f'{native.path} was exported for {name} with {what} {exported.get(key)}; this env has '
                               f'{here[key]}: {hint}')
+    # Options that leave the rows alone still change the game the policy learned (a drone's task): every
+    # option both the export and this env name must agree.
+    theirs = _plain_options(_env_options(env))
+    differ = [key for key, value in options.items() if key in theirs and theirs[key] != value]
+    if differ:
+        raise ExportError(f'{native.path} was exported for {name} with '
+                          f'{", ".join(f"{key}={options[key]!r}" for key in differ)}; this env has '
+                          f'{", ".join(f"{key}={theirs[key]!r}" for key in differ)}: {hint}')
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,11 +448,24 @@ def write_onnx(policy: nn.Module, env: Any, path: str) -> str:
     # takes a fraction of a second, where the dynamo exporter needs onnxscript and took 10-12 s per policy
     # (torch 2.13) for the same graph. Its deprecation notice and tracer remarks (nn.LSTM's shape checks) are
     # for torch's developers, not for someone exporting a policy.
+    # Into memory, then written whole beside the file and renamed: a full disk leaves no truncated file. The
+    # TorchScript exporter takes a BytesIO, which torch's annotation (of both exporters) leaves out.
+    buffer = io.BytesIO()
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        torch.onnx.export(graph, inputs, path, input_names=input_names, output_names=output_names,
-                          dynamic_axes=axes, opset_version=17, dynamo=False)
+        torch.onnx.export(graph, inputs, buffer, input_names=input_names,  # type: ignore[arg-type]
+                          output_names=output_names, dynamic_axes=axes, opset_version=17, dynamo=False)
+    _write_whole('the ONNX file', path, buffer.getvalue())
     return path
+
+
+def _write_whole(what: str, path: str, data: bytes) -> None:
+    """`data` to `path` whole or not at all; a refused write is one error naming the file, its size and the
+    space free there."""
+    try:
+        rundir.atomic_write(path, lambda f: f.write(data))
+    except OSError as e:
+        raise rundir.write_failure(what, path, e, len(data)) from None
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import errno
 import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -51,9 +53,18 @@ class CheckpointError(PufferError, RuntimeError):
     """A checkpoint is missing, corrupt, or belongs to another env or policy."""
 
 
-def write_failure(what: str, path: str, error: OSError) -> RunDirError:
+def write_failure(what: str, path: str, error: OSError, size: int | None = None) -> RunDirError:
+    """The one-line error of a refused write of `what` (`size` bytes, when known) to `path`; a full disk's
+    says how much was needed and how much its folder's disk has free."""
     reason = error.strerror or str(error)
-    failure = RunDirError(f'cannot write {what} {path}: {reason}. Free some disk space or make the folder writable')
+    needed = ''
+    if error.errno == errno.ENOSPC:
+        parts = [f'{size:,} bytes to write'] if size is not None else []
+        with contextlib.suppress(OSError):
+            parts.append(f'{shutil.disk_usage(os.path.dirname(os.path.abspath(path))).free:,} bytes free there')
+        needed = f' ({", ".join(parts)})' if parts else ''
+    failure = RunDirError(f'cannot write {what} {path}{needed}: {reason}. Free some disk space or make the folder '
+                          'writable')
     failure.what = what  # type: ignore[attr-defined]  # which write failed, for the trainer's recovery
     return failure
 

@@ -33,8 +33,11 @@ A Trainer holds no run directory of its own: `save(run_dir)` writes a checkpoint
 given. The job around it (validation, run directory, resume, signals, torchrun, metrics, wandb):
 pufferlib.train.
 """
+import functools
+import io
 import math
 import os
+import tomllib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -394,7 +397,18 @@ class Trainer(Rollout):
         return {'policy': self.policy.state_dict(), 'optimizers': [o.state_dict() for o in self.optimizers],
                 'schedulers': [s.state_dict() for s in self.schedulers], 'global_step': self.boundary_step,
                 'epoch': self.epoch, 'env': self.env_name, 'torch_rng': self.boundary_rng,
-                **({'reward_scale': self.reward_scale.state_dict()} if self.reward_scale is not None else {})}
+                **({'reward_scale': self.reward_scale.state_dict()} if self.reward_scale is not None else {}),
+                **({'config': self.saved_config} if self.saved_config is not None else {})}
+
+    @functools.cached_property
+    def saved_config(self) -> dict | None:
+        """The config this run trains with, as plain TOML values: a checkpoint carries it, so that a file copied
+        out of its run still plays, exports and loads with the env options its weights were trained on. None
+        for a config TOML cannot hold (a caller's own objects in it): such checkpoints carry none, as before."""
+        try:
+            return tomllib.loads(configuration.to_toml(self.config))
+        except (configuration.ConfigError, tomllib.TOMLDecodeError):
+            return None
 
     def load_state_dict(self, state: dict, path: str = 'checkpoint') -> None:
         try:
@@ -439,14 +453,18 @@ class Trainer(Rollout):
         if not all(bool(torch.isfinite(p).all()) for p in self.policy.parameters()):
             raise NonFiniteError(f'the weights became non-finite by the end of epoch {self.epoch}, so they were not '
                                  'saved (lower train.learning_rate or train.max_grad_norm)')
-        state = self.state_dict()
+        # Serialized in memory first: torch.save into a file that the disk refuses raises its own RuntimeError
+        # ("unexpected pos"), where a plain write raises the OSError that says the disk is full.
+        buffer = io.BytesIO()
+        torch.save(self.state_dict(), buffer)
+        data = buffer.getbuffer()
         try:
-            atomic_write(path, lambda f: torch.save(state, f))
+            atomic_write(path, lambda f: f.write(data))
             old = sorted(n for n in os.listdir(folder) if n.startswith('epoch-') and n.endswith('.pt'))
             for name in old[:-self.train_config['keep_checkpoints']]:  # only once the new one is safe
                 os.remove(os.path.join(folder, name))
         except OSError as e:
-            raise write_failure('the checkpoint', path, e) from None
+            raise write_failure('the checkpoint', path, e, len(data)) from None
         return path
 
 

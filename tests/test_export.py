@@ -17,6 +17,7 @@ from gymnasium import spaces
 import pufferlib
 from pufferlib import config as configuration
 from pufferlib import export, models, native, ocean, rundir
+from pufferlib.checkpoint import find_checkpoint
 from pufferlib.cli import main
 from pufferlib.evaluate import evaluate
 from pufferlib.export import ExportError
@@ -371,6 +372,36 @@ def test_policies_the_native_format_cannot_hold_are_refused_before_writing(tmp_p
     assert os.listdir(tmp_path) == []
 
 
+def test_the_default_policy_hint_is_given_only_where_the_flag_trains(tmp_path):
+    """The refusal suggests --policy.class pufferlib.models:Default only for a run whose [policy] options
+    Default takes: pasted on a MuJoCo run, the flag fails on the family's log_std_init."""
+    pytest.importorskip('mujoco')
+    flag = ['--policy.class', 'pufferlib.models:Default']
+    mujoco_config = configuration.load('mujoco_hopper')
+    env = pufferlib.make('mujoco_hopper')
+    try:
+        with pytest.raises(ExportError) as refused:
+            export.write_native(make_policy(env, mujoco_config), env, 'mujoco_hopper', str(tmp_path))
+        message = str(refused.value)
+        assert message.endswith('export it with --format onnx') and '--policy.class' not in message, message
+        with pytest.raises(configuration.ConfigError, match='log_std_init'):
+            make_policy(env, configuration.load('mujoco_hopper', flag))  # what the old hint led to
+    finally:
+        env.close()
+    env = pufferlib.make('puffer_squared', num_envs=1)
+    try:
+        tiny = Tiny(env, hidden_size=8)
+        models.carry_settings(tiny, {'policy': {'class': 'tests:Tiny', 'hidden_size': 8}, 'rnn': {'class': ''}})
+        with pytest.raises(ExportError, match=r'not Tiny: export it with --format onnx, or train with '
+                                              r'--policy.class pufferlib.models:Default$'):
+            export.write_native(tiny, env, 'puffer_squared', str(tmp_path))
+        assert isinstance(make_policy(env, configuration.load('puffer_squared', [*flag, '--policy.hidden-size', '8'])),
+                          Default)
+    finally:
+        env.close()
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize('name', ['puffer_tripletriad', 'puffer_mmo'])
 def test_a_policy_class_with_a_c_twin_needs_it_in_the_build(name, tmp_path):
     """tripletriad's terms on Default's encoder, puffer_mmo's own encoder and pointer: the export names the class
@@ -522,6 +553,63 @@ def test_the_docs_c_example_runs_under_the_sanitizers(name, request, tmp_path):
         assert numbers[2] == 'action' and int(numbers[3]) == int(first[0].argmax())
         assert numbers[4] == 'logits'
         assert np.abs(np.array(numbers[5:], dtype=np.float32) - flat_logits(logits)[0].numpy()).max() <= PARITY
+
+
+@pytest.fixture(scope='module')
+def trained_with_options(tmp_path_factory):
+    """A tiny run of puffer_squared on a 7x7 grid (other rows than the default 11x11) with 20-step episodes
+    (the same rows, another game): its summary."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv('PUFFER_EXPERIMENTS', str(tmp_path_factory.mktemp('experiments')))
+        return train_small('puffer_squared', '--env.size', '7', '--env.max-steps', '20', steps=1024)
+
+
+def test_a_checkpoint_out_of_its_run_keeps_the_options_it_was_trained_with(trained_with_options, tmp_path):
+    """The checkpoint carries its config: copied alone, it plays, exports and loads natively with size=7 and
+    max_steps=20, not the env's defaults; it wins over an edited config.toml; a checkpoint without one (written
+    before they carried it) still takes the env's defaults."""
+    alone = tmp_path / 'alone' / 'epoch.pt'
+    alone.parent.mkdir()
+    shutil.copy(trained_with_options['checkpoint'], alone)
+    found = find_checkpoint('puffer_squared', str(alone))
+    assert (found.config['env']['size'], found.config['env']['max_steps']) == (7, 20)
+    assert evaluate('puffer_squared', str(alone), episodes=1)['episodes'] == 1
+    out = tmp_path / 'out'
+    assert main(['export', 'puffer_squared', '--checkpoint', str(alone), '--out', str(out), '--format', 'native']) == 0
+    with open(out / export.MANIFEST) as f:
+        options = json.load(f)['env']['options']
+    assert (options['size'], options['max_steps']) == (7, 20)
+    right = pufferlib.make('puffer_squared', num_envs=1, size=7, max_steps=20)
+    other = pufferlib.make('puffer_squared', num_envs=1, size=7)
+    try:
+        export.load_native(str(out), right, 'puffer_squared')
+        with pytest.raises(ExportError, match=r'exported for puffer_squared with max_steps=20; this env has '
+                                              r'max_steps=64: make the env with the options it was exported with'):
+            export.load_native(str(out), other, 'puffer_squared')
+    finally:
+        right.close()
+        other.close()
+    run_dir = trained_with_options['run_dir']
+    config_path = os.path.join(run_dir, 'config.toml')
+    with open(config_path) as f:
+        text = f.read()
+    with open(config_path, 'w') as f:
+        f.write(text.replace('size = 7', 'size = 9'))
+    assert find_checkpoint('puffer_squared', run_dir).config['env']['size'] == 7  # what the weights learned on
+    old = tmp_path / 'old' / 'epoch.pt'
+    old.parent.mkdir()
+    state = torch.load(alone, weights_only=True)
+    del state['config']
+    torch.save(state, old)
+    assert find_checkpoint('puffer_squared', str(old)).config['env']['size'] == 11
+
+
+def test_exporting_another_envs_checkpoint_hints_at_export(trained_with_options):
+    """The hint repeats the command the user ran: export, not eval."""
+    checkpoint = trained_with_options['checkpoint']
+    with pytest.raises(pufferlib.PufferError, match=r'trained on puffer_squared, not puffer_memory: use it with '
+                                                    r'`.*export puffer_squared --checkpoint '):
+        export.export('puffer_memory', checkpoint)
 
 
 def test_export_mistakes_are_one_line(tmp_path):
