@@ -168,13 +168,51 @@ def unpack_state(state: object, identity: StateIdentity, who: str) -> memoryview
     if saved.layout != identity.layout:
         raise StateError(f'{who}: the state was saved by a build of {want} with another memory layout; load it '
                          'with the build that saved it')
-    payload = memoryview(state)[STATE_HEADER_BYTES:]
+    payload = memoryview(state)[STATE_HEADER_BYTES:]  # type: ignore[arg-type]  # bytes-like: checked above
     if len(payload) != length:
         raise StateError(f'{who}: the state is truncated or padded: {len(payload)} payload bytes where its header '
                          f'says {length}')
     if zlib.crc32(payload) != crc:
         raise StateError(f'{who}: the state is corrupt (its checksum does not match)')
     return payload
+
+
+def pack_parts(*parts: bytes) -> bytes:
+    """Byte strings joined with their lengths, for a binding's state payload (no pickle: loading a
+    state never runs code)."""
+    return b''.join(struct.pack('<Q', len(part)) + bytes(part) for part in parts)
+
+
+def unpack_parts(payload: bytes | memoryview, count: int, who: str) -> list[bytes]:
+    """The `count` parts of pack_parts; StateError when the payload does not hold exactly that."""
+    view, out, at = memoryview(payload), [], 0
+    for _ in range(count):
+        if at + 8 > len(view):
+            raise StateError(f'{who}: the state payload is malformed (too short)')
+        (n,) = struct.unpack_from('<Q', view, at)
+        at += 8
+        if at + n > len(view):
+            raise StateError(f'{who}: the state payload is malformed (a part runs past its end)')
+        out.append(bytes(view[at:at + n]))
+        at += n
+    if at != len(view):
+        raise StateError(f'{who}: the state payload is malformed ({len(view) - at} bytes left over)')
+    return out
+
+
+def rng_state(generator: np.random.Generator) -> bytes:
+    """A numpy Generator's state as bytes (JSON of its bit generator's state)."""
+    import json
+    return json.dumps(generator.bit_generator.state).encode()
+
+
+def rng_from_state(data: bytes) -> np.random.Generator:
+    """A new Generator in the state rng_state saved."""
+    import json
+    state = json.loads(data)
+    bit_generator = getattr(np.random, state['bit_generator'])()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
 
 
 def option_kind(value: object) -> str | None:
@@ -565,7 +603,12 @@ class PufferEnv:
         """Load `state` into game `game`: its rows show the restored observation at once, with zero
         rewards and no terminal or truncation flag."""
         game = self._check_game(game)
-        self._load_game(game, self.check_state(state))
+        self.restore_checked(game, self.check_state(state))
+
+    def restore_checked(self, game: int, payload: memoryview) -> None:
+        """set_state's second half: load a payload `check_state` returned into game `game` (vector
+        backends check every state of a call before loading any)."""
+        self._load_game(game, payload)
         k = self.num_agents // self.num_games
         rows = slice(game * k, (game + 1) * k)
         self.rewards[rows] = 0
