@@ -90,6 +90,60 @@ def test_ocean_multiprocessing_all(name):
     check_round_trip(name, 'Multiprocessing')
 
 
+# ---- bindings: (name, module it needs, env kwargs); the ROMs: ale-py ships Atari's, Pokemon's is built ----
+
+BINDINGS = [
+    ('atari_pong', 'ale_py', {}),
+    ('mujoco_halfcheetah', 'mujoco', {}),
+    ('mujoco_humanoid', 'mujoco', {}),
+    ('minigrid_doorkey', 'minigrid', {}),
+    ('crafter', 'crafter', {}),
+    ('procgen_coinrun', 'procgen', {}),
+    ('pokemon_red', 'pyboy', {'check_rom': False, 'max_steps': 100}),
+]
+
+
+@pytest.fixture(scope='module')
+def gb_rom(tmp_path_factory):
+    from test_environments import build_gb_rom
+    path = tmp_path_factory.mktemp('rom') / 'puffer_test.gb'
+    path.write_bytes(build_gb_rom())
+    return str(path)
+
+
+# Crafter steps about a hundred times slower than the rest: 200 steps by default, 1,000 under --runslow.
+SHORT = {'crafter': 200}
+
+
+@pytest.mark.parametrize('backend', ['Serial', 'Multiprocessing'])
+@pytest.mark.parametrize('name, module, kwargs', BINDINGS, ids=[b[0] for b in BINDINGS])
+def test_binding(name, module, kwargs, backend, gb_rom):
+    pytest.importorskip(module)
+    if name == 'pokemon_red':
+        kwargs = {**kwargs, 'rom_path': gb_rom}
+    check_round_trip(name, backend, steps=SHORT.get(name, STEPS), env_kwargs=kwargs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('backend', ['Serial', 'Multiprocessing'])
+@pytest.mark.parametrize('name', sorted(SHORT))
+def test_binding_long(name, backend):
+    pytest.importorskip(name)
+    check_round_trip(name, backend)
+
+
+def test_nethack_refuses():
+    pytest.importorskip('nle')
+    vec = pufferlib.vector.make('nethack', num_envs=1)
+    try:
+        vec.reset(seed=0)
+        assert not vec.supports_state
+        with pytest.raises(StateError, match='cannot save or load its state: NLE keeps the game'):
+            vec.get_states([0])
+    finally:
+        vec.close()
+
+
 def test_ocean_env_level():
     """The env-level API: a loaded game does not share memory with the one that saved it (its steps leave
     the source's state unchanged), and the Log of a game is its own."""

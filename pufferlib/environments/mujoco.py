@@ -99,7 +99,7 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
 
 # MjData's arrays whose size depends on this step's constraints and islands: outputs of the last solve,
 # rebuilt by the next step, so a saved state leaves them out.
-_DYNAMIC_PREFIXES = ('efc_', 'iefc_', 'island_', 'map_', 'dof_island', 'tree_island')
+_DYNAMIC_PREFIXES = ('efc_', 'iefc_', 'iacc', 'ifrc_', 'island_', 'map_', 'dof_island', 'tree_island')
 
 
 _DERIVED: list[str] = []
