@@ -102,10 +102,20 @@ typedef struct Rware {
 
 /* Saved states (ocean.h): `block` is the one allocation; the other pointers point into it, so they are
  * kept (0 bytes) and the block is saved once. */
-#define OCEAN_STATE_BLOCKS(X, env)                                                                                     \
-    X(block, (env)->block_bytes)                                                                                       \
-    X(code, 0) X(claim, 0) X(agent_at, 0) X(shelf_at, 0) X(agents, 0) X(shelves, 0) X(requested, 0) X(request_cell, 0) \
-        X(empty_slots, 0) X(free_requests, 0) X(dist, 0) X(queue, 0)
+#define OCEAN_STATE_BLOCKS(X, env) \
+    X(block, (env)->block_bytes)   \
+    X(code, 0)                     \
+    X(claim, 0)                    \
+    X(agent_at, 0)                 \
+    X(shelf_at, 0)                 \
+    X(agents, 0)                   \
+    X(shelves, 0)                  \
+    X(requested, 0)                \
+    X(request_cell, 0)             \
+    X(empty_slots, 0)              \
+    X(free_requests, 0)            \
+    X(dist, 0)                     \
+    X(queue, 0)
 
 /* ---- layout ---- */
 
