@@ -19,8 +19,6 @@ import sys
 import time
 from collections.abc import Callable
 
-import numpy as np
-
 from lab import ROOT
 from lab import benchmark as bd
 
