@@ -13,10 +13,6 @@ from pufferlib.ocean.tools import random_actions
 from pufferlib.pufferenv import STATE_HEADER_BYTES, StateError
 
 STEPS = 1000
-# Default run: every Ocean env on Serial; on Multiprocessing these, which cover the layouts that
-# matter (blocks of allocated memory, pointers into one block, action masks and turns, Box actions,
-# several agents per game). The rest run under --runslow.
-OCEAN_MP = ('puffer_pong', 'puffer_snake', 'puffer_rware', 'puffer_connect4', 'puffer_drone', 'puffer_mmo')
 
 
 def _vec(name, backend, seed, env_kwargs=None, **options):
@@ -79,14 +75,8 @@ def test_ocean_serial(name):
     check_round_trip(name, 'Serial')
 
 
-@pytest.mark.parametrize('name', OCEAN_MP)
+@pytest.mark.parametrize('name', pufferlib.ocean.env_names())
 def test_ocean_multiprocessing(name):
-    check_round_trip(name, 'Multiprocessing')
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize('name', sorted(set(pufferlib.ocean.env_names()) - set(OCEAN_MP)))
-def test_ocean_multiprocessing_all(name):
     check_round_trip(name, 'Multiprocessing')
 
 
