@@ -16,6 +16,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "ocean.h"
@@ -312,6 +313,166 @@ static PyObject *vec_layout(PyObject *self, PyObject *capsule) {
     return Py_BuildValue("(iiii)", env->num_agents, env->obs_size, env->act_size, (int)sizeof(OCEAN_OBS_T));
 }
 
+/* ---- saved states ----
+ *
+ * One game's state is its env struct by value, followed by the contents of the memory c_init allocated
+ * (the blocks the env lists in OCEAN_STATE_BLOCKS, see ocean.h) and the game's rows of observations,
+ * liveness and action masks (envs patch observations in place, so the rows are state too). Pointers are
+ * never carried: in the saved struct the slots, the error and every listed block pointer are zeroed, and
+ * loading keeps the loading game's own. The Log is not carried either: the finished episodes a game has
+ * not reported yet stay its own. Python (ocean/env.py) adds the header that names the env, the version
+ * and the options. */
+#ifndef OCEAN_STATE_VERSION
+#define OCEAN_STATE_VERSION 1
+#endif
+
+typedef struct StateBlock {
+    size_t offset; /* of the pointer member in Env */
+    size_t bytes;  /* saved from where it points; 0 keeps the pointer only (it points into another block) */
+} StateBlock;
+
+#define STATE_COUNT_BLOCK(field, size) +1
+#ifdef OCEAN_STATE_BLOCKS
+enum { STATE_MAX_BLOCKS = 1 OCEAN_STATE_BLOCKS(STATE_COUNT_BLOCK, env) };
+#else
+enum { STATE_MAX_BLOCKS = 1 };
+#endif
+
+static int state_blocks(Env *env, StateBlock *out) {
+    int n = 0;
+    (void)env;
+    (void)out;
+#ifdef OCEAN_STATE_BLOCKS
+#define STATE_LIST_BLOCK(field, size)                 \
+    out[n].offset = offsetof(Env, field);             \
+    out[n].bytes = (env)->field ? (size_t)(size) : 0; \
+    n++;
+    OCEAN_STATE_BLOCKS(STATE_LIST_BLOCK, env)
+#undef STATE_LIST_BLOCK
+#endif
+    return n;
+}
+
+static char *block_at(Env *env, size_t offset) {
+    char *p;
+    memcpy(&p, (char *)env + offset, sizeof p);
+    return p;
+}
+
+static size_t state_rows_bytes(Env *env) {
+    size_t agents = (size_t)env->num_agents;
+    size_t bytes = agents * (size_t)env->obs_size * sizeof(OCEAN_OBS_T) + agents;
+    if (OCEAN_ACTION_MASK) bytes += agents * (size_t)ocean_spec_num_actions(&env->cfg);
+    return bytes;
+}
+
+static size_t state_bytes(Env *env) {
+    StateBlock blocks[STATE_MAX_BLOCKS] = {{0, 0}};
+    int n = state_blocks(env, blocks);
+    size_t total = sizeof(Env) + state_rows_bytes(env);
+    for (int k = 0; k < n; k++) total += blocks[k].bytes;
+    return total;
+}
+
+/* vec_state_info(capsule) -> (payload bytes of one game, OCEAN_STATE_VERSION, sizeof(Env), blocks) */
+static PyObject *vec_state_info(PyObject *self, PyObject *capsule) {
+    Env *env = get_env(capsule, 0);
+    if (env == NULL) return NULL;
+    StateBlock blocks[STATE_MAX_BLOCKS] = {{0, 0}};
+    int n = state_blocks(env, blocks);
+    return Py_BuildValue("(niin)", (Py_ssize_t)state_bytes(env), OCEAN_STATE_VERSION, (int)sizeof(Env), (Py_ssize_t)n);
+}
+
+/* vec_get_state(capsule, index) -> bytes: the payload of game `index` */
+static PyObject *vec_get_state(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    int index;
+    if (!PyArg_ParseTuple(args, "Oi", &capsule, &index)) return NULL;
+    Env *env = get_env(capsule, index);
+    if (env == NULL) return NULL;
+    StateBlock blocks[STATE_MAX_BLOCKS] = {{0, 0}};
+    int n = state_blocks(env, blocks);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)state_bytes(env));
+    if (out == NULL) return NULL;
+    char *p = PyBytes_AS_STRING(out);
+    Env *copy = (Env *)p; /* PyBytes data is aligned for any type */
+    memcpy(copy, env, sizeof(Env));
+    copy->observations = NULL;
+    copy->actions = NULL;
+    copy->cont_actions = NULL;
+    copy->rewards = NULL;
+    copy->terminals = copy->truncations = copy->masks = copy->action_masks = NULL;
+    copy->error = NULL;
+    memset(&copy->log, 0, sizeof(Log));
+    for (int k = 0; k < n; k++) memset(p + blocks[k].offset, 0, sizeof(void *));
+    p += sizeof(Env);
+    for (int k = 0; k < n; k++) {
+        memcpy(p, block_at(env, blocks[k].offset), blocks[k].bytes);
+        p += blocks[k].bytes;
+    }
+    size_t agents = (size_t)env->num_agents, obs = agents * (size_t)env->obs_size * sizeof(OCEAN_OBS_T);
+    memcpy(p, env->observations, obs);
+    p += obs;
+    memcpy(p, env->masks, agents);
+    p += agents;
+    if (OCEAN_ACTION_MASK) memcpy(p, env->action_masks, agents * (size_t)ocean_spec_num_actions(&env->cfg));
+    return out;
+}
+
+/* vec_set_state(capsule, index, payload): load a payload of vec_get_state into game `index`. Python has
+ * checked the header (env, version, options, checksum); the length is checked here too. */
+static PyObject *vec_set_state(PyObject *self, PyObject *args) {
+    PyObject *capsule;
+    int index;
+    Py_buffer in;
+    if (!PyArg_ParseTuple(args, "Oiy*", &capsule, &index, &in)) return NULL;
+    Env *env = get_env(capsule, index);
+    if (env == NULL) {
+        PyBuffer_Release(&in);
+        return NULL;
+    }
+    size_t need = state_bytes(env);
+    if ((size_t)in.len != need) {
+        PyBuffer_Release(&in);
+        PyErr_Format(PyExc_ValueError, "a state of %s is %zd bytes, got %zd", OCEAN_ENV_NAME, (Py_ssize_t)need, in.len);
+        return NULL;
+    }
+    StateBlock blocks[STATE_MAX_BLOCKS] = {{0, 0}};
+    int n = state_blocks(env, blocks);
+    Env keep = *env; /* this game's own pointers and log */
+    const char *p = (const char *)in.buf;
+    memcpy(env, p, sizeof(Env));
+    env->observations = keep.observations;
+    env->actions = keep.actions;
+    env->cont_actions = keep.cont_actions;
+    env->rewards = keep.rewards;
+    env->terminals = keep.terminals;
+    env->truncations = keep.truncations;
+    env->masks = keep.masks;
+    env->action_masks = keep.action_masks;
+    env->error = keep.error;
+    env->log = keep.log;
+    for (int k = 0; k < n; k++)
+        memcpy((char *)env + blocks[k].offset, (char *)&keep + blocks[k].offset, sizeof(void *));
+    p += sizeof(Env);
+    for (int k = 0; k < n; k++) {
+        memcpy(block_at(env, blocks[k].offset), p, blocks[k].bytes);
+        p += blocks[k].bytes;
+    }
+    size_t agents = (size_t)env->num_agents, obs = agents * (size_t)env->obs_size * sizeof(OCEAN_OBS_T);
+    memcpy(env->observations, p, obs);
+    p += obs;
+    memcpy(env->masks, p, agents);
+    p += agents;
+    if (OCEAN_ACTION_MASK) memcpy(env->action_masks, p, agents * (size_t)ocean_spec_num_actions(&env->cfg));
+    /* loading is not a transition */
+    memset(env->rewards, 0, sizeof(float) * agents);
+    memset(env->terminals, 0, agents);
+    memset(env->truncations, 0, agents);
+    PyBuffer_Release(&in);
+    Py_RETURN_NONE;
+}
+
 static PyObject *vec_close(PyObject *self, PyObject *capsule) {
     VecEnv *vec = (VecEnv *)PyCapsule_GetPointer(capsule, CAPSULE_NAME);
     if (vec == NULL) return NULL;
@@ -329,6 +490,9 @@ static PyMethodDef ocean_methods[] = {
     {"vec_render", vec_render, METH_VARARGS, "vec_render(handle, index, frame)"},
     {"vec_text", vec_text, METH_VARARGS, "vec_text(handle, index) -> str"},
     {"vec_layout", vec_layout, METH_O, "vec_layout(handle) -> (agents, obs_size, act_size, obs_itemsize)"},
+    {"vec_state_info", vec_state_info, METH_O, "vec_state_info(handle) -> (payload_bytes, version, env_bytes, blocks)"},
+    {"vec_get_state", vec_get_state, METH_VARARGS, "vec_get_state(handle, index) -> bytes"},
+    {"vec_set_state", vec_set_state, METH_VARARGS, "vec_set_state(handle, index, payload)"},
     {"vec_close", vec_close, METH_O, "vec_close(handle)"},
     {NULL, NULL, 0, NULL},
 };

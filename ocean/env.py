@@ -21,7 +21,8 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError, EnvError, PufferEnv, check_buffer_size, check_seed, typed_option
+from pufferlib.pufferenv import (APIUsageError, EnvError, PufferEnv, StateError, StateIdentity, check_buffer_size,
+                                 check_seed, state_hash, typed_option)
 
 from .spec import Spec, Value
 
@@ -160,6 +161,35 @@ class OceanEnv(PufferEnv):
     def make_spaces(self, config: dict[str, Value]) -> tuple[spaces.Box, spaces.Space]:
         """The spaces the spec declares; an env's subclass may extend this (see ocean/spaces)."""
         return make_spaces(self.spec, config)
+
+    # ---- saved states (pufferlib.pufferenv; the C side is in ocean/binding.h) ----
+
+    supports_state = True
+
+    @property
+    def num_games(self) -> int:  # type: ignore[override]
+        return self.num_envs
+
+    def state_identity(self) -> StateIdentity:
+        identity = getattr(self, '_state_identity', None)
+        if identity is None:
+            self._check_open()
+            payload_bytes, version, env_bytes, blocks = self._binding.vec_state_info(self._handle)
+            identity = self._state_identity = StateIdentity(
+                self.spec.env_name, version, state_hash(self.spec.pack(self.config)),
+                state_hash((payload_bytes, env_bytes, blocks)))
+        return identity
+
+    def _save_game(self, game: int) -> bytes:
+        self._check_open()
+        return self._binding.vec_get_state(self._handle, game)
+
+    def _load_game(self, game: int, payload: memoryview) -> None:
+        self._check_open()
+        try:
+            self._binding.vec_set_state(self._handle, game, payload)
+        except ValueError as e:  # the length, which the header already vouched for: a mismatched build
+            raise StateError(f'{self.describe()}: {e}') from None
 
     # ---- the PufferEnv API ----
 

@@ -20,6 +20,16 @@
  *   void c_close(Env*)         frees what c_init allocated; also called after a failed c_init, so it
  *                              must cope with a half-initialised env (free(NULL) is fine: the env
  *                              struct starts zeroed)
+ * Saved states (binding.h, vec_get_state / vec_set_state): a game's state is its struct by value plus
+ * its rows, so an env whose state all lives in its struct has nothing to do. An env with pointer
+ * members (memory c_init allocates) lists every one of them, each with the bytes it points to, before
+ * binding.h is included:
+ *     #define OCEAN_STATE_BLOCKS(X, env) X(grid, (size_t)(env)->rows * (env)->stride) X(body, ...)
+ * A saved state then carries those bytes instead of the pointer, and loading copies them into the
+ * loading game's own memory (0 bytes for a pointer into another listed block: it is kept as it is).
+ * A pointer member that is not listed would be copied as an address: never leave one out, and never
+ * point at static data (store an index instead). An env whose struct changes meaning without
+ * changing size defines OCEAN_STATE_VERSION (default 1) and bumps it, so old states are refused.
  * Rules: no allocation after c_init, no global or static mutable state (several vectors may live in
  * one process and on several threads), every random draw from env->rng so a seed fixes a run, and
  * actions from the caller are untrusted: clamp them with ocean_clamp before indexing anything, and read

@@ -29,13 +29,30 @@ spent on resetting, which is what a [segments, horizon] rollout buffer wants. Ev
 
 The arrays are handed in through `buf` so a vector backend can place them in shared memory; with
 `buf=None` the env allocates its own.
+
+Saved states. An env that can snapshot itself sets `supports_state = True`. It holds `num_games`
+games (an Ocean env object holds `num_envs` of them, an emulated env one), game g owning the rows
+`[g * k, (g + 1) * k)` with `k = num_agents // num_games`. `get_state(game)` returns that game's whole
+state as bytes; `set_state(game, state)` loads one into any game of an env with the same identity:
+the game's observation rows (and masks, action masks) are the restored ones at once, its rewards,
+terminals and truncations read 0/False (loading is not a transition), and the next step continues the
+saved game exactly, RNG included. A state starts with an 80-byte header (`pack_state`): a magic, the
+header format, the env's name, its state version, a hash of its option set, a hash of its memory
+layout, the payload's length and a CRC-32 of it, so a state of another env, version, option set or
+build, a truncated one and a corrupted one are each refused with a `StateError` before anything is
+loaded. An env that cannot save (NetHack) raises `StateError` naming itself from both methods. A
+subclass implements `state_identity()` and the hooks `_save_game(game) -> bytes` and
+`_load_game(game, payload)`; the base class does the header, the checks and the row bookkeeping.
 """
 import functools
+import hashlib
 import math
 import os
+import struct
+import zlib
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any, NoReturn
+from typing import Any, NamedTuple, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -77,6 +94,125 @@ class ActionMaskError(APIUsageError):
 
 class IllegalActionError(ActionMaskError):
     """An action that the env's action mask forbids was submitted to step()."""
+
+
+class StateError(APIUsageError):
+    """A saved env state cannot be loaded here (another env, version, option set or build; truncated;
+    corrupt; a game id out of range), or the env cannot save its state at all."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Saved states: the header every env's state starts with
+# ---------------------------------------------------------------------------------------------
+
+STATE_MAGIC = b'PUFSTATE'
+STATE_FORMAT = 1  # of the header below; bump it when the header changes
+# magic, format, env version, env name, options hash, layout hash, payload bytes, payload CRC-32
+_STATE_HEADER = struct.Struct('<8sII32sQQQI4x')
+STATE_HEADER_BYTES = _STATE_HEADER.size
+
+
+class StateIdentity(NamedTuple):
+    """What a state must match to be loaded: the env, its state version, its options, its layout."""
+    env: str       # the env's name, at most 32 bytes of UTF-8
+    version: int   # the env's state format; an env bumps it when what its payload means changes
+    options: int   # state_hash of the option set
+    layout: int    # state_hash of the memory layout (Ocean: struct and row sizes of this build), else 0
+
+
+def state_hash(value: object) -> int:
+    """A 64-bit hash of `value`'s repr, the same in every process (unlike hash()): dicts are
+    sorted first, so option order does not matter."""
+    if isinstance(value, dict):
+        value = sorted(value.items())
+    data = value if isinstance(value, bytes) else repr(value).encode()
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), 'little')
+
+
+def pack_state(identity: StateIdentity, payload: bytes) -> bytes:
+    """The header of `identity` followed by `payload`."""
+    name = identity.env.encode()[:32]
+    header = _STATE_HEADER.pack(STATE_MAGIC, STATE_FORMAT, identity.version, name, identity.options,
+                                identity.layout, len(payload), zlib.crc32(payload))
+    return header + payload
+
+
+def read_state_header(state: object, who: str = 'this env') -> tuple[StateIdentity, int, int]:
+    """(identity, payload length, CRC-32) of a state's header; StateError when it has none."""
+    if not isinstance(state, (bytes, bytearray, memoryview)):
+        raise StateError(f'{who}: a state is bytes (from get_state), got {type(state).__name__}')
+    if len(state) < STATE_HEADER_BYTES or bytes(state[:8]) != STATE_MAGIC:
+        raise StateError(f'{who}: {len(state)} bytes that are not a saved env state (no state header); pass '
+                         'what get_state/get_states returned')
+    magic, fmt, version, name, options, layout, length, crc = _STATE_HEADER.unpack_from(state)
+    if fmt != STATE_FORMAT:
+        raise StateError(f'{who}: the state has header format {fmt}; this pufferlib reads format {STATE_FORMAT}')
+    env = name.rstrip(b'\0').decode(errors='replace')
+    return StateIdentity(env, version, options, layout), length, crc
+
+
+def unpack_state(state: object, identity: StateIdentity, who: str) -> memoryview:
+    """The payload of `state` once its header matches `identity`; one StateError naming the mismatch
+    otherwise (another env, version, option set or build; truncated; corrupt)."""
+    saved, length, crc = read_state_header(state, who)
+    want = identity.env.encode()[:32].decode(errors='replace')
+    if saved.env != want:
+        raise StateError(f'{who}: this is a state of {saved.env}, not of {want}; states load only into the env '
+                         'that saved them')
+    if saved.version != identity.version:
+        raise StateError(f'{who}: the state has version {saved.version} of {want}\'s state format, this build '
+                         f'has version {identity.version}; it was saved by another version of the env')
+    if saved.options != identity.options:
+        raise StateError(f'{who}: the state was saved with other options of {want}; load it into an env made '
+                         'with the same options')
+    if saved.layout != identity.layout:
+        raise StateError(f'{who}: the state was saved by a build of {want} with another memory layout; load it '
+                         'with the build that saved it')
+    payload = memoryview(state)[STATE_HEADER_BYTES:]  # type: ignore[arg-type]  # bytes-like: checked above
+    if len(payload) != length:
+        raise StateError(f'{who}: the state is truncated or padded: {len(payload)} payload bytes where its header '
+                         f'says {length}')
+    if zlib.crc32(payload) != crc:
+        raise StateError(f'{who}: the state is corrupt (its checksum does not match)')
+    return payload
+
+
+def pack_parts(*parts: bytes) -> bytes:
+    """Byte strings joined with their lengths, for a binding's state payload (no pickle: loading a
+    state never runs code)."""
+    return b''.join(struct.pack('<Q', len(part)) + bytes(part) for part in parts)
+
+
+def unpack_parts(payload: bytes | memoryview, count: int, who: str) -> list[bytes]:
+    """The `count` parts of pack_parts; StateError when the payload does not hold exactly that."""
+    view, out, at = memoryview(payload), [], 0
+    for _ in range(count):
+        if at + 8 > len(view):
+            raise StateError(f'{who}: the state payload is malformed (too short)')
+        (n,) = struct.unpack_from('<Q', view, at)
+        at += 8
+        if at + n > len(view):
+            raise StateError(f'{who}: the state payload is malformed (a part runs past its end)')
+        out.append(bytes(view[at:at + n]))
+        at += n
+    if at != len(view):
+        raise StateError(f'{who}: the state payload is malformed ({len(view) - at} bytes left over)')
+    return out
+
+
+def rng_state(generator: np.random.Generator) -> bytes:
+    """A numpy Generator's state as bytes (JSON of its bit generator's state)."""
+    import json
+    return json.dumps(generator.bit_generator.state).encode()
+
+
+def rng_from_state(data: bytes) -> np.random.Generator:
+    """A new Generator in the state rng_state saved."""
+    import json
+    state = json.loads(data)
+    bit_generator = getattr(np.random, state['bit_generator'])()
+    bit_generator.state = state
+    return np.random.Generator(bit_generator)
 
 
 def option_kind(value: object) -> str | None:
@@ -430,6 +566,60 @@ class PufferEnv:
 
     def close(self) -> None:
         pass
+
+    # ---- saved states (see the module docstring) ----
+
+    # Whether get_state/set_state work; and the games this object holds, whose ids are 0..num_games-1.
+    supports_state: bool = False
+    num_games: int = 1
+
+    def state_identity(self) -> StateIdentity:
+        """Name, version, options and layout a state must match (subclasses that save implement it)."""
+        raise self._no_state()
+
+    def _no_state(self) -> StateError:
+        why = getattr(self, 'state_unsupported', None)
+        return StateError(f'{self.describe()} cannot save or load its state'
+                          + (f': {why}' if why else ' (it does not implement get_state/set_state)'))
+
+    def _check_game(self, game: object) -> int:
+        if not self.supports_state:
+            raise self._no_state()
+        if isinstance(game, bool) or not isinstance(game, (int, np.integer)) or not 0 <= game < self.num_games:
+            raise StateError(f'{self.describe()}: game id must be an int in [0, {self.num_games}), got {game!r}')
+        return int(game)
+
+    def get_state(self, game: int = 0) -> bytes:
+        """The whole state of game `game` as bytes, header included."""
+        return pack_state(self.state_identity(), self._save_game(self._check_game(game)))
+
+    def check_state(self, state: object) -> memoryview:
+        """The payload of `state` if it loads into this env; StateError otherwise. Nothing changes."""
+        if not self.supports_state:
+            raise self._no_state()
+        return unpack_state(state, self.state_identity(), self.describe())
+
+    def set_state(self, game: int, state: object) -> None:
+        """Load `state` into game `game`: its rows show the restored observation at once, with zero
+        rewards and no terminal or truncation flag."""
+        game = self._check_game(game)
+        self.restore_checked(game, self.check_state(state))
+
+    def restore_checked(self, game: int, payload: memoryview) -> None:
+        """set_state's second half: load a payload `check_state` returned into game `game` (vector
+        backends check every state of a call before loading any)."""
+        self._load_game(game, payload)
+        k = self.num_agents // self.num_games
+        rows = slice(game * k, (game + 1) * k)
+        self.rewards[rows] = 0
+        self.terminals[rows] = False
+        self.truncations[rows] = False
+
+    def _save_game(self, game: int) -> bytes:
+        raise self._no_state()
+
+    def _load_game(self, game: int, payload: memoryview) -> None:
+        raise self._no_state()
 
 
 def check_buffers(buf: object, observation_space: spaces.Space, action_space: spaces.Space, num_agents: int,

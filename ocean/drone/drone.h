@@ -45,6 +45,9 @@ typedef struct Drone {
     DroneBody *drones;
 } Drone;
 
+/* Saved states (ocean.h): the memory c_init allocates. */
+#define OCEAN_STATE_BLOCKS(X, env) X(drones, sizeof(DroneBody) * (size_t)(env)->num_agents)
+
 static int c_init(Drone *env) {
     env->drones = (DroneBody *)calloc((size_t)env->num_agents, sizeof(DroneBody));
     if (!env->drones) return ocean_fail(env, "out of memory for the drones");

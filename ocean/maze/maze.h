@@ -19,6 +19,11 @@ typedef struct Maze {
     int agent, goal, tick;
 } Maze;
 
+/* Saved states (ocean.h): the memory c_init allocates. */
+#define OCEAN_STATE_BLOCKS(X, env)                                             \
+    X(grid, (size_t)((env)->cfg.height + 2 * MZ_VIEW) * (size_t)(env)->stride) \
+    X(stack, sizeof(int) * (size_t)(((env)->cfg.width / 2) * ((env)->cfg.height / 2) + 1))
+
 static int c_init(Maze *env) {
     env->stride = env->cfg.width + 2 * MZ_VIEW;
     env->grid = (unsigned char *)malloc((size_t)(env->cfg.height + 2 * MZ_VIEW) * env->stride);

@@ -93,6 +93,19 @@ typedef struct Mmo {
     float term_sums[MM_TERMS], lives;
 } Mmo;
 
+/* Saved states (ocean.h): the memory c_init allocates. */
+#define OCEAN_STATE_BLOCKS(X, env)                                                        \
+    X(terrain, (size_t)(env)->cells)                                                      \
+    X(things, (size_t)(env)->cells)                                                       \
+    X(items, (size_t)(env)->cells)                                                        \
+    X(occ, sizeof(short) * (size_t)(env)->cells)                                          \
+    X(ents, sizeof(MmoEnt) * (size_t)(env)->num_ents)                                     \
+    X(agents, sizeof(MmoAgent) * (size_t)(env)->cfg.agents)                               \
+    X(visited, sizeof(uint64_t) * (size_t)(env)->cfg.agents * (size_t)(env)->visit_words) \
+    X(regrow_tile, sizeof(int) * (size_t)(env)->size * (size_t)(env)->size)               \
+    X(regrow_tick, sizeof(int) * (size_t)(env)->size * (size_t)(env)->size)               \
+    X(lattice, sizeof(float) * (size_t)((env)->size / 4 + 3) * (size_t)((env)->size / 4 + 3))
+
 static int mm_x(Mmo *env, int pos) { return pos % env->stride - MM_VIEW; }
 static int mm_y(Mmo *env, int pos) { return pos / env->stride - MM_VIEW; }
 static int mm_cheb(Mmo *env, int a, int b) {

@@ -79,6 +79,7 @@ typedef struct Rware {
      * misses (a thousand warehouses per core), so the per-cell state is kept to 7 bytes a cell and
      * nothing per cell is derivable (coordinates, the fixed flags) is stored. */
     void *block;
+    size_t block_bytes;      /* its size */
     unsigned char *code;     /* [cells] all observation flags of each cell (bit k = flag k); the fixed
                               * ones (wall, highway, goal) tell the cell's kind: rw_kind */
     unsigned char *claim;    /* [cells] stamp of the step that last claimed the cell as a target */
@@ -98,6 +99,23 @@ typedef struct Rware {
     unsigned char stamp;
     int tick, deliveries;
 } Rware;
+
+/* Saved states (ocean.h): `block` is the one allocation; the other pointers point into it, so they are
+ * kept (0 bytes) and the block is saved once. */
+#define OCEAN_STATE_BLOCKS(X, env) \
+    X(block, (env)->block_bytes)   \
+    X(code, 0)                     \
+    X(claim, 0)                    \
+    X(agent_at, 0)                 \
+    X(shelf_at, 0)                 \
+    X(agents, 0)                   \
+    X(shelves, 0)                  \
+    X(requested, 0)                \
+    X(request_cell, 0)             \
+    X(empty_slots, 0)              \
+    X(free_requests, 0)            \
+    X(dist, 0)                     \
+    X(queue, 0)
 
 /* ---- layout ---- */
 
@@ -141,6 +159,7 @@ static int c_init(Rware *env) {
     char *p = (char *)calloc(total, 1);
     if (p == NULL) return ocean_fail(env, "out of memory for the warehouse");
     env->block = p;
+    env->block_bytes = total;
     void *arrays[N_ARRAYS];
     for (int k = 0; k < N_ARRAYS; k++) {
         arrays[k] = p;

@@ -25,6 +25,15 @@ typedef struct Snake {
     float *returns;
 } Snake;
 
+/* Saved states (ocean.h): the memory c_init allocates. */
+#define OCEAN_STATE_BLOCKS(X, env)                                                       \
+    X(grid, (size_t)(env)->rows *(size_t)(env)->stride)                                  \
+    X(body, sizeof(int) * (size_t)(env)->cfg.num_snakes * (size_t)(env)->cfg.max_length) \
+    X(head, sizeof(int) * (size_t)(env)->cfg.num_snakes)                                 \
+    X(length, sizeof(int) * (size_t)(env)->cfg.num_snakes)                               \
+    X(tick, sizeof(int) * (size_t)(env)->cfg.num_snakes)                                 \
+    X(returns, sizeof(float) * (size_t)(env)->cfg.num_snakes)
+
 static int c_init(Snake *env) {
     env->stride = env->cfg.width + 2 * env->cfg.vision;
     env->rows = env->cfg.height + 2 * env->cfg.vision;

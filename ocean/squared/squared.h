@@ -18,6 +18,12 @@ typedef struct Squared {
     int perimeter_n;
 } Squared;
 
+/* Saved states (ocean.h): the memory c_init allocates (the perimeter's order is state: episodes
+ * shuffle it in place). */
+#define OCEAN_STATE_BLOCKS(X, env)                            \
+    X(grid, (size_t)(env)->cfg.size *(size_t)(env)->cfg.size) \
+    X(perimeter, sizeof(int) * (size_t)(env)->perimeter_n)
+
 /* Border cells in a fixed order. Episodes shuffle the array in place, so a seeded reset restores
  * this order first: otherwise the targets would depend on the history before the seed. */
 static void squared_fill_perimeter(Squared *env) {

@@ -17,6 +17,10 @@ typedef struct Template {
     unsigned char *line;         /* an example of memory owned by the env: allocated in c_init only */
 } Template;
 
+/* Saved states (ocean.h): every pointer member c_init allocates, with its size in bytes, so that a
+ * saved state carries what it points to and loading keeps this env's own memory. */
+#define OCEAN_STATE_BLOCKS(X, env) X(line, (size_t)(env)->cfg.length)
+
 /* Allocate here and only here: steps run with no allocation. */
 static int c_init(Template *env) {
     env->line = (unsigned char *)calloc((size_t)env->cfg.length, 1);

@@ -37,6 +37,13 @@ typedef struct TrashPickup {
     float ret;                 /* summed reward of all agents this episode */
 } TrashPickup;
 
+/* Saved states (ocean.h): the memory c_init allocates. */
+#define OCEAN_STATE_BLOCKS(X, env)                   \
+    X(cells, (size_t)TP_KINDS *(size_t)(env)->plane) \
+    X(pos, sizeof(int) * (size_t)(env)->agents)      \
+    X(carrying, (size_t)(env)->agents)               \
+    X(shuffle, sizeof(int) * (size_t)(env)->size * (size_t)(env)->size)
+
 static inline unsigned char *tp_kind(TrashPickup *env, int kind) { return env->cells + (size_t)kind * env->plane; }
 
 static int c_init(TrashPickup *env) {

@@ -12,7 +12,8 @@ from gymnasium import spaces
 
 from pufferlib.emulation.base import _create, _Emulated
 from pufferlib.emulation.checks import ObservationMismatch, check_observation, mismatch_error
-from pufferlib.pufferenv import APIUsageError, PufferEnv, SpaceError, check_seed, not_a_reward
+from pufferlib.pufferenv import (APIUsageError, PufferEnv, SpaceError, StateError, StateIdentity, check_seed,
+                                 not_a_reward, state_hash)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -132,6 +133,9 @@ class GymnasiumPufferEnv(_Emulated):
         self.episode_return = 0.0
         self.episode_length = 0
         self.render_mode = getattr(self.env, 'render_mode', None)
+        self.supports_state = all(callable(getattr(self.env, name, None))
+                                  for name in ('state_identity', 'get_state', 'set_state'))
+        self.state_unsupported = getattr(self.env, 'state_unsupported', None)
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, list[dict]]:
         seed = check_seed(seed, self.describe)
@@ -194,6 +198,33 @@ class GymnasiumPufferEnv(_Emulated):
         else:
             self._write_checked(ob)
         return self.observations, self.rewards, self.terminals, self.truncations, infos
+
+    # ---- saved states: passed through to the wrapped env when it implements them ----
+    # The wrapped env's side of it: `state_identity() -> (name, version, options)` (the options are
+    # hashed), `get_state() -> bytes` and `set_state(payload) -> the restored observation`; an env that
+    # cannot save may say why in `state_unsupported`. The episode's return and length (the stats this
+    # wrapper reports) restart at a load.
+
+    def state_identity(self) -> StateIdentity:
+        if not self.supports_state:
+            raise self._no_state()
+        env: Any = self.env  # implements the state methods (supports_state)
+        name, version, options = env.state_identity()
+        return StateIdentity(name, int(version), state_hash(options), 0)
+
+    def _save_game(self, game: int) -> bytes:
+        if not self.initialized:
+            raise StateError(f'{self.describe()}: get_state() before reset(); reset the env first')
+        env: Any = self.env
+        return bytes(env.get_state())
+
+    def _load_game(self, game: int, payload: memoryview) -> None:
+        env: Any = self.env
+        ob = env.set_state(bytes(payload))
+        self._write_checked(ob)
+        self.masks[0] = True
+        self.episode_return, self.episode_length = 0.0, 0
+        self.initialized = self._steppable = True
 
     def render(self) -> Any:
         return self.env.render()

@@ -21,7 +21,8 @@ import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, require
-from pufferlib.pufferenv import APIUsageError, PufferEnv
+from pufferlib.pufferenv import (APIUsageError, PufferEnv, pack_parts, rng_from_state, rng_state,
+                                 unpack_parts)
 
 # The 57 games of the standard Atari benchmark; any other ROM in ale-py works through
 # `make('atari', game=<rom id>)`.
@@ -87,6 +88,10 @@ class AtariEnv(gymnasium.Env):
         self._lives = 0
         self._score = 0.0
         self._game_over = True
+        self._options = dict(game=game, frameskip=self.frameskip, repeat_action_probability=repeat_action_probability,
+                             noop_max=self.noop_max, episodic_life=self.episodic_life, frame_stack=frame_stack,
+                             screen_size=self.screen_size, max_episode_frames=max_episode_frames,
+                             full_action_space=full_action_space, clip_rewards=self.clip_rewards)
 
     def _grab(self, slot: int) -> None:
         self.ale.getScreenGrayscale(self._screens[slot])
@@ -151,6 +156,29 @@ class AtariEnv(gymnasium.Env):
         if self.clip_rewards:
             reward = float(np.sign(reward))
         return self._observe(), reward, terminated, truncated and not terminated, info
+
+    # ---- saved states (through GymnasiumPufferEnv.get_state / set_state) ----
+
+    def state_identity(self) -> tuple[str, int, dict]:
+        return f'atari_{self.game}', 1, self._options
+
+    def get_state(self) -> bytes:
+        """The emulator (ALE cloneState with its RNG: sticky actions replay identically, the frame
+        counters included), the two pooled screens, the frame stack, lives, score and the no-op RNG."""
+        ale = self.ale.cloneState(include_rng=True).serialize()
+        numbers = np.array([self._lives, self._score, self._game_over], np.float64).tobytes()
+        return pack_parts(ale, self._screens.tobytes(), self._stack.tobytes(), numbers, rng_state(self.np_random))
+
+    def set_state(self, payload: bytes) -> np.ndarray:
+        import ale_py
+        ale, screens, stack, numbers, rng = unpack_parts(payload, 5, f'atari_{self.game}')
+        self.ale.restoreState(ale_py.ALEState(ale))
+        self._screens[...] = np.frombuffer(screens, np.uint8).reshape(self._screens.shape)
+        self._stack[...] = np.frombuffer(stack, np.uint8).reshape(self._stack.shape)
+        lives, score, game_over = np.frombuffer(numbers, np.float64)
+        self._lives, self._score, self._game_over = int(lives), float(score), bool(game_over)
+        self._np_random = rng_from_state(rng)
+        return np.ascontiguousarray(self._stack.transpose(1, 2, 0))
 
     def render(self) -> np.ndarray:
         return self.ale.getScreenRGB()

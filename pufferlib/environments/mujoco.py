@@ -32,7 +32,8 @@ import numpy.typing as npt
 from pufferlib.emulation import GymnasiumPufferEnv
 from pufferlib.environments import absent, install_line
 from pufferlib.environments._support import check_name, lazy_policy
-from pufferlib.pufferenv import APIUsageError, EnvError, MissingDependencyError, PufferEnv
+from pufferlib.pufferenv import (APIUsageError, EnvError, MissingDependencyError, PufferEnv, StateError, StateIdentity,
+                                 pack_parts, rng_from_state, rng_state, state_hash, unpack_parts)
 from pufferlib.reward_scale import RewardScaler
 
 TASKS = {
@@ -89,8 +90,27 @@ def make(name: str, buf: SimpleNamespace | None = None, seed: int | None = None,
     if max_episode_steps is not None:
         kwargs['max_episode_steps'] = int(max_episode_steps)
     creator = lambda: ClipToBox(gymnasium.make(task, render_mode=render_mode, **kwargs))  # noqa: E731
-    return MujocoPufferEnv(env_creator=creator, buf=buf, seed=seed, normalize_reward=bool(normalize_reward),
-                           gamma=float(reward_gamma), clip=float(reward_clip))
+    env = MujocoPufferEnv(env_creator=creator, buf=buf, seed=seed, normalize_reward=bool(normalize_reward),
+                          gamma=float(reward_gamma), clip=float(reward_clip))
+    env.state_options = dict(task=task, normalize_reward=bool(normalize_reward), reward_gamma=float(reward_gamma),
+                             reward_clip=float(reward_clip), **kwargs)
+    return env
+
+
+# MjData's arrays whose size depends on this step's constraints and islands: outputs of the last solve,
+# rebuilt by the next step, so a saved state leaves them out.
+_DYNAMIC_PREFIXES = ('efc_', 'iefc_', 'iacc', 'ifrc_', 'island_', 'map_', 'dof_island', 'tree_island')
+
+
+_DERIVED: list[str] = []
+
+
+def _derived_arrays(data: Any) -> list[str]:
+    """Names of MjData's arrays of a size fixed by the model, in a fixed order (the same for every model)."""
+    if not _DERIVED:
+        _DERIVED.extend(name for name in dir(data) if not name.startswith(('_', *_DYNAMIC_PREFIXES))
+                        and isinstance(getattr(data, name), np.ndarray))
+    return _DERIVED
 
 
 class ClipToBox(gymnasium.ActionWrapper):
@@ -115,6 +135,7 @@ class MujocoPufferEnv(GymnasiumPufferEnv):
     def __init__(self, *args: Any, normalize_reward: bool = True, gamma: float = 0.99, clip: float = 10.0,
                  **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.supports_state = True
         self.normalize_reward = normalize_reward
         self.scaler = RewardScaler(1, gamma, clip)  # one row: this env's own statistic
 
@@ -129,6 +150,74 @@ class MujocoPufferEnv(GymnasiumPufferEnv):
         # The emulation starts the next episode after a done, so the discounted return restarts with it.
         rewards[:] = self.scaler(slice(0, 1), rewards, np.logical_or(terminals, truncations))
         return obs, rewards, terminals, truncations, infos
+
+    # ---- saved states: MuJoCo's integration state, our counters, the reward scaler's statistic ----
+
+    state_options: dict[str, Any] = {}
+
+    def state_identity(self) -> StateIdentity:
+        return StateIdentity(str(self.state_options.get('task', 'mujoco'))[:32], 1, state_hash(self.state_options), 0)
+
+    def _time_limit(self) -> Any:
+        env = self.env
+        while isinstance(env, gymnasium.Wrapper):
+            if isinstance(env, gymnasium.wrappers.TimeLimit):
+                return env
+            env = env.env
+        return None
+
+    def _save_game(self, game: int) -> bytes:
+        """mj_getState's mjSTATE_INTEGRATION (time, qpos, qvel, act, warm start, controls, applied forces:
+        everything the next mj_step integrates from), MjData's derived arrays of fixed size (positions,
+        inertias, velocities, forces: they were computed before the last integration, and tasks read
+        them at the start of a step, e.g. Humanoid's centre of mass, so a forward pass now would not
+        reproduce them), the observation row, the TimeLimit's step count, the reward scaler's return
+        and statistic, and the reset-noise RNG."""
+        import mujoco  # type: ignore[import-untyped]
+        if not self.initialized:
+            raise StateError(f'{self.describe()}: get_state() before reset(); reset the env first')
+        unwrapped: Any = self.env.unwrapped
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        physics = np.empty(mujoco.mj_stateSize(unwrapped.model, spec), np.float64)
+        mujoco.mj_getState(unwrapped.model, unwrapped.data, physics, spec)
+        derived = b''.join(getattr(unwrapped.data, name).tobytes() for name in _derived_arrays(unwrapped.data))
+        limit = self._time_limit()
+        scaler = self.scaler
+        numbers = np.array([getattr(limit, '_elapsed_steps', None) or 0, scaler.returns[0], scaler.count, scaler.mean,
+                            scaler.var], np.float64)
+        return pack_parts(physics.tobytes(), derived, self.observations[0].tobytes(), numbers.tobytes(),
+                          rng_state(unwrapped.np_random))
+
+    def _load_game(self, game: int, payload: memoryview) -> None:
+        import mujoco
+        physics, derived, obs, numbers, rng = unpack_parts(payload, 5, self.describe())
+        unwrapped: Any = self.env.unwrapped
+        data = unwrapped.data
+        spec = mujoco.mjtState.mjSTATE_INTEGRATION
+        state = np.frombuffer(physics, np.float64)
+        arrays = [getattr(data, name) for name in _derived_arrays(data)]
+        if state.size != mujoco.mj_stateSize(unwrapped.model, spec) or len(derived) != sum(a.nbytes for a in arrays):
+            raise StateError(f'{self.describe()}: the state was saved from another MuJoCo model')
+        at = 0
+        for array in arrays:
+            array[...] = np.frombuffer(derived, array.dtype, array.size, at).reshape(array.shape)
+            at += array.nbytes
+        mujoco.mj_setState(unwrapped.model, data, state, spec)
+        self.observations[0] = np.frombuffer(obs, self.observations.dtype).reshape(self.observations.shape[1:])
+        elapsed, ret, count, mean, var = np.frombuffer(numbers, np.float64)
+        limit = self._time_limit()
+        if limit is not None:
+            limit._elapsed_steps = int(elapsed)
+        self.scaler.returns[0], self.scaler.count, self.scaler.mean, self.scaler.var = ret, count, mean, var
+        unwrapped._np_random = rng_from_state(rng)
+        env = self.env
+        while isinstance(env, gymnasium.Wrapper):  # Gymnasium's order check: this env has been reset
+            if hasattr(env, '_has_reset'):
+                env._has_reset = True
+            env = env.env
+        self.masks[0] = True
+        self.episode_return, self.episode_length = 0.0, 0
+        self.initialized = self._steppable = True
 
     def render(self) -> Any:
         try:

@@ -78,6 +78,10 @@ class SeededNLE(gymnasium.Wrapper):
     NLE: reset(seed=s) seeds only NLE's Python-side RNG, and the games are not reproducible.
     """
 
+    # Read by GymnasiumPufferEnv: get_state / set_state refuse with this reason.
+    state_unsupported = ('NLE keeps the game in the C globals of libnethack and offers no way to save or restore '
+                         'it in memory (its save files end the game)')
+
     def __init__(self, env: gymnasium.Env, seed_game: bool = True) -> None:
         super().__init__(env)
         self.seed_game = seed_game

@@ -23,6 +23,7 @@ check (the tests run a tiny homebrew ROM that way, and the reward components the
 """
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 from types import SimpleNamespace
@@ -32,7 +33,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, lazy_policy, require
-from pufferlib.pufferenv import APIUsageError, PufferEnv
+from pufferlib.pufferenv import APIUsageError, PufferEnv, pack_parts, unpack_parts
 
 if TYPE_CHECKING:
     import torch
@@ -171,6 +172,10 @@ class PokemonRedEnv(gymnasium.Env):
         self._screen = np.empty(PACKED_SHAPE, np.uint8)
         self._seen: set[tuple[int, int, int]] = set()
         self._steps = 0
+        with open(rom_path, 'rb') as f:  # a state of another cartridge is refused
+            self._state_options = dict(rom=hashlib.blake2b(f.read(), digest_size=8).hexdigest(),
+                                       ticks_per_action=self.ticks_per_action, press_frames=self.press_frames,
+                                       max_steps=self.max_steps, weights=sorted(self.weights.items()))
 
     def _observe(self) -> np.ndarray:
         pack_screen(self.pyboy.screen.ndarray[:, :, 0], out=self._screen)
@@ -208,6 +213,28 @@ class PokemonRedEnv(gymnasium.Env):
         self._progress = now
         truncated = self._steps >= self.max_steps
         return self._observe(), float(reward), False, truncated, (dict(now) if truncated else {})
+
+    # ---- saved states: PyBoy's save_state (the whole machine) and our counters ----
+
+    def state_identity(self) -> tuple[str, int, dict]:
+        return 'pokemon_red', 1, self._state_options
+
+    def get_state(self) -> bytes:
+        machine = io.BytesIO()
+        self.pyboy.save_state(machine)
+        seen = np.array(sorted(self._seen), np.int64).reshape(-1, 3)
+        progress = np.array([self._progress[key] for key in sorted(self._progress)], np.float64)
+        return pack_parts(machine.getvalue(), self._screen.tobytes(), seen.tobytes(),
+                          np.array([self._steps], np.int64).tobytes(), progress.tobytes())
+
+    def set_state(self, payload: bytes) -> np.ndarray:
+        machine, screen, seen, steps, progress = unpack_parts(payload, 5, 'pokemon_red')
+        self.pyboy.load_state(io.BytesIO(machine))
+        self._screen[...] = np.frombuffer(screen, np.uint8).reshape(PACKED_SHAPE)  # the frame the state showed
+        self._seen = {(int(a), int(b), int(c)) for a, b, c in np.frombuffer(seen, np.int64).reshape(-1, 3)}
+        self._steps = int(np.frombuffer(steps, np.int64)[0])
+        self._progress = dict(zip(sorted(REWARD_WEIGHTS), np.frombuffer(progress, np.float64).tolist()))
+        return self._screen.copy()
 
     def render(self) -> np.ndarray:
         return self.pyboy.screen.ndarray[:, :, :3].copy()

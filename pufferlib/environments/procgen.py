@@ -31,7 +31,8 @@ import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, require
-from pufferlib.pufferenv import APIUsageError, PufferEnv
+from pufferlib.pufferenv import (APIUsageError, PufferEnv, StateError, pack_parts, rng_from_state, rng_state,
+                                 unpack_parts)
 
 GAMES = ('bigfish', 'bossfight', 'caveflyer', 'chaser', 'climber', 'coinrun', 'dodgeball', 'fruitbot',
          'heist', 'jumper', 'leaper', 'maze', 'miner', 'ninja', 'plunder', 'starpilot')
@@ -104,6 +105,7 @@ class ProcgenEnv(gymnasium.Env):
         self._pending: np.ndarray | None = None
         self._steps = 0
         self._action = np.zeros(1, np.int32)
+        self._last_obs = np.zeros((64, 64, 3), np.uint8)  # what reset or step returned last (for saved states)
 
     def _start(self, seed: int | None) -> None:
         self.close()
@@ -125,6 +127,7 @@ class ProcgenEnv(gymnasium.Env):
             self._pending = ob['rgb'][0].copy()
         ob, self._pending = self._pending, None
         self._steps = 0
+        self._last_obs = ob
         return ob, {}
 
     def step(self, action: SupportsInt) -> tuple[np.ndarray, float, bool, bool, dict[str, float]]:
@@ -143,7 +146,34 @@ class ProcgenEnv(gymnasium.Env):
             info['level_complete'] = float(self._env.get_info()[0].get('prev_level_complete', 0))
         elif truncated:
             self._start(int(self.np_random.integers(2**31 - 1)))  # a fresh level: no mid-episode resume
+        self._last_obs = ob
         return ob, float(reward[0]), terminated, truncated, info
+
+    # ---- saved states: gym3's get_state / set_state (procgen serialises the game, its RNG included) ----
+
+    def state_identity(self) -> tuple[str, int, dict]:
+        return f'procgen_{self.game}', 1, dict(distribution_mode=self.distribution_mode, num_levels=self.num_levels,
+                                               start_level=self.start_level, max_episode_steps=self.max_episode_steps,
+                                               **self.options)
+
+    def get_state(self) -> bytes:
+        if self._env is None:
+            raise StateError(f'procgen_{self.game}: get_state() before reset(); reset the env first')
+        [game] = self._env.callmethod('get_state')
+        pending = b'' if self._pending is None else self._pending.tobytes()
+        return pack_parts(game, self._last_obs.tobytes(), pending, np.array([self._steps], np.int64).tobytes(),
+                          rng_state(self.np_random))
+
+    def set_state(self, payload: bytes) -> np.ndarray:
+        game, last, pending, steps, rng = unpack_parts(payload, 5, f'procgen_{self.game}')
+        if self._env is None:
+            self._start(0)
+        self._env.callmethod('set_state', [game])
+        self._last_obs = np.frombuffer(last, np.uint8).reshape(64, 64, 3).copy()
+        self._pending = np.frombuffer(pending, np.uint8).reshape(64, 64, 3).copy() if pending else None
+        self._steps = int(np.frombuffer(steps, np.int64)[0])
+        self._np_random = rng_from_state(rng)
+        return self._last_obs
 
     def render(self) -> np.ndarray:
         _, ob, _ = self._env.observe()

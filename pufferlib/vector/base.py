@@ -5,20 +5,20 @@ import os
 import time
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
 from pufferlib.cpus import cpu_count
 from pufferlib.pufferenv import (APIUsageError, BUFFER_NAMES, MASK_BUFFER, ActionCheck, ActionMaskError,
-                                 PufferEnv, action_dtype, batched_space, check_seed, make_buffers, nonfinite_rows,
-                                 space_shape)
+                                 PufferEnv, PufferError, StateError, action_dtype, batched_space, check_seed,
+                                 make_buffers, nonfinite_rows, read_state_header, space_shape)
 
 if TYPE_CHECKING:
     from multiprocessing.synchronize import Semaphore
 
 # Worker commands and states, kept in shared int32 arrays.
-IDLE, STEP, RESET, CLOSE = 0, 1, 2, 3
+IDLE, STEP, RESET, CLOSE, GET_STATES, SET_STATES = 0, 1, 2, 3, 4, 5
 BUSY, DONE, ERROR, CLOSED = 1, 2, 3, 4
 
 # How often the parent checks that its workers are alive and within their step timeout, whether it
@@ -169,9 +169,15 @@ class VecEnv:
         self.native_action_space = getattr(probe, 'native_action_space', self.single_action_space)
         self.agents_per_env = int(probe.num_agents)
         self.action_mask_width = _mask_width(probe)
+        # Saved states (get_states / set_states): each env object holds games_per_env games.
+        self.supports_state = bool(getattr(probe, 'supports_state', False))
+        self.games_per_env = int(getattr(probe, 'num_games', 1))
+        self._no_state = None if self.supports_state else str(probe._no_state())
         probe.close()
 
         self.num_agents = self.num_envs * self.agents_per_env
+        self.num_games = self.num_envs * self.games_per_env
+        self.agents_per_game = self.agents_per_env // self.games_per_env
         self.rows_per_worker = self.envs_per_worker * self.agents_per_env
         self.agents_per_batch = self.batch_size * self.agents_per_env
         self.observation_space = batched_space(self.single_observation_space, self.agents_per_batch)
@@ -314,6 +320,86 @@ class VecEnv:
         self.send(actions)
         obs, rewards, terminals, truncations, infos, _, _ = self.recv()
         return obs, rewards, terminals, truncations, infos
+
+    # --- saved states ---------------------------------------------------------------------------
+
+    def get_states(self, game_ids: Sequence[int] | np.ndarray) -> list[bytes]:
+        """The states of the games `game_ids` (ids 0..num_games-1: env object e holds the games
+        e * games_per_env onwards, in row order), as bytes for set_states on any vector of the same
+        env and options. Commands in flight finish first; their results wait for the next recv()."""
+        ids = self._check_game_ids(game_ids, 'get_states')
+        results = self._state_command(GET_STATES, ids, None)
+        return [cast(bytes, results[i]) for i in range(len(ids))]
+
+    def set_states(self, game_ids: Sequence[int] | np.ndarray, states: Sequence[bytes]) -> np.ndarray:
+        """Load `states[i]` into game `game_ids[i]`; return the restored observation rows (a copy,
+        agents_per_game rows per game, in the order of `game_ids`).
+
+        The restored rows of the vector's buffers hold the restored observations (and masks) at once,
+        with zero rewards and no terminal or truncation flag: a zero-copy batch the caller holds shows
+        them, and the next recv() that returns those rows returns them. A refused state (another env,
+        version or options, truncated, corrupt, an id out of range) raises StateError naming the game
+        id and loads nothing on that game's worker; the vector env stays usable.
+        """
+        ids = self._check_game_ids(game_ids, 'set_states')
+        if isinstance(states, (bytes, bytearray, memoryview)) or len(states) != len(ids):
+            raise StateError(f'set_states: {len(ids)} game ids need a list of {len(ids)} states, got '
+                             f'{type(states).__name__}' + ('' if isinstance(states, (bytes, bytearray, memoryview))
+                                                           else f' of {len(states)}'))
+        if len(set(ids.tolist())) != len(ids):
+            raise StateError(f'set_states: game ids repeat ({ids.tolist()}); load one state per game')
+        for g, state in zip(ids, states):
+            read_state_header(state, f'set_states, game id {g}')  # the cheap checks, before any worker runs
+        self._state_command(SET_STATES, ids, list(states))
+        k = self.agents_per_game
+        rows = (ids[:, None] * k + np.arange(k)).ravel()
+        return self.buffers.observations[rows].copy()
+
+    def _check_game_ids(self, game_ids: Sequence[int] | np.ndarray, what: str) -> np.ndarray:
+        self._check_open()
+        if not self.supports_state:
+            raise StateError(f'{what}: {self._no_state}')
+        ids = np.asarray(game_ids)
+        if ids.ndim != 1 or (ids.size and ids.dtype.kind not in 'iu'):
+            raise StateError(f'{what}: game ids are a list of ints, got {game_ids!r}')
+        ids = ids.astype(np.int64)
+        bad = ids[(ids < 0) | (ids >= self.num_games)]
+        if bad.size:
+            raise StateError(f'{what}: game id {int(bad[0])} is outside [0, {self.num_games}) ({self.num_envs} '
+                             f'envs x {self.games_per_env} games each)')
+        return ids
+
+    def _state_command(self, command: int, ids: np.ndarray, states: list | None) -> dict[int, object]:
+        """Run GET_STATES or SET_STATES for `ids` on their workers; {position in ids: result}."""
+        self._wait_all_idle()  # finished commands stay in _ready for the next recv()
+        games_per_worker = self.envs_per_worker * self.games_per_env
+        work: dict[int, tuple[list[int], list[int], list | None]] = {}
+        for i, g in enumerate(ids.tolist()):
+            positions, games, worker_states = work.setdefault(g // games_per_worker, ([], [], None if states is None
+                                                                                       else []))
+            positions.append(i)
+            games.append(g)
+            if worker_states is not None and states is not None:
+                worker_states.append(states[i])
+        replies = self._run_state_work(command, {w: (games, worker_states) for w, (_, games, worker_states)
+                                                 in work.items()})
+        out: dict[int, object] = {}
+        error: BaseException | None = None
+        for w, (positions, _, _) in work.items():
+            ok, value = replies[w]
+            if not ok:
+                error = error or cast(BaseException, value)
+            elif command == GET_STATES:
+                out.update(zip(positions, cast(list, value)))
+        if error is not None:
+            raise error
+        return out
+
+    def _run_state_work(self, command: int, work: dict[int, tuple[list[int], list | None]]
+                        ) -> dict[int, tuple[bool, object]]:
+        """Per worker, (True, result) or (False, the StateError): each backend runs `state_work` where
+        the worker's envs live."""
+        raise NotImplementedError
 
     @property
     def action_masks(self) -> np.ndarray | None:
@@ -483,3 +569,36 @@ def _run_command(envs: Sequence[PufferEnv], command: int, seed: int) -> list:
             if info:
                 infos.extend(info)
     return infos
+
+
+def state_work(envs: Sequence[PufferEnv], first_game: int, command: int, games: Sequence[int],
+               states: Sequence | None) -> tuple[bool, object]:
+    """Run one worker's part of get_states / set_states: `games` are vector game ids, the worker's first
+    being `first_game`. (True, list of states) for GET_STATES, (True, None) for SET_STATES, or (False,
+    a StateError naming the game id). Every state is checked before any is loaded, so a refused one
+    leaves this worker's games as they were."""
+    per_env = envs[0].num_games
+    try:
+        if command == GET_STATES:
+            out = []
+            for g in games:
+                local = g - first_game
+                try:
+                    out.append(envs[local // per_env].get_state(local % per_env))
+                except PufferError as e:
+                    raise StateError(f'game id {g}: {e}') from None
+            return True, out
+        assert states is not None
+        payloads = []
+        for g, state in zip(games, states):
+            local = g - first_game
+            try:
+                payloads.append(envs[local // per_env].check_state(state))
+            except PufferError as e:
+                raise StateError(f'set_states, game id {g}: {e}') from None
+        for g, payload in zip(games, payloads):
+            local = g - first_game
+            envs[local // per_env].restore_checked(local % per_env, payload)
+        return True, None
+    except StateError as e:
+        return False, e

@@ -22,9 +22,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from pufferlib.pufferenv import BUFFER_NAMES, MASK_BUFFER, APIUsageError, EnvError, PufferEnv, space_shape
-from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, LIVENESS_CHECK_S,
-                                   NO_DEADLINE, RESET, VecEnv, Waiter, _check_agents, _check_step_timeout,
-                                   _run_command, _slice_buffers, cpu_count, create_env)
+from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, GET_STATES,
+                                   LIVENESS_CHECK_S, NO_DEADLINE, RESET, SET_STATES, VecEnv, Waiter, _check_agents,
+                                   _check_step_timeout, _run_command, _slice_buffers, cpu_count, create_env,
+                                   state_work)
 
 _OPEN: 'weakref.WeakSet[Multiprocessing]' = weakref.WeakSet()
 
@@ -149,6 +150,16 @@ def _mp_worker(workers: list[int], creators: Sequence[Callable], env_args: Seque
                     status[x] = CLOSED
                 done.release()
                 return
+            if command in (GET_STATES, SET_STATES):
+                # The request comes through the pipe after the go post (a large one fills the pipe,
+                # which only this side empties); the reply goes back the same way after the done post.
+                games, states = pickle.loads(conns[w].recv_bytes())
+                first_game = w * envs_per_worker * envs[w][0].num_games
+                reply = pickle.dumps(state_work(envs[w], first_game, command, games, states))
+                status[w] = DONE
+                done.release()
+                conns[w].send_bytes(reply)
+                continue
             infos = _run_command(envs[w], command, int(seeds[w]))
             payload = pickle.dumps(infos) if infos else None
         except BaseException:
@@ -269,7 +280,7 @@ class Multiprocessing(VecEnv):
         """Fork one child per group of workers, each with its semaphores and result pipes."""
         for group in groups:
             wake = ctx.Semaphore(0) if len(group) > 1 else None
-            pipes = {w: ctx.Pipe(duplex=False) for w in group}
+            pipes = {w: ctx.Pipe(duplex=True) for w in group}  # duplex: state requests go to the worker
             proc = ctx.Process(target=_mp_worker, name=f'puffer-worker-{group[0]}', daemon=True, args=(
                 group, env_creators, self.env_args, self.env_kwargs, self.envs_per_worker, self.agents_per_env,
                 self.shared, {w: self._go[w] for w in group}, wake, self._done,
@@ -318,6 +329,40 @@ class Multiprocessing(VecEnv):
                 self._ticket += 1
                 self._go[w].release()
                 wake.release()
+
+    def _run_state_work(self, command: int, work: dict[int, tuple[list[int], list | None]]
+                        ) -> dict[int, tuple[bool, object]]:
+        replies: dict[int, tuple[bool, object]] = {}
+        remote = [w for w in work if not (w == 0 and self.local_worker)]
+        if remote:
+            self._dispatch(remote, command)
+            for w in remote:
+                try:
+                    self._conns[w].send_bytes(pickle.dumps(work[w]))
+                except OSError:  # the worker died: say which
+                    self._check_health()
+                    raise
+            pending = set(remote)
+            status = self.shared.status
+            while pending:
+                if self._credits > 0:
+                    for w in list(pending):
+                        if status[w] == ERROR:
+                            self._raise_worker_error(w)
+                        if status[w] != BUSY:
+                            pending.discard(w)
+                            self._inflight.pop(w, None)
+                            self._credits -= 1
+                            if self._credits == 0:
+                                break
+                if pending:
+                    self._acquire_done()
+                    self._credits += 1
+            for w in remote:
+                replies[w] = pickle.loads(self._recv_bytes(w))
+        if 0 in work and self.local_worker:
+            replies[0] = state_work(self._local_envs, 0, command, *work[0])
+        return replies
 
     def _run_local(self, command: int) -> None:
         self._local_command = None
@@ -418,7 +463,8 @@ class Multiprocessing(VecEnv):
         return True
 
     def _raise_timeout(self, w: int) -> None:
-        what = 'reset' if self.shared.commands[w] == RESET else 'step'
+        what = {RESET: 'reset', GET_STATES: 'get_states', SET_STATES: 'set_states'}.get(int(self.shared.commands[w]),
+                                                                                      'step')
         envs = self._env_range(w)
         process = next(i for i, group in enumerate(self._proc_workers) if w in group)
         self.processes[process].kill()  # it would not answer close()

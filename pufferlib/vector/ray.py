@@ -6,8 +6,8 @@ import numpy as np
 from gymnasium import spaces
 
 from pufferlib.pufferenv import MASK_BUFFER, EnvError, make_buffers
-from pufferlib.vector.base import (DEFAULT_STEP_TIMEOUT_S, NO_DEADLINE, STEP, VecEnv, _check_agents,
-                                   _check_step_timeout, _slice_buffers, create_env)
+from pufferlib.vector.base import (DEFAULT_STEP_TIMEOUT_S, NO_DEADLINE, SET_STATES, STEP, VecEnv, _check_agents,
+                                   _check_step_timeout, _slice_buffers, create_env, state_work)
 
 
 class _RayEnvWorker:
@@ -44,6 +44,14 @@ class _RayEnvWorker:
         for env in self.envs:
             infos.extend(env.step(env.actions)[4])
         return self._result(infos)
+
+    def states(self, first_game: int, command: int, games: list[int], states: list | None) -> tuple:
+        """get_states / set_states on this actor's envs: the reply of state_work and, after a load, this
+        actor's rows (the parent copies the restored games' rows from them)."""
+        reply = state_work(self.envs, first_game, command, games, states)
+        if command != SET_STATES or not reply[0]:
+            return reply, None
+        return reply, self._result([])
 
     def close(self) -> None:
         for env in self.envs:
@@ -94,6 +102,37 @@ class Ray(VecEnv):
                 ref = self.actors[w].reset.remote(None if seed is None else seed + w * self.envs_per_worker)
             self._pending[ref] = w
             self._inflight[w] = deadline
+
+    def _run_state_work(self, command: int, work: dict[int, tuple[list[int], list | None]]
+                        ) -> dict[int, tuple[bool, object]]:
+        ray, per_worker = self._ray, self.envs_per_worker * self.games_per_env
+        refs = {w: self.actors[w].states.remote(w * per_worker, command, games, states)
+                for w, (games, states) in work.items()}
+        replies: dict[int, tuple[bool, object]] = {}
+        try:
+            results = ray.get(list(refs.values()), timeout=self.step_timeout)
+        except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
+            self.close()
+            raise EnvError(f'a Ray worker failed in get_states/set_states; the vector env is closed. Ray reported:'
+                           f'\n{exc}') from None
+        r, k = self.rows_per_worker, self.agents_per_game
+        b = self.buffers
+        for (w, (games, _)), (reply, rows) in zip(work.items(), results):
+            replies[w] = reply
+            if rows is None:
+                continue
+            obs, rewards, terminals, truncations, masks, legal, _ = rows
+            for g in games:  # only the restored games' rows: the others are as the last recv left them
+                local = slice(g * k - w * r, (g + 1) * k - w * r)
+                mine = slice(g * k, (g + 1) * k)
+                b.observations[mine] = obs[local]
+                b.rewards[mine] = rewards[local]
+                b.terminals[mine] = terminals[local]
+                b.truncations[mine] = truncations[local]
+                b.masks[mine] = masks[local]
+                if legal is not None:
+                    b.action_masks[mine] = legal[local]
+        return replies
 
     def _collect(self) -> None:
         ray = self._ray

@@ -2,7 +2,7 @@
 from collections.abc import Callable, Sequence
 
 from pufferlib.pufferenv import make_buffers
-from pufferlib.vector.base import STEP, VecEnv, _check_agents, _run_command, _slice_buffers, create_env
+from pufferlib.vector.base import STEP, VecEnv, _check_agents, _run_command, _slice_buffers, create_env, state_work
 
 
 class Serial(VecEnv):
@@ -38,6 +38,11 @@ class Serial(VecEnv):
             if infos:
                 ready_infos[w] = infos
             ready.append(w)
+
+    def _run_state_work(self, command: int, work: dict[int, tuple[list[int], list | None]]
+                        ) -> dict[int, tuple[bool, object]]:
+        return {w: state_work(self.envs[w:w + 1], w * self.games_per_env, command, games, states)
+                for w, (games, states) in work.items()}
 
     def _collect(self) -> None:
         raise AssertionError('Serial never has work in flight')
