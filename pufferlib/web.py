@@ -232,12 +232,19 @@ def _template(name: str) -> str:
 
 def write_page(env_name: str, out: str, meta: dict, wasm: str | None = None) -> str:
     """index.html, page.js, meta.js and env.js of one env in folder `out` (env.js compiled unless `wasm`
-    names one to copy)."""
+    names one to copy). A folder this call made is removed again when the page cannot be built: a failed
+    emcc leaves no empty page behind."""
+    made = not os.path.isdir(out)
     os.makedirs(out, exist_ok=True)
-    if wasm is None:
-        compile_wasm(env_name, out)
-    elif os.path.abspath(wasm) != os.path.abspath(os.path.join(out, 'env.js')):
-        shutil.copyfile(wasm, os.path.join(out, 'env.js'))
+    try:
+        if wasm is None:
+            compile_wasm(env_name, out)
+        elif os.path.abspath(wasm) != os.path.abspath(os.path.join(out, 'env.js')):
+            shutil.copyfile(wasm, os.path.join(out, 'env.js'))
+    except BaseException:
+        if made:
+            shutil.rmtree(out, ignore_errors=True)
+        raise
     shutil.copyfile(os.path.join(WEB, 'page.js'), os.path.join(out, 'page.js'))
     with open(os.path.join(out, 'meta.js'), 'w') as f:
         f.write('window.PUFFER_META = ' + json.dumps(meta, indent=1) + ';\n')
@@ -300,10 +307,17 @@ def build_gallery(out: str = 'web', names: list[str] | None = None, progress: An
             except pufferlib.PufferError as e:
                 progress(f'{env_name}: {latest} cannot be shown ({e}); the page plays {agent}')
         plans.append((meta or page_plan(env_name), agent))
-    with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
-        jobs = [pool.submit(write_page, meta['name'], os.path.join(out, meta['short']), meta) for meta, _ in plans]
-        for job, (meta, agent) in zip(jobs, plans):
-            progress(f'{meta["name"]}: {job.result()} ({agent})')
+    made = not os.path.isdir(out)
+    try:
+        with ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1) as pool:
+            jobs = [pool.submit(write_page, meta['name'], os.path.join(out, meta['short']), meta)
+                    for meta, _ in plans]
+            for job, (meta, agent) in zip(jobs, plans):
+                progress(f'{meta["name"]}: {job.result()} ({agent})')
+    except BaseException:
+        if made and os.path.isdir(out) and not os.listdir(out):  # each page took its own folder back
+            os.rmdir(out)
+        raise
     rows = '\n'.join(f'<li><a href="{m["short"]}/index.html">{html.escape(m["name"])}</a> '
                      f'<span class="group">{m["group"]}</span> {html.escape(m["summary"])} '
                      f'<span class="agent">agent: {html.escape(agent)}</span></li>' for m, agent in plans)

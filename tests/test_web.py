@@ -146,6 +146,28 @@ def test_no_emcc_is_one_clear_error(monkeypatch, tmp_path):
         web.emcc()
 
 
+def test_a_failed_emcc_leaves_no_empty_page_folders(monkeypatch, tmp_path, capsys):
+    """An emcc that fails (here one that always does) is one error, and the folders the build made are gone;
+    a folder that was there before stays."""
+    failing = tmp_path / 'emcc'
+    failing.write_text('#!/bin/sh\necho "emcc: error: no such file" >&2\nexit 1\n')
+    failing.chmod(0o755)
+    monkeypatch.setenv('EMCC', str(failing))
+    out = tmp_path / 'page'
+    assert main(['web', 'puffer_pong', '--out', str(out)]) == 2
+    assert 'emcc of puffer_pong failed: emcc: error: no such file' in capsys.readouterr().err
+    assert not out.exists()
+    gallery = tmp_path / 'gallery'
+    with pytest.raises(web.WebError, match='emcc of puffer_'):
+        web.build_gallery(str(gallery), names=['puffer_pong', 'puffer_snake'], progress=lambda line: None)
+    assert not gallery.exists()
+    kept = tmp_path / 'kept'
+    kept.mkdir()
+    with pytest.raises(web.WebError):
+        web.write_page('puffer_pong', str(kept), web.page_plan('puffer_pong'))
+    assert kept.is_dir()
+
+
 def test_the_server_answers_on_localhost_only(tmp_path):
     (tmp_path / 'index.html').write_text('<p>hello</p>')
     httpd, thread = web.serve_in_thread(str(tmp_path))
