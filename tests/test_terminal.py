@@ -65,8 +65,9 @@ def test_train_dashboard_renders_at_terminal_width(trained, width):
         assert any(line.strip() == title or f' {title} ' in line for line in lines), f'no {title!r} panel:\n{output}'
     assert any('episode_return' in line for line in lines), f'no episode statistics shown:\n{output}'
     assert not any(line.startswith('step ') for line in lines), 'the plain log was printed at a terminal'
-    # Lines the dashboard drew (not the two plain lines around it, which the terminal wraps) fit the width.
-    drawn = [line for line in lines if not line.startswith(('puffer train ', 'done: '))]
+    # Lines the dashboard drew (not the plain lines around it, which the terminal wraps: the run's first line,
+    # what it decided of CPUs and threads, and the last) fit the width.
+    drawn = [line for line in lines if not line.startswith(('puffer train ', 'cpus: ', 'done: '))]
     assert max(len(line) for line in drawn) <= width, f'the dashboard overflows {width} columns:\n{output}'
     done = re.search(r'done: 16,384 steps in \d+ epochs; run directory (\S+);', ''.join(lines))
     assert done, output
