@@ -81,6 +81,7 @@ def test_ocean_multiprocessing(name):
 
 
 # ---- bindings: (name, module it needs, env kwargs); the ROMs: ale-py ships Atari's, Pokemon's is built ----
+# (tests/gb_rom.py's walker; tests/test_pokemon.py adds a round trip through its busy frames)
 
 BINDINGS = [
     ('atari_pong', 'ale_py', {}),
@@ -95,9 +96,9 @@ BINDINGS = [
 
 @pytest.fixture(scope='module')
 def gb_rom(tmp_path_factory):
-    from test_environments import build_gb_rom
+    from gb_rom import build_gb_rom
     path = tmp_path_factory.mktemp('rom') / 'puffer_test.gb'
-    path.write_bytes(build_gb_rom())
+    path.write_bytes(build_gb_rom(walker=True))
     return str(path)
 
 

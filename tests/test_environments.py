@@ -2,7 +2,7 @@
 
 A family whose packages are missing skips with the install line in the reason. Episodes are kept
 short through each family's own kwargs so that episode stats arrive within the step budget.
-Pokémon runs on a tiny Game Boy ROM built here (a valid header and a loop), never a real game.
+Pokémon runs on a tiny homebrew Game Boy ROM (tests/gb_rom.py), never a real game.
 """
 import importlib
 import importlib.util
@@ -19,33 +19,16 @@ import pufferlib.vector
 from pufferlib import environments, registry
 from pufferlib.pufferenv import APIUsageError
 
+from gb_rom import build_gb_rom
+
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG_DIR = ROOT / 'pufferlib' / 'config'
-
-
-def build_gb_rom(title=b'PUFFER TEST', cartridge_type=0x00, ram_size=0x00):
-    """A 32 KiB Game Boy ROM that boots and spins: `di; jr -2` at 0x150, header checksums correct.
-
-    The Nintendo logo area is left empty: PyBoy does not verify it (only real hardware's boot ROM does).
-    """
-    rom = bytearray(32 * 1024)
-    rom[0x100:0x104] = bytes([0x00, 0xC3, 0x50, 0x01])  # entry point: nop; jp 0x0150
-    rom[0x134:0x134 + len(title)] = title
-    rom[0x147], rom[0x148], rom[0x149] = cartridge_type, 0x00, ram_size  # 0x00: 32 KiB, no mapper
-    rom[0x150:0x153] = bytes([0xF3, 0x18, 0xFE])  # di; jr -2
-    check = 0
-    for byte in rom[0x134:0x14D]:
-        check = (check - byte - 1) & 0xFF
-    rom[0x14D] = check  # header checksum: the boot ROM and PyBoy refuse a cartridge without it
-    total = sum(rom) & 0xFFFF  # global checksum, over every byte but its own two (still zero here)
-    rom[0x14E], rom[0x14F] = total >> 8, total & 0xFF
-    return bytes(rom)
 
 
 @pytest.fixture(scope='session')
 def test_rom(tmp_path_factory):
     path = tmp_path_factory.mktemp('rom') / 'puffer_test.gb'
-    path.write_bytes(build_gb_rom())
+    path.write_bytes(build_gb_rom(walker=True))
     return str(path)
 
 
