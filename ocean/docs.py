@@ -23,7 +23,10 @@ def _actions(spec: Spec) -> str:
         f'MultiDiscrete [{_size(spec.action_nvec)}]' if spec.action_nvec else ''
     if spec.action_box is not None:
         box = f'Box [{spec.action_box.text}] in [{spec.action_low:g}, {spec.action_high:g}]'
-        text = f'{box}; {text} where that size is 0' if text else box
+        if spec.action_mixed:
+            text = f'mixed: {text} + {box}'
+        else:
+            text = f'{box}; {text} where that size is 0' if text else box
     return text + (', masked' if spec.action_mask else '')
 
 

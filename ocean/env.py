@@ -21,8 +21,8 @@ import numpy as np
 import numpy.typing as npt
 from gymnasium import spaces
 
-from pufferlib.pufferenv import (APIUsageError, EnvError, PufferEnv, StateError, StateIdentity, check_buffer_size,
-                                 check_seed, state_hash, typed_option)
+from pufferlib.pufferenv import (APIUsageError, EnvError, MixedSpace, PufferEnv, StateError, StateIdentity,
+                                 check_buffer_size, check_seed, state_hash, typed_option)
 
 from .spec import Spec, Value
 
@@ -79,6 +79,8 @@ def make_spaces(spec: Spec, config: dict[str, Value]) -> tuple[spaces.Box, space
     else:
         obs = spaces.Box(low=low.reshape(shape).astype(dtype), high=high.reshape(shape).astype(dtype), dtype=dtype)
     box = spec.box_size(config)
+    if box and spec.action_mixed:
+        return obs, MixedSpace(spec.action_dims(config), np.full(box, spec.action_low), np.full(box, spec.action_high))
     if box:
         return obs, spaces.Box(low=spec.action_low, high=spec.action_high, shape=(box,), dtype=np.float32)
     dims = spec.action_dims(config)

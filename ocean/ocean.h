@@ -33,7 +33,10 @@
  * Rules: no allocation after c_init, no global or static mutable state (several vectors may live in
  * one process and on several threads), every random draw from env->rng so a seed fixes a run, and
  * actions from the caller are untrusted: clamp them with ocean_clamp before indexing anything, and read
- * Box actions (`box` in the spec: float32 in `cont_actions`) through ocean_cont_action.
+ * Box actions (`box` in the spec: float32 in `cont_actions`) through ocean_cont_action. A mixed action
+ * (`mixed = true`: spec.h's OCEAN_ACTION_MIXED) is one float32 row in `cont_actions`: its first
+ * ocean_spec_discrete_size(&cfg) elements are discrete choices, read with ocean_choice, the rest Box
+ * elements, read with ocean_cont_action.
  */
 #ifndef OCEAN_H
 #define OCEAN_H
@@ -75,20 +78,20 @@ typedef struct Log {
  * action_masks: NULL unless the spec says `mask = true` under [action]; then the env writes 1 (legal)
  *   or 0 for every action of every agent, in c_reset and after every c_step, and Python reads them as
  *   `env.action_masks` [rows, n_actions]. */
-#define OCEAN_SLOTS(obs_type)                                                               \
-    obs_type *observations;        /* [num_agents * obs_size] */                            \
-    int32_t *actions;              /* [num_agents * act_size]; NULL with Box actions */     \
-    float *cont_actions;           /* [num_agents * act_size] Box actions; else NULL */     \
-    float *rewards;                /* [num_agents] */                                       \
-    unsigned char *terminals;      /* [num_agents] numpy bool: one byte, 0 or 1 */          \
-    unsigned char *truncations;                                                             \
-    unsigned char *masks;          /* [num_agents] 1 = live (acts this step); see above */  \
-    unsigned char *action_masks;   /* [num_agents * n_actions], 1 = legal; NULL: no mask */ \
-    int num_agents;                                                                         \
-    int obs_size;                                                                           \
-    int act_size;                                                                           \
-    uint64_t rng;                                                                           \
-    const char *error;             /* set by ocean_fail: why c_init failed */               \
+#define OCEAN_SLOTS(obs_type)                                                                 \
+    obs_type *observations;        /* [num_agents * obs_size] */                              \
+    int32_t *actions;              /* [num_agents * act_size]; NULL with Box/mixed actions */ \
+    float *cont_actions;           /* [num_agents * act_size] Box/mixed actions; else NULL */ \
+    float *rewards;                /* [num_agents] */                                         \
+    unsigned char *terminals;      /* [num_agents] numpy bool: one byte, 0 or 1 */            \
+    unsigned char *truncations;                                                               \
+    unsigned char *masks;          /* [num_agents] 1 = live (acts this step); see above */    \
+    unsigned char *action_masks;   /* [num_agents * n_actions], 1 = legal; NULL: no mask */   \
+    int num_agents;                                                                           \
+    int obs_size;                                                                             \
+    int act_size;                                                                             \
+    uint64_t rng;                                                                             \
+    const char *error;             /* set by ocean_fail: why c_init failed */                 \
     Log log
 
 /* c_init's way to fail: `if (!env->board) return ocean_fail(env, "out of memory for the board");`
@@ -105,6 +108,10 @@ static inline int ocean_clamp(int32_t a, int n) { return a < 0 ? 0 : (a >= n ? n
 static inline float ocean_clampf(float a, float lo, float hi) {
     return a >= lo ? (a <= hi ? a : hi) : (a < lo ? lo : 0.5f * (lo + hi));
 }
+
+/* A discrete choice in [0, n) carried as a float (a mixed action's discrete columns): clamped like
+ * ocean_clamp, its fraction dropped, and NaN read as 0, so no float-to-int conversion is ever undefined. */
+static inline int ocean_choice(float a, int n) { return a >= 0.0f ? (a < (float)n ? (int)a : n - 1) : 0; }
 
 /* Element i of this env's Box action row(s), clamped to the spec's [low, high]. */
 #define ocean_cont_action(env, i) ocean_clampf((env)->cont_actions[i], OCEAN_ACTION_LOW, OCEAN_ACTION_HIGH)

@@ -16,7 +16,9 @@
  *     ... after c_step, for each row whose episode ended: puffernet_reset(net, row);
  *
  * puffernet_act samples from the policy with the caller's xorshift state (an Ocean env's own env->rng,
- * so a seed fixes the whole game), or takes the argmax (the mean for Box actions) when rng is NULL.
+ * so a seed fixes the whole game), or takes the argmax (the mean for Box actions) when rng is NULL. A
+ * mixed action (an env with `mixed = true`) comes out as one float row: the discrete choices, then the
+ * Box elements, which is the env's cont_actions row.
  * puffernet_forward gives the logits and values instead, and puffernet_sample the actions from them.
  *
  * The weights file is a sequence of little-endian 32-bit words: an integer header that describes the
@@ -29,8 +31,9 @@
  *     action kind, heads K, K x (size)
  *     tensors: per layer W [out][in], b [out]; the LSTM W_ih [4H][in], W_hh [4H][H], b_ih [4H], b_hh [4H]
  *     (torch's gate order i, f, g, o); actor W [A][hidden], b [A]; value W [1][hidden], b [1];
- *     for Box actions log_std [A]; then the twin's F floats. A is the sum of the head sizes (the action
- *     size for Box).
+ *     for Box actions log_std [A] (mixed: log_std [B]); then the twin's F floats. A is the sum of the head
+ *     sizes (the action size for Box). A mixed net's heads are its discrete parts' sizes, then the Box size B:
+ *     its logits are the discrete logits, then the Box means.
  *
  * C twins: an env's own policy class may encode the observation its own way, add terms of its own to the
  * logits, or both (puffer_mmo's crop, entity and pointer policy; tripletriad's per-move terms). Its C twin
@@ -80,7 +83,7 @@
 enum { PUFFERNET_F32 = 0, PUFFERNET_U8 = 1, PUFFERNET_I8 = 2, PUFFERNET_I16 = 3, PUFFERNET_I32 = 4, PUFFERNET_F64 = 5 };
 enum { PUFFERNET_LINEAR = 1 };
 enum { PUFFERNET_IDENTITY = 0, PUFFERNET_GELU = 1, PUFFERNET_RELU = 2 };
-enum { PUFFERNET_DISCRETE = 0, PUFFERNET_MULTIDISCRETE = 1, PUFFERNET_CONTINUOUS = 2 };
+enum { PUFFERNET_DISCRETE = 0, PUFFERNET_MULTIDISCRETE = 1, PUFFERNET_CONTINUOUS = 2, PUFFERNET_MIXED = 3 };
 
 typedef struct PufferNetLeaf {
     int dtype, offset, count;
@@ -98,6 +101,9 @@ typedef struct PufferNet {
     int num_leaves, num_layers, lstm_hidden, action_kind, num_heads;
     int hidden_size;  /* the decoder's input width */
     int logit_size;   /* A: the sum of the head sizes, or the Box action size */
+    int box_size;     /* B: the Box elements of an action row (the Box size, a mixed net's last head), else 0 */
+    int mask_width;   /* bytes of one row of action masks: A, less the Box means of a mixed net */
+    int action_size;  /* elements of one action row: heads (int32), A (Box), the choices then B (mixed) */
     int max_rows;     /* rows the LSTM state was sized for */
     uint32_t twin;    /* the C twin's tag (0: none) */
     int twin_encodes; /* 1: the twin encodes the row, the file has no leaves or layers */
@@ -275,9 +281,11 @@ static const char *puffernet_parse(PufferNet *net, const void *weights, size_t n
     net->hidden_size = width;
     net->action_kind = PN_NEXT();
     net->num_heads = PN_NEXT();
-    if (net->action_kind < PUFFERNET_DISCRETE || net->action_kind > PUFFERNET_CONTINUOUS || net->num_heads < 1 ||
-        net->num_heads > PUFFERNET_MAX_HEADS || (net->action_kind != PUFFERNET_MULTIDISCRETE && net->num_heads != 1))
-        return "the weights file's action heads are corrupt";
+    if (net->action_kind < PUFFERNET_DISCRETE || net->action_kind > PUFFERNET_MIXED || net->num_heads < 1 ||
+        net->num_heads > PUFFERNET_MAX_HEADS ||
+        (net->action_kind == PUFFERNET_MIXED ? net->num_heads < 2
+                                             : net->action_kind != PUFFERNET_MULTIDISCRETE && net->num_heads != 1))
+        return "the weights file's action heads are corrupt (or of a kind this puffernet.h does not know)";
     for (int i = 0; i < net->num_heads; i++) {
         net->heads[i] = PN_NEXT();
         if (net->heads[i] < 1 || PN_BAD(net->heads[i])) return "the weights file's action heads are corrupt";
@@ -287,8 +295,15 @@ static const char *puffernet_parse(PufferNet *net, const void *weights, size_t n
 #undef PN_NEXT
 #undef PN_BAD
     if (at != header) return "the weights file is corrupt (its header has another length than it says)";
+    net->box_size = net->action_kind == PUFFERNET_CONTINUOUS ? net->logit_size
+                    : net->action_kind == PUFFERNET_MIXED    ? net->heads[net->num_heads - 1]
+                                                             : 0;
+    net->mask_width = net->action_kind == PUFFERNET_MIXED ? net->logit_size - net->box_size : net->logit_size;
+    net->action_size = net->action_kind == PUFFERNET_CONTINUOUS ? net->logit_size
+                       : net->action_kind == PUFFERNET_MIXED    ? net->num_heads - 1 + net->box_size
+                                                                : net->num_heads;
     need += (size_t)net->logit_size * (size_t)width + (size_t)net->logit_size + (size_t)width + 1;
-    if (net->action_kind == PUFFERNET_CONTINUOUS) need += (size_t)net->logit_size;
+    need += (size_t)net->box_size; /* log_std */
     need += net->twin_floats;
     if (need != count) return "the weights file is truncated or corrupt (its tensors do not fit its layers)";
 #ifdef PUFFERNET_TWIN
@@ -380,8 +395,8 @@ PUFFERNET_API PufferNet *puffernet_load(void *arena, size_t arena_bytes, const v
     p += net->hidden_size;
     net->value_b = p;
     p += 1;
-    net->log_std = net->action_kind == PUFFERNET_CONTINUOUS ? p : NULL;
-    if (net->log_std != NULL) p += net->logit_size;
+    net->log_std = net->box_size > 0 ? p : NULL;
+    p += net->box_size;
     net->twin_w = p;
     float *s = w + floats;
     size_t widest = puffernet_widest(net);
@@ -528,19 +543,34 @@ static int puffernet_choose(const float *logits, const unsigned char *legal, int
     return last; /* u rounded up to the total */
 }
 
+/* `n` Box elements from their means and log-stds: a Gaussian draw each, or the means when rng is NULL. */
+static void puffernet_gaussian(const float *mean, const float *log_std, int n, float *out, uint64_t *rng) {
+    for (int a = 0; a < n; a++) {
+        float noise = 0.0f;
+        if (rng != NULL) { /* Box-Muller; 1 - u keeps the log's argument in (0, 1] */
+            float u1 = 1.0f - ocean_randf(rng), u2 = ocean_randf(rng);
+            noise = sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958648f * u2);
+        }
+        out[a] = mean[a] + expf(log_std[a]) * noise;
+    }
+}
+
 /* The actions of one row from its logits (see puffernet_sample). */
 static void puffernet_pick(const PufferNet *net, const float *logits, const unsigned char *legal, void *actions,
                            int row, uint64_t *rng) {
     if (net->action_kind == PUFFERNET_CONTINUOUS) {
-        float *out = (float *)actions + (size_t)row * net->logit_size;
-        for (int a = 0; a < net->logit_size; a++) {
-            float noise = 0.0f;
-            if (rng != NULL) { /* Box-Muller; 1 - u keeps the log's argument in (0, 1] */
-                float u1 = 1.0f - ocean_randf(rng), u2 = ocean_randf(rng);
-                noise = sqrtf(-2.0f * logf(u1)) * cosf(6.28318530717958648f * u2);
-            }
-            out[a] = logits[a] + expf(net->log_std[a]) * noise;
+        puffernet_gaussian(logits, net->log_std, net->logit_size, (float *)actions + (size_t)row * net->logit_size,
+                           rng);
+        return;
+    }
+    if (net->action_kind == PUFFERNET_MIXED) { /* the choices as floats, then the Box elements */
+        float *out = (float *)actions + (size_t)row * net->action_size;
+        int choices = net->num_heads - 1, at = 0;
+        for (int k = 0; k < choices; k++) {
+            out[k] = (float)puffernet_choose(logits + at, legal != NULL ? legal + at : NULL, net->heads[k], rng);
+            at += net->heads[k];
         }
+        puffernet_gaussian(logits + at, net->log_std, net->box_size, out + choices, rng);
         return;
     }
     int32_t *out = (int32_t *)actions + (size_t)row * net->num_heads;
@@ -552,13 +582,14 @@ static void puffernet_pick(const PufferNet *net, const float *logits, const unsi
 }
 
 /* Actions from logits that puffernet_forward gave for `rows` rows: int32 per sub-action ([rows][heads])
- * for Discrete and MultiDiscrete nets, float32 per dimension ([rows][A]) for Box nets. `masks` ([rows][A]
- * bytes, 1 = legal, as an Ocean env's action_masks) may be NULL. rng: the caller's xorshift64* state (an
- * Ocean env's env->rng) to sample, or NULL for the argmax (the mean for Box). */
+ * for Discrete and MultiDiscrete nets, float32 per dimension ([rows][A]) for Box nets, float32 rows of the
+ * choices then the Box elements ([rows][action_size]) for mixed nets. `masks` ([rows][mask_width] bytes,
+ * 1 = legal, as an Ocean env's action_masks; a mixed net's cover its discrete heads) may be NULL. rng: the
+ * caller's xorshift64* state (an Ocean env's env->rng) to sample, or NULL for the argmax (the mean for Box). */
 PUFFERNET_API void puffernet_sample(const PufferNet *net, int rows, const float *logits, const unsigned char *masks,
                                     void *actions, uint64_t *rng) {
     for (int r = 0; r < rows; r++) {
-        const unsigned char *legal = masks != NULL ? masks + (size_t)r * net->logit_size : NULL;
+        const unsigned char *legal = masks != NULL ? masks + (size_t)r * net->mask_width : NULL;
         puffernet_pick(net, logits + (size_t)r * net->logit_size, legal, actions, r, rng);
     }
 }
@@ -571,7 +602,7 @@ PUFFERNET_API int puffernet_act(PufferNet *net, int rows, const void *observatio
     const unsigned char *obs = (const unsigned char *)observations;
     for (int r = 0; r < rows; r++) {
         puffernet_row(net, r, obs + (size_t)r * net->row_bytes);
-        const unsigned char *legal = masks != NULL ? masks + (size_t)r * net->logit_size : NULL;
+        const unsigned char *legal = masks != NULL ? masks + (size_t)r * net->mask_width : NULL;
         puffernet_pick(net, net->logits, legal, actions, r, rng);
     }
     return 0;

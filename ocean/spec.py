@@ -45,7 +45,7 @@ TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'obs
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
 OBSERVATION_KEYS = {'dtype', 'size', 'shape', 'low', 'high', 'fields', 'help'}
 FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
-ACTION_KEYS = {'n', 'nvec', 'box', 'low', 'high', 'mask', 'builtin', 'help'}
+ACTION_KEYS = {'n', 'nvec', 'box', 'low', 'high', 'mixed', 'mask', 'builtin', 'help'}
 CHECK_KEYS = {'require', 'message'}
 LOG_KEYS = {'name', 'help'}
 # The fields every env logs (ocean.h's Log) and the count the trainer adds to them: an env's own [[log]]
@@ -54,6 +54,8 @@ LOG_RESERVED = ('episode_return', 'episode_length', 'score', 'perf', 'n', 'episo
 
 # Where the Box is the only action form, a size below 1 leaves the env no action at all.
 BOX_MESSAGE = '[action] box must be >= 1 (the Box is this env\'s only action form)'
+# A mixed action always has its Box part.
+MIXED_BOX_MESSAGE = '[action] box must be >= 1 (a mixed action always has its Box part)'
 
 
 def camel(name: str) -> str:
@@ -106,6 +108,7 @@ class Spec:
     action_box: Expr | None = None      # ... or Box(low, high, (box,), float32), where box > 0
     action_low: float = -1.0
     action_high: float = 1.0
+    action_mixed: bool = False          # both forms on every step: the discrete columns, then the Box's
     action_mask: bool = False
     action_builtin: bool = False        # a live row's action -1 hands its move to the built-in player (seats.h)
     action_help: str = ''
@@ -157,9 +160,16 @@ class Spec:
                 return f'{message} ({e})'
             if not ok:
                 return _check_message(self, expr, message, values)
-        if self.action_box is not None and not self.action_exprs() and self.box_size(values) < 1:
-            return _check_message(self, self.action_box, BOX_MESSAGE, values)
+        if self.action_box is not None and self.box_only_or_mixed() and self.box_size(values) < 1:
+            return _check_message(self, self.action_box, self.box_message(), values)
         return None
+
+    def box_only_or_mixed(self) -> bool:
+        """Whether the Box part must exist for every option set: a Box-only env's, or a mixed one's."""
+        return not self.action_exprs() or self.action_mixed
+
+    def box_message(self) -> str:
+        return MIXED_BOX_MESSAGE if self.action_mixed else BOX_MESSAGE
 
     def pack(self, values: Mapping[str, Value]) -> bytes:
         """The option values as the bytes of the C `<Name>Config` struct."""
@@ -184,14 +194,19 @@ class Spec:
         return max(0, int(self.action_box(values))) if self.action_box is not None else 0
 
     def action_dims(self, values: Mapping[str, Value]) -> list[int]:
-        """Discrete: [n]; MultiDiscrete: nvec; Box: [] (see box_size)."""
-        if self.box_size(values):
+        """Discrete: [n]; MultiDiscrete: nvec; Box: [] (see box_size); mixed: the discrete part's."""
+        if self.box_size(values) and not self.action_mixed:
             return []
         return [int(n(values)) for n in self.action_exprs()]
 
+    def discrete_size(self) -> int:
+        """Columns of a mixed row's discrete part, which come before the Box's elements; 0 unless mixed."""
+        return len(self.action_exprs()) if self.action_mixed else 0
+
     def action_size(self, values: Mapping[str, Value]) -> int:
-        """Elements of one action row: the Box's size, 1 for Discrete, len(nvec) for MultiDiscrete."""
-        return self.box_size(values) or len(self.action_exprs())
+        """Elements of one action row: the Box's size, 1 for Discrete, len(nvec) for MultiDiscrete, the
+        discrete columns plus the Box's for mixed."""
+        return self.discrete_size() + self.box_size(values) or len(self.action_exprs())
 
     def num_actions(self, values: Mapping[str, Value]) -> int:
         """Width of one action-mask row: n, or the sum of nvec (0 for Box actions, which have no mask)."""
@@ -444,7 +459,8 @@ def _load_observation(obs: Any, kinds: Mapping[str, str], constants: Mapping[str
 def _load_action(action: Any, kinds: Mapping[str, str], constants: Mapping[str, Value],
                  where: str) -> dict[str, Any]:
     """The [action] table as Spec fields: n or nvec (the discrete form), box with low and high (the
-    continuous form), or both, when an option picks one: the Box applies where `box` is > 0."""
+    continuous form), or both, when an option picks one: the Box applies where `box` is > 0. With
+    `mixed = true`, both forms make up every action (the discrete columns, then the Box's elements)."""
     here = f'{where} [action]'
     _expect_keys(action, ACTION_KEYS, here)
     if 'n' in action and 'nvec' in action:
@@ -469,6 +485,16 @@ def _load_action(action: Any, kinds: Mapping[str, str], constants: Mapping[str, 
         out['action_low'], out['action_high'] = float(low), float(high)
     elif 'low' in action or 'high' in action:
         raise SpecError(f'{here}: low and high bound a box; they mean nothing for n or nvec')
+    mixed = action.get('mixed', False)
+    if not isinstance(mixed, bool):
+        raise SpecError(f'{here} mixed must be true or false')
+    if mixed and not ({'n', 'nvec'} & set(action) and 'box' in action):
+        raise SpecError(f'{here}: mixed = true joins a discrete part (n or nvec) and a box (with low and high) in '
+                        'every action; give both')
+    if mixed and (action.get('mask') or action.get('builtin')):
+        raise SpecError(f'{here}: mask and builtin are not available with mixed = true; drop them, or make the '
+                        'action discrete')
+    out['action_mixed'] = mixed
     for key in ('mask', 'builtin'):
         value = action.get(key, False)
         if not isinstance(value, bool):

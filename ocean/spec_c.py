@@ -8,7 +8,7 @@ this module lays them out. Standard library only: setup.py loads it by path (see
 """
 import struct
 
-from .spec import BOX_MESSAGE, OBS_DTYPES, OPTION_TYPES, Spec, range_why
+from .spec import OBS_DTYPES, OPTION_TYPES, Spec, range_why
 from .spec_expr import Expr
 
 
@@ -45,6 +45,9 @@ def _macros(spec: Spec) -> list[str]:
            f'#define OCEAN_OBS_T {ctype}',
            f'#define OCEAN_OBS_FORMAT "{fmt_char}"',
            f'#define OCEAN_ACTION_MASK {int(spec.action_mask)}',
+           '/* 1: every action row is mixed, float32 in cont_actions: ocean_spec_discrete_size(c) discrete choices',
+           ' * (read them with ocean_choice), then ocean_spec_box_size(c) Box elements (ocean_cont_action) */',
+           f'#define OCEAN_ACTION_MIXED {int(spec.action_mixed)}',
            '/* the bounds of every element of a Box action (unused by envs with discrete actions only) */',
            f'#define OCEAN_ACTION_LOW ({spec.action_low!r}f)',
            f'#define OCEAN_ACTION_HIGH ({spec.action_high!r}f)', '']
@@ -95,13 +98,18 @@ def _sizes(spec: Spec) -> list[str]:
     obs_total = ' * '.join(f'({s.c()})' for s in spec.obs_shape)
     dims = spec.action_exprs()
     box = '0' if spec.action_box is None else f'({spec.action_box.c()}) > 0 ? ({spec.action_box.c()}) : 0'
+    discrete = spec.discrete_size()
+    mask_width = ' + '.join(f'({d.c()})' for d in dims) or '0'
     lines = [('num_agents', 'agents (rows) per env instance', spec.agents.c()),
              ('obs_size', 'observation elements per row', obs_total),
-             ('box_size', 'elements of a Box action row (float32); 0 when the actions are discrete (int32)', box),
+             ('box_size', 'elements of a Box action row (float32), or of a mixed row\'s Box part; 0 when the '
+              'actions are discrete (int32)', box),
+             ('discrete_size', 'discrete choices at the start of a mixed action row (float32); 0 unless mixed',
+              str(discrete)),
              ('act_size', 'action elements per row',
-              f'ocean_spec_box_size(c) > 0 ? ocean_spec_box_size(c) : {len(dims)}'),
+              f'ocean_spec_box_size(c) > 0 ? {discrete} + ocean_spec_box_size(c) : {len(dims)}'),
              ('num_actions', 'width of one action-mask row (n, or the sum of nvec; 0 for a Box)',
-              f'ocean_spec_box_size(c) > 0 ? 0 : {" + ".join(f"({d.c()})" for d in dims) or "0"}')]
+              mask_width if spec.action_mixed else f'ocean_spec_box_size(c) > 0 ? 0 : {mask_width}')]
     out = []
     for name, doc, body in lines:
         out.append(f'/* {doc} */')
@@ -128,9 +136,9 @@ def _check_function(spec: Spec) -> list[str]:
                             f'{message}, {value}, {cast}({lo}), {cast}({hi})')
     for expr, message in spec.checks:
         out += _fail_unless(expr.c(), _check_arguments(spec, expr, message))
-    if spec.action_box is not None and not spec.action_exprs():
+    if spec.action_box is not None and spec.box_only_or_mixed():
         out += ['    if (ocean_spec_box_size(c) < 1) {',
-                f'        snprintf(msg, cap, {_check_arguments(spec, spec.action_box, BOX_MESSAGE)});',
+                f'        snprintf(msg, cap, {_check_arguments(spec, spec.action_box, spec.box_message())});',
                 '        return -1;',
                 '    }']
     return out + ['    return 0;', '}', '']

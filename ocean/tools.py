@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import numpy as np
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, MixedSpace
 
 # Rows per vectorized env when benchmarking: enough that the one Python call per step is noise.
 BENCH_ROWS = 4096
@@ -22,7 +22,7 @@ ACTION_POOL = 64
 
 def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int = 0) -> np.ndarray:
     """`count` rows of random actions for `num_agents` agents, of the action buffer's dtype (int32, or
-    float32 uniform in a Box)."""
+    float32 uniform in a Box, or a mixed row of float32)."""
     rng = np.random.default_rng(seed)
     if isinstance(space, spaces.Discrete):
         return rng.integers(0, space.n, size=(count, num_agents), dtype=np.int32)
@@ -30,6 +30,10 @@ def random_actions(space: spaces.Space, num_agents: int, count: int, seed: int =
         return rng.integers(0, space.nvec, size=(count, num_agents, *space.nvec.shape), dtype=np.int32)
     if isinstance(space, spaces.Box):
         return rng.uniform(space.low, space.high, size=(count, num_agents, *space.shape)).astype(np.float32)
+    if isinstance(space, MixedSpace):  # the discrete choices as floats, then the Box's elements
+        picks = rng.integers(0, space.discrete.nvec, size=(count, num_agents, space.split))
+        box = rng.uniform(space.box.low, space.box.high, size=(count, num_agents, *space.box.shape))
+        return np.concatenate([picks, box], axis=-1).astype(np.float32)
     raise APIUsageError(f'random_actions: unsupported action space {space}')
 
 

@@ -1,5 +1,6 @@
 """The actions' distributions, from what a model's decoder returns (`Logits`, see pufferlib.models): a
-tensor [N, n] for Discrete, a tuple of [N, n_i] for MultiDiscrete, a DiagonalGaussian for Box.
+tensor [N, n] for Discrete, a tuple of [N, n_i] for MultiDiscrete, a DiagonalGaussian for Box, a
+MixedLogits (both of the last two) for a MixedSpace.
 `sample_logits` samples (or scores given actions) and gives their log-probabilities and entropies;
 `mask_logits` takes illegal actions out. The rollout, the update, evaluation and the league all sample
 through here."""
@@ -11,8 +12,7 @@ import torch
 
 from pufferlib.pufferenv import ActionMaskError, APITypeError, SpaceError
 
-# What a model's decoder returns for the action space.
-Logits = torch.Tensor | tuple[torch.Tensor, ...] | list[torch.Tensor] | torch.distributions.Distribution
+
 
 
 class DiagonalGaussian(torch.distributions.Distribution):
@@ -59,6 +59,31 @@ class DiagonalGaussian(torch.distributions.Distribution):
         return (self.log_norm + 0.5 * self.log_std.numel()).expand(self.batch_shape)
 
 
+class MixedLogits:
+    """A mixed action's heads (pufferenv.MixedSpace): `discrete`, the logits [N, n_i] of each discrete part,
+    and `continuous`, the DiagonalGaussian of the Box part. Its actions are rows [N, len(discrete) + Box size],
+    the discrete choices (as floats) then the continuous elements; the parts are independent, so an action's
+    log-probability and the entropy are the sums of the parts'."""
+
+    __slots__ = ('discrete', 'continuous')
+
+    def __init__(self, discrete: Sequence[torch.Tensor], continuous: DiagonalGaussian) -> None:
+        if not discrete or continuous.event_shape.numel() < 1 or len(continuous.event_shape) != 1:
+            raise SpaceError('MixedLogits takes the logits of at least one discrete part and a Gaussian over a 1-D '
+                             f'Box, got {len(discrete)} discrete parts and event shape {list(continuous.event_shape)}')
+        self.discrete = tuple(discrete)
+        self.continuous = continuous
+
+    def __repr__(self) -> str:
+        return (f'MixedLogits(discrete={[list(d.shape) for d in self.discrete]}, '
+                f'continuous={list(self.continuous.mean.shape)})')
+
+
+# What a model's decoder returns for the action space.
+Logits = (torch.Tensor | tuple[torch.Tensor, ...] | list[torch.Tensor] | torch.distributions.Distribution
+          | MixedLogits)
+
+
 def sample_logits(logits: Logits, action: torch.Tensor | None = None,
                   mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """(action, logprob, entropy) for any model's logits; samples when `action` is None.
@@ -66,16 +91,20 @@ def sample_logits(logits: Logits, action: torch.Tensor | None = None,
     Discrete: logits [N, n] -> action int64 [N]. MultiDiscrete: tuple of [N, n_i] -> action int64
     [N, k], logprob and entropy summed over sub-actions. Box: an Independent Normal -> action float
     [N, *shape], logprob and entropy summed over the action dims; samples are not clipped to the
-    Box's bounds (clip a copy before stepping the env, keep the sample for the logprob). Leading dims
-    other than N work too.
+    Box's bounds (clip a copy before stepping the env, keep the sample for the logprob). MixedLogits ->
+    action float [N, k + d] (k discrete choices as floats, then d Box elements), logprob and entropy
+    the sums of the parts'. Leading dims other than N work too.
     logprob and entropy have the leading shape ([N]).
 
-    `mask` (bool, True = legal; [N, n] for Discrete, [N, sum(n_i)] for MultiDiscrete) restricts the
-    distribution to the legal actions: they are never sampled, and logprob and entropy are those of
-    the masked distribution. Every row needs at least one legal action (per sub-action).
+    `mask` (bool, True = legal; [N, n] for Discrete, [N, sum(n_i)] for MultiDiscrete and for the
+    discrete parts of a MixedLogits) restricts the distribution to the legal actions: they are never
+    sampled, and logprob and entropy are those of the masked distribution. Every row needs at least
+    one legal action (per sub-action).
     """
     if mask is not None:
         logits = mask_logits(logits, mask)
+    if isinstance(logits, MixedLogits):
+        return _sample_mixed(logits, action)
     if isinstance(logits, torch.distributions.Distribution):
         if action is None:
             action = logits.sample()
@@ -93,8 +122,24 @@ def sample_logits(logits: Logits, action: torch.Tensor | None = None,
         if action is not None:
             action = action.reshape(logits.shape[:-1])
         return _categorical(logits, action)
-    raise APITypeError(f'logits must be a tensor (Discrete), a tuple of tensors (MultiDiscrete) or a '
-                    f'torch distribution (Box), got {type(logits).__name__}')
+    raise APITypeError(f'logits must be a tensor (Discrete), a tuple of tensors (MultiDiscrete), a torch '
+                       f'distribution (Box) or a MixedLogits (MixedSpace), got {type(logits).__name__}')
+
+
+def _sample_mixed(logits: MixedLogits,
+                  action: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    gaussian, k = logits.continuous, len(logits.discrete)
+    lead = gaussian.mean.shape[:-1]
+    picks: torch.Tensor | None = None
+    box: torch.Tensor | None = None
+    if action is not None:
+        action = action.reshape(*lead, k + gaussian.mean.shape[-1])
+        picks, box = action[..., :k], action[..., k:].to(gaussian.mean.dtype)
+    chosen, logprob, entropy = sample_logits(logits.discrete, picks)
+    box, box_logprob, box_entropy = sample_logits(gaussian, box)
+    # The choices travel as floats beside the Box elements: exact, as every n is below 2**24 (MixedSpace).
+    joined = torch.cat([chosen.to(box.dtype), box], dim=-1)
+    return joined, logprob + box_logprob, entropy + box_entropy
 
 
 @overload
@@ -107,7 +152,10 @@ def mask_logits(logits: Logits, mask: torch.Tensor) -> Logits: ...
 
 def mask_logits(logits: Logits, mask: torch.Tensor) -> Logits:
     """Logits with the illegal actions (mask False) pushed to the lowest finite value, so they get
-    probability 0 (exp underflows) without the NaNs that -inf brings into 0 * log 0."""
+    probability 0 (exp underflows) without the NaNs that -inf brings into 0 * log 0. A MixedLogits' mask
+    covers its discrete parts."""
+    if isinstance(logits, MixedLogits):
+        return MixedLogits(cast(tuple, mask_logits(logits.discrete, mask)), logits.continuous)
     if isinstance(logits, torch.distributions.Distribution):
         raise ActionMaskError('action masks apply to Discrete and MultiDiscrete actions, not to Box actions')
     if isinstance(logits, (tuple, list)):

@@ -17,7 +17,7 @@ from pufferlib import cpus
 from pufferlib import registry
 from pufferlib.checkpoint import find_checkpoint
 from pufferlib.export import native_bytes
-from pufferlib.distributions import Logits, mask_logits, sample_logits
+from pufferlib.distributions import Logits, MixedLogits, mask_logits, sample_logits
 from pufferlib.native import NativeNet, seed_state, twin_header
 
 if TYPE_CHECKING:
@@ -33,7 +33,11 @@ def _render_kwargs(env_name: str) -> dict[str, Any]:
 
 def greedy_action(logits: Logits) -> torch.Tensor:
     """The most likely action: the argmax of every head (Discrete, and each sub-action of a MultiDiscrete),
-    the mean for Box actions; what ocean/puffernet.h picks without a generator."""
+    the mean for Box actions, both side by side for a mixed action; what ocean/puffernet.h picks without a
+    generator."""
+    if isinstance(logits, MixedLogits):
+        choices = greedy_action(logits.discrete)
+        return torch.cat([choices.to(logits.continuous.mean.dtype), logits.continuous.mean], dim=-1)
     if isinstance(logits, torch.distributions.Distribution):
         return logits.mean
     if isinstance(logits, (tuple, list)):

@@ -33,9 +33,10 @@ from torch import nn
 import pufferlib
 from pufferlib import registry, rundir
 from pufferlib.checkpoint import find_checkpoint
+from pufferlib.distributions import MixedLogits
 from pufferlib.models import Default, LSTMWrapper, Policy, saved_settings
 from pufferlib.native import DTYPES, FORMAT_VERSION, MAX_TWIN_PARAMS, header_words, twin_path
-from pufferlib.pufferenv import PufferError
+from pufferlib.pufferenv import MixedSpace, PufferError
 
 MANIFEST = 'policy.json'
 WEIGHTS = 'policy.bin'
@@ -116,11 +117,13 @@ def native_plan(policy: nn.Module) -> tuple[dict, list[tuple[str, np.ndarray]]]:
         heads = [int(core.actor.out_features)]
     elif kind == 'multidiscrete':
         heads = list(core.action_splits)
+    elif kind == 'mixed':  # the discrete parts' heads, then the Box as the last head
+        heads = [*core.action_splits, int(np.prod(core.action_shape))]
     else:
         heads = [int(np.prod(core.action_shape))]
     tensors += [('actor.weight', _floats(core.actor.weight)), ('actor.bias', _floats(core.actor.bias)),
                 ('value.weight', _floats(core.value.weight)), ('value.bias', _floats(core.value.bias))]
-    if kind == 'continuous':
+    if kind in ('continuous', 'mixed'):
         tensors.append(('log_std', _floats(core.log_std)))
     if twin is not None:
         tensors += twin.pop('tensors')
@@ -250,6 +253,8 @@ def _action_summary(space: spaces.Space) -> dict:
         return {'kind': 'multidiscrete', 'dims': [int(n) for n in space.nvec]}
     if isinstance(space, spaces.Box):
         return {'kind': 'continuous', 'dims': [int(d) for d in space.shape]}
+    if isinstance(space, MixedSpace):  # the discrete parts' sizes, then the Box's size
+        return {'kind': 'mixed', 'dims': [*(int(n) for n in space.discrete.nvec), int(space.box.shape[0])]}
     return {'kind': type(space).__name__, 'dims': []}
 
 
@@ -380,7 +385,8 @@ def check_fits(native: NativePolicy, env: Any, env_name: str | None = None) -> N
 
 class _OnnxGraph(nn.Module):
     """The policy as ONNX sees it: plain tensors in (obs, and h, c for an LSTM), plain tensors out (every
-    action head's logits, or the Box mean and log-std; the value; the new h, c)."""
+    action head's logits, or the Box mean and log-std, or for a mixed action both: the discrete parts' logits,
+    then the Box mean and log-std; the value; the new h, c)."""
 
     def __init__(self, policy: nn.Module) -> None:
         super().__init__()
@@ -398,9 +404,12 @@ class _OnnxGraph(nn.Module):
             new_state = (h[0], c[0])
         else:
             logits, value = self.policy(obs)
-        if isinstance(logits, torch.distributions.Distribution):
+        if isinstance(logits, MixedLogits):
+            gaussian = logits.continuous
+            heads: tuple[torch.Tensor, ...] = (*logits.discrete, gaussian.mean, gaussian.stddev.log())
+        elif isinstance(logits, torch.distributions.Distribution):
             base = getattr(logits, 'base_dist', logits)
-            heads: tuple[torch.Tensor, ...] = (base.mean, base.stddev.log())
+            heads = (base.mean, base.stddev.log())
         elif isinstance(logits, (tuple, list)):
             heads = tuple(logits)
         else:
@@ -417,6 +426,8 @@ def onnx_names(policy: nn.Module) -> tuple[list[str], list[str]]:
         heads = [f'logits_{i}' for i in range(len(splits))]
     elif kind == 'continuous':
         heads = ['mean', 'log_std']
+    elif kind == 'mixed':
+        heads = [*(f'logits_{i}' for i in range(len(splits))), 'mean', 'log_std']
     else:
         heads = ['logits']
     if isinstance(policy, LSTMWrapper):

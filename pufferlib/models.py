@@ -1,7 +1,7 @@
 """Policies: plain torch.nn.Modules that read the flat observation rows of a PufferLib env.
 
 Every model is built from `env`, any object with `single_observation_space` (a flat gymnasium Box),
-`single_action_space` (Discrete, MultiDiscrete or Box) and `obs_dtype` (None, or the numpy
+`single_action_space` (Discrete, MultiDiscrete, Box or MixedSpace) and `obs_dtype` (None, or the numpy
 structured dtype of one row). A model is split in two so that `LSTMWrapper` can put memory between
 the halves:
 
@@ -10,7 +10,9 @@ the halves:
     logits, value = model(obs)                            # both at once
 
 `logits` depends on the action space: a tensor [N, n] for Discrete, a tuple of tensors [N, n_i] for
-MultiDiscrete, a DiagonalGaussian (torch's Independent(Normal)) with event shape = the action shape for Box.
+MultiDiscrete, a DiagonalGaussian (torch's Independent(Normal)) with event shape = the action shape for Box,
+and for a MixedSpace a MixedLogits: the discrete parts' logits and the Box part's DiagonalGaussian, from one
+Linear whose outputs are split.
 pufferlib.distributions' `sample_logits(logits, action=None)` turns any of them into (action, logprob, entropy).
 
     policy = LSTMWrapper(env, Default(env))       # recurrent: see LSTMWrapper for state handling
@@ -33,9 +35,9 @@ from gymnasium import spaces
 from torch import nn
 
 from pufferlib import config as configuration
-from pufferlib.distributions import DiagonalGaussian, Logits
+from pufferlib.distributions import DiagonalGaussian, Logits, MixedLogits
 from pufferlib.emulation import Nativizer
-from pufferlib.pufferenv import APIUsageError, SpaceError
+from pufferlib.pufferenv import APIUsageError, MixedSpace, SpaceError
 from pufferlib.rundir import CheckpointError
 
 __all__ = ['Default', 'LSTMWrapper', 'NatureCNN', 'IMPALA', 'make_policy']
@@ -112,6 +114,14 @@ class Policy(nn.Module):
             self.action_splits = [int(n) for n in space.nvec]
             # One matmul for every sub-action, split afterwards.
             self.actor = layer_init(nn.Linear(hidden_size, sum(self.action_splits)), POLICY_GAIN)
+        elif isinstance(space, MixedSpace):
+            self.action_kind = 'mixed'
+            self.action_splits = [int(n) for n in space.discrete.nvec]
+            self.action_shape = tuple(space.box.shape)
+            # One matmul for every head: the discrete parts' logits, then the Box's means.
+            self.actor = layer_init(nn.Linear(hidden_size, sum(self.action_splits) + int(np.prod(self.action_shape))),
+                                    POLICY_GAIN)
+            self.log_std = nn.Parameter(torch.zeros(self.action_shape))
         elif isinstance(space, spaces.Box):
             self.action_kind = 'continuous'
             self.action_shape = tuple(space.shape)
@@ -120,7 +130,7 @@ class Policy(nn.Module):
             # State-independent exploration noise, learned.
             self.log_std = nn.Parameter(torch.zeros(self.action_shape))
         else:
-            raise SpaceError(f'env.single_action_space must be Discrete, MultiDiscrete or Box, got {space}')
+            raise SpaceError(f'env.single_action_space must be Discrete, MultiDiscrete, Box or MixedSpace, got {space}')
         self.value = layer_init(nn.Linear(hidden_size, 1), VALUE_GAIN)
 
     def encode_observations(self, obs: torch.Tensor, state: State | None = None) -> torch.Tensor:
@@ -137,6 +147,9 @@ class Policy(nn.Module):
             return out
         if self.action_kind == 'multidiscrete':
             return out.split(self.action_splits, dim=-1)
+        if self.action_kind == 'mixed':
+            *discrete, mean = out.split([*self.action_splits, out.shape[-1] - sum(self.action_splits)], dim=-1)
+            return MixedLogits(discrete, DiagonalGaussian(mean, self.log_std))
         return DiagonalGaussian(out.reshape(*out.shape[:-1], *self.action_shape), self.log_std)
 
     def forward(self, obs: torch.Tensor, state: State | None = None) -> tuple[Logits, torch.Tensor]:

@@ -35,7 +35,7 @@ MAGIC = 0x4E465550  # "PUFN" as a little-endian word; ocean/puffernet.h checks t
 # The codes puffernet.h reads for an observation leaf's element type, a layer's activation, the action kind.
 DTYPES = {'float32': 0, 'uint8': 1, 'int8': 2, 'int16': 3, 'int32': 4, 'float64': 5, 'bool': 1}
 ACTIVATIONS = {'identity': 0, 'gelu': 1, 'relu': 2}
-ACTION_KINDS = {'discrete': 0, 'multidiscrete': 1, 'continuous': 2}
+ACTION_KINDS = {'discrete': 0, 'multidiscrete': 1, 'continuous': 2, 'mixed': 3}
 LINEAR = 1
 MAX_TWIN_PARAMS = 32  # puffernet.h's PUFFERNET_MAX_PARAMS
 
@@ -203,6 +203,11 @@ class NativeNet:
         fields = header_fields(weights)
         self.row_bytes, self.kind, self.heads = fields['row_bytes'], fields['kind'], fields['heads']
         self.logit_size = sum(self.heads)
+        # A mixed net's last head is its Box: masks cover the discrete heads before it, and an action row
+        # holds one choice per discrete head, then the Box elements.
+        self.mask_width = self.logit_size - self.heads[-1] if self.kind == 'mixed' else self.logit_size
+        self.action_size = {'continuous': self.logit_size, 'mixed': len(self.heads) - 1 + self.heads[-1]}.get(
+            self.kind, len(self.heads))
 
     def _rows(self, observations: np.ndarray) -> tuple[np.ndarray, int]:
         obs = np.ascontiguousarray(observations)
@@ -215,7 +220,8 @@ class NativeNet:
         return obs, count
 
     def forward(self, observations: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(logits [N, A] (the mean for Box actions), values [N]); row i advances LSTM state i."""
+        """(logits [N, A] (the mean for Box actions; a mixed net's discrete logits, then its Box means), values
+        [N]); row i advances LSTM state i."""
         obs, count = self._rows(observations)
         logits = np.zeros((count, self.logit_size), dtype=np.float32)
         values = np.zeros(count, dtype=np.float32)
@@ -224,8 +230,9 @@ class NativeNet:
 
     def act(self, observations: np.ndarray, masks: np.ndarray | None = None,
             rng: np.ndarray | None = None) -> np.ndarray:
-        """Actions for the rows: int32 [N, heads] (float32 [N, A] for Box); `rng` a uint64 array of one
-        xorshift state to sample with (advanced in place), None for the argmax."""
+        """Actions for the rows: int32 [N, heads] (float32 [N, A] for Box; for mixed, float32 rows of the
+        choices then the Box elements); `rng` a uint64 array of one xorshift state to sample with (advanced in
+        place), None for the argmax (and the Box means)."""
         obs, count = self._rows(observations)
         legal, actions = self._choice_buffers(count, masks, rng)
         self.lib.puffernet_act(self._net, count, _address(obs), _address(legal), _address(actions), _address(rng))
@@ -245,14 +252,14 @@ class NativeNet:
         legal = None
         if masks is not None:
             legal = np.ascontiguousarray(masks, dtype=np.uint8)
-            if legal.size != count * self.logit_size:
+            if legal.size != count * self.mask_width:
                 raise NativeError(f'action masks of {legal.size} values for {count} rows; the policy has '
-                                  f'{self.logit_size} actions per row')
+                                  f'{self.mask_width} actions per row')
         if rng is not None and (rng.dtype != np.uint64 or rng.size != 1 or not rng.flags.c_contiguous):
             raise NativeError('rng must be a contiguous numpy uint64 array of one element (the xorshift state)')
-        if self.kind == 'continuous':
-            return legal, np.zeros((count, self.logit_size), dtype=np.float32)
-        return legal, np.zeros((count, len(self.heads)), dtype=np.int32)
+        if self.kind in ('continuous', 'mixed'):
+            return legal, np.zeros((count, self.action_size), dtype=np.float32)
+        return legal, np.zeros((count, self.action_size), dtype=np.int32)
 
     def reset(self, row: int = -1) -> None:
         """Zero the LSTM state of `row` (every row when -1)."""

@@ -7,7 +7,7 @@ while PufferEnv imported it back.)
 A PufferEnv owns `num_agents` rows in six preallocated arrays:
 
     observations  [num_agents, *single_observation_space.shape]  single_observation_space.dtype
-    actions       [num_agents, *single_action_space.shape]       int32 (discrete) or float32 (Box)
+    actions       [num_agents, *single_action_space.shape]       int32 (discrete) or float32 (Box, MixedSpace)
     rewards       [num_agents]                                    float32
     terminals     [num_agents]                                    bool
     truncations   [num_agents]                                    bool
@@ -56,7 +56,7 @@ import struct
 import zlib
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any, NamedTuple, NoReturn
+from typing import Any, NamedTuple, NoReturn, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -246,13 +246,103 @@ def typed_option(value: Any, kind: str) -> bool | int | float | None:
     return None
 
 
+# Discrete indices ride in the float32 row of a mixed action; float32 holds every integer up to 2**24 exactly.
+MIXED_MAX_N = 2 ** 24
+
+
+class MixedSpace(spaces.Space):
+    """The flat row of a mixed action: the discrete parts (`discrete`, a MultiDiscrete of sizes nvec) then the
+    continuous parts (`box`, a 1-D float32 Box), side by side in one float32 row of len(nvec) + box size
+    elements. The discrete columns hold action indices as floats, so one buffer carries both kinds; a model
+    gives each kind its own head (pufferlib.models), and the distribution is the product of the parts'."""
+
+    def __init__(self, nvec: npt.ArrayLike, low: npt.ArrayLike, high: npt.ArrayLike, seed: int | None = None) -> None:
+        sizes = np.asarray(nvec, dtype=np.int64).ravel()
+        low = np.asarray(low, dtype=np.float32).ravel()
+        high = np.asarray(high, dtype=np.float32).ravel()
+        if not len(sizes) or not low.size or low.shape != high.shape:
+            raise SpaceError(f'a mixed action space needs at least one discrete size and one Box element, with low '
+                             f'and high of one shape; got nvec {sizes.tolist()}, low {low.shape}, high {high.shape}')
+        if (sizes < 1).any() or (sizes > MIXED_MAX_N).any():
+            raise SpaceError(f'the discrete parts of a mixed action space must have between 1 and {MIXED_MAX_N:,} '
+                             f'actions each (the row is float32), got {sizes.tolist()}')
+        self.discrete = spaces.MultiDiscrete(sizes)
+        self.box = spaces.Box(low=low, high=high, dtype=np.float32)
+        self.split = len(sizes)  # the first continuous column
+        self.width = len(sizes) + low.size
+        super().__init__(shape=(self.width,), dtype=np.float32, seed=seed)
+
+    @property
+    def is_np_flattened(self) -> bool:
+        return True
+
+    @property
+    def low(self) -> np.ndarray:
+        """The row's lower bounds: 0 for a discrete column, the Box's low for a continuous one."""
+        return np.concatenate([np.zeros(self.split, np.float32), self.box.low])
+
+    @property
+    def high(self) -> np.ndarray:
+        """The row's upper bounds: n - 1 for a discrete column, the Box's high for a continuous one."""
+        return np.concatenate([(self.discrete.nvec - 1).astype(np.float32), self.box.high])
+
+    def seed(self, seed: int | None = None) -> list[int]:
+        """Seeds this space and, from it, its two parts; returns the three seeds."""
+        first = super().seed(seed)
+        child = [int(c) for c in self.np_random.integers(2 ** 31, size=2)]
+        self.discrete.seed(child[0])
+        self.box.seed(child[1])
+        return [int(cast(int, first)), *child]
+
+    def sample(self, mask: Any = None, probability: Any = None) -> np.ndarray:
+        if mask is not None or probability is not None:
+            raise APIUsageError('MixedSpace.sample takes no mask or probability')
+        return np.concatenate([self.discrete.sample().astype(np.float32), self.box.sample()])
+
+    def contains(self, x: Any) -> bool:
+        row = np.asarray(x)
+        if row.shape != self.shape or row.dtype.kind not in 'iuf':
+            return False
+        return mixed_problem(self, row[None]) is None and self.box.contains(row[self.split:].astype(np.float32))
+
+    def __repr__(self) -> str:
+        return f'MixedSpace(nvec={self.discrete.nvec.tolist()}, box={self.box})'
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MixedSpace) and self.discrete == other.discrete and self.box == other.box
+
+    def __hash__(self) -> int:
+        return hash((tuple(self.discrete.nvec.tolist()), self.box.shape))
+
+
+def mixed_problem(space: MixedSpace, actions: np.ndarray) -> str | None:
+    """Why rows of a mixed action [rows, columns] are not valid, or None: every value finite, and each discrete
+    column an integer in [0, n). Box columns may lie past their bounds (envs clip them, as for a Box)."""
+    if actions.dtype.kind not in 'iuf':
+        return f'mixed actions must be numbers (float32 rows), got dtype {actions.dtype}'
+    rows = actions.reshape(-1, space.width) if actions.size else actions.reshape(0, space.width)
+    with np.errstate(invalid='ignore'):
+        finite = np.isfinite(rows).all(1) if rows.dtype.kind == 'f' else np.ones(len(rows), bool)
+        picks = rows[:, :space.split]
+        good = (picks >= 0) & (picks < space.discrete.nvec) & (picks == np.floor(picks))
+    bad = np.flatnonzero(~finite | ~good.all(1))
+    if not len(bad):
+        return None
+    row = int(bad[0])
+    if not finite[row]:
+        return (f'actions contain NaN or inf at agent rows {bad[:10].tolist()}; a policy that outputs NaN has '
+                'usually diverged (check the loss and the learning rate)')
+    return (f'action {rows[row].tolist()} for agent row {row} is outside {space}: its first {space.split} columns '
+            f'are discrete choices, integers in [0, n) for n in {space.discrete.nvec.tolist()}')
+
+
 def action_dtype(space: spaces.Space) -> np.dtype:
-    """Buffer dtype for a (flat) action space: int32 for discrete kinds, float32 for Box."""
+    """Buffer dtype for a (flat) action space: int32 for discrete kinds, float32 for Box and MixedSpace."""
     if isinstance(space, (spaces.Discrete, spaces.MultiDiscrete)):
         return np.dtype(np.int32)
-    if isinstance(space, spaces.Box):
+    if isinstance(space, (spaces.Box, MixedSpace)):
         return np.dtype(np.float32)
-    raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete or Box, got {space}')
+    raise SpaceError(f'flat action spaces are Discrete, MultiDiscrete, Box or MixedSpace, got {space}')
 
 
 def space_shape(space: spaces.Space) -> tuple[int, ...]:
@@ -322,7 +412,11 @@ class ActionCheck:
         if actions.shape != self.shape:
             raise APIUsageError(f'{self.describe()}: actions must have shape {self.shape}, got {actions.shape}')
         kind = actions.dtype.kind
-        if self.integer:
+        if isinstance(self.space, MixedSpace):
+            problem = mixed_problem(self.space, actions)
+            if problem:
+                raise APIUsageError(f'{self.describe()}: {problem}')
+        elif self.integer:
             if kind not in 'iub':
                 raise APIUsageError(f'{self.describe()}: discrete actions must be integers, got dtype {actions.dtype}')
             if self.high is not None:
@@ -413,7 +507,9 @@ def _float_fields(dtype: np.dtype) -> tuple[tuple[str, ...], ...]:
 
 def action_mask_width(space: spaces.Space) -> int:
     """Columns of one action-mask row for a flat action space: n (Discrete), the sum of nvec
-    (MultiDiscrete); Box actions cannot be masked."""
+    (MultiDiscrete, and the discrete parts of a MixedSpace); Box actions cannot be masked."""
+    if isinstance(space, MixedSpace):
+        return action_mask_width(space.discrete)
     if isinstance(space, spaces.Discrete):
         return int(space.n)
     if isinstance(space, spaces.MultiDiscrete):
@@ -423,6 +519,8 @@ def action_mask_width(space: spaces.Space) -> int:
 
 def idle_action_mask(space: spaces.Space) -> np.ndarray:
     """The mask of a row that is not to act: action 0 alone (of every sub-action) is legal."""
+    if isinstance(space, MixedSpace):
+        return idle_action_mask(space.discrete)
     mask = np.zeros(action_mask_width(space), dtype=bool)
     if isinstance(space, spaces.MultiDiscrete):
         mask[np.concatenate([[0], np.cumsum(np.asarray(space.nvec).ravel())[:-1]])] = True
@@ -656,6 +754,8 @@ def check_buffers(buf: object, observation_space: spaces.Space, action_space: sp
 
 def batched_space(space: spaces.Space, n: int) -> spaces.Space:
     """The space of n stacked rows of `space`."""
+    if isinstance(space, MixedSpace):  # n rows of discrete columns then continuous ones, as one float32 Box
+        return spaces.Box(low=space.low[None].repeat(n, 0), high=space.high[None].repeat(n, 0), dtype=np.float32)
     if isinstance(space, spaces.Box):
         return spaces.Box(low=np.broadcast_to(space.low, space.shape)[None].repeat(n, 0),
                           high=np.broadcast_to(space.high, space.shape)[None].repeat(n, 0),

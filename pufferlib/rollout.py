@@ -20,9 +20,9 @@ import torch
 from gymnasium import spaces
 
 from pufferlib import config as configuration
-from pufferlib.distributions import Logits, sample_logits
+from pufferlib.distributions import Logits, MixedLogits, sample_logits
 from pufferlib.profile import Profile
-from pufferlib.pufferenv import PufferError, action_dtype, nonfinite_rows, space_shape
+from pufferlib.pufferenv import MixedSpace, PufferError, action_dtype, nonfinite_rows, space_shape
 from pufferlib.reward_scale import RewardScaler
 
 if TYPE_CHECKING:
@@ -104,8 +104,9 @@ def rollout_bytes(rows: int, horizon: int, observation_space: spaces.Space, acti
     obs = int(np.prod(space_shape(observation_space))) * np.dtype(observation_space.dtype).itemsize
     discrete = action_dtype(action_space).kind == 'i'  # as Trainer.__init__ decides it
     actions = int(np.prod(space_shape(action_space))) * (8 if discrete else 4)
+    masked = not isinstance(action_space, spaces.Box)  # as Rollout decides it
     # logprobs, values, rewards, dones, masks, ratio and the advantages: float32 [rows, horizon] each
-    per_step = obs + actions + 7 * 4 + (int(mask_width) if mask_width and discrete else 0)
+    per_step = obs + actions + 7 * 4 + (int(mask_width) if mask_width and masked else 0)
     # last_values (float32), step_of_row (int64), and an LSTM's (h, c) now and at each segment's start
     per_row = 4 + 8 + 4 * int(rnn_hidden) * 4
     return steps * per_step + int(rows) * per_row
@@ -145,9 +146,10 @@ class Rollout:
         obs_space, act_space = vecenv.single_observation_space, vecenv.single_action_space
         obs_dtype = torch.from_numpy(np.zeros(0, obs_space.dtype)).dtype
         self.discrete = vecenv.action_dtype.kind == 'i'
-        # Gaussian samples are unbounded: the env gets them clipped to the Box, the rollout keeps the sample
-        # itself, whose logprob the update recomputes.
-        self.action_bounds = (act_space.low, act_space.high) if isinstance(act_space, spaces.Box) else None
+        # Gaussian samples are unbounded: the env gets them clipped to the Box (a mixed row's Box columns), the
+        # rollout keeps the sample itself, whose logprob the update recomputes.
+        self.action_bounds = (act_space.low, act_space.high) if isinstance(act_space, (spaces.Box, MixedSpace)) \
+            else None
         self.obs = torch.zeros(S, H, *space_shape(obs_space), dtype=obs_dtype, device=d)
         self.actions = torch.zeros(S, H, *space_shape(act_space),
                                    dtype=torch.int64 if self.discrete else torch.float32, device=d)
@@ -163,7 +165,7 @@ class Rollout:
         # under the same masks in the update, so logprob ratios compare one distribution.
         legal = getattr(vecenv, 'action_masks', None)
         self.action_masks = (torch.ones(S, H, legal.shape[1], dtype=torch.bool, device=d)
-                             if legal is not None and self.discrete else None)
+                             if legal is not None and not isinstance(act_space, spaces.Box) else None)
         self.last_values = torch.zeros(S, device=d)
         self.reward_scale = RewardScaler(S, train['gamma'], train['reward_clip']) if train['normalize_rewards'] \
             else None
@@ -248,6 +250,7 @@ class Rollout:
             return sample_logits(logits, actions, mask=mask)
         except (RuntimeError, ValueError) as e:
             tensors = list(logits) if isinstance(logits, (tuple, list)) else \
+                [*logits.discrete, logits.continuous.mean] if isinstance(logits, MixedLogits) else \
                 [logits.mean] if isinstance(logits, torch.distributions.Distribution) else [logits]
             if all(bool(torch.isfinite(t).all()) for t in tensors):
                 raise

@@ -128,29 +128,31 @@ def test_uniform_dtype_rows_keep_their_dtype():
 @settings(max_examples=60, deadline=None)
 @given(space=nested_spaces(), seed=st.integers(0, 2**16))
 def test_structured_action_round_trip(space, seed):
-    discrete = all(not isinstance(leaf, spaces.Box) for _, leaf in emulation.spaces._walk(space))
-    if not discrete:
-        if isinstance(space, (spaces.Dict, spaces.Tuple)):
-            with pytest.raises(pufferlib.SpaceError, match='Box'):
-                emulation.emulate_action_space(space)
+    """Any space's flat row (MultiDiscrete, Box or, for both kinds, a mixed row) unflattens to a value of the
+    space whose leaves are the row's values: the discrete leaves first (less their start), then the Box ones."""
+    leaves = list(emulation.spaces._walk(space))
+    if isinstance(space, (spaces.Dict, spaces.Tuple)) and any(
+            isinstance(leaf, spaces.Box) and not np.issubdtype(leaf.dtype, np.floating) for _, leaf in leaves):
+        with pytest.raises(pufferlib.SpaceError, match='integer Box'):
+            emulation.emulate_action_space(space)
         return
     flat, unflatten = emulation.emulate_action_space(space)
-    rng = np.random.default_rng(seed)
-    if isinstance(flat, spaces.Discrete):
-        row = np.int32(rng.integers(flat.n))
-    else:
-        row = (rng.random(flat.nvec.shape) * flat.nvec).astype(np.int32)
+    flat.seed(seed)
+    row = flat.sample()
+    if isinstance(flat, (spaces.Discrete, spaces.MultiDiscrete)):
+        row = np.asarray(row).astype(np.int32)  # the buffer's dtype
     native = unflatten(row)
     assert space.contains(native), (space, native)
-    # Leaves come back in layout order, shifted by their start.
-    values = []
-    for path, leaf in emulation.spaces._walk(space):
+    discrete, boxes = [], []
+    for path, leaf in leaves:
         value = native
         for key in path:
             value = value[key]
-        start = getattr(leaf, 'start', 0)
-        values.extend((np.asarray(value) - start).ravel().tolist())
-    assert values == np.atleast_1d(row).tolist()
+        if isinstance(leaf, spaces.Box):
+            boxes.extend(np.asarray(value, np.float64).ravel().tolist())
+        else:
+            discrete.extend((np.asarray(value) - getattr(leaf, 'start', 0)).ravel().tolist())
+    assert discrete + boxes == np.atleast_1d(row).astype(np.float64).ravel().tolist()
 
 
 def test_actions_reach_the_env_unflattened():
@@ -485,9 +487,10 @@ def test_unsupported_observation_spaces(space):
         GymnasiumPufferEnv(env=SampleEnv(space))
 
 
-def test_structured_action_with_box_is_rejected():
-    act = spaces.Dict({'move': spaces.Discrete(2), 'force': spaces.Box(-1, 1, (1,))})
-    with pytest.raises(pufferlib.SpaceError, match='Box at force'):
+def test_structured_action_with_an_integer_box_is_rejected():
+    """A float Box part makes a mixed action (tests/test_mixed_actions.py); an integer one is refused, naming it."""
+    act = spaces.Dict({'move': spaces.Discrete(2), 'force': spaces.Box(-1, 1, (1,), np.int32)})
+    with pytest.raises(pufferlib.SpaceError, match=r'integer Box \(Box\(-1, 1, \(1,\), int32\)\) at force'):
         GymnasiumPufferEnv(env=SampleEnv(spaces.Box(0, 1, (1,)), act))
 
 

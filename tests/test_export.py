@@ -18,11 +18,14 @@ import pufferlib
 from pufferlib import config as configuration
 from pufferlib import export, models, native, ocean, rundir
 from pufferlib.checkpoint import find_checkpoint
+from pufferlib.distributions import MixedLogits
 from pufferlib.cli import main
 from pufferlib.evaluate import evaluate
 from pufferlib.export import ExportError
 from pufferlib.models import Default, LSTMWrapper, layer_init, make_policy
 from pufferlib.native import NativeError, NativeNet
+from pufferlib.ocean import tools as ocean_tools
+from pufferlib.pufferenv import MixedSpace
 
 from small_run import train_small
 
@@ -53,10 +56,14 @@ def random_actions(env, rng):
         return scores.argmax(1).reshape(env.actions.shape).astype(env.actions.dtype)
     if isinstance(space, spaces.MultiDiscrete):
         return rng.integers(0, space.nvec, size=(env.num_agents, len(space.nvec))).astype(env.actions.dtype)
+    if isinstance(space, MixedSpace):
+        return ocean_tools.random_actions(space, env.num_agents, 1, int(rng.integers(2 ** 31)))[0]
     return rng.uniform(space.low, space.high, size=(env.num_agents, *space.shape)).astype(env.actions.dtype)
 
 
 def flat_logits(logits):
+    if isinstance(logits, MixedLogits):
+        return torch.cat([*logits.discrete, logits.continuous.mean], dim=-1)
     if isinstance(logits, torch.distributions.Distribution):
         return logits.mean.reshape(logits.mean.shape[0], -1)
     if isinstance(logits, (tuple, list)):
@@ -148,10 +155,11 @@ class MultiDiscreteSpaces:
     single_action_space = spaces.MultiDiscrete([3, 4, 2])
 
 
-@pytest.mark.parametrize('name', ['puffer_squared', 'puffer_memory', 'multidiscrete', 'Pendulum-v1'])
+@pytest.mark.parametrize('name', ['puffer_squared', 'puffer_memory', 'multidiscrete', 'Pendulum-v1', 'puffer_mixed'])
 def test_onnx_gives_the_torch_outputs(tmp_path, name):
     """Default MLP (uint8 rows), the LSTM config (state in and out over 30 steps), a MultiDiscrete action
-    (every head) and a Box action (mean, log-std): onnxruntime's outputs are torch's within 1e-5."""
+    (every head), a Box action (mean, log-std) and a mixed one (the discrete logits, then mean and log-std):
+    onnxruntime's outputs are torch's within 1e-5."""
     ort = pytest.importorskip('onnxruntime', reason='pip install -e ".[export]"')
     torch.manual_seed(0)
     if name == 'multidiscrete':
@@ -183,7 +191,9 @@ def test_onnx_gives_the_torch_outputs(tmp_path, name):
         with torch.no_grad():
             logits, value = policy.forward_eval(torch.from_numpy(obs), state) if recurrent else policy(
                 torch.from_numpy(obs))
-        if isinstance(logits, torch.distributions.Distribution):
+        if isinstance(logits, MixedLogits):
+            expected = [*logits.discrete, logits.continuous.mean, logits.continuous.stddev.log()]
+        elif isinstance(logits, torch.distributions.Distribution):
             expected = [logits.mean, logits.stddev.log()]
         elif isinstance(logits, (tuple, list)):
             expected = list(logits)

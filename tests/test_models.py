@@ -381,7 +381,7 @@ def test_models_are_deterministic_under_manual_seed():
 
 
 def test_bad_spaces_are_clear_errors():
-    with pytest.raises(SpaceError, match='single_action_space must be Discrete, MultiDiscrete or Box'):
+    with pytest.raises(SpaceError, match='single_action_space must be Discrete, MultiDiscrete, Box or MixedSpace'):
         Default(fake_env(spaces.Dict({'a': spaces.Discrete(2)})))
     with pytest.raises(SpaceError, match='single_observation_space must be a flat gymnasium Box'):
         Default(SimpleNamespace(single_observation_space=spaces.Discrete(3),

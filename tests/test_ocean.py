@@ -19,7 +19,7 @@ from pufferlib.ocean.breakout import tracker as breakout_tracker
 from pufferlib.ocean.multiagent import own_id as multiagent_own_id
 from pufferlib.ocean.pong import tracker as pong_tracker
 from pufferlib.ocean.squared import greedy as squared_greedy
-from pufferlib.pufferenv import APIUsageError, EnvError
+from pufferlib.pufferenv import APIUsageError, EnvError, MixedSpace
 
 ALL = list(ocean.ENVS) + list(ocean.TEMPLATES)
 # Envs following ocean/seats.h: with two_player on, only the row to move is live on each step.
@@ -114,7 +114,7 @@ def test_c_and_python_layouts_agree(name):
     assert itemsize == env.single_observation_space.dtype.itemsize
     assert env.observations.shape == (env.num_agents, *env.single_observation_space.shape)
     assert env.actions.shape == (env.num_agents, *env.single_action_space.shape)
-    box = isinstance(env.single_action_space, spaces.Box)
+    box = isinstance(env.single_action_space, (spaces.Box, MixedSpace))  # float32 rows, mixed ones included
     assert env.actions.dtype == (np.float32 if box else np.int32) and env.rewards.dtype == np.float32
     assert act_size == int(np.prod(env.single_action_space.shape, dtype=int))
     # every row is a live agent, except in turn-based envs, where only the row to act is (ocean/seats.h)
@@ -134,7 +134,7 @@ def test_wrong_action_shape_or_dtype_raises(name):
     env = make(name, num_envs=2)
     with pytest.raises(APIUsageError, match='shape'):
         env.step(np.zeros((env.num_agents + 1, *env.actions.shape[1:]), dtype=np.int32))
-    if isinstance(env.single_action_space, spaces.Box):
+    if isinstance(env.single_action_space, (spaces.Box, MixedSpace)):
         with pytest.raises(APIUsageError, match='NaN or inf at agent rows \\[1\\]'):
             env.step(np.where(np.arange(env.num_agents)[:, None] == 1, np.nan, np.zeros(env.actions.shape, np.float32)))
     else:
@@ -216,6 +216,11 @@ def test_observations_stay_in_space_for_100k_random_steps(name):
 
 
 def _clip(actions, space):
+    if isinstance(space, MixedSpace):  # ocean_choice: the integer part of a choice in [0, n), NaN as 0
+        picks = actions[..., :space.split]
+        picks = np.where(picks >= 0, np.minimum(np.trunc(np.nan_to_num(picks, nan=0.0)), space.discrete.nvec - 1), 0)
+        box = _clip(actions[..., space.split:], space.box)
+        return np.concatenate([picks.astype(np.float32), box], axis=-1)
     if isinstance(space, spaces.Box):  # the C env reads NaN as the middle of the range (ocean_clampf)
         middle = ((space.low + space.high) / 2).astype(np.float32)
         return np.where(np.isnan(actions), middle, np.clip(actions, space.low, space.high)).astype(np.float32)
@@ -242,7 +247,7 @@ def test_out_of_range_actions_are_clamped(name):
     wild, tame = make(name, num_envs=2, seed=5), make(name, num_envs=2, seed=5)
     rng = np.random.default_rng(0)
     shape = (2000, *wild.actions.shape)
-    if isinstance(wild.single_action_space, spaces.Box):
+    if isinstance(wild.single_action_space, (spaces.Box, MixedSpace)):
         extremes = np.array([-np.inf, -3e38, -1e6, -1.0001, np.nan, 0, 1.0001, 7, 3e38, np.inf])
         actions = np.where(rng.random(shape) < 0.5, rng.choice(extremes, size=shape),
                            rng.uniform(-2, 2, size=shape)).astype(np.float32)
@@ -794,7 +799,7 @@ def test_sanitized_100k_random_steps(name, options):
     rows = env.num_agents
     steps = 100_000 // 4
     pool = tools.random_actions(env.single_action_space, rows, 256, seed=2)
-    if isinstance(env.single_action_space, spaces.Box):  # huge, infinite and NaN floats
+    if isinstance(env.single_action_space, (spaces.Box, MixedSpace)):  # huge, infinite and NaN floats
         wild = np.random.default_rng(2).choice(np.array([-np.inf, -3e38, np.nan, 3e38, np.inf], np.float32),
                                                size=pool.shape)
     else:

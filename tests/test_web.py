@@ -78,7 +78,11 @@ def test_every_declared_key_is_an_action_of_the_env(name):
         if key == 'fps':
             continue
         parts = action if isinstance(action, list) else [action]
-        if box:
+        if spec.action_mixed:  # the choices, then the Box elements
+            choices, elements = parts[:len(dims)], parts[len(dims):]
+            assert len(elements) == box and all(0 <= v < n and v == int(v) for v, n in zip(choices, dims)), key
+            assert all(spec.action_low <= v <= spec.action_high for v in elements), key
+        elif box:
             assert len(parts) == box and all(spec.action_low <= v <= spec.action_high for v in parts), key
         else:
             assert len(parts) == len(dims) and all(0 <= v < n for v, n in zip(parts, dims)), key

@@ -182,10 +182,15 @@ WEB_API void web_reset(double seed) {
 static void web_random(WebGame *g) {
     Env *env = &g->env;
     for (int r = 0; r < env->num_agents; r++) {
-        if (g->box) {
-            for (int k = 0; k < env->act_size; k++)
+        if (g->box) { /* a mixed row's discrete choices (as floats) come first, then the Box's elements */
+            int choices = (int)ocean_spec_discrete_size(&env->cfg);
+            for (int k = 0; k < env->act_size; k++) {
+                long long head = k < choices ? WEB_HEAD(&env->cfg, k) : 0;
                 env->cont_actions[r * env->act_size + k] =
-                    OCEAN_ACTION_LOW + ocean_randf(&g->policy_rng) * (OCEAN_ACTION_HIGH - OCEAN_ACTION_LOW);
+                    k < choices
+                        ? (float)ocean_randint(&g->policy_rng, head > 0 ? (int)head : 1)
+                        : OCEAN_ACTION_LOW + ocean_randf(&g->policy_rng) * (OCEAN_ACTION_HIGH - OCEAN_ACTION_LOW);
+            }
             continue;
         }
         if (OCEAN_ACTION_MASK && env->act_size == 1) {

@@ -6,8 +6,10 @@ layout. When every leaf shares a dtype the row has that dtype (floats stay float
 row is raw bytes (uint8). `Nativizer` turns a batch of rows back into the nested structure, for
 numpy arrays (zero-copy field views) and torch tensors, looping over fields, never over the batch.
 
-Structured action spaces of discrete kinds become one MultiDiscrete vector and are unflattened
-before the env sees them; Discrete, MultiDiscrete and Box actions pass through.
+Structured action spaces (Dict, Tuple) become one flat row and are unflattened before the env sees them:
+discrete leaves only a MultiDiscrete, Box leaves only a Box, both a `pufferlib.pufferenv.MixedSpace` (the
+discrete columns, then the Box elements, in one float32 row); Discrete, MultiDiscrete and Box actions pass
+through.
 
 Both wrappers implement `pufferlib.PufferEnv`: preallocated rows, same-step autoreset, and an
 episode-statistics layer that emits `{'episode_return', 'episode_length', ...}` once per episode,

@@ -9,7 +9,7 @@ from gymnasium import spaces
 
 from pufferlib.emulation.checks import _compile_writer, _field_views, box_checker
 from pufferlib.emulation.spaces import emulate_action_space, emulate_observation_space
-from pufferlib.pufferenv import APIUsageError, PufferEnv
+from pufferlib.pufferenv import APIUsageError, MixedSpace, PufferEnv, mixed_problem
 
 
 def _create(env: Any, env_creator: Callable | None, env_args: tuple, env_kwargs: dict | None, who: str) -> Any:
@@ -76,7 +76,11 @@ class _Emulated(PufferEnv):
             self._checked_first_action = True
 
     def _check_action_values(self) -> None:
-        if self._discrete:
+        if isinstance(self.single_action_space, MixedSpace):
+            problem = mixed_problem(self.single_action_space, self.actions)
+            if problem:
+                raise APIUsageError(f'{self.describe()}: {problem}')
+        elif self._discrete:
             bad = (self.actions < 0) | (self.actions >= self._action_high)
             if bad.any():
                 row = int(np.argwhere(bad)[0][0])

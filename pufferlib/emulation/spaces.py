@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 from gymnasium import spaces
 
-from pufferlib.pufferenv import APIUsageError, SpaceError, space_shape
+from pufferlib.pufferenv import APIUsageError, MixedSpace, SpaceError, space_shape
 
 if TYPE_CHECKING:
     import torch
@@ -237,7 +237,12 @@ def _numpy_dtype_of(torch_dtype: 'torch.dtype') -> np.dtype:
 # ---------------------------------------------------------------------------------------------
 
 def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable]:
-    """Return (flat action space, unflatten(row) -> native action)."""
+    """Return (flat action space, unflatten(row) -> native action).
+
+    A Dict or Tuple (nested any depth) flattens by its leaves in the space's own order (a Gymnasium Dict
+    built from a plain dict sorts its keys; from an OrderedDict, keeps them): discrete leaves only become
+    one MultiDiscrete, Box leaves only one float32 Box, and both a MixedSpace whose row holds every
+    discrete leaf's columns first, then every Box leaf's elements (each flattened)."""
     if isinstance(space, spaces.Box):
         dtype = space.dtype
         return space, (lambda row: row.astype(dtype) if row.dtype != dtype else row)
@@ -255,42 +260,71 @@ def emulate_action_space(space: spaces.Space) -> tuple[spaces.Space, Callable]:
     if isinstance(space, (spaces.Dict, spaces.Tuple)):
         return _emulate_structured_actions(space)
     raise SpaceError(f'cannot emulate action space {space}: supported are Discrete, MultiDiscrete, '
-                     'MultiBinary, Box, and Dict/Tuple of the discrete kinds')
+                     'MultiBinary, Box, and Dict/Tuple of those (a mixed action space)')
 
 
-def _emulate_structured_actions(space: spaces.Dict | spaces.Tuple) -> tuple[spaces.MultiDiscrete, Callable]:
+# One leaf of a structured action: (path, first column, columns, Discrete (one column read as a scalar),
+# Box, unflatten of the leaf's own columns).
+_Converter = tuple[tuple, int, int, bool, bool, Callable]
+
+
+def _emulate_structured_actions(space: spaces.Dict | spaces.Tuple) -> tuple[spaces.Space, Callable]:
     leaves = list(_walk(space))
     if not leaves:
         raise SpaceError(f'action space {space} holds no actions (an empty Dict or Tuple): give the env at least '
                          'one, e.g. Discrete(1) for an agent that only watches')
-    for path, leaf in leaves:
-        if isinstance(leaf, spaces.Box):
-            raise SpaceError(f'action space {space} has a Box at {_fmt(path)}: structured action spaces '
-                             'may only hold Discrete, MultiDiscrete and MultiBinary (use a flat Box instead)')
+    boxes = [(path, leaf) for path, leaf in leaves if isinstance(leaf, spaces.Box)]
+    for path, part in boxes:
+        if not np.issubdtype(part.dtype, np.floating):
+            raise SpaceError(f'action space {space} has an integer Box ({part}) at {_fmt(path)}: the Box parts of a '
+                             'structured action space must be float (policies sample them from a Gaussian); '
+                             'use Discrete or MultiDiscrete for integer choices')
+    discrete = [(path, leaf) for path, leaf in leaves if not isinstance(leaf, spaces.Box)]
     nvecs: list[np.ndarray] = []
-    converters: list[tuple[tuple, int, int, bool, Callable]] = []
+    converters: list[_Converter] = []
     offset = 0
-    for path, leaf in leaves:
+    for path, leaf in discrete:  # the discrete columns come first, then the Box elements
         flat, leaf_unflatten = emulate_action_space(leaf)
         if isinstance(flat, spaces.Discrete):
             size, nvec = 1, flat.n
-        else:  # no Box (refused above): Discrete stays Discrete, the other leaves flatten to MultiDiscrete
+        else:  # Discrete stays Discrete, the other discrete leaves flatten to MultiDiscrete
             nvec = cast(spaces.MultiDiscrete, flat).nvec
             size = len(nvec)
         nvecs.append(np.atleast_1d(nvec))
-        converters.append((path, offset, size, isinstance(flat, spaces.Discrete), leaf_unflatten))
+        converters.append((path, offset, size, isinstance(flat, spaces.Discrete), False, leaf_unflatten))
         offset += size
+    lows: list[np.ndarray] = []
+    highs: list[np.ndarray] = []
+    for path, part in boxes:
+        size = int(np.prod(part.shape, dtype=np.int64))
+        lows.append(np.broadcast_to(part.low, part.shape).ravel())
+        highs.append(np.broadcast_to(part.high, part.shape).ravel())
+        shape, dtype = part.shape, part.dtype
+        converters.append((path, offset, size, False, True,
+                           lambda cols, shape=shape, dtype=dtype: cols.reshape(shape).astype(dtype)))
+        offset += size
+    if not boxes:
+        flat_space: spaces.Space = spaces.MultiDiscrete(np.concatenate(nvecs))
+    elif not discrete:
+        flat_space = spaces.Box(low=np.concatenate(lows).astype(np.float32),
+                                high=np.concatenate(highs).astype(np.float32), dtype=np.float32)
+    else:
+        flat_space = MixedSpace(np.concatenate(nvecs), np.concatenate(lows), np.concatenate(highs))
+    # A mixed row is float32: its discrete columns go back to integers before the leaves read them.
+    floats = isinstance(flat_space, MixedSpace)
 
     def unflatten(row: np.ndarray) -> Any:
         out = _empty_like_space(space)
-        for path, start, size, scalar, leaf_unflatten in converters:
+        for path, start, size, scalar, box, leaf_unflatten in converters:
             target = out
             for key in path[:-1]:
                 target = target[key]
-            value = leaf_unflatten(row[start] if scalar else row[start:start + size])
-            target[path[-1]] = value
+            cols = row[start:start + size]
+            if floats and not box:
+                cols = cols.astype(np.int64)
+            target[path[-1]] = leaf_unflatten(cols[0] if scalar else cols)
         return _freeze_tuples(out, space)
-    return spaces.MultiDiscrete(np.concatenate(nvecs)), unflatten
+    return flat_space, unflatten
 
 
 def _empty_like_space(space: spaces.Space) -> Any:

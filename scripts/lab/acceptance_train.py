@@ -71,6 +71,7 @@ TASKS = {
     'puffer_multiagent': ('env/perf', 0.95, 120, None),
     'puffer_spaces': ('env/perf', 0.95, 120, None),
     'puffer_bandit': ('env/perf', 0.90, 120, None),
+    'puffer_mixed': ('env/perf', 0.90, 120, None),  # both heads of a mixed action: pick right and aim within 0.25
     'CartPole-v1': ('env/episode_return', 475.0, 600, 300_000),
     'puffer_pong': ('env/perf', 0.5, 600, None),
     # the step budget only keeps the 20M-step default (and its learning-rate schedule) from ending a
