@@ -363,6 +363,28 @@ def test_least_exploitable_mixture_finds_the_equilibrium_in_the_population():
         tree.least_exploitable(np.ones((2, 3, 2)))
 
 
+@pytest.mark.parametrize('env_name', ['puffer_kuhn', 'puffer_leduc'])
+def test_exact_best_response_gains_the_referees_exploitability(env_name):
+    """GameTree.best_response: a deterministic table whose payoff against the mixture is the mixture's
+    exploitability by OpenSpiel's referee, for one mixture in both seats and for a per-seat one."""
+    tree = league.game_tree(env_name)
+    rng = np.random.default_rng(3)
+    members = rng.dirichlet([0.5] * tree.actions, size=(3, tree.states)) * tree.legal
+    members /= members.sum(2, keepdims=True)
+    tables = [tree.to_openspiel(m) for m in members]
+    seat0, seat1 = np.array([0.2, 0.5, 0.3]), np.array([0.6, 0.0, 0.4])
+    for weights, other in ((seat0, None), (seat0, seat1)):
+        response, value = tree.best_response(members, weights, other)
+        assert set(np.unique(response[response.max(1) == 1])) <= {0.0, 1.0}
+        assert ((response > 0) <= tree.legal).all()
+        assert value == pytest.approx(league.mixture_exploitability(env_name, tables, weights, other), abs=1e-9)
+        theirs = 0.5 * (tree.seat_payoffs(response[None], members)[0] @ (weights if other is None else other)
+                        - tree.seat_payoffs(members, response[None])[:, 0] @ weights)
+        assert theirs == pytest.approx(value, abs=1e-9)  # the table really earns what the LP says
+    with pytest.raises(APIUsageError, match='one non-negative weight per table'):
+        tree.best_response(members, [1.0, -1.0, 0.0])
+
+
 @pytest.mark.slow
 def test_least_exploitable_on_leduc_matches_the_referee():
     tree = league.GameTree('puffer_leduc')

@@ -528,3 +528,29 @@ def test_steps_per_iteration_below_one_rollout_names_the_league_flag_before_any_
     assert line.startswith('puffer league: error: league.steps_per_iteration=20,000 is less than one rollout')
     assert 'raise it to at least' in line and 'total_timesteps' not in line
     assert not os.path.exists(tmp_path / 'leagues') or not os.listdir(tmp_path / 'leagues')
+
+
+def test_exact_oracle_converges_on_kuhn_with_a_per_seat_meta_strategy(tmp_path):
+    """league.oracle = "exact": each response is the exact best response of each seat to the other seat's
+    meta-strategy, fitted into the network; the ledger carries both seats' weights, each response's gain
+    is the exploitability of the output before it, and on Kuhn the output gets near the equilibrium."""
+    path = league.create('puffer_kuhn', ['--league.iterations', '8', '--league.oracle', 'exact',
+                                         '--league.eval-games', '10'], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    rows = [r for r in map(json.loads, open(os.path.join(path, 'ledger.jsonl'))) if r['type'] == 'iteration']
+    assert [r['steps'] for r in rows] == [0] * 8  # no PPO
+    for before, row in zip(rows, rows[1:]):
+        assert len(row['meta_seat1']) == len(row['meta']) == len(row['population'])
+        assert row['response_gain'] == pytest.approx(before['exploitability'], abs=0.01)
+        assert row['distill_gap'] <= 0.01
+    assert rows[-1]['exploitability'] < 0.05 < rows[1]['exploitability']
+
+
+def test_exact_oracle_is_refused_where_there_is_no_game_tree(capsys):
+    assert cli.main(['league', 'puffer_connect4', '--league.oracle', 'exact']) == 2
+    err = capsys.readouterr().err
+    assert 'exists for puffer_kuhn, puffer_leduc, not puffer_connect4; set --league.oracle ppo' in err
+    assert cli.main(['league', 'puffer_kuhn', '--league.oracle', 'exact', '--league.method', 'fsp']) == 2
+    assert 'set --league.method psro --league.meta-solver nash' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_kuhn', '--league.oracle', 'best']) == 2
+    assert "league.oracle must be ppo" in capsys.readouterr().err

@@ -71,6 +71,7 @@ class GameTree:
                 padded[h, :len(d)] = d
             self.index.append(padded)
         self._sequences: dict[int, tuple[Any, Any]] = {}  # player -> its sequence form, made when first needed
+        self._decisions: dict[int, np.ndarray] = {}  # player -> the decision of each sequence (-1: the empty one)
 
     def _reach(self, probs: np.ndarray, player: int) -> np.ndarray:
         flat = np.concatenate([probs.reshape(len(probs), -1), np.ones((len(probs), 1))], axis=1)
@@ -131,7 +132,58 @@ class GameTree:
         et = sparse.csr_matrix((values, (rows, cols)), shape=(len(columns), 1 + len(parent)))
         m = sparse.csr_matrix((np.ones(len(last)), (last, np.arange(len(last)))), shape=(len(columns), len(last)))
         self._sequences[player] = (et, m)
+        decisions = np.full(len(columns), -1, dtype=np.int64)
+        for decision, sequence in columns.items():
+            decisions[sequence] = decision
+        self._decisions[player] = decisions
         return et, m
+
+    def _seat_gains(self, tables: np.ndarray, weights: np.ndarray, seat: int) -> np.ndarray:
+        """[sequences of `seat`]: what each of seat's terminal sequences earns it against the mixture
+        `weights` of `tables` in the other seat (chance and the mixture's reach folded in)."""
+        _, m = self._sequence_form(seat)
+        sign = 1.0 if seat == 0 else -1.0  # self.weights are seat 0's payoffs
+        reach = weights @ self._reach(tables, 1 - seat)  # the mixture is drawn per game: its reach is linear
+        return np.asarray(m @ (sign * self.weights * reach))
+
+    def best_response(self, tables: ArrayLike, weights: ArrayLike,
+                      seat1_weights: ArrayLike | None = None) -> tuple[np.ndarray, float]:
+        """The exact best response to the mixture `weights` of `tables` [K, S, A], as a deterministic table
+        [S, A], and its expected payoff against the mixture (the mean over the two seats). With
+        `seat1_weights` the opponent draws by `weights` when it sits in seat 0 and by those in seat 1
+        (a per-seat meta-strategy); each information state belongs to one seat, so one table holds the
+        response of both seats. Per seat, one LP over that seat's sequence form (max gains . y, y a
+        realization plan); HiGHS returns a vertex, a pure strategy. Information states the response
+        never reaches (its own earlier choices avoid them) play uniformly: they cannot change a payoff.
+        Why an LP and not OpenSpiel's best response: the payoffs are already in matrix form here, and one
+        HiGHS solve per seat takes milliseconds on Leduc where OpenSpiel walks the tree in Python."""
+        from scipy.optimize import linprog
+        tables = self.check(tables)
+        mixtures = []
+        for w in (weights, weights if seat1_weights is None else seat1_weights):
+            w = np.asarray(w, dtype=np.float64)
+            if w.shape != (len(tables),) or (w < 0).any() or w.sum() <= 0:
+                raise APIUsageError(f'best_response: need one non-negative weight per table ({len(tables)}), got '
+                                    f'{w.tolist()}')
+            mixtures.append(w / w.sum())
+        table = np.zeros((self.states, self.actions))
+        value = 0.0
+        for seat in (0, 1):
+            et, _ = self._sequence_form(seat)
+            gains = self._seat_gains(tables, mixtures[1 - seat], seat)  # the opponent sits in the other seat
+            target = np.zeros(et.shape[1])
+            target[0] = 1.0
+            result = linprog(-gains, A_eq=et.T, b_eq=target, bounds=(0.0, None), method='highs')
+            if result.status != 0:
+                raise RuntimeError(f'best_response: the LP failed ({result.message})')
+            value += 0.5 * float(-result.fun)
+            decisions = self._decisions[seat]
+            chosen = decisions >= 0
+            np.add.at(table.reshape(-1), decisions[chosen], result.x[chosen])
+        reached = table.sum(1, keepdims=True) > 1e-9
+        # a vertex is pure: its argmax drops the solver's tolerance, so the table is exactly deterministic
+        pure = np.eye(self.actions)[table.argmax(1)]
+        return np.where(reached, pure, self.legal / self.legal.sum(1, keepdims=True)), value
 
     def least_exploitable(self, tables: ArrayLike, weights: ArrayLike | None = None) -> tuple[float, np.ndarray]:
         """The mixture of `tables` [K, S, A] (each drawn for a whole game, as a meta-strategy is played)

@@ -25,9 +25,9 @@ from pufferlib.checkpoint import load_checkpoint
 from pufferlib.league.gametree import GameTree, game_tree
 from pufferlib.league.payoffs import PayoffTable, Ratings
 from pufferlib.league.referee import OPENSPIEL_GAMES, mixture_exploitability
-from pufferlib.league.solvers import META_SOLVERS, meta_strategy
-from pufferlib.league.tasks import (RAY_WHO, Config, Task, TaskRunner, eval_envs, match_seed, match_task, open_backend,
-                                    open_env, policy_state, response_task, scripted_task)
+from pufferlib.league.solvers import META_SOLVERS, meta_strategy, nash
+from pufferlib.league.tasks import (RAY_WHO, Config, Task, TaskRunner, distill_table, eval_envs, match_seed, match_task,
+                                    open_backend, open_env, policy_state, response_task, scripted_task)
 from pufferlib.models import make_policy
 from pufferlib.rundir import CheckpointError
 
@@ -36,6 +36,9 @@ FSP_SAMPLING = ('uniform', 'prioritized')
 RESPONSE_INIT = ('fresh', 'features')
 BACKENDS = ('local', 'ray')
 OUTPUTS = ('meta', 'least_exploitable')
+ORACLES = ('ppo', 'exact')
+# With exact payoffs, the evaluation games only rate: a new policy plays this many of the meta-strategy's heaviest.
+RATED_SUPPORT = 8
 # What a resumed league may change: how far it goes and where its tasks run, nothing that changes results.
 RESUME_FLAGS = ('--league.iterations', '--league.backend', '--league.ray-address', '--league.ray-cpus')
 
@@ -49,7 +52,8 @@ LEDGER_RECORDS: dict[str, tuple[dict[str, tuple[type, ...]], dict[str, tuple[typ
     'iteration': ({'iteration': (int,), 'policy': (str,), 'population': (list,), 'method': (str,), 'meta': (list,),
                    'exploitability': (*NUMBER, type(None)), 'seconds': NUMBER, 'payoffs': (dict,),
                    'ratings': (dict,)},
-                  {'policy_sha256': (str,), 'scripted_win_rate': (dict, type(None)), 'steps': NUMBER}),
+                  {'policy_sha256': (str,), 'scripted_win_rate': (dict, type(None)), 'steps': NUMBER,
+                   'meta_seat1': (list,)}),
 }
 JSON_NAMES = {int: 'an integer', float: 'a number', str: 'a string', list: 'a list', dict: 'an object',
               bool: 'true or false', type(None): 'null'}
@@ -84,8 +88,9 @@ def ledger_problem(record: Any) -> str | None:
     names = record['population']
     if not all(isinstance(name, str) for name in names) or record['policy'] not in names:
         return f"'population' is not a list of policy names with {record['policy']!r} in it"
-    if len(record['meta']) != len(names) or not all(_typed(w, NUMBER) for w in record['meta']):
-        return f"'meta' is not {len(names)} numbers, one per policy of the population"
+    for key in ('meta', 'meta_seat1'):
+        if key in record and (len(record[key]) != len(names) or not all(_typed(w, NUMBER) for w in record[key])):
+            return f"{key!r} is not {len(names)} numbers, one per policy of the population"
     payoffs = record['payoffs']
     for key, types in (('names', (list,)), ('zero_sum', (bool,)), ('sums', (list,)), ('games', (list,))):
         if not _typed(payoffs.get(key), types):
@@ -142,6 +147,16 @@ def check_settings(settings: dict[str, Any], env_name: str) -> None:
     if settings['output'] == 'least_exploitable' and env_name not in OPENSPIEL_GAMES:
         raise LeagueError(f'league.output = "least_exploitable" solves an LP over the whole game, which exists for '
                           f'{", ".join(OPENSPIEL_GAMES)}, not {env_name}; set --league.output meta')
+    if settings['oracle'] not in ORACLES:
+        raise LeagueError(f'league.oracle must be ppo (a PPO response) or exact (poker: the exact best response), got '
+                          f'{settings["oracle"]!r}')
+    if settings['oracle'] == 'exact':
+        if env_name not in OPENSPIEL_GAMES:
+            raise LeagueError(f'league.oracle = "exact" computes best responses over the whole game tree, which exists '
+                              f'for {", ".join(OPENSPIEL_GAMES)}, not {env_name}; set --league.oracle ppo')
+        if settings['method'] != 'psro' or settings['meta_solver'] != 'nash':
+            raise LeagueError('league.oracle = "exact" is PSRO with the Nash meta-solver of the per-seat meta-game; '
+                              'set --league.method psro --league.meta-solver nash, or --league.oracle ppo')
 
 
 def check_seats(env_name: str, config: Config, rows: int) -> None:
@@ -313,6 +328,28 @@ class League:
         network.load_state_dict(state)
         return network, stats
 
+    def seat_meta(self, tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The per-seat meta-strategy (league.oracle = "exact"): the Nash equilibrium of the game in which
+        seat 0 picks a policy of the population and seat 1 another, by the exact seat payoffs. The
+        symmetric meta-game (one mixture for both seats) couples what a policy plays in one seat with
+        what it plays in the other: with exact responses its Nash stayed near 0.2 on Leduc after 130
+        responses where the per-seat one went below 0.1 (scripts/lab/results/league.md)."""
+        seat0, seat1, _ = nash(game_tree(self.env).seat_payoffs(tables, tables))
+        return seat0, seat1
+
+    def exact_response(self, iteration: int) -> tuple[torch.nn.Module, dict[str, float]]:
+        """PSRO's oracle computed, not trained (league.oracle = "exact", poker): each seat's exact best
+        response to the other seat's meta-strategy (`GameTree.best_response`, an LP per seat), fitted
+        into a network from `response_start` (`distill_table`). It runs in the driver: milliseconds of
+        LP and a fraction of a second of fitting, less than shipping a task. `response_gain` is what the
+        response gains against the meta-strategy, which is the exploitability of that meta-strategy."""
+        tables = self.policy_tables()
+        seat0, seat1 = self.seat_meta(tables)
+        table, gain = game_tree(self.env).best_response(tables, seat0, seat1)
+        network = self.new_network(self.arena)
+        network.load_state_dict(self.response_start(iteration))
+        return network, {'steps': 0, 'response_gain': gain, **distill_table(self.env, network, table)}
+
     def evaluate(self, new_name: str, payoffs: PayoffTable, ratings: Ratings) -> None:
         """One match (league.eval_games games, seats drawn per game) of the new policy against every
         policy, itself included, each its own task with its own seed, so a pair's result is the same on
@@ -320,17 +357,22 @@ class League:
         are exact (GameTree) instead of sampled, so the meta-solver sees no noise."""
         names, networks, iteration = self.names, self.networks, len(self.names) - 1
         me = self.tasks.share(new_name, networks[-1])
-        tasks = [Task(f'match {new_name} vs {name}', match_task,
-                      (self.env, self.config, match_seed(self.settings['seed'], iteration, k), me,
-                       self.tasks.share(name, network)), eval_envs(self.settings))
-                 for k, (name, network) in enumerate(zip(names, networks))]
-        matches = self.tasks.run(iteration, tasks)
         exact = None
         if self.env in OPENSPIEL_GAMES:
             tables = self.policy_tables()
             exact = game_tree(self.env).payoffs(tables[-1:], tables)[0]
+        played_against = self.rated_opponents()
+        tasks = [Task(f'match {new_name} vs {names[k]}', match_task,
+                      (self.env, self.config, match_seed(self.settings['seed'], iteration, k), me,
+                       self.tasks.share(names[k], networks[k])), eval_envs(self.settings))
+                 for k in played_against]
+        matches = dict(zip(played_against, self.tasks.run(iteration, tasks)))
         rng = np.random.default_rng(self.settings['seed'] + len(names))
-        for k, (name, result) in enumerate(zip(names, matches)):
+        for k, name in enumerate(names):
+            if exact is not None and k not in matches:  # an exact entry needs no games
+                payoffs.record(new_name, name, float(exact[k]), games=1)
+                continue
+            result = matches[k]
             played = int(result['games'][0])
             if played == 0:
                 continue
@@ -342,6 +384,18 @@ class League:
             wins, draws = int(result['wins'][0]), int(result['draws'][0])
             outcomes = np.array([1.0] * wins + [0.0] * draws + [-1.0] * (played - wins - draws))
             ratings.record_results(new_name, name, rng.permutation(outcomes)[:64])
+
+    def rated_opponents(self) -> list[int]:
+        """Whom the new policy plays evaluation games against: every policy, itself included; with
+        league.oracle = "exact" (exact payoffs, games only for the ratings) itself and the RATED_SUPPORT
+        heaviest policies of the current meta-strategy, so an iteration's cost stays flat as the
+        population grows to the hundreds of responses that PSRO needs there."""
+        n = len(self.names)
+        if self.settings['oracle'] != 'exact' or n <= RATED_SUPPORT + 1:
+            return list(range(n))
+        weights = self.output if self.output_seat1 is None else self.output + self.output_seat1
+        heaviest = [int(k) for k in np.argsort(-weights, kind='stable')[:RATED_SUPPORT] if weights[k] > 0]
+        return sorted(set(heaviest) | {n - 1})
 
     def policy_tables(self) -> np.ndarray:
         """[K, S, A]: every pool policy tabulated on the poker game's information states, each once (pool
@@ -372,29 +426,35 @@ class League:
     def _tree(self) -> GameTree:
         return game_tree(self.env)
 
-    def exploitability(self, names: list[str], networks: list[torch.nn.Module], weights: np.ndarray) -> float | None:
-        """Of the league's output (the meta-strategy over the population), by the OpenSpiel referee."""
+    def exploitability(self, names: list[str], networks: list[torch.nn.Module], weights: np.ndarray,
+                       seat1: np.ndarray | None = None) -> float | None:
+        """Of the league's output (the meta-strategy over the population; with `seat1`, seat 0 plays
+        `weights` and seat 1 those), by the OpenSpiel referee."""
         if self.env not in OPENSPIEL_GAMES:
             return None
-        keep = np.flatnonzero(weights > 0)
+        keep = np.flatnonzero((weights > 0) | (seat1 > 0)) if seat1 is not None else np.flatnonzero(weights > 0)
         return mixture_exploitability(self.env, [NetworkPlayer(networks[k]).probabilities for k in keep],
-                                      weights[keep])
+                                      weights[keep], None if seat1 is None else seat1[keep])
 
-    def output_weights(self, names: list[str], payoffs: PayoffTable) -> np.ndarray:
+    def output_weights(self, names: list[str], payoffs: PayoffTable) -> tuple[np.ndarray, np.ndarray | None]:
         """What the league plays: the latest policy (self-play), the average of the snapshots (FSP),
         the meta-strategy (PSRO), or with league.output = "least_exploitable" the population's least
         exploitable mixture in the whole game (poker; the responses still train against the meta-strategy).
         On Leduc the meta-strategy's Nash of the restricted game stayed near 0.2 while its population held
         mixtures near 0.1 (scripts/lab/results/league.md, "The population holds better mixtures than the
-        meta-strategy")."""
+        meta-strategy").
+        With league.oracle = "exact" the meta-strategy is per seat: (seat 0's weights, seat 1's);
+        otherwise the second is None (both seats draw by the first)."""
         n = len(names)
         if self.settings['method'] == 'self_play':
-            return np.eye(n)[-1]
+            return np.eye(n)[-1], None
         if self.settings['method'] == 'fsp':
-            return np.full(n, 1.0 / n)
+            return np.full(n, 1.0 / n), None
         if self.settings['output'] == 'least_exploitable':  # poker only (check_settings): the whole game's LP
-            return game_tree(self.env).least_exploitable(self.policy_tables()[:n])[1]
-        return meta_strategy(payoffs.matrix(fill=0.0), self.settings['meta_solver'])
+            return game_tree(self.env).least_exploitable(self.policy_tables()[:n])[1], None
+        if self.settings['oracle'] == 'exact':
+            return self.seat_meta(self.policy_tables()[:n])
+        return meta_strategy(payoffs.matrix(fill=0.0), self.settings['meta_solver']), None
 
     # ---- the loop ----
 
@@ -441,6 +501,8 @@ class League:
             self.arena.close()
             raise
         self.seconds = records[-1]['seconds'] if records else 0.0
+        self.output = np.asarray(records[-1]['meta'] if records else [], dtype=np.float64)
+        self.output_seat1 = np.asarray(records[-1]['meta_seat1']) if records and 'meta_seat1' in records[-1] else None
         self.ledger.append({'type': 'session', 'time': time.time(), 'pid': os.getpid(),
                             'backend': self.settings['backend']})
 
@@ -454,6 +516,8 @@ class League:
         if iteration == 0:
             torch.manual_seed(self.settings['seed'])
             network, stats = self.new_network(self.arena), {'steps': 0}
+        elif self.settings['oracle'] == 'exact':
+            network, stats = self.exact_response(iteration)
         else:
             network, stats = self.respond(name, self.opponent_weights(names, self.payoffs, self.ratings))
         network.eval()
@@ -464,14 +528,16 @@ class League:
         self.ratings.add(name)
         self.evaluate(name, self.payoffs, self.ratings)
         scripted = self.versus_scripted(name, network, self.ratings)
-        self.output = self.output_weights(names, self.payoffs)
+        self.output, self.output_seat1 = self.output_weights(names, self.payoffs)
         self.seconds += time.time() - start  # training and evaluation; the referee is not timed
-        exploit = self.exploitability(names, networks, self.output) if referee else None
+        exploit = self.exploitability(names, networks, self.output, self.output_seat1) if referee else None
         record = {'type': 'iteration', 'iteration': iteration, 'policy': name, 'policy_sha256': digest,
                   'population': list(names),
                   'method': self.settings['method'], 'meta': self.output.tolist(), 'exploitability': exploit,
                   'seconds': self.seconds, 'payoffs': self.payoffs.to_dict(), 'ratings': self.ratings.to_dict(),
                   'scripted_win_rate': scripted, **stats}
+        if self.output_seat1 is not None:
+            record['meta_seat1'] = self.output_seat1.tolist()
         self.write_views(self.payoffs, self.ratings)
         self.ledger.append(record)
         return record

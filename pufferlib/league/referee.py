@@ -80,20 +80,24 @@ def exploitability(env_name: str, policy: PolicyFn | TabularPolicy) -> float:
     return float(pyspiel.exploitability(game, policy_lib.python_policy_to_pyspiel_policy(table)))
 
 
-def mixture_exploitability(env_name: str, policies: Sequence[PolicyFn | TabularPolicy], weights: ArrayLike) -> float:
+def mixture_exploitability(env_name: str, policies: Sequence[PolicyFn | TabularPolicy], weights: ArrayLike,
+                           seat1_weights: ArrayLike | None = None) -> float:
     """Exploitability of a meta-strategy: at the start of each game draw policy k with probability
-    weights[k] and play it throughout (what PSRO and fictitious self-play output). The mixture becomes
-    one behaviour policy by OpenSpiel's PolicyAggregator (reach-weighted per information state)."""
-    weights = np.asarray(weights, dtype=np.float64)
-    if len(policies) == 0 or weights.shape != (len(policies),) or (weights < 0).any() or weights.sum() <= 0:
-        raise APIUsageError(f'mixture_exploitability: need one non-negative weight per policy '
-                            f'({len(policies)} policies, weights {weights.tolist()})')
+    weights[k] and play it throughout (what PSRO and fictitious self-play output); with `seat1_weights`,
+    seat 0 draws by `weights` and seat 1 by those (a per-seat meta-strategy). The mixture becomes one
+    behaviour policy by OpenSpiel's PolicyAggregator (reach-weighted per information state)."""
+    seats = []
+    for w in (weights, weights if seat1_weights is None else seat1_weights):
+        w = np.asarray(w, dtype=np.float64)
+        if len(policies) == 0 or w.shape != (len(policies),) or (w < 0).any() or w.sum() <= 0:
+            raise APIUsageError(f'mixture_exploitability: need one non-negative weight per policy '
+                                f'({len(policies)} policies, weights {w.tolist()})')
+        seats.append((w / w.sum()).tolist())
     game = openspiel_game(env_name)
     policy_lib = require('open_spiel.python.policy')
     aggregator_lib = require('open_spiel.python.algorithms.policy_aggregator')
     tables = [p if isinstance(p, policy_lib.TabularPolicy) else tabular_policy(env_name, p, game) for p in policies]
-    weights = (weights / weights.sum()).tolist()
-    mixed = aggregator_lib.PolicyAggregator(game).aggregate([0, 1], [tables, tables], [weights, weights])
+    mixed = aggregator_lib.PolicyAggregator(game).aggregate([0, 1], [tables, tables], seats)
     return exploitability(env_name, mixed.to_tabular())
 
 

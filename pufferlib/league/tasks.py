@@ -14,7 +14,7 @@ import contextlib
 import copy
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import torch
@@ -124,6 +124,40 @@ def train_response(env_name: str, config: Config, arena: Arena, network: torch.n
         stats['baseline_games'] = float(games[-1] / max(games.sum(), 1))
         stats['baseline_win_rate'] = float(wins[-1] / max(games[-1], 1))
     return stats
+
+
+def distill_table(env_name: str, network: torch.nn.Module, table: np.ndarray, max_steps: int = 2000,
+                  tolerance: float = 0.01) -> dict[str, float]:
+    """Fit `network` to play the poker table [S, A] (the exact oracle's best response) on every
+    information state it reaches, by cross-entropy on its masked action distribution, until each such
+    state's probability of the table's action is within `tolerance` of 1. Why the response becomes a network
+    rather than staying a table: the rest of the league (matches, ratings, the pool, export) plays
+    networks. The game's few hundred states make this a fraction of a second."""
+    tree = game_tree(env_name)
+    # Only the states the response reaches matter (and the oracle's are deterministic): elsewhere its
+    # own earlier choices keep it away, whatever it would play.
+    rows = torch.as_tensor(table.max(1) > 1.0 - 1e-9)
+    obs = torch.as_tensor(tree.obs, dtype=torch.float32)[rows]
+    legal = torch.as_tensor(tree.legal, dtype=torch.bool)[rows]
+    target = torch.as_tensor(table, dtype=torch.float32)[rows]
+    network.train()
+    for p in network.parameters():
+        p.requires_grad_(True)
+    optimizer = torch.optim.Adam(network.parameters(), lr=0.1)  # one-hot targets on a few hundred rows: fast and stable
+    gap, steps = float('inf'), 0
+    while steps < max_steps:
+        logits = cast(torch.Tensor, network(obs)[0]).masked_fill(~legal, -1e9)
+        log_probs = torch.log_softmax(logits, dim=-1)
+        gap = float((target - log_probs.detach().exp()).abs().max())
+        if gap <= tolerance:
+            break
+        loss = -(target * log_probs.masked_fill(~legal, 0.0)).sum(1).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        steps += 1
+    network.eval()
+    return {'distill_steps': float(steps), 'distill_gap': gap}
 
 
 def response_gain(env_name: str, network: torch.nn.Module, networks: list[torch.nn.Module],

@@ -108,7 +108,8 @@ class OursPSRO:
         self.league.iterate(referee=False)
 
     def exploitability(self):
-        return self.league.exploitability(self.league.names, self.league.networks, self.league.output)
+        lg = self.league
+        return lg.exploitability(lg.names, lg.networks, lg.output, lg.output_seat1)
 
 
 METHODS = {'cfr+': CFRPlus, 'psro-os': OpenSpielPSRO, 'psro': OursPSRO}
