@@ -12,6 +12,10 @@ process's cgroup up to the mount's root is read and the smallest quota wins.
 Python 3.13's os.process_cpu_count() reads the affinity only, and no maintained package reads the quota
 the same way on v1 and v2 (psutil does not), so this file does; it is short and tested on fake trees and,
 where the machine lets a test make one, on a real cgroup.
+
+Below that, the rules that size what a config leaves "auto" (envs, workers, the pool, the minibatch) from
+those CPUs and from whether the learner has a GPU: size_vec and size_minibatch, which pufferlib.train applies
+once when a run starts.
 """
 from __future__ import annotations
 
