@@ -54,7 +54,9 @@ def render(runs, args, notes):
     text = [f'Measured by `scripts/lab/bench_atari.py`: {bd.machine(versions)}. CPU only, {ENV} '
             f'({CLEANRL_ENV} for CleanRL). Agent steps per second of the rollout + update loop, each run '
             f'{args.seconds:g} s and at least one epoch; median of {args.repeats} interleaved rounds; spread = '
-            '(max - min) / median. CleanRL\'s figure is its own `SPS:` (from its start, env creation included). '
+            f'(max - min) / median; load average (5 min) at the end {os.getloadavg()[1]:.1f} on '
+            f'{os.cpu_count()} cores (other programs share this machine). CleanRL\'s figure is its own `SPS:` (from '
+            'its start, env creation included). '
             'Reproduce: `flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.bench_atari --cleanrl DIR`.',
             '', bd.markdown_table(['trainer', 'steps/s', 'rounds', 'spread', 'default / this'], rows, 'lrrrr')]
     text += ['', 'The CleanRL venv is its pinned requirements but for ale-py: 0.9.1 (the ROMs in its wheel) for '
