@@ -12,6 +12,10 @@ process's cgroup up to the mount's root is read and the smallest quota wins.
 Python 3.13's os.process_cpu_count() reads the affinity only, and no maintained package reads the quota
 the same way on v1 and v2 (psutil does not), so this file does; it is short and tested on fake trees and,
 where the machine lets a test make one, on a real cgroup.
+
+Below that, the rules that size what a config leaves "auto" (envs, workers, the pool, the minibatch) from
+those CPUs and from whether the learner has a GPU: size_vec and size_minibatch, which pufferlib.train applies
+once when a run starts.
 """
 from __future__ import annotations
 
@@ -110,3 +114,62 @@ def describe() -> str:
     if quota is None:
         return f'{cores} cores'
     return f'{cpu_count()} of {cores} cores (the cgroup allows {quota:g} CPUs)'
+
+
+# ---------------------------------------------------------------------------------------------
+# Sizes a config leaves automatic (0, or "auto" in a file or a flag), from the machine
+# ---------------------------------------------------------------------------------------------
+
+# Envs per worker process when vec.num_envs is automatic: with the pool's two halves, each half a block of
+# workers stepping several envs in a row, a worker's hand-over costs are shared by its envs and the
+# learner's forward pass gets a batch of 2 x workers envs. 4 makes CleanRL's Atari shape (8 envs) on two cores.
+ENVS_PER_WORKER = 4
+# Minibatches per epoch when train.minibatch_size is automatic and the trainer samples single steps:
+# CleanRL's num_minibatches. Whole segments (the default sampler) take the largest multiple of the horizon
+# up to SEGMENT_MINIBATCH steps, default.toml's fixed value, or the whole rollout where that is less.
+STEP_MINIBATCHES = 4
+SEGMENT_MINIBATCH = 8192
+
+
+def size_vec(vec: dict, cores: int, gpu: bool) -> dict[str, int]:
+    """The [vec] sizes that `vec` leaves at 0 (automatic), for a machine of `cores` usable CPUs (cpu_count) with a
+    GPU for the learner or not; the keys it fixes are not returned.
+
+    Where num_envs is automatic the whole pool is sized. Env worker processes: every core on a CPU-only
+    machine (the learner's threads take what they leave, see learner_threads), one core fewer with a GPU
+    (the learner's process keeps it: it feeds the GPU and copies the batches); an even number where there
+    are two or more, so that the pool splits into two halves of whole workers. num_envs: ENVS_PER_WORKER
+    per worker. batch_size: half the envs (the learner acts on one half while the other steps), or all of
+    them with one worker. Serial steps every env in the learner's process: one env per core, as before.
+    Where the config fixes num_envs, the automatic workers are the most of them, up to the cores, that
+    divide it, and the batch is every env (synchronous), as pufferlib.vector's own defaults are."""
+    sized: dict[str, int] = {}
+    if vec['backend'].lower() == 'serial':
+        if not vec['num_envs']:
+            sized['num_envs'] = cores
+        return sized
+    if vec['num_envs']:
+        num_envs = vec['num_envs']
+        if not vec['num_workers']:
+            sized['num_workers'] = max(d for d in range(1, min(cores, num_envs) + 1) if num_envs % d == 0)
+        if not vec['batch_size']:
+            sized['batch_size'] = num_envs
+        return sized
+    workers = vec['num_workers'] or max(1, cores - 1 if gpu else cores)
+    if not vec['num_workers'] and workers > 1:
+        workers -= workers % 2
+    num_envs = ENVS_PER_WORKER * workers
+    sized['num_envs'] = num_envs
+    if not vec['num_workers']:
+        sized['num_workers'] = workers
+    if not vec['batch_size']:
+        sized['batch_size'] = num_envs // 2 if workers % 2 == 0 else num_envs
+    return sized
+
+
+def size_minibatch(rows: int, horizon: int, sampling: str) -> int:
+    """train.minibatch_size when it is automatic, for a rollout of `rows` agent rows x `horizon` steps."""
+    rollout = rows * horizon
+    if sampling == 'steps':
+        return max(1, rollout // STEP_MINIBATCHES)
+    return max(1, min(SEGMENT_MINIBATCH, rollout) // horizon) * horizon

@@ -110,6 +110,25 @@ def check_memory(env: str | Callable, config: dict) -> None:
     raise configuration.ConfigError(f'this run needs at least {need}, but {have}; lower {", ".join(lower)}')
 
 
+def size_for_machine(env: str | Callable, config: dict) -> str:
+    """Fill in the sizes `config` leaves automatic (0 or "auto": vec.num_envs, vec.num_workers, vec.batch_size,
+    train.minibatch_size) for this machine, in place: pufferlib.cpus's rules, from its usable cores and whether
+    the learner trains on a GPU. Returns what was chosen, for the `cpus:` line (empty when nothing was
+    automatic); the run's saved config holds the numbers, so a resumed run keeps them on any machine."""
+    cores, gpu = cpus.cpu_count(), resolve_device(config['train']['device']).type == 'cuda'
+    chosen = [(f'vec.{key}', value) for key, value in cpus.size_vec(config['vec'], cores, gpu).items()]
+    config['vec'].update({key[len('vec.'):]: value for key, value in chosen})
+    train = config['train']
+    if not train['minibatch_size']:
+        rows = pufferlib.vector.footprint(env, config['vec'], config['env']).rows
+        train['minibatch_size'] = cpus.size_minibatch(rows, train['bptt_horizon'], train['minibatch_sampling'])
+        chosen.append(('train.minibatch_size', train['minibatch_size']))
+    if not chosen:
+        return ''
+    machine = f'{cores} core{"s" * (cores != 1)}, {"a GPU" if gpu else "no GPU"}'
+    return f'auto for {machine}: {", ".join(f"{key} {value}" for key, value in chosen)}'
+
+
 def make_vecenv(env: str | Callable, config: dict, seed_offset: int = 0) -> pufferlib.vector.VecEnv:
     """The vector env of an experiment; `env` is a name or an env creator."""
     return pufferlib.vector.from_config(env, config['vec'], seed=config['train']['seed'] + seed_offset,
@@ -154,6 +173,7 @@ class Job:
         self.summary: dict[str, Any] = {'run_dir': run_dir, 'env': env_name}
         self.interrupted: str | None = None  # 'SIGINT', 'SIGTERM' or 'on_log' once something asked the run to stop
         self.state: dict | None = None  # the checkpoint's contents when the resume plan already loaded them
+        self.sized = ''  # the sizes chosen for this machine (size_for_machine), shown in the cpus line
 
     def leader_dir(self) -> str:
         """The run directory, for what only the leader writes (checkpoints, metrics, the profile): rank 0
@@ -225,6 +245,7 @@ def set_up(env: str | Callable | None, config: dict | None, flags: Sequence[str]
                 plan.announce()
         else:
             env, env_name, config = resolve_config(env, config, flags)
+        sized = size_for_machine(env, config)
         trainer = make_trainer(env, env_name, config, dist)
     except BaseException:
         if lock is not None:
@@ -249,7 +270,7 @@ def set_up(env: str | Callable | None, config: dict | None, flags: Sequence[str]
         checkpoint = latest_checkpoint(plan.run_dir)
         state = plan.state if checkpoint == plan.checkpoint else None
     job = Job(env_name, config, trainer, run_dir, checkpoint, plan is not None, dist, lock)
-    job.state = state
+    job.state, job.sized = state, sized
     return job
 
 
@@ -469,7 +490,8 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
     # Off rank 0 the dashboard is quiet: it never shows the run directory that rank does not have.
     workers = worker_processes(trainer.vecenv)  # type: ignore[arg-type]  # the VecEnv make_trainer built
     cpu_line = (f'cpus: {cpus.describe()}: {workers} env worker process{"es" * (workers != 1)}, '
-                f'{torch.get_num_threads()} torch thread{"s" * (torch.get_num_threads() != 1)}')
+                f'{torch.get_num_threads()} torch thread{"s" * (torch.get_num_threads() != 1)}'
+                + (f'; {job.sized}' if job.sized else ''))
     dashboard = Dashboard(job.env_name, trainer, job.run_dir or '', printer=printer, quiet=quiet or not leader,
                           notes=[cpu_line])
     metrics = None

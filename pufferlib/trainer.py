@@ -46,6 +46,7 @@ import threadpoolctl
 import torch
 
 from pufferlib import config as configuration
+from pufferlib import cpus
 from pufferlib.advantage import compute_advantage
 # The rollout's names stay importable from here, where the run job and the league import them.
 from pufferlib.rollout import (NonFiniteError, RecurrentPolicy, Rollout, TrainerEnv,  # noqa: F401
@@ -205,6 +206,8 @@ class Trainer(Rollout):
         super().__init__(config, vecenv, policy, device)
         self.env_name = env_name  # recorded in checkpoints
         train = config['train']
+        if not train['minibatch_size']:  # "auto", where no pufferlib.train.size_for_machine sized the config
+            train['minibatch_size'] = cpus.size_minibatch(self.segments, self.horizon, train['minibatch_sampling'])
         self.ddp: torch.nn.parallel.DistributedDataParallel | None = None
         if distributed:
             self.ddp = torch.nn.parallel.DistributedDataParallel(self.policy)

@@ -342,3 +342,19 @@ def test_a_damaged_results_file_is_one_clear_error_and_stays_as_it_is(tmp_path, 
     err = capsys.readouterr().err
     assert len(err.strip().splitlines()) == 1 and 'runs.json is not valid JSON' in err
     assert path.read_text() == '{"hopper": {"1": 25'
+
+
+def test_atari_render_puts_the_defaults_ratio_to_each_contender_and_the_former_flags_parse():
+    import argparse
+
+    from pufferlib import config as configuration
+
+    from lab import bench_atari
+    runs = {'default': [300.0, 200.0, 250.0], 'former': [50.0, 60.0, 40.0], 'cleanrl': [100.0, 125.0, 150.0]}
+    text = bench_atari.render(runs, argparse.Namespace(seconds=60.0, repeats=3), [])
+    rows = {line.split(' | ')[0].lstrip('| '): line for line in text.splitlines() if line.startswith('| ')}
+    assert rows['ours, former default (LSTM, Muon)'].endswith('| 5.00x |')
+    assert rows['CleanRL ppo_atari.py'].endswith('| 2.00x |')
+    assert '| 250 |' in rows['ours, default (CleanRL recipe, auto sizes)']
+    former = configuration.load('atari_pong', bench_atari.FORMER)  # the former default is still a valid config
+    assert former['rnn']['hidden_size'] == 512 and former['train']['optimizer'] == 'muon'

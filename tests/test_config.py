@@ -46,3 +46,21 @@ def test_a_table_of_a_config_file_as_flags_reads_back_the_same():
     assert flags[:2] == ['--policy.flag', 'true']
     parsed = configuration.parse_flags(flags, configuration.defaults())['policy']
     assert parsed == {**configuration.defaults()['policy'], **values}
+
+
+def test_the_sizes_left_to_the_machine_take_auto_in_flags_and_files(tmp_path):
+    path = tmp_path / 'sized.toml'
+    path.write_text('[vec]\nnum_envs = "auto"\n[train]\nminibatch_size = "auto"\n')
+    config = configuration.load('CartPole-v1', ['--vec.num-workers', 'auto', '--vec.batch-size=auto'],
+                                config_file=str(path))
+    assert [config['vec'][key] for key in ('num_envs', 'num_workers', 'batch_size')] == [0, 0, 0]
+    assert config['train']['minibatch_size'] == 0  # pufferlib.cpus sizes it when a run starts
+
+
+def test_auto_is_refused_where_nothing_sizes_it_and_a_typo_names_auto():
+    with pytest.raises(ConfigError, match=r'train.bptt_horizon must be int \(like'):
+        configuration.load('CartPole-v1', ['--train.bptt-horizon', 'auto'])
+    with pytest.raises(ConfigError, match=r'vec.num_envs must be int or "auto" .*got str \'atuo\''):
+        configuration.load('CartPole-v1', ['--vec.num-envs', 'atuo'])
+    with pytest.raises(ConfigError, match=r'train.minibatch_size must be positive, or 0 or "auto"'):
+        configuration.load('CartPole-v1', ['--train.minibatch-size', '-256'])

@@ -127,3 +127,63 @@ def test_puffer_train_prints_what_it_decided_from_the_quota(quota_of_one_on_sixt
         torch.set_num_threads(before)
         threadpoolctl.threadpool_limits(before)
     assert 'cpus: 1 of 16 cores (the cgroup allows 1 CPUs): 0 env worker processes, 1 torch thread' in lines, lines
+
+
+# --- the sizes a config leaves automatic --------------------------------------------------------
+
+AUTO_POOL = {'backend': 'Multiprocessing', 'num_envs': 0, 'num_workers': 0, 'batch_size': 0}
+
+
+@pytest.mark.parametrize('cores, gpu, expected', [
+    (2, False, {'num_envs': 8, 'num_workers': 2, 'batch_size': 4}),     # CleanRL's 8 Atari envs, two halves
+    (2, True, {'num_envs': 4, 'num_workers': 1, 'batch_size': 4}),      # the learner keeps a core: no pool
+    (16, False, {'num_envs': 64, 'num_workers': 16, 'batch_size': 32}),
+    (16, True, {'num_envs': 56, 'num_workers': 14, 'batch_size': 28}),  # 15 left for workers, made even
+    (3, False, {'num_envs': 8, 'num_workers': 2, 'batch_size': 4}),
+    (1, False, {'num_envs': 4, 'num_workers': 1, 'batch_size': 4}),
+])
+def test_an_automatic_pool_is_sized_from_the_cores_and_the_gpu(cores, gpu, expected):
+    sized = cpus.size_vec(AUTO_POOL, cores, gpu)
+    assert sized == expected
+    # what pufferlib.vector will accept: whole workers per batch, batches that divide the envs
+    per_worker = sized['num_envs'] // sized['num_workers']
+    assert sized['num_envs'] % sized['num_workers'] == 0 and sized['batch_size'] % per_worker == 0
+    assert sized['num_envs'] % sized['batch_size'] == 0
+
+
+def test_fixed_sizes_are_kept_and_the_rest_follow_them():
+    assert cpus.size_vec({**AUTO_POOL, 'num_envs': 12}, 16, False) == {'num_workers': 12, 'batch_size': 12}
+    assert cpus.size_vec({**AUTO_POOL, 'num_envs': 12}, 8, True) == {'num_workers': 6, 'batch_size': 12}
+    assert cpus.size_vec({**AUTO_POOL, 'num_workers': 3}, 16, False) == {'num_envs': 12, 'batch_size': 12}
+    assert cpus.size_vec({**AUTO_POOL, 'num_envs': 8, 'num_workers': 2, 'batch_size': 4}, 16, True) == {}
+    assert cpus.size_vec({**AUTO_POOL, 'backend': 'Serial'}, 16, True) == {'num_envs': 16}
+
+
+@pytest.mark.parametrize('rows, horizon, sampling, expected', [
+    (8, 128, 'steps', 256),        # CleanRL's 4 minibatches of a 1,024-step rollout
+    (56, 128, 'steps', 1792),
+    (8, 64, 'segments', 512),      # the whole rollout, below default.toml's 8192
+    (1000, 64, 'segments', 8192),
+    (100, 100, 'segments', 8100),  # whole segments only
+])
+def test_an_automatic_minibatch_is_sized_from_the_rollout(rows, horizon, sampling, expected):
+    assert cpus.size_minibatch(rows, horizon, sampling) == expected
+
+
+def test_a_training_run_sizes_auto_keys_for_the_quota_and_says_so(quota_of_one_on_sixteen, monkeypatch):
+    """The cores are the quota's (1 of 16), not the host's; the config then holds the numbers it saves."""
+    from pufferlib import config as configuration
+    from pufferlib import train
+    config = configuration.load('CartPole-v1', ['--vec.num-envs', 'auto', '--vec.num-workers', 'auto',
+                                                '--vec.batch-size', 'auto', '--train.minibatch-size', 'auto',
+                                                '--train.minibatch-sampling', 'steps', '--train.prio-alpha', '0',
+                                                '--train.device', 'cpu'])
+    said = train.size_for_machine('CartPole-v1', config)
+    assert said == ('auto for 1 core, no GPU: vec.num_envs 4, vec.num_workers 1, vec.batch_size 4, '
+                    f'train.minibatch_size {4 * config["train"]["bptt_horizon"] // 4}')
+    assert (config['vec']['num_envs'], config['vec']['num_workers'], config['vec']['batch_size']) == (4, 1, 4)
+    monkeypatch.setattr(cpus, 'cpu_quota', lambda: None)  # the whole host: 16 cores
+    config = configuration.load('CartPole-v1', ['--vec.num-envs', 'auto', '--train.device', 'cpu'])
+    assert train.size_for_machine('CartPole-v1', config) == 'auto for 16 cores, no GPU: vec.num_envs 64, ' \
+        'vec.num_workers 16, vec.batch_size 32'
+    assert train.size_for_machine('CartPole-v1', config) == ''  # nothing automatic is left

@@ -464,7 +464,7 @@ def test_every_family_has_a_default_config(family):
     config = tomllib.loads(path.read_text())
     assert set(config) <= ALLOWED_SECTIONS, f'{path}: unexpected sections {set(config) - ALLOWED_SECTIONS}'
     vec = config.get('vec', {})
-    if {'num_envs', 'num_workers'} <= set(vec):
+    if {'num_envs', 'num_workers'} <= set(vec) and 'auto' not in (vec['num_envs'], vec['num_workers']):
         assert vec['num_envs'] % vec['num_workers'] == 0
     for section in ('policy', 'rnn'):
         if section in config:
@@ -472,3 +472,23 @@ def test_every_family_has_a_default_config(family):
             assert module and attr, f'{path}: [{section}] class must look like "package.module:Class"'
             if importlib.util.find_spec('torch') is not None:  # policies need torch; configs do not
                 assert callable(getattr(importlib.import_module(module), attr)), config[section]['class']
+
+
+def test_atari_fire_reset_serves_the_ball_as_cleanrls_wrappers_do():
+    """Breakout waits for FIRE after every lost life: with fire_reset (the default, as CleanRL's FireResetEnv) a
+    policy that never fires still loses lives; without it the ball never comes and no life is lost."""
+    pytest.importorskip('ale_py', reason='pip install "pufferlib[atari]"')
+    from pufferlib.environments.atari import AtariEnv
+    lost = {}
+    for fire_reset in (True, False):
+        env = AtariEnv('breakout', repeat_action_probability=0.0, fire_reset=fire_reset)
+        env.reset(seed=0)
+        lost[fire_reset] = 0
+        for _ in range(1000):
+            _, _, terminated, truncated, info = env.step(0)  # NOOP, never FIRE
+            if terminated or truncated:
+                lost[fire_reset] += 1
+                env.reset()
+        env.close()
+    assert lost[True] >= 2 and lost[False] == 0, lost
+    assert AtariEnv('pong').fire_reset and not AtariEnv('freeway').fire_reset  # Freeway has no FIRE

@@ -70,9 +70,16 @@ def merge(base: dict, override: dict, source: str) -> dict:
     return out
 
 
+# Sizes a config may leave to the machine: "auto" (or 0) here is sized by pufferlib.cpus (size_vec,
+# size_minibatch) when a training run starts, and the run's saved config holds the numbers chosen.
+AUTO_KEYS = (('vec', 'num_envs'), ('vec', 'num_workers'), ('vec', 'batch_size'), ('train', 'minibatch_size'))
+
+
 def check(section: str, key: str, value: Any, current: dict, source: str) -> Any:
     if section in FREE_SECTIONS and key not in current:
         return value
+    if (section, key) in AUTO_KEYS and value == 'auto':
+        return 0
     if isinstance(current.get(key), dict) and isinstance(value, dict):
         return merge_tables(current[key], value)  # [sweep.train.gamma] in a later file: key by key
     if key not in current:
@@ -86,7 +93,8 @@ def check(section: str, key: str, value: Any, current: dict, source: str) -> Any
         ok = isinstance(value, type(default))
     if not ok:
         flag = f' (from --{section}.{key.replace("_", "-")})' if source == 'flags' else ''
-        raise ConfigError(f'{source}: {section}.{key} must be {type(default).__name__} '
+        kind_name = f'{type(default).__name__} or "auto"' if (section, key) in AUTO_KEYS else type(default).__name__
+        raise ConfigError(f'{source}: {section}.{key} must be {kind_name} '
                           f'(like {default!r}), got {type(value).__name__} {value!r}{flag}')
     return value
 
@@ -197,7 +205,10 @@ def validate(config: dict) -> None:
         raise ConfigError(f'vec.num_processes={vec["num_processes"]} needs vec.backend=Multiprocessing, got '
                           f'{vec["backend"]!r}; leave it at 0 for other backends')
     _check_numbers(config)
-    positive = ('total_timesteps', 'bptt_horizon', 'minibatch_size', 'update_epochs', 'checkpoint_interval',
+    if train['minibatch_size'] < 0:
+        raise ConfigError(f'train.minibatch_size must be positive, or 0 or "auto" (sized from the rollout), got '
+                          f'{train["minibatch_size"]}')
+    positive = ('total_timesteps', 'bptt_horizon', 'update_epochs', 'checkpoint_interval',
                 'keep_checkpoints', 'learning_rate', 'max_grad_norm', 'vtrace_rho_clip', 'vtrace_c_clip')
     for key in positive:
         if train[key] <= 0:

@@ -1,15 +1,20 @@
 """Atari 2600 games through ale-py (its wheel ships the ROMs): `atari_breakout`, `atari_pong`, ...
 
-Preprocessing is one wrapper (no wrapper stack), the standard DQN/PPO recipe:
-- up to `noop_max` random no-ops after each reset (start-state diversity);
+Preprocessing is one wrapper (no wrapper stack), the standard DQN/PPO recipe, step for step the one
+of CleanRL's ppo_atari.py (its NoFrameskip-v4 env and SB3's wrappers), but for the episode cap:
+- 1 to `noop_max` random single-frame no-ops after each new game (start-state diversity);
 - the action repeated `frameskip`=4 frames, the observation the pixel-wise max of the last two
   (Atari sprites flicker between frames);
 - grayscale, resized to 84x84 with area interpolation, the last 4 frames stacked channels-last:
   uint8 [84, 84, 4] (the layout pufferlib.models.NatureCNN reads);
 - episodic life (training): losing a life ends the episode for the learner, the game goes on at
-  the next reset; the full-game score arrives as info `score` when the game is really over;
+  the next reset, which first steps a no-op (through the frame skip); the full-game score arrives as
+  info `score` when the game is really over;
+- fire reset (`fire_reset`, in games whose action 1 is FIRE): every reset then steps FIRE and action 2,
+  so that games that wait for FIRE after a lost life (Breakout) go on without the agent learning to press
+  it first;
 - sticky actions (`repeat_action_probability`, ALE's default 0.25) and an episode cap of
-  `max_episode_frames` emulator frames (108,000 = 30 minutes, as in the literature).
+  `max_episode_frames` emulator frames (108,000 = 30 minutes, 27,000 agent steps, as in the literature).
 
 gymnasium's AtariPreprocessing restarts the whole game on a life loss when its episodic-life flag
 is on, and the frame stack would be a second wrapper, so this module drives the ALE directly.
@@ -63,7 +68,7 @@ class AtariEnv(gymnasium.Env):
     def __init__(self, game: str, frameskip: int = 4, repeat_action_probability: float = 0.25, noop_max: int = 30,
                  episodic_life: bool = True, frame_stack: int = 4, screen_size: int = 84,
                  max_episode_frames: int = 108_000, full_action_space: bool = False, clip_rewards: bool = False,
-                 render_mode: str | None = None) -> None:
+                 fire_reset: bool = True, render_mode: str | None = None) -> None:
         import ale_py
         from gymnasium import spaces
         if game not in ale_py.roms.get_all_rom_ids():
@@ -80,6 +85,9 @@ class AtariEnv(gymnasium.Env):
         self.frameskip, self.noop_max, self.episodic_life = int(frameskip), int(noop_max), bool(episodic_life)
         self.clip_rewards, self.screen_size, self.render_mode = bool(clip_rewards), int(screen_size), render_mode
         self._action_set = (self.ale.getLegalActionSet() if full_action_space else self.ale.getMinimalActionSet())
+        # As SB3's FireResetEnv decides it: the game's action 1 is FIRE (and it has a third action to press).
+        self.fire_reset = bool(fire_reset) and len(self._action_set) >= 3 and \
+            self._action_set[1] == ale_py.Action.FIRE
         self.action_space = spaces.Discrete(len(self._action_set))
         self.observation_space = spaces.Box(0, 255, (self.screen_size, self.screen_size, int(frame_stack)), np.uint8)
         height, width = self.ale.getScreenDims()
@@ -91,7 +99,8 @@ class AtariEnv(gymnasium.Env):
         self._options = dict(game=game, frameskip=self.frameskip, repeat_action_probability=repeat_action_probability,
                              noop_max=self.noop_max, episodic_life=self.episodic_life, frame_stack=frame_stack,
                              screen_size=self.screen_size, max_episode_frames=max_episode_frames,
-                             full_action_space=full_action_space, clip_rewards=self.clip_rewards)
+                             full_action_space=full_action_space, clip_rewards=self.clip_rewards,
+                             fire_reset=bool(fire_reset))
 
     def _grab(self, slot: int) -> None:
         self.ale.getScreenGrayscale(self._screens[slot])
@@ -114,25 +123,39 @@ class AtariEnv(gymnasium.Env):
             self._ale_env.reset(seed=seed)  # reseeds the ALE (sticky actions) and restarts the game
             self._game_over = True
         if self._game_over:
-            self.ale.reset_game()
-            self._score = 0.0
-            noops = int(self.np_random.integers(1, self.noop_max + 1)) if self.noop_max > 0 else 0
-        else:
-            noops = 1  # a life was lost: advance one frame so the learner's new episode starts fresh
-        noop = self._action_set[0]
+            self._new_game()
+        else:  # a life was lost: one no-op step (frame skip and all) so that the new episode starts fresh
+            self._score += self._repeat(self._action_set[0])
+            self._restart_if_over()
+        if self.fire_reset:
+            for action in (self._action_set[1], self._action_set[2]):
+                self._score += self._repeat(action)
+                self._restart_if_over()
+        self._game_over = False
+        self._lives = self.ale.lives()
+        return self._observe(fill=True), {'lives': self._lives}
+
+    def _new_game(self) -> None:
+        """A new game, then 1 to noop_max single-frame no-ops."""
+        self.ale.reset_game()
+        self._score = 0.0
+        noops = int(self.np_random.integers(1, self.noop_max + 1)) if self.noop_max > 0 else 0
         for _ in range(noops):
-            self._score += self.ale.act(noop)
+            self._score += self.ale.act(self._action_set[0])
             if self.ale.game_over() or self.ale.game_truncated():
                 self.ale.reset_game()
                 self._score = 0.0
-        self._game_over = False
-        self._lives = self.ale.lives()
         self._grab(0)
         self._screens[1] = self._screens[0]
-        return self._observe(fill=True), {'lives': self._lives}
 
-    def step(self, action: SupportsInt) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
-        ale_action = self._action_set[int(action)]
+    def _restart_if_over(self) -> None:
+        """A reset's own steps ended the game: start a new one (the no-ops again)."""
+        if self.ale.game_over() or self.ale.game_truncated():
+            self._new_game()
+
+    def _repeat(self, ale_action: int) -> float:
+        """The action for `frameskip` frames (fewer if the game ends), the last two grabbed for the max pool;
+        the summed reward."""
         reward = 0.0
         for i in range(self.frameskip):
             reward += self.ale.act(ale_action)
@@ -143,6 +166,10 @@ class AtariEnv(gymnasium.Env):
         self._grab(1)
         if self.frameskip == 1 or i < self.frameskip - 2:
             self._screens[0] = self._screens[1]  # ended before the pool's first frame: no pooling
+        return reward
+
+    def step(self, action: SupportsInt) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        reward = self._repeat(self._action_set[int(action)])
         self._score += reward
         game_over, truncated = self.ale.game_over(), self.ale.game_truncated()
         lives = self.ale.lives()

@@ -97,8 +97,9 @@ def sb3(seconds, shape=None, target=None, seed=0):
 CLEANRL_OUR_SHAPE = ['--num-envs', '8', '--num-steps', '64', '--num-minibatches', '4', '--update-epochs', '4']
 
 
-def cleanrl(peer, seconds, flags=(), target=None, seed=1):
-    """`python cleanrl/ppo.py` in its own venv, stopped after `seconds` from its first output line.
+def cleanrl(peer, seconds, flags=(), target=None, seed=1, runner=()):
+    """`python cleanrl/ppo.py` in its own venv, stopped after `seconds` from its first output line. `runner`:
+    interpreter arguments before the script (lab.bench_atari starts ppo_atari.py through one).
 
     Steps per second are its own (its last `SPS:` line: steps since its start / time since its
     start); episode returns come from its `episodic_return` lines, timed as they arrive.
@@ -106,7 +107,7 @@ def cleanrl(peer, seconds, flags=(), target=None, seed=1):
     python, script = peer
     scratch = tempfile.mkdtemp(prefix='puffer-cleanrl-')  # it writes runs/ (tensorboard) into its cwd
     env = bd.peer_environ(PYTHONUNBUFFERED='1')  # its prints reach us as they happen
-    proc = subprocess.Popen([python, script, '--seed', str(seed), *flags], cwd=scratch, env=env, text=True,
+    proc = subprocess.Popen([python, *runner, script, '--seed', str(seed), *flags], cwd=scratch, env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     events, sps, start, tail = [], None, None, []
     try:
