@@ -153,8 +153,18 @@ static int c_init(Keyrooms *env) {
     return 0;
 }
 
-/* What the agent sees of a cell: a taken key and a door whose key is held read as floor. */
+/* What the agent sees of a cell: a taken key and a door whose key is held read as floor; the other keys
+ * and doors read alike (3, 4), the keys vector says which are held. Small values on purpose: the
+ * default policy feeds observations to its MLP unscaled. */
 static inline unsigned char kr_seen(const Keyrooms *env, unsigned char v) {
+    if (v < KR_KEY) return v;
+    int key = v < KR_DOOR, k = key ? v - KR_KEY : v - KR_DOOR;
+    return (env->held >> k) & 1 ? KR_FLOOR : (unsigned char)(key ? 3 : 4);
+}
+
+/* A layout cell as drawn (frames, text): taken keys and doors whose key is held as floor, the others
+ * with their index. */
+static inline unsigned char kr_shown(const Keyrooms *env, unsigned char v) {
     if (v >= KR_KEY && ((env->held >> (v < KR_DOOR ? v - KR_KEY : v - KR_DOOR)) & 1)) return KR_FLOOR;
     return v;
 }
@@ -165,15 +175,19 @@ static void kr_write_obs(Keyrooms *env) {
     for (int r = 0; r < KR_SIDE; r++)
         for (int c = 0; c < KR_SIDE; c++) *o++ = kr_seen(env, src[r * env->stride + c]);
     for (int k = 0; k < KR_MAX_KEYS; k++) *o++ = (unsigned char)((env->held >> k) & 1);
-    *o++ = (unsigned char)(env->agent / env->stride - KR_VIEW);
-    *o = (unsigned char)(env->agent % env->stride - KR_VIEW);
+    memset(o, 0, KR_MAX_ROOM_COUNT);
+    o[env->room] = 1;
+    o += KR_MAX_ROOM_COUNT;
+    int step = env->cfg.room_size + 1;
+    *o++ = (unsigned char)((env->agent / env->stride - KR_VIEW - 1) % step);
+    *o = (unsigned char)((env->agent % env->stride - KR_VIEW - 1) % step);
 }
 
 static void kr_new_episode(Keyrooms *env) {
     env->agent = env->start;
     env->tick = 0;
     env->held = 0;
-    env->room = 0;
+    env->room = 0;  /* before the observation, which shows it */
     env->visited = 1;
     env->rooms = 1;
     env->episode_return = 0.0f;
@@ -243,7 +257,7 @@ static void c_render_rgb(Keyrooms *env, unsigned char *frame) {
     int h = env->rows * KR_SCALE, w = env->cols * KR_SCALE;
     for (int r = 0; r < env->rows; r++)
         for (int c = 0; c < env->cols; c++) {
-            unsigned char v = kr_seen(env, env->grid[kr_cell(env, r, c)]);
+            unsigned char v = kr_shown(env, env->grid[kr_cell(env, r, c)]);
             int key = v >= KR_KEY && v < KR_DOOR;
             const unsigned char *rgb = v < KR_KEY ? base[v] : hue[key ? v - KR_KEY : v - KR_DOOR];
             ocean_fill_rect(frame, h, w, c * KR_SCALE, r * KR_SCALE, KR_SCALE, KR_SCALE, key ? base[KR_FLOOR] : rgb);
@@ -260,7 +274,7 @@ static int c_render_text(Keyrooms *env, char *out, int cap) {
     for (int r = 0; r < env->rows; r++) {
         for (int c = 0; c < env->cols; c++) {
             int cell = kr_cell(env, r, c);
-            unsigned char v = kr_seen(env, env->grid[cell]);
+            unsigned char v = kr_shown(env, env->grid[cell]);
             ocean_putc(&t, cell == env->agent ? '@'
                            : v < KR_KEY       ? " #G"[v]
                            : v < KR_DOOR      ? (char)('a' + v - KR_KEY)
