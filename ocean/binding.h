@@ -244,6 +244,54 @@ static PyObject *vec_log(PyObject *self, PyObject *capsule) {
     return out;
 }
 
+/* vec_progress(capsule, out): the env's [[progress]] counters of every game now, into a float64 array
+ * [num_envs * OCEAN_PROGRESS_COUNT] (c_progress); vec_cells(capsule, out): every game's Go-Explore cell
+ * into an int64 array [num_envs] (c_cell). Read between steps by the trainer's [swarm] (pufferlib/explore.py). */
+static int take_out(PyObject *obj, Py_buffer *b, const char *format, Py_ssize_t count, const char *what) {
+    if (PyObject_GetBuffer(obj, b, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0) return -1;
+    const char *f = b->format ? b->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') f++;
+    int ok = b->itemsize == 8 && b->len == count * 8 && (strcmp(f, format) == 0 || (format[0] == 'q' && f[0] == 'l'));
+    if (!ok) {
+        PyBuffer_Release(b);
+        PyErr_Format(PyExc_ValueError, "%s must be a writable array of %zd elements of format '%s'", what, count,
+                     format);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *vec_progress(PyObject *self, PyObject *args) {
+    PyObject *capsule, *obj;
+    if (!PyArg_ParseTuple(args, "OO", &capsule, &obj)) return NULL;
+    VecEnv *vec = get_vec(capsule);
+    if (vec == NULL) return NULL;
+    Py_buffer b;
+    if (take_out(obj, &b, "d", (Py_ssize_t)vec->num_envs * OCEAN_PROGRESS_COUNT, "progress") < 0) return NULL;
+#if OCEAN_PROGRESS_COUNT > 0
+    for (int i = 0; i < vec->num_envs; i++)
+        c_progress(&vec->envs[i], (double *)b.buf + (size_t)i * OCEAN_PROGRESS_COUNT);
+#endif
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
+static PyObject *vec_cells(PyObject *self, PyObject *args) {
+    PyObject *capsule, *obj;
+    if (!PyArg_ParseTuple(args, "OO", &capsule, &obj)) return NULL;
+    VecEnv *vec = get_vec(capsule);
+    if (vec == NULL) return NULL;
+    Py_buffer b;
+    if (take_out(obj, &b, "q", (Py_ssize_t)vec->num_envs, "cells") < 0) return NULL;
+#if OCEAN_CELL
+    for (int i = 0; i < vec->num_envs; i++) ((int64_t *)b.buf)[i] = (int64_t)c_cell(&vec->envs[i]);
+#else
+    memset(b.buf, 0, (size_t)b.len);
+#endif
+    PyBuffer_Release(&b);
+    Py_RETURN_NONE;
+}
+
 static Env *get_env(PyObject *capsule, int index) {
     VecEnv *vec = get_vec(capsule);
     if (vec == NULL) return NULL;
@@ -493,6 +541,8 @@ static PyMethodDef ocean_methods[] = {
     {"vec_state_info", vec_state_info, METH_O, "vec_state_info(handle) -> (payload_bytes, version, env_bytes, blocks)"},
     {"vec_get_state", vec_get_state, METH_VARARGS, "vec_get_state(handle, index) -> bytes"},
     {"vec_set_state", vec_set_state, METH_VARARGS, "vec_set_state(handle, index, payload)"},
+    {"vec_progress", vec_progress, METH_VARARGS, "vec_progress(handle, float64 out[num_envs * progress])"},
+    {"vec_cells", vec_cells, METH_VARARGS, "vec_cells(handle, int64 out[num_envs])"},
     {"vec_close", vec_close, METH_O, "vec_close(handle)"},
     {NULL, NULL, 0, NULL},
 };

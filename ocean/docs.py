@@ -64,7 +64,13 @@ def options(specs: Mapping[str, Spec]) -> str:
                   + (f' ({text})' if text else '') for name, size, low, high, text in s.obs_segments if name]
         obs = ' '.join(part for part in (s.obs_help, f'Fields: {"; ".join(fields)}.' if fields else '') if part)
         out.append(f'\nObservation: {s.obs_dtype} [{_size(s.obs_shape)}]: {obs}')
-        out.append(f'Actions: {_actions(s)}: {s.action_help}\n')
+        out.append(f'Actions: {_actions(s)}: {s.action_help}')
+        if s.progress_fields:  # what [swarm] ranks games by, and archives (docs/training.md)
+            out.append('Progress counters ([swarm] stat): '
+                       + '; '.join(f'`{name}` ({text})' for name, text in s.progress_fields) + '.')
+        if s.cell_help:
+            out.append(f'Go-Explore cell: {s.cell_help}.')
+        out.append('')
     return '\n'.join(out).rstrip('\n')
 
 

@@ -193,6 +193,32 @@ class OceanEnv(PufferEnv):
         except ValueError as e:  # the length, which the header already vouched for: a mismatched build
             raise StateError(f'{self.describe()}: {e}') from None
 
+    # ---- progress counters and cells (spec.toml's [[progress]] and cell; ocean/binding.h) ----
+
+    @property
+    def progress_names(self) -> tuple[str, ...]:  # type: ignore[override]
+        return tuple(name for name, _ in self.spec.progress_fields)
+
+    @property
+    def has_cells(self) -> bool:  # type: ignore[override]
+        return bool(self.spec.cell_help)
+
+    def game_progress(self) -> np.ndarray:
+        if not self.spec.progress_fields:
+            return super().game_progress()
+        self._check_open()
+        out = np.zeros((self.num_envs, len(self.spec.progress_fields)), dtype=np.float64)
+        self._binding.vec_progress(self._handle, out)
+        return out
+
+    def game_cells(self) -> np.ndarray:
+        if not self.spec.cell_help:
+            return super().game_cells()
+        self._check_open()
+        out = np.zeros(self.num_envs, dtype=np.int64)
+        self._binding.vec_cells(self._handle, out)
+        return out
+
     # ---- the PufferEnv API ----
 
     def reset(self, seed: int | None = None) -> tuple[np.ndarray, list]:

@@ -20,6 +20,9 @@
  *   void c_close(Env*)         frees what c_init allocated; also called after a failed c_init, so it
  *                              must cope with a half-initialised env (free(NULL) is fine: the env
  *                              struct starts zeroed)
+ * and, only where spec.toml declares them (the trainer's [swarm] reads them, docs/training.md):
+ *   void c_progress(Env*, double* out)   [[progress]]: this game's milestone counters now, in spec order
+ *   uint64_t c_cell(Env*)                cell = "...": this game's Go-Explore cell now (equal = alike)
  * Saved states (binding.h, vec_get_state / vec_set_state): a game's state is its struct by value plus
  * its rows, so an env whose state all lives in its struct has nothing to do. An env with pointer
  * members (memory c_init allocates) lists every one of them, each with the bytes it points to, before

@@ -41,13 +41,14 @@ C_KEYWORDS = frozenset(['auto', 'break', 'case', 'char', 'const', 'continue', 'd
                         'restrict', 'return', 'short', 'signed', 'sizeof', 'static', 'struct', 'switch', 'typedef',
                         'union', 'unsigned', 'void', 'volatile', 'while', 'cfg', 'env'])
 
-TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action', 'keys', 'log'}
+TOP_KEYS = {'summary', 'group', 'agents', 'constants', 'options', 'checks', 'observation', 'action', 'keys', 'log',
+            'progress', 'cell'}
 OPTION_KEYS = {'default', 'min', 'max', 'help'}
 OBSERVATION_KEYS = {'dtype', 'size', 'shape', 'low', 'high', 'fields', 'help'}
 FIELD_KEYS = {'name', 'size', 'low', 'high', 'help'}
 ACTION_KEYS = {'n', 'nvec', 'box', 'low', 'high', 'mixed', 'mask', 'builtin', 'help'}
 CHECK_KEYS = {'require', 'message'}
-LOG_KEYS = {'name', 'help'}
+LOG_KEYS = {'name', 'help'}  # and of [[progress]]
 # The fields every env logs (ocean.h's Log) and the count the trainer adds to them: an env's own [[log]]
 # fields sit beside these in one dict, so they cannot take these names.
 LOG_RESERVED = ('episode_return', 'episode_length', 'score', 'perf', 'n', 'episodes')
@@ -118,6 +119,10 @@ class Spec:
     keys: dict[str, Any] = field(default_factory=dict)
     # [[log]], the env's own per-episode statistics: (name, help), logged beside the standard fields.
     log_fields: list[tuple[str, str]] = field(default_factory=list)
+    # [[progress]], the per-game milestone counters the trainer's [swarm] ranks games by (c_progress in C),
+    # and `cell`, what the Go-Explore cell of a game's state means ('' = the env has no c_cell).
+    progress_fields: list[tuple[str, str]] = field(default_factory=list)
+    cell_help: str = ''
 
     def __post_init__(self) -> None:
         formats = [OPTION_TYPES[o.kind][1] for o in self.options.values()] or ['i']  # C has no empty struct
@@ -271,6 +276,11 @@ def load(folder: str) -> Spec:
                 obs_help=str(obs.get('help', '')), action_help=str(action.get('help', '')), **action_fields)
     spec.keys = _load_keys(data.get('keys', {}), f'{where} [keys]')
     spec.log_fields = _load_log(data.get('log', []), constants, f'{where} [[log]]')
+    spec.progress_fields = _load_progress(data.get('progress', []), constants, f'{where} [[progress]]')
+    cell = data.get('cell', '')
+    if not isinstance(cell, str):
+        raise SpecError(f'{where}: cell must be a string saying what a game\'s cell is (its c_cell), got {cell!r}')
+    spec.cell_help = cell
     defaults = spec.defaults()
     problem = spec.problem(defaults)
     if problem:
@@ -320,6 +330,23 @@ def _load_log(raw: Any, constants: Mapping[str, Value], where: str) -> list[tupl
         if any(name == other for other, _ in fields):
             raise SpecError(f'{here}: {name!r} is declared twice; every log field needs its own name')
         fields.append((name, str(entry['help'])))
+    return fields
+
+
+def _load_progress(raw: Any, constants: Mapping[str, Value], where: str) -> list[tuple[str, str]]:
+    """[[progress]]: the env's per-game milestone counters, each a name (a C identifier) and a help text."""
+    if not isinstance(raw, list):
+        raise SpecError(f'{where} must be a list of tables {{name = "...", help = "..."}} (write [[progress]] blocks)')
+    fields: list[tuple[str, str]] = []
+    for i, entry in enumerate(raw):
+        here = f'{where} #{i + 1}'
+        _expect_keys(entry, LOG_KEYS, here)
+        if set(entry) != LOG_KEYS or not isinstance(entry['name'], str):
+            raise SpecError(f'{here}: needs `name` (a string: what [swarm] stat names) and `help` (what it counts)')
+        _identifier(entry['name'], f'{here} name')
+        if any(entry['name'] == other for other, _ in fields):
+            raise SpecError(f'{here}: {entry["name"]!r} is declared twice; every progress counter needs its own name')
+        fields.append((entry['name'], str(entry['help'])))
     return fields
 
 

@@ -62,6 +62,10 @@ def _macros(spec: Spec) -> list[str]:
                 f'#define OCEAN_LOG_EXTRA {fields}',
                 f'#define OCEAN_LOG_EXTRA_NAMES {" ".join(_c_string(name) + "," for name, _ in spec.log_fields)}',
                 '']
+    out += ['/* [[progress]] and cell: the env defines c_progress(env, double *out) writing OCEAN_PROGRESS_COUNT',
+            ' * values, and c_cell(env) -> uint64_t where OCEAN_CELL is 1 (binding.h: vec_progress, vec_cells) */',
+            f'#define OCEAN_PROGRESS_COUNT {len(spec.progress_fields)}',
+            f'#define OCEAN_CELL {int(bool(spec.cell_help))}', '']
     for key, constant in spec.constants.items():
         out.append(f'#define {key} {repr(float(constant)) + "f" if isinstance(constant, float) else constant}')
     if spec.constants:

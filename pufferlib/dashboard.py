@@ -139,6 +139,9 @@ class Dashboard:
         done = row['global_step'] / max(self.total, 1)
         eta = remaining_seconds(row, self.total)
         episode = ' '.join(f'{k[4:]} {_fmt(v)}' for k, v in row.items() if k.startswith('env/'))
+        swarm = ' '.join(f'{k[6:]} {_fmt(v)}' for k, v in row.items() if k.startswith('swarm/'))  # [swarm]
+        if swarm:
+            episode = f'{episode or "no episodes yet"} | swarm {swarm}'
         self.printer(f'step {row["global_step"]:,}/{self.total:,} ({done:.0%}, eta {_eta(eta)}) '
                      f'sps {row["sps"]:,.0f} | pg {_fmt(row.get("policy_loss", 0.0))} '
                      f'v {_fmt(row.get("value_loss", 0.0))} ent {_fmt(row.get("entropy", 0.0))} '

@@ -47,6 +47,14 @@ build, a truncated one and a corrupted one are each refused with a `StateError` 
 loaded. An env that cannot save (NetHack) raises `StateError` naming itself from both methods. A
 subclass implements `state_identity()` and the hooks `_save_game(game) -> bytes` and
 `_load_game(game, payload)`; the base class does the header, the checks and the row bookkeeping.
+
+Progress and cells (what the trainer's `[swarm]` options read, docs/training.md). An env may name
+per-game milestone counters in `progress_names` (Ocean: spec.toml's `[[progress]]`, e.g. `rooms`)
+and return their current values from `game_progress()`, float64 [num_games, len(progress_names)];
+swarming ranks games by one of them. An env with `has_cells = True` returns from `game_cells()` each
+game's Go-Explore cell now, int64 [num_games]: a coarse summary of its state (position, items held)
+under which alike states share one archive entry. Both are read between steps; an env without them
+raises StateError naming itself.
 """
 import functools
 import hashlib
@@ -716,6 +724,18 @@ class PufferEnv:
         self.rewards[rows] = 0
         self.terminals[rows] = False
         self.truncations[rows] = False
+
+    # Per-game milestone counters and Go-Explore cells (see the module docstring).
+    progress_names: tuple[str, ...] = ()
+    has_cells: bool = False
+
+    def game_progress(self) -> np.ndarray:
+        """The counters of `progress_names` of every game now: float64 [num_games, len(progress_names)]."""
+        raise StateError(f'{self.describe()} reports no per-game progress counters (progress_names is empty)')
+
+    def game_cells(self) -> np.ndarray:
+        """Every game's Go-Explore cell now: int64 [num_games]."""
+        raise StateError(f'{self.describe()} has no Go-Explore cell function (has_cells is False)')
 
     def _save_game(self, game: int) -> bytes:
         raise self._no_state()

@@ -50,7 +50,7 @@ class RewardScaler:
             scaled = np.clip(scaled, -self.clip, self.clip)
         return scaled.astype(np.float32)
 
-    def restart(self, rows: slice = slice(None)) -> None:
+    def restart(self, rows: slice | np.ndarray = slice(None)) -> None:
         """The rows' envs were reset outside a step: their discounted returns start again from 0, while the
         statistics, which describe the task rather than an episode, are kept."""
         self.returns[rows] = 0.0

@@ -225,6 +225,30 @@ class Rollout:
                 continue
             self._act(batch, ids, masks, legal)
 
+    def restart_rows(self, rows: np.ndarray, obs: np.ndarray) -> None:
+        """Agent rows whose games were loaded from saved states between rollouts (pufferlib.explore), with
+        `obs` their restored observations: their held observations (and legal actions) are replaced, their
+        recurrent memory is blanked and their discounted return restarts, as at an episode's start. The
+        segments they filled keep their bootstrap values, from the states they were in before the move."""
+        legal_now = getattr(self.vecenv, 'action_masks', None)
+        where = {int(row): i for i, row in enumerate(rows)}
+        for h, (batch, ids, masks, legal) in enumerate(self.held):
+            hit = [(pos, where[int(row)]) for pos, row in enumerate(ids) if int(row) in where]
+            if not hit:
+                continue
+            pos, src = (list(x) for x in zip(*hit, strict=True))
+            batch = batch.clone()  # it may view the env's buffers, which the caller must not write
+            batch[pos] = torch.from_numpy(np.ascontiguousarray(obs[src])).to(batch.dtype)
+            if legal is not None and legal_now is not None:
+                legal = legal.clone()
+                legal[pos] = torch.from_numpy(np.array(legal_now[ids[pos]], dtype=bool))
+            self.held[h] = (batch, ids, masks, legal)
+        index = torch.as_tensor(rows, device=self.device)
+        for tensor in self.state.values():
+            tensor[index] = 0
+        if self.reward_scale is not None:
+            self.reward_scale.restart(rows)
+
     def _check_finite(self, obs: np.ndarray, rewards: np.ndarray, ids: np.ndarray) -> None:
         """One sum per array when all is finite (pufferlib.nonfinite_rows, which also reads the float
         fields of structured observations); the rows are only looked for when something is wrong."""

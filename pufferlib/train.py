@@ -522,7 +522,8 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
                     row = {'global_step': trainer.global_step, 'epoch': trainer.epoch,
                            'sps': (trainer.global_step - start_step) / max(done - start, 1e-9),
                            'rollout_s': update_start - rollout_start, 'train_s': done - update_start,
-                           'elapsed_s': done - start, **losses, **episodes}
+                           'elapsed_s': done - start, **losses, **episodes,
+                           **{f'swarm/{k}': v for k, v in trainer.explore_stats.items()}}
                     metrics.write(row)
                     dashboard.update(row)
                     job.summary['last'] = row

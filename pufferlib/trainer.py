@@ -48,6 +48,7 @@ import torch
 from pufferlib import config as configuration
 from pufferlib import cpus
 from pufferlib.advantage import compute_advantage
+from pufferlib.explore import Explorer, make_explorer
 # The rollout's names stay importable from here, where the run job and the league import them.
 from pufferlib.rollout import (NonFiniteError, RecurrentPolicy, Rollout, TrainerEnv,  # noqa: F401
                                check_rollout, rollout_bytes)
@@ -220,6 +221,9 @@ class Trainer(Rollout):
         # steps are not counted and a resumed run ends on the same step as one never interrupted.
         self.boundary_step, self.boundary_rng = 0, torch.get_rng_state()
         self.losses: dict[str, float] = {}
+        # [swarm]: swarming or Go-Explore between rollouts (pufferlib/explore.py); None when off.
+        self.explorer: Explorer | None = make_explorer(config, vecenv, env_name or 'this env')
+        self.explore_stats: dict[str, float] = {}  # the last check's, for the metrics rows
 
     def _make_optimization(self, train: dict) -> None:
         """Optimizers, schedules, the one gradient buffer, and what computes the gradients: autograd (compiled
@@ -244,6 +248,14 @@ class Trainer(Rollout):
             self.numpy_update = numpy_policy.NumpyUpdate(self.params, self.flat_grad, train)
             self.numpy_actor = numpy_policy.Actor(cast('NumpyPolicy', self.policy))
             threadpoolctl.threadpool_limits(torch.get_num_threads(), user_api='blas')
+
+    def rollout(self) -> None:
+        """Rollout's rollout, then, every swarm.interval steps, the explorer's moves: at a rollout's end every
+        row's next observation is held and no env command is in flight."""
+        super().rollout()
+        if self.explorer is not None:
+            self.explore_stats = self.explorer.maybe_move(self) or self.explore_stats
+            self.profile.lap('explore')
 
     # --- update -------------------------------------------------------------------------------
 
@@ -401,6 +413,7 @@ class Trainer(Rollout):
                 'schedulers': [s.state_dict() for s in self.schedulers], 'global_step': self.boundary_step,
                 'epoch': self.epoch, 'env': self.env_name, 'torch_rng': self.boundary_rng,
                 **({'reward_scale': self.reward_scale.state_dict()} if self.reward_scale is not None else {}),
+                **({'explore': self.explorer.state_dict()} if self.explorer is not None else {}),
                 **({'config': self.saved_config} if self.saved_config is not None else {})}
 
     @functools.cached_property
@@ -432,6 +445,9 @@ class Trainer(Rollout):
             torch.set_rng_state(state['torch_rng'])
         if self.reward_scale is not None and 'reward_scale' in state:  # else: estimated afresh, within episodes
             self.reward_scale.load_state_dict(state['reward_scale'])
+        if self.explorer is not None and 'explore' in state:  # else: the archive starts empty
+            self.explorer.load_state_dict(state['explore'])
+            self.explore_stats = dict(self.explorer.stats)
         self.boundary_rng = torch.get_rng_state()
 
     def _replan(self, scheduler: torch.optim.lr_scheduler.LRScheduler) -> None:

@@ -16,7 +16,7 @@ LAYERS = [
     ('names, config', {'registry', 'config'}),
     ('vector', {'vector'}),
     ('PPO', {'advantage', 'distributions', 'loss', 'models', 'checkpoint', 'numpy_policy', 'arena', 'rollout',
-             'trainer'}),
+             'trainer', 'explore'}),
     ('the run job', {'train', 'metrics', 'evaluate', 'native', 'export', 'web'}),
     ('research loops', {'backend', 'sweep', 'league'}),
     ('CLI', {'cli', 'sb3', 'smoke'}),

@@ -1,4 +1,4 @@
-"""Ocean games with rules to check: puffer_go, puffer_tripletriad, puffer_trash_pickup.
+"""Ocean games with rules to check: puffer_go, puffer_tripletriad, puffer_trash_pickup, puffer_keyrooms.
 
 tests/test_ocean.py runs the Ocean contract checks (determinism, spaces, clamping, rendering, logs,
 sanitizers) on every env's defaults; this file runs them on the modes whose layout or flow differs
@@ -13,18 +13,20 @@ import numpy as np
 import pytest
 
 import pufferlib
-from pufferlib.ocean import tools
+import pufferlib.vector
+from pufferlib.ocean import keyrooms, tools
 from pufferlib.ocean.go import scripted_policy as go_policy
 from pufferlib.ocean.trash_pickup import scripted_policy as trash_policy
 from pufferlib.ocean.tripletriad import TO_MOVE as TT_TO_MOVE, scripted_policy as tt_policy
-from pufferlib.pufferenv import APIUsageError
+from pufferlib.pufferenv import APIUsageError, StateError
 from test_ocean import assert_deterministic, rollout, rollout_raw
 from test_ocean import test_sanitized_100k_random_steps as sanitized_run
 
 # (name, options): the modes tests/test_ocean.py does not run (it runs the defaults)
 VARIANTS = [('go', {'size': 9}), ('go', {'two_player': True}), ('go', {'size': 5, 'seat': 1}),
             ('tripletriad', {'two_player': True}), ('tripletriad', {'seat': 0}),
-            ('trash_pickup', {'size': 6, 'agents': 5, 'trash': 20, 'bins': 1, 'sight': 2})]
+            ('trash_pickup', {'size': 6, 'agents': 5, 'trash': 20, 'bins': 1, 'sight': 2}),
+            ('keyrooms', {'rooms_x': 3, 'rooms_y': 2, 'room_size': 3, 'num_keys': 2, 'max_steps': 100})]
 IDS = [name + ''.join(f',{k}={v}' for k, v in options.items()) for name, options in VARIANTS]
 SANITIZED = bool(os.environ.get('PUFFER_OCEAN_LIB'))
 
@@ -68,8 +70,9 @@ def test_layout_and_spaces(name, options):
 
 @pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
 def test_deterministic_under_a_seed_and_seeds_differ(name, options):
-    two_seat_go = (name, options) == ('go', {'two_player': True})  # two-seat Go draws nothing at random
-    assert_deterministic(lambda seed: make(name, 3, seed, **options), 2000, other_seed_differs=not two_seat_go)
+    # Two-seat Go draws nothing at random; keyrooms' layout is layout_seed's, the same under every seed.
+    seedless = (name, options) == ('go', {'two_player': True}) or name == 'keyrooms'
+    assert_deterministic(lambda seed: make(name, 3, seed, **options), 2000, other_seed_differs=not seedless)
 
 
 @pytest.mark.parametrize('name, options', VARIANTS, ids=IDS)
@@ -123,7 +126,8 @@ def test_logs_reach_infos(name, options):
         infos.extend(env.step(pool[t % 64])[4])
     assert infos
     for info in infos:
-        assert set(info) == {'episode_return', 'episode_length', 'score', 'perf', 'n'}
+        own = {field for field, _ in pufferlib.ocean.spec_of(name).log_fields}  # the spec's [[log]] fields
+        assert set(info) == {'episode_return', 'episode_length', 'score', 'perf', 'n'} | own
         assert info['n'] >= 1 and info['episode_length'] >= 1 and 0 <= info['perf'] <= 1
 
 
@@ -683,3 +687,79 @@ def test_tripletriad_policy_reads_legality_and_hints_from_the_observation():
     with torch.no_grad():
         logits, _ = policy(hinted)
     assert not torch.equal(logits[0], logits[1])
+
+
+# ---- puffer_keyrooms ------------------------------------------------------------------------------
+
+def test_keyrooms_shortest_path_solves_in_the_searched_optimum_and_random_does_not():
+    """The scripted solver walks the breadth-first optimum from the start: it ends the episode at the
+    goal in exactly solve()'s steps, having taken every key; a random walk of a whole episode does not."""
+    env = make('keyrooms', num_envs=1)
+    obs, _ = env.reset(seed=0)
+    optimum = keyrooms.solve(env, 0)
+    assert 0 < optimum < env.config['max_steps']
+    for step in range(1, optimum + 1):
+        obs, rewards, terminals, truncations, _ = env.step(keyrooms.shortest_path(env, obs))
+        assert bool(terminals[0]) == (step == optimum) and not truncations[0]
+    log = env.log()
+    assert log['perf'] == 1 and log['keys'] == env.config['num_keys'] and log['episode_length'] == optimum
+    assert log['score'] >= 2 + env.config['num_keys']  # rooms: the start's, each door's far side, the keys'
+    random = play(make('keyrooms', num_envs=4), None, 4 * env.config['max_steps'])
+    assert random['perf'] == 0 and random['score'] < log['score']
+
+
+def test_keyrooms_layout_comes_from_layout_seed_and_keys_sit_behind_nothing_they_open():
+    """Every env of a run shares the layout of layout_seed; another seed draws another. Each key is
+    reachable with the keys before it (the solver from the start needs them in order)."""
+    text = lambda env, i=0: env.render_text(i).split('keys')[0]  # noqa: E731
+    env = make('keyrooms', num_envs=3, seed=5)
+    assert text(env, 0) == text(env, 2) == text(make('keyrooms', num_envs=1, seed=9))
+    assert text(make('keyrooms', num_envs=1, layout_seed=1)) != text(env)
+    for seed in range(5):
+        layout = text(make('keyrooms', num_envs=1, layout_seed=seed, num_keys=3))
+        assert sorted(c for c in layout if c.isalpha() and c != 'G') == ['A', 'B', 'C', 'a', 'b', 'c']
+    plain = make('keyrooms', num_envs=1, num_keys=0)
+    assert not any(c.isalpha() and c != 'G' for c in text(plain)) and keyrooms.solve(plain) > 0
+
+
+def test_keyrooms_progress_and_cells_follow_the_game():
+    """game_progress is (rooms entered this episode, keys held), game_cells the room and keys, the same
+    through an env and every vector backend; a saved state carries them to the game it is loaded into."""
+    env = make('keyrooms', num_envs=2)
+    obs, _ = env.reset(seed=0)
+    assert env.progress_names == ('rooms', 'keys') and env.has_cells
+    np.testing.assert_array_equal(env.game_progress(), [[1, 0], [1, 0]])
+    np.testing.assert_array_equal(env.game_cells(), [0, 0])
+    actions = np.zeros(2, dtype=np.int32)
+    for _ in range(keyrooms.solve(env, 0) - 1):  # game 0 walks to the step before the goal, game 1 bumps
+        actions[0] = keyrooms.shortest_path(env, obs)[0]
+        obs, *_ = env.step(actions)
+    rooms, keys = env.game_progress()[0]
+    assert rooms == int(env.render_text(0).split('rooms ')[1].split()[0]) > 2 and keys == env.config['num_keys']
+    assert env.game_cells()[0] == 64 * keyrooms.room_of(env, 0) + 2 ** env.config['num_keys'] - 1
+    env.set_state(1, env.get_state(0))
+    np.testing.assert_array_equal(env.game_progress()[1], env.game_progress()[0])
+    assert env.game_cells()[1] == env.game_cells()[0]
+    for backend in ('Serial', 'Multiprocessing'):
+        vecenv = pufferlib.vector.make('puffer_keyrooms', backend=backend, num_envs=4, num_workers=2)
+        try:
+            vecenv.reset(seed=0)
+            vecenv.set_states([3], [env.get_state(0)])
+            assert vecenv.progress_names == ('rooms', 'keys') and vecenv.has_cells
+            np.testing.assert_array_equal(vecenv.game_progress(), [[1, 0], [1, 0], [1, 0], [rooms, keys]])
+            np.testing.assert_array_equal(vecenv.game_cells(), [0, 0, 0, env.game_cells()[0]])
+        finally:
+            vecenv.close()
+
+
+def test_progress_and_cells_of_an_env_without_them_are_one_state_error():
+    env = make('squared', num_envs=1)
+    assert env.progress_names == () and not env.has_cells
+    with pytest.raises(StateError, match='puffer_squared reports no per-game progress counters'):
+        env.game_progress()
+    with pytest.raises(StateError, match='puffer_squared has no Go-Explore cell function'):
+        env.game_cells()
+    vecenv = pufferlib.vector.make('puffer_squared', backend='Serial', num_envs=2)
+    with pytest.raises(StateError, match='game_cells: puffer_squared has no Go-Explore cell'):
+        vecenv.game_cells()
+    vecenv.close()

@@ -44,6 +44,31 @@ def test_bad_log_fields_are_one_spec_error(tmp_path, log, match):
         ocean_spec.load(write_spec(tmp_path, text))
 
 
+@pytest.mark.parametrize('extra,match', [
+    ('[[progress]]\nname = "rooms"\nhelp = "h"\n[[progress]]\nname = "rooms"\nhelp = "h2"',
+     r"\[\[progress\]\] #2: 'rooms' is declared twice"),
+    ('[[progress]]\nname = "2rooms"\nhelp = "h"', "'2rooms' is not usable as a C identifier"),
+    ('[[progress]]\nname = "rooms"', r'\[\[progress\]\] #1: needs `name`'),
+    ('progress = "rooms"', r'\[\[progress\]\] must be a list of tables'),
+    ('cell = 3', 'cell must be a string'),
+])
+def test_bad_progress_counters_and_cells_are_one_spec_error(tmp_path, extra, match):
+    """[[progress]] and cell (what the trainer's [swarm] reads): a broken one is one SpecError naming it."""
+    text = extra + '\n' + MINIMAL if not extra.startswith('[[') else MINIMAL + '\n' + extra + '\n'
+    with pytest.raises(ocean_spec.SpecError, match=r'ocean/probe/spec.toml.*' + match):
+        ocean_spec.load(write_spec(tmp_path, text))
+
+
+def test_progress_counters_and_cells_reach_spec_h(tmp_path):
+    """spec.h tells binding.h how many counters c_progress writes and whether c_cell exists (0 for neither)."""
+    plain = spec_c.c_header(ocean_spec.load(write_spec(tmp_path / 'plain', MINIMAL)))
+    assert '#define OCEAN_PROGRESS_COUNT 0' in plain and '#define OCEAN_CELL 0' in plain
+    both = ocean_spec.load(write_spec(tmp_path / 'both', 'cell = "where"\n' + MINIMAL
+                                      + '[[progress]]\nname = "rooms"\nhelp = "h"\n'))
+    assert both.progress_fields == [('rooms', 'h')] and both.cell_help == 'where'
+    assert '#define OCEAN_PROGRESS_COUNT 1' in spec_c.c_header(both) and '#define OCEAN_CELL 1' in spec_c.c_header(both)
+
+
 def test_specs_without_log_fields_generate_the_standard_log(tmp_path):
     """No [[log]]: spec.h says nothing about the log, so Log (and the binding's loop) is the standard one."""
     plain = ocean_spec.load(write_spec(tmp_path / 'plain', MINIMAL))

@@ -252,10 +252,35 @@ def validate(config: dict) -> None:
         raise ConfigError(f'train.optimizer must be muon or adam, got {train["optimizer"]!r}')
     if train['precision'] not in ('float32', 'bfloat16'):
         raise ConfigError(f'train.precision must be float32 or bfloat16, got {train["precision"]!r}')
+    if 'swarm' in config:
+        check_swarm(config['swarm'])
     for section in ('policy', 'rnn'):
         path = config[section].get('class', '')
         if path and ':' not in path:
             raise ConfigError(f'{section}.class must look like "package.module:ClassName", got {path!r}')
+
+
+SWARM_MODES = ('off', 'swarm', 'go_explore')
+
+
+def check_swarm(swarm: dict) -> None:
+    """The [swarm] options (pufferlib/explore.py reads them); what the env must offer is checked there."""
+    if swarm['mode'] not in SWARM_MODES:
+        raise ConfigError(f'swarm.mode must be one of {", ".join(SWARM_MODES)}, got {swarm["mode"]!r}')
+    if swarm['interval'] < 1:
+        raise ConfigError(f'swarm.interval must be >= 1 agent step, got {swarm["interval"]}')
+    if not 0 < swarm['fraction'] <= 1:
+        raise ConfigError(f'swarm.fraction must be in (0, 1] (the share of games moved each time), '
+                                        f'got {swarm["fraction"]}')
+    if not 0 < swarm['top_fraction'] < 1:
+        raise ConfigError(f'swarm.top_fraction must be in (0, 1) (the share of games copied), got '
+                                        f'{swarm["top_fraction"]}')
+    if swarm['mode'] == 'swarm' and swarm['fraction'] + swarm['top_fraction'] > 1:
+        raise ConfigError(
+            f'swarm.fraction + swarm.top_fraction must be at most 1 (the games moved and the games copied do not '
+            f'overlap), got {swarm["fraction"]} + {swarm["top_fraction"]}')
+    if swarm['archive_size'] < 1:
+        raise ConfigError(f'swarm.archive_size must be >= 1 cell, got {swarm["archive_size"]}')
 
 
 NON_NEGATIVE = ('clip_coef', 'vf_coef', 'vf_clip_coef', 'ent_coef', 'prio_alpha', 'weight_decay', 'adam_eps',

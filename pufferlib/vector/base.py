@@ -18,7 +18,9 @@ if TYPE_CHECKING:
     from multiprocessing.synchronize import Semaphore
 
 # Worker commands and states, kept in shared int32 arrays.
-IDLE, STEP, RESET, CLOSE, GET_STATES, SET_STATES = 0, 1, 2, 3, 4, 5
+IDLE, STEP, RESET, CLOSE, GET_STATES, SET_STATES, GET_PROGRESS, GET_CELLS = 0, 1, 2, 3, 4, 5, 6, 7
+# The commands that cross the pipe with a reply (state_work), rather than stepping the shared rows.
+STATE_COMMANDS = (GET_STATES, SET_STATES, GET_PROGRESS, GET_CELLS)
 BUSY, DONE, ERROR, CLOSED = 1, 2, 3, 4
 
 # How often the parent checks that its workers are alive and within their step timeout, whether it
@@ -173,6 +175,9 @@ class VecEnv:
         self.supports_state = bool(getattr(probe, 'supports_state', False))
         self.games_per_env = int(getattr(probe, 'num_games', 1))
         self._no_state = None if self.supports_state else str(probe._no_state())
+        # Per-game progress counters and Go-Explore cells (game_progress / game_cells).
+        self.progress_names = tuple(getattr(probe, 'progress_names', ()))
+        self.has_cells = bool(getattr(probe, 'has_cells', False))
         probe.close()
 
         self.num_agents = self.num_envs * self.agents_per_env
@@ -355,6 +360,27 @@ class VecEnv:
         rows = (ids[:, None] * k + np.arange(k)).ravel()
         return self.buffers.observations[rows].copy()
 
+    def game_progress(self) -> np.ndarray:
+        """Every game's progress counters now (the env's `progress_names`, e.g. rooms reached this
+        episode): float64 [num_games, len(progress_names)], games in the order of get_states' ids.
+        Commands in flight finish first, as for get_states."""
+        self._check_open()
+        if not self.progress_names:
+            raise StateError(f'game_progress: {self.driver_env.describe()} reports no per-game progress counters '
+                             '(its progress_names is empty)')
+        rows = self._state_command(GET_PROGRESS, np.arange(self.num_games), None)
+        return np.array([rows[i] for i in range(self.num_games)], dtype=np.float64).reshape(
+            self.num_games, len(self.progress_names))
+
+    def game_cells(self) -> np.ndarray:
+        """Every game's Go-Explore cell now (int64 [num_games]), where the env has a cell function."""
+        self._check_open()
+        if not self.has_cells:
+            raise StateError(f'game_cells: {self.driver_env.describe()} has no Go-Explore cell function '
+                             '(its has_cells is False)')
+        cells = self._state_command(GET_CELLS, np.arange(self.num_games), None)
+        return np.array([cells[i] for i in range(self.num_games)], dtype=np.int64)
+
     def _check_game_ids(self, game_ids: Sequence[int] | np.ndarray, what: str) -> np.ndarray:
         self._check_open()
         if not self.supports_state:
@@ -389,7 +415,7 @@ class VecEnv:
             ok, value = replies[w]
             if not ok:
                 error = error or cast(BaseException, value)
-            elif command == GET_STATES:
+            elif command != SET_STATES:
                 out.update(zip(positions, cast(list, value)))
         if error is not None:
             raise error
@@ -579,6 +605,19 @@ def state_work(envs: Sequence[PufferEnv], first_game: int, command: int, games: 
     leaves this worker's games as they were."""
     per_env = envs[0].num_games
     try:
+        if command in (GET_PROGRESS, GET_CELLS):
+            tables: dict[int, np.ndarray] = {}  # one call per env object, not per game
+            rows = []
+            for g in games:
+                local = g - first_game
+                env = local // per_env
+                if env not in tables:
+                    try:
+                        tables[env] = envs[env].game_progress() if command == GET_PROGRESS else envs[env].game_cells()
+                    except PufferError as e:
+                        raise StateError(f'game id {g}: {e}') from None
+                rows.append(tables[env][local % per_env])
+            return True, rows
         if command == GET_STATES:
             out = []
             for g in games:

@@ -22,8 +22,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from pufferlib.pufferenv import BUFFER_NAMES, MASK_BUFFER, APIUsageError, EnvError, PufferEnv, space_shape
-from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, GET_STATES,
-                                   LIVENESS_CHECK_S, NO_DEADLINE, RESET, SET_STATES, VecEnv, Waiter, _check_agents,
+from pufferlib.vector.base import (BUSY, CLOSE, CLOSED, DEFAULT_STEP_TIMEOUT_S, DONE, ERROR, GET_CELLS,
+                                   GET_PROGRESS, GET_STATES, LIVENESS_CHECK_S, NO_DEADLINE, RESET, SET_STATES,
+                                   STATE_COMMANDS, VecEnv, Waiter, _check_agents,
                                    _check_step_timeout, _run_command, _slice_buffers, cpu_count, create_env,
                                    state_work)
 
@@ -150,7 +151,7 @@ def _mp_worker(workers: list[int], creators: Sequence[Callable], env_args: Seque
                     status[x] = CLOSED
                 done.release()
                 return
-            if command in (GET_STATES, SET_STATES):
+            if command in STATE_COMMANDS:
                 # The request comes through the pipe after the go post (a large one fills the pipe,
                 # which only this side empties); the reply goes back the same way after the done post.
                 games, states = pickle.loads(conns[w].recv_bytes())
@@ -463,8 +464,8 @@ class Multiprocessing(VecEnv):
         return True
 
     def _raise_timeout(self, w: int) -> None:
-        what = {RESET: 'reset', GET_STATES: 'get_states', SET_STATES: 'set_states'}.get(int(self.shared.commands[w]),
-                                                                                      'step')
+        what = {RESET: 'reset', GET_STATES: 'get_states', SET_STATES: 'set_states', GET_PROGRESS: 'game_progress',
+                GET_CELLS: 'game_cells'}.get(int(self.shared.commands[w]), 'step')
         envs = self._env_range(w)
         process = next(i for i, group in enumerate(self._proc_workers) if w in group)
         self.processes[process].kill()  # it would not answer close()

@@ -113,8 +113,8 @@ class Ray(VecEnv):
             results = ray.get(list(refs.values()), timeout=self.step_timeout)
         except (ray.exceptions.RayTaskError, ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
             self.close()
-            raise EnvError(f'a Ray worker failed in get_states/set_states; the vector env is closed. Ray reported:'
-                           f'\n{exc}') from None
+            raise EnvError('a Ray worker failed in get_states, set_states, game_progress or game_cells; the vector '
+                           f'env is closed. Ray reported:\n{exc}') from None
         r, k = self.rows_per_worker, self.agents_per_game
         b = self.buffers
         for (w, (games, _)), (reply, rows) in zip(work.items(), results):
