@@ -23,6 +23,7 @@ import argparse
 import json
 import math
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -134,10 +135,10 @@ def run_tune(args: argparse.Namespace, seed: int, folder: str) -> None:
             late = [r[metric] for r in rows if r['global_step'] > middle and metric in r]
             return {'score': float(np.mean(late)) if late else -1e9, 'done': self.round >= args.rounds}
 
-        def save_checkpoint(self, checkpoint_dir: str) -> dict:
+        def save_checkpoint(self, checkpoint_dir: str) -> None:
+            # None: Tune then hands load_checkpoint this folder (a dict returned would be all it kept)
             newest = sorted(os.listdir(os.path.join(self.run_dir, 'checkpoints')))[-1]
             shutil.copy(os.path.join(self.run_dir, 'checkpoints', newest), checkpoint_dir)
-            return {'round': self.round, 'name': newest}
 
         def load_checkpoint(self, checkpoint: Any) -> None:
             folder_ = checkpoint if isinstance(checkpoint, str) else checkpoint.path
@@ -156,7 +157,8 @@ def run_tune(args: argparse.Namespace, seed: int, folder: str) -> None:
 
     scheduler = PopulationBasedTraining(
         time_attr='training_iteration', perturbation_interval=1, quantile_fraction=0.25, resample_probability=0.25,
-        hyperparam_mutations={p.name: draw(p) for p in space.params}, seed=seed)
+        hyperparam_mutations={p.name: draw(p) for p in space.params})
+    random.seed(seed)  # Tune's PBT draws who copies whom and its factors from Python's generator
     ray.init(address='local', num_cpus=2, include_dashboard=False, log_to_driver=False,
              runtime_env={'env_vars': {'PYTHONPATH': os.environ.get('PYTHONPATH', '')}})
     try:
@@ -215,10 +217,12 @@ def main() -> None:
     parser.add_argument('--rounds', type=int, default=4)
     parser.add_argument('--seeds', default='0,1,2')
     parser.add_argument('--methods', default=','.join(METHODS))
-    parser.add_argument('--flags', nargs='*', default=[], help='more config flags for every run')
+    parser.add_argument('--flags', default='', help='more config flags for every run, one string: '
+                        '--flags="--env.num-envs 128"')
     parser.add_argument('--write-docs', action='store_true')
     args = parser.parse_args()
     args.methods = args.methods.split(',')
+    args.flags = args.flags.split()
     results = []
     for seed in [int(s) for s in args.seeds.split(',')]:
         for method in args.methods:  # interleaved: a slower stretch of the shared machine hits every method
@@ -229,7 +233,7 @@ def main() -> None:
     text = table(args, results)
     command = (f'nice -n 5 python -m lab.bench_pbt --env {args.env} --metric {args.metric} --budget {args.budget} '
                f'--population {args.population} --rounds {args.rounds} --seeds {args.seeds}'
-               + (f' --flags {" ".join(args.flags)}' if args.flags else ''))
+               + (f' --flags="{" ".join(args.flags)}"' if args.flags else ''))
     section = (f'`{command}`\n\n{machine()}\n\nBudget: {args.budget:,} agent steps per method; population '
                f'{args.population}, {args.rounds} rounds for the two PBTs. Final score: the best run\'s mean '
                f'{args.metric} over the last tenth of its steps.\n\n{text}')
