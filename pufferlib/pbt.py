@@ -403,7 +403,8 @@ def member_round(spec: dict[str, Any]) -> dict[str, Any]:
 
 
 def _train_and_score(spec: dict[str, Any]) -> dict[str, Any]:
-    result = run_trial(spec)
+    # run_trial writes its spec as trial.json: the bundle's checkpoint bytes stay out of it
+    result = run_trial({key: value for key, value in spec.items() if key != 'bundle'})
     rows = [r for r in read_rows(spec['run_dir']) if r.get('global_step', 0) > spec['round_start']]
     metric = pick_metric(rows, spec['metric'])
     middle = (spec['round_start'] + spec['until_step']) / 2
@@ -525,7 +526,7 @@ class Driver:
                 if why:
                     killed.append(why)
         if killed:
-            raise PBTError(f'round {r}: {"; ".join(killed)}. The other members\' rounds are kept; resume with '
+            raise PBTError(f'round {r + 1}: {"; ".join(killed)}. The other members\' rounds are kept; resume with '
                            f'`{invocation.command("pbt", "--resume", Path(self.pop.path))}`')
 
     def take(self, r: int, m: int, future: concurrent.futures.Future) -> str | None:

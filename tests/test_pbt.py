@@ -383,7 +383,18 @@ def test_a_round_trained_away_from_the_members_directory_comes_back_whole(experi
     shipped = result['shipped']
     assert shipped['checkpoint'][0].startswith('epoch-') and shipped['rows'][-1]['global_step'] == 2048
     driver.receive(0, shipped, 0)
-    driver.close()
     member = os.path.join(path, 'members', 'member-00')
     assert torch.load(rundir.latest_checkpoint(member), weights_only=True)['global_step'] == 2048
     assert json.loads(open(os.path.join(member, 'metrics.jsonl')).readlines()[-1])['global_step'] == 2048
+    # the next round goes away with the checkpoint and resumes from it there
+    spec = driver.spec(1, 0, 0)
+    assert spec['bundle']['checkpoint'][0] == os.path.basename(rundir.latest_checkpoint(member))
+    spec['run_dir'] = str(tmp_path / 'elsewhere-again' / 'member-00')
+    result = pbt.member_round(spec)
+    assert result['status'] == 'ok', result['error']
+    assert result['shipped']['rows'][0]['global_step'] > 2048  # it went on from the checkpoint, not from 0
+    driver.receive(0, result['shipped'], 2048)
+    driver.close()
+    assert torch.load(rundir.latest_checkpoint(member), weights_only=True)['global_step'] == 4096
+    steps = [json.loads(line)['global_step'] for line in open(os.path.join(member, 'metrics.jsonl'))]
+    assert steps == sorted(set(steps)) and steps[-1] == 4096  # each step once, in order
