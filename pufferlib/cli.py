@@ -16,7 +16,7 @@ Commands: TypeAlias = 'argparse._SubParsersAction[Parser]'
 
 
 class Experiments(Protocol):
-    """What `puffer sweep` and `puffer league` call of their package (pufferlib.sweep, pufferlib.league)."""
+    """What `puffer sweep`, `puffer league` and `puffer pbt` call of their package (pufferlib.sweep, ...)."""
 
     def create(self, env_name: str, flags: Sequence[str] = (), config_file: str | None = None,
                root: str | None = None) -> str: ...
@@ -385,6 +385,33 @@ def cmd_league(args: argparse.Namespace, flags: list[str]) -> int:
     return 0
 
 
+PBT_EPILOG = """Settings (also the [pbt] section of a config file; docs/pbt.md):
+  --pbt.population N   --pbt.interval STEPS (per member per round)   --pbt.fraction F (bottom copies top)
+  --pbt.resample P (a copied key drawn afresh instead of x0.8 / x1.2)   --pbt.metric env/KEY
+  --pbt.goal maximize|minimize   --pbt.parallel K   --pbt.backend local|ray   --pbt.seed S
+  --pbt.seed-from SWEEP (the first members are the best trials of a finished sweep)
+The keys perturbed and their ranges are the [sweep] tables (--sweep.only narrows them). Any other flag
+(--train.total-timesteps 20000000, --env.KEY VALUE) sets the config every member starts from; a resumed
+population may change --pbt.parallel and --pbt.backend only."""
+
+
+def cmd_pbt(args: argparse.Namespace, flags: list[str]) -> int:
+    from pufferlib import pbt
+    opened = _directory(args, flags, pbt, 'pbt')
+    if opened is None:
+        return 0
+    path, run_flags = opened
+    summary = pbt.run(path, run_flags, quiet=args.quiet)
+    best = summary['best']
+    if best is None:
+        print(f'done: {summary["rounds"]} rounds in {path}; no member scored in the last round')
+        return 0
+    values = ', '.join(f'{name} = {value!r}' for name, value in summary['values'].items())
+    print(f'done: {summary["rounds"]} rounds in {path}; best: member {best}, score {summary["score"]:.4g} '
+          f'({values})\n  {invocation.command("eval", summary["env"], "--checkpoint", Path(summary["best_dir"]))}')
+    return 0
+
+
 def build_parser() -> Parser:
     parser = Parser(prog='puffer', description='pufferlib: fast reinforcement learning')
     parser.add_argument('--version', action='version', version=f'pufferlib {pufferlib.__version__}')
@@ -429,6 +456,13 @@ def build_parser() -> Parser:
                            folder='LEAGUE', where='a league directory (experiments/leagues/...)',
                            report='print the leaderboard of a league and write its PNGs',
                            quiet='no per-iteration lines')
+
+    _add_experiment_parser(commands, 'pbt', cmd_pbt, PBT_EPILOG,
+                           help='population-based training: members that copy the best and perturb its settings',
+                           env_help='environment name (see `puffer envs`)',
+                           folder='POPULATION', where='a population directory (experiments/pbt/...)',
+                           report="print each member's scores and values and write pbt.png",
+                           quiet='no per-member lines')
 
     evaluate = commands.add_parser('eval', help='play a trained policy, report its return, write a video')
     _add_env_argument(evaluate)

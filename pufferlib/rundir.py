@@ -168,6 +168,7 @@ IN_USE = {
     'train': 'run directory {path} is in use by {owner}; wait for that run to end (or stop it), or start a new run',
     'sweep': 'the sweep {path} is already running ({owner}); wait for it, or stop it and resume',
     'league': 'the league {path} is already running ({owner}); wait for it, or stop it and resume',
+    'pbt': 'the population {path} is already training ({owner}); wait for it, or stop it and resume',
 }
 
 
@@ -226,6 +227,22 @@ class DirLock:
             os.remove(self.path)  # while still locked: a waiting process then sees a new file (see acquire)
         os.close(self.fd)
         self.fd = None
+
+
+def held(directory: str) -> bool:
+    """Whether a process holds the directory's lock (DirLock), asked without writing anything: a shared flock
+    on the file opened read-only, released at once."""
+    try:
+        fd = os.open(os.path.join(directory, 'lock'), os.O_RDONLY)
+    except OSError:  # no lock file: nobody ever held it, or its last holder ended cleanly
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
 
 
 def claim(directory: str, kind: str = 'train', error: type[PufferError] = RunDirError) -> DirLock:

@@ -13,7 +13,6 @@ Runs live in `experiments/<run_id>/`: config.toml, metrics.jsonl and checkpoints
 process at a time: see pufferlib.rundir).
 """
 import contextlib
-import fcntl
 import os
 import signal
 import sys
@@ -197,8 +196,12 @@ class StoppedAtOnce(KeyboardInterrupt):
 
 def train(env: str | Callable | None, config: dict | None = None, flags: Sequence[str] = (), resume: str | None = None,
           run_dir: str | None = None, printer: Callable | None = None, quiet: bool = False,
-          on_log: Callable[[dict], bool | None] | None = None) -> dict:
+          on_log: Callable[[dict], bool | None] | None = None, until_step: int | None = None) -> dict:
     """Train on `env` (a name, or a creator with `config` given); return a summary dict.
+
+    `until_step` ends this call at the first epoch boundary at or past that step, with a checkpoint and a
+    metrics row, as if the run ended there; resuming goes on to train.total_timesteps (so the learning-rate
+    schedule spans the whole run). Population-based training trains its members in such rounds.
 
     `on_log(row)` sees every metrics row; returning True stops training after that epoch (with a
     checkpoint), e.g. once a target score or a time budget is reached. Ctrl-C and SIGTERM do the same
@@ -220,7 +223,7 @@ def train(env: str | Callable | None, config: dict | None = None, flags: Sequenc
     try:
         job = set_up(env, config, flags, plan, run_dir, dist)
         resume_from_checkpoint(job)
-        loop(job, printer=printer, quiet=quiet, on_log=on_log)
+        loop(job, printer=printer, quiet=quiet, on_log=on_log, until_step=until_step)
         save_if_stopped_early(job)
     finally:
         shut_down(job, dist)
@@ -400,19 +403,8 @@ def plan_resume(env: str | Callable | None, flags: Sequence[str], resume: str) -
 
 
 def held_by_another(run_dir: str) -> bool:
-    """Whether a process holds the run's lock (pufferlib.rundir.DirLock), asked without writing anything:
-    a shared flock on the file opened read-only, released at once."""
-    try:
-        fd = os.open(os.path.join(run_dir, 'lock'), os.O_RDONLY)
-    except OSError:  # no lock file: nobody ever held it, or its last holder ended cleanly
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
-    return False
+    """Whether a process holds the run's lock (pufferlib.rundir.held)."""
+    return rundir.held(run_dir)
 
 
 def _unused_rnn_key(key: str, saved: dict) -> bool:
@@ -482,7 +474,7 @@ def stop_signals(job: Job, announce: Callable[[str], None] = _to_stderr) -> Iter
 
 
 def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
-         on_log: Callable[[dict], bool | None] | None = None) -> None:
+         on_log: Callable[[dict], bool | None] | None = None, until_step: int | None = None) -> None:
     """Rollout and update until the step budget, a signal or `on_log` stops it; checkpoints and metrics
     rows as configured. Every way it can fail says where the last good checkpoint is."""
     from pufferlib.dashboard import Dashboard
@@ -495,18 +487,21 @@ def loop(job: Job, printer: Callable | None = None, quiet: bool = False,
     dashboard = Dashboard(job.env_name, trainer, job.run_dir or '', printer=printer, quiet=quiet or not leader,
                           notes=[cpu_line])
     metrics = None
+
+    def reached_end() -> bool:
+        return trainer.epoch >= trainer.total_epochs or (until_step is not None and trainer.global_step >= until_step)
     last_log, start_step, start = 0.0, trainer.global_step, time.time()
     trainer.profile.start(trainer.global_step)
     try:
         with stop_signals(job, dashboard.announce) if leader else contextlib.nullcontext(), dashboard:
             metrics = Metrics(job.leader_dir(), job.config, job.resumed) if leader else None
-            while trainer.epoch < trainer.total_epochs and job.interrupted is None:
+            while not reached_end() and job.interrupted is None:
                 rollout_start = time.time()
                 trainer.rollout()
                 update_start = time.time()
                 losses = trainer.update()
                 done = time.time()
-                is_last = trainer.epoch >= trainer.total_epochs
+                is_last = reached_end()
                 if leader and (trainer.epoch % train_config['checkpoint_interval'] == 0 or is_last):
                     job.summary['checkpoint'] = trainer.save(job.leader_dir())
                 trainer.profile.lap('checkpoint')

@@ -427,6 +427,12 @@ class Trainer(Rollout):
             return None
 
     def load_state_dict(self, state: dict, path: str = 'checkpoint') -> None:
+        # What the config sets of each optimizer group (learning rate, betas, eps, weight decay), before the
+        # checkpoint's groups replace it: a checkpoint gives the optimizer's moments, the config its settings.
+        # They agree on a plain resume; population-based training (pufferlib/pbt.py) resumes a member with
+        # the settings it perturbed over a checkpoint saved with the old ones.
+        configured = [[{k: v for k, v in group.items() if k != 'params'} for group in optimizer.param_groups]
+                      for optimizer in self.optimizers]
         try:
             self.policy.load_state_dict(state['policy'])
             for optimizer, saved in zip(self.optimizers, state['optimizers'], strict=True):
@@ -438,8 +444,9 @@ class Trainer(Rollout):
                                   f'{str(e).splitlines()[0]}') from None
         self.global_step, self.epoch = int(state['global_step']), int(state['epoch'])
         self.boundary_step = self.global_step
+        changed = self._apply_configured(configured)
         for scheduler in self.schedulers:
-            if scheduler_length(scheduler) != self.total_epochs:
+            if changed or scheduler_length(scheduler) != self.total_epochs:
                 self._replan(scheduler)
         if 'torch_rng' in state:
             torch.set_rng_state(state['torch_rng'])
@@ -449,6 +456,24 @@ class Trainer(Rollout):
             self.explorer.load_state_dict(state['explore'])
             self.explore_stats = dict(self.explorer.stats)
         self.boundary_rng = torch.get_rng_state()
+
+    def _apply_configured(self, configured: list[list[dict]]) -> bool:
+        """Set the configured optimizer settings where the loaded groups differ from them; whether any did.
+        With a schedule, the learning rate set is its base (`initial_lr`): `_replan` puts the current rate
+        at the same point of the schedule."""
+        changed = False
+        for optimizer, groups in zip(self.optimizers, configured, strict=True):
+            for group, wanted in zip(optimizer.param_groups, groups, strict=True):
+                settings = {k: v for k, v in wanted.items() if not (self.schedulers and k == 'lr')}
+                if any(group.get(k) != v for k, v in settings.items()):
+                    group.update(settings)
+                    changed = True
+        for scheduler in self.schedulers:
+            bases = [group['initial_lr'] for group in scheduler.optimizer.param_groups]
+            if bases != scheduler.base_lrs:
+                scheduler.base_lrs = bases
+                changed = True
+        return changed
 
     def _replan(self, scheduler: torch.optim.lr_scheduler.LRScheduler) -> None:
         """A run resumed with another train.total_timesteps: the schedule spans the new total from here,

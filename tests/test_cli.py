@@ -35,6 +35,9 @@ BAD_INPUTS = [
     (['play', 'puffer_maze', '--scripted'], 'no scripted agent for puffer_maze'),
     (['play', 'puffer_pong', '--scripted', 'nope'], "no scripted agent 'nope'"),
     (['autotune', 'nosuchenv'], 'unknown environment'),
+    (['pbt', 'puffer_bandit', '--pbt.population', '1'], r'--pbt.population 1: must be at least 2'),
+    (['pbt', 'puffer_bandit', '--pbt.fraction', '0.75'], r'--pbt.fraction 0.75: must be in \(0, 0.5\]'),
+    (['pbt', 'puffer_bandit', '--pbt.metric', 'env/scroe'], 'puffer_bandit logs no such statistic; it logs env/'),
     (['envs', 'a', 'b'], 'unrecognized arguments'),
     # Numbers no run can train with: refused before any env starts.
     (['train', 'puffer_pong', '--train.learning-rate', 'nan'], 'train.learning_rate must be a finite number'),

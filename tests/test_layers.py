@@ -18,7 +18,7 @@ LAYERS = [
     ('PPO', {'advantage', 'distributions', 'loss', 'models', 'checkpoint', 'numpy_policy', 'arena', 'rollout',
              'trainer', 'explore'}),
     ('the run job', {'train', 'metrics', 'evaluate', 'native', 'export', 'web'}),
-    ('research loops', {'backend', 'sweep', 'league'}),
+    ('research loops', {'backend', 'sweep', 'league', 'pbt'}),
     ('CLI', {'cli', 'sb3', 'smoke'}),
 ]
 RANK = {name: rank for rank, (_, names) in enumerate(LAYERS) for name in names}

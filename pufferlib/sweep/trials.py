@@ -150,7 +150,7 @@ def _trial_error(spec: dict[str, Any], outcome: dict[str, Any], rc: int, killed:
         return 'failed', f'the trial process {how}:\n{log}'
     if not curve:
         return 'failed', (f'no {metric} in its metrics.jsonl (no episode finished?): train longer or set '
-                          '--sweep.metric to a key of metrics.jsonl')
+                          f'{spec.get("metric_flag", "--sweep.metric")} to a key of metrics.jsonl')
     return 'ok', None
 
 
@@ -213,7 +213,12 @@ def trial_main(run_dir: str) -> int:
         return False
 
     try:
-        summary = train.train(spec['env'], config=spec['config'], run_dir=run_dir, quiet=True, on_log=on_log)
+        if spec.get('until_step') is not None:
+            # A round of a population-based training member (pufferlib/pbt.py): its run directory, whose
+            # config.toml the driver wrote, goes on from its checkpoint to the round's last step.
+            summary = train.train(None, resume=run_dir, quiet=True, on_log=on_log, until_step=spec['until_step'])
+        else:
+            summary = train.train(spec['env'], config=spec['config'], run_dir=run_dir, quiet=True, on_log=on_log)
         if summary.get('interrupted') not in (None, 'on_log') and outcome['error'] is None:
             # The driver stops its trials with SIGTERM only when it stops itself, and records no end then:
             # a trial that reports one was stopped by someone else.
