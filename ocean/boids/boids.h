@@ -34,57 +34,55 @@ typedef struct BoidView {
 typedef struct Boids {
     OCEAN_SLOTS(float);
     BoidsConfig cfg; /* options (spec.toml) */
-    /* positions and velocities as separate arrays (x[0..n), y, vx, vy: one allocation), so that the
-     * distances from one boid to all the others are a loop the compiler vectorizes */
-    float *body, *x, *y, *vx, *vy;
-    float *d2; /* scratch: one boid's squared distances to every boid */
-    BoidView *views;
+    /* One allocation holds everything below (a game's memory in one place: a bench steps thousands of
+     * games, and a step's cost is mostly bringing its game into the cache). Positions and velocities are
+     * separate arrays, so that the distances from one boid to all the others are a loop that vectorizes. */
+    BoidView *views; /* the start of the allocation */
+    float *x, *y, *vx, *vy;
     float *ret;    /* each boid's return this episode */
     int *flocking; /* each boid's steps in a flock this episode */
+    float *d2;     /* scratch: one boid's squared distances to every boid */
+    int *near;     /* scratch: the boids inside its cutoff */
     int tick;
 } Boids;
 
-/* Saved states (ocean.h): the memory c_init allocates; x, y, vx, vy point into body.
- * The views are recomputed by every step, but the autopilot reads them before it moves, so they are state
- * like the rest; the scratch is rewritten before every read. */
-#define OCEAN_STATE_BLOCKS(X, env)                         \
-    X(body, 4 * sizeof(float) * (size_t)(env)->num_agents) \
-    X(x, 0)                                                \
-    X(y, 0)                                                \
-    X(vx, 0)                                               \
-    X(vy, 0)                                               \
-    X(d2, sizeof(float) * (size_t)(env)->num_agents)       \
-    X(views, sizeof(BoidView) * (size_t)(env)->num_agents) \
-    X(ret, sizeof(float) * (size_t)(env)->num_agents)      \
-    X(flocking, sizeof(int) * (size_t)(env)->num_agents)
+/* n views, then 8 arrays of n 4-byte values (every member of a view is 4 bytes too, so all stay aligned) */
+#define BO_BYTES(n) ((sizeof(BoidView) + 8 * sizeof(float)) * (size_t)(n))
+
+/* Saved states (ocean.h): the one allocation; the other pointers point into it. The views are recomputed
+ * by every step, but the autopilot reads them before it moves, so they are state like the rest. */
+#define OCEAN_STATE_BLOCKS(X, env)        \
+    X(views, BO_BYTES((env)->num_agents)) \
+    X(x, 0)                               \
+    X(y, 0)                               \
+    X(vx, 0)                              \
+    X(vy, 0)                              \
+    X(ret, 0)                             \
+    X(flocking, 0)                        \
+    X(d2, 0)                              \
+    X(near, 0)
 
 static int c_init(Boids *env) {
     size_t n = (size_t)env->num_agents;
-    env->body = (float *)calloc(4 * n, sizeof(float));
-    env->d2 = (float *)calloc(n, sizeof(float));
-    env->views = (BoidView *)calloc(n, sizeof(BoidView));
-    env->ret = (float *)calloc(n, sizeof(float));
-    env->flocking = (int *)calloc(n, sizeof(int));
-    if (!env->body || !env->d2 || !env->views || !env->ret || !env->flocking)
-        return ocean_fail(env, "out of memory for the boids");
-    env->x = env->body;
-    env->y = env->body + n;
-    env->vx = env->body + 2 * n;
-    env->vy = env->body + 3 * n;
+    env->views = (BoidView *)calloc(1, BO_BYTES(n));
+    if (!env->views) return ocean_fail(env, "out of memory for the boids");
+    float *f = (float *)(env->views + n);
+    env->x = f;
+    env->y = f + n;
+    env->vx = f + 2 * n;
+    env->vy = f + 3 * n;
+    env->ret = f + 4 * n;
+    env->d2 = f + 5 * n;
+    env->flocking = (int *)(f + 6 * n);
+    env->near = env->flocking + n;
     return 0;
 }
 
 static void c_close(Boids *env) {
-    free(env->body);
-    free(env->d2);
     free(env->views);
-    free(env->ret);
-    free(env->flocking);
-    env->body = env->x = env->y = env->vx = env->vy = NULL;
-    env->d2 = NULL;
     env->views = NULL;
-    env->ret = NULL;
-    env->flocking = NULL;
+    env->x = env->y = env->vx = env->vy = env->ret = env->d2 = NULL;
+    env->flocking = env->near = NULL;
 }
 
 static inline float boids_wrap_position(float p, float size) {
@@ -93,30 +91,48 @@ static inline float boids_wrap_position(float p, float size) {
     return p;
 }
 
-/* Every boid's k nearest neighbours, by brute force: at the default 64 boids, the offsets from one boid to
- * all the others are one vectorized pass (the shortest way round the torus by selects, not branches), and
- * the selection that follows rarely inserts, so this beats maintaining a grid. Ties keep the lower index
- * first. */
-static void boids_look(Boids *env) {
+/* Every boid's k nearest neighbours. The squared distances from one boid to all the others are one
+ * vectorized pass (the shortest way round the torus by arithmetic, not ?:, which gcc leaves as branches in
+ * float code). Then, unless `full`, only the boids within a cutoff are sorted: no two boids' distance
+ * changes by more than 2 max_speed in a step, so the boid's k nearest of the last step are all within its
+ * last k-th distance plus that, and so are its k nearest now. The cutoff (with a margin for rounding) thus
+ * never changes the answer, and the pass that collects the few boids inside it has no branch to mispredict.
+ * `full` (after a scatter, when the last step's neighbours mean nothing) sorts them all. Ties keep the lower
+ * index first. */
+static void boids_look(Boids *env, int full) {
     int n = env->num_agents, k = env->cfg.neighbors;
-    float size = env->cfg.world_size, half = 0.5f * size;
+    float size = env->cfg.world_size, half = 0.5f * size, reach = 2.0f * env->cfg.max_speed * 1.001f + 1e-4f;
     float *restrict d2 = env->d2;
+    int *restrict near = env->near;
     const float *restrict x = env->x, *restrict y = env->y;
     for (int i = 0; i < n; i++) {
         float xi = x[i], yi = y[i];
         for (int j = 0; j < n; j++) {
             float ox = x[j] - xi, oy = y[j] - yi;
-            /* arithmetic, not ?: (which gcc leaves as branches in float code), so the loop vectorizes */
             ox -= size * (float)((ox > half) - (ox < -half));
             oy -= size * (float)((oy > half) - (oy < -half));
             d2[j] = ox * ox + oy * oy;
         }
+        d2[i] = 3.0e38f; /* never its own neighbour */
         BoidView *v = &env->views[i];
+        int count = 0;
+        if (!full) {
+            /* (d + reach)^2 <= 2 (d^2 + reach^2): a slightly wider cutoff without a square root */
+            float cut = 2.0f * (v->d2[k - 1] + reach * reach);
+            for (int j = 0; j < n; j++) {
+                near[count] = j;
+                count += d2[j] <= cut;
+            }
+        }
+        if (count < k) { /* a full look, or rounding beyond the margin: every boid is a candidate */
+            for (int j = 0; j < n; j++) near[j] = j;
+            count = n;
+        }
         int m = 0;
-        float worst = 3.0e38f;
-        for (int j = 0; j < n; j++) {
+        for (int c = 0; c < count; c++) {
+            int j = near[c];
             float dj = d2[j];
-            if (dj >= worst || j == i) continue;
+            if (m == k && dj >= v->d2[k - 1]) continue;
             int at = m < k ? m++ : k - 1;
             while (at > 0 && v->d2[at - 1] > dj) {
                 v->idx[at] = v->idx[at - 1];
@@ -125,7 +141,6 @@ static void boids_look(Boids *env) {
             }
             v->idx[at] = j;
             v->d2[at] = dj;
-            if (m == k) worst = v->d2[k - 1];
         }
         /* the offsets of the chosen few, computed as the pass above computed them */
         for (int q = 0; q < k; q++) {
@@ -172,7 +187,7 @@ static void boids_scatter(Boids *env) {
         env->flocking[i] = 0;
     }
     env->tick = 0;
-    boids_look(env);
+    boids_look(env, 1);
     for (int i = 0; i < env->num_agents; i++) boids_write_obs(env, i);
 }
 
@@ -289,7 +304,7 @@ static void c_step(Boids *env) {
         /* every boid steers on the views of the last step: move them all, then look again */
         boids_fly(env, i, ax, ay);
     }
-    boids_look(env);
+    boids_look(env, 0);
     env->tick++;
     int done = env->tick >= env->cfg.max_steps;
     for (int i = 0; i < n; i++) {
