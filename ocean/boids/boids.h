@@ -6,8 +6,9 @@
  *   cohesion   distance from their centre, over visual_range
  *   alignment  difference from their mean velocity, over 2 max_speed
  *   separation 1 - d / protected_range for the nearest one, when it is inside protected_range
- * A boid with no neighbour in sight pays the whole cohesion and alignment weights, so scattering is never
- * a way out. Episodes are the instance's: every boid's ends at max_steps (a truncation) and the flock is
+ * A boid with no neighbour in sight pays the whole alignment weight and, for cohesion, its distance to the
+ * nearest boid over visual_range (at least 1, at most 3), so scattering is never a way out and the way back
+ * always shows in the reward. Episodes are the instance's: every boid's ends at max_steps (a truncation) and the flock is
  * scattered again. perf is the share of steps a boid spends in a flock: a neighbour in sight and none
  * crowding it. autopilot flies Reynolds' steering rules on the same neighbours (the scripted baseline). */
 #include <math.h>
@@ -16,7 +17,7 @@
 #include "ocean.h"
 
 #define BO_FAR 3.0f /* neighbour offsets are observed over visual_range, shortened to this */
-#define BO_OBS(k) (2 + 4 * (k))
+#define BO_OBS(k) (6 + 4 * (k))
 #define BO_ALIGNED 0.25f /* alignment penalty below which a boid flies with its flock (perf) */
 /* the autopilot's gains: cohesion per visual_range of offset, alignment per max_speed of difference,
  * separation per unit of intrusion into protected_range */
@@ -153,46 +154,6 @@ static void boids_look(Boids *env, int full) {
     }
 }
 
-static void boids_write_obs(Boids *env, int i) {
-    const BoidView *v = &env->views[i];
-    float *o = env->observations + (long)i * BO_OBS(env->cfg.neighbors);
-    float inv_speed = 1.0f / env->cfg.max_speed, inv_rel = 0.5f * inv_speed, inv_range = 1.0f / env->cfg.visual_range;
-    float far2 = BO_FAR * BO_FAR * env->cfg.visual_range * env->cfg.visual_range;
-    float vxi = env->vx[i], vyi = env->vy[i];
-    o[0] = ocean_clampf(vxi * inv_speed, -1.0f, 1.0f);
-    o[1] = ocean_clampf(vyi * inv_speed, -1.0f, 1.0f);
-    for (int q = 0; q < env->cfg.neighbors; q++) {
-        int j = v->idx[q];
-        float scale = v->d2[q] > far2 ? BO_FAR / sqrtf(v->d2[q]) : inv_range;
-        float *p = o + 2 + 4 * q;
-        p[0] = ocean_clampf(v->dx[q] * scale, -BO_FAR, BO_FAR);
-        p[1] = ocean_clampf(v->dy[q] * scale, -BO_FAR, BO_FAR);
-        p[2] = ocean_clampf((env->vx[j] - vxi) * inv_rel, -1.0f, 1.0f);
-        p[3] = ocean_clampf((env->vy[j] - vyi) * inv_rel, -1.0f, 1.0f);
-    }
-}
-
-static void boids_scatter(Boids *env) {
-    float size = env->cfg.world_size, lo = env->cfg.min_speed, hi = env->cfg.max_speed;
-    for (int i = 0; i < env->num_agents; i++) {
-        /* separate statements: C leaves the order of a call's arguments open, and the draws must come in one
-         * order on every compiler (docs/web.md) */
-        env->x[i] = size * ocean_randf(&env->rng);
-        env->y[i] = size * ocean_randf(&env->rng);
-        float angle = 6.2831853f * ocean_randf(&env->rng);
-        float speed = lo + (hi - lo) * ocean_randf(&env->rng);
-        env->vx[i] = speed * cosf(angle);
-        env->vy[i] = speed * sinf(angle);
-        env->ret[i] = 0.0f;
-        env->flocking[i] = 0;
-    }
-    env->tick = 0;
-    boids_look(env, 1);
-    for (int i = 0; i < env->num_agents; i++) boids_write_obs(env, i);
-}
-
-static void c_reset(Boids *env) { boids_scatter(env); }
-
 /* What boid i's neighbours in sight say: their count, the offset of their centre and their mean velocity
  * minus the boid's. */
 typedef struct BoidSight {
@@ -220,6 +181,52 @@ static BoidSight boids_sight(const Boids *env, int i) {
     }
     return s;
 }
+
+static void boids_write_obs(Boids *env, int i) {
+    const BoidView *v = &env->views[i];
+    float *o = env->observations + (long)i * BO_OBS(env->cfg.neighbors);
+    float inv_speed = 1.0f / env->cfg.max_speed, inv_rel = 0.5f * inv_speed, inv_range = 1.0f / env->cfg.visual_range;
+    float far2 = BO_FAR * BO_FAR * env->cfg.visual_range * env->cfg.visual_range;
+    float vxi = env->vx[i], vyi = env->vy[i];
+    o[0] = ocean_clampf(vxi * inv_speed, -1.0f, 1.0f);
+    o[1] = ocean_clampf(vyi * inv_speed, -1.0f, 1.0f);
+    /* the flock in sight as the rules see it: where its centre is and how its velocity differs */
+    BoidSight flock = boids_sight(env, i);
+    o[2] = ocean_clampf(flock.cx * inv_range, -1.0f, 1.0f);
+    o[3] = ocean_clampf(flock.cy * inv_range, -1.0f, 1.0f);
+    o[4] = ocean_clampf(flock.ex * inv_rel, -1.0f, 1.0f);
+    o[5] = ocean_clampf(flock.ey * inv_rel, -1.0f, 1.0f);
+    for (int q = 0; q < env->cfg.neighbors; q++) {
+        int j = v->idx[q];
+        float scale = v->d2[q] > far2 ? BO_FAR / sqrtf(v->d2[q]) : inv_range;
+        float *p = o + 6 + 4 * q;
+        p[0] = ocean_clampf(v->dx[q] * scale, -BO_FAR, BO_FAR);
+        p[1] = ocean_clampf(v->dy[q] * scale, -BO_FAR, BO_FAR);
+        p[2] = ocean_clampf((env->vx[j] - vxi) * inv_rel, -1.0f, 1.0f);
+        p[3] = ocean_clampf((env->vy[j] - vyi) * inv_rel, -1.0f, 1.0f);
+    }
+}
+
+static void boids_scatter(Boids *env) {
+    float size = env->cfg.world_size, lo = env->cfg.min_speed, hi = env->cfg.max_speed;
+    for (int i = 0; i < env->num_agents; i++) {
+        /* separate statements: C leaves the order of a call's arguments open, and the draws must come in one
+         * order on every compiler (docs/web.md) */
+        env->x[i] = size * ocean_randf(&env->rng);
+        env->y[i] = size * ocean_randf(&env->rng);
+        float angle = 6.2831853f * ocean_randf(&env->rng);
+        float speed = lo + (hi - lo) * ocean_randf(&env->rng);
+        env->vx[i] = speed * cosf(angle);
+        env->vy[i] = speed * sinf(angle);
+        env->ret[i] = 0.0f;
+        env->flocking[i] = 0;
+    }
+    env->tick = 0;
+    boids_look(env, 1);
+    for (int i = 0; i < env->num_agents; i++) boids_write_obs(env, i);
+}
+
+static void c_reset(Boids *env) { boids_scatter(env); }
 
 /* Reynolds' steering on the observed neighbours: towards their centre and their mean velocity, away from
  * those inside protected_range; with none in sight, towards the nearest. An action in [-1, 1] per axis. */
@@ -279,8 +286,11 @@ static void boids_fly(Boids *env, int i, float ax, float ay) {
 static float boids_reward(const Boids *env, int i, int *flock) {
     BoidSight s = boids_sight(env, i);
     if (s.seen == 0) {
+        /* alone: the whole alignment weight, and cohesion as the distance to the nearest boid (past 1, capped
+         * at BO_FAR), so that leaving the flock never pays and coming back towards it always does */
         *flock = 0;
-        return -(env->cfg.cohesion + env->cfg.alignment);
+        float d = sqrtf(env->views[i].d2[0]) / env->cfg.visual_range;
+        return -(env->cfg.cohesion * (d < BO_FAR ? d : BO_FAR) + env->cfg.alignment);
     }
     float guard = env->cfg.protected_range;
     float cohesion = sqrtf(s.cx * s.cx + s.cy * s.cy) / env->cfg.visual_range;
