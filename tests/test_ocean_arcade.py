@@ -325,3 +325,12 @@ def test_asteroids_scripted_gunner_outscores_random_buttons():
     rand = play(make('asteroids', num_envs=8), 4000)
     print(f'asteroids rocks hit: scripted {scripted["score"]:.1f}, random {rand["score"]:.1f}')
     assert scripted['score'] > 3 * rand['score'] and scripted['perf'] > rand['perf']
+
+
+def test_asteroids_refuses_options_out_of_range_with_one_error():
+    with pytest.raises(pufferlib.PufferError, match='observed=33 is outside \\[1, 32\\]'):
+        make('asteroids', observed=33)
+    with pytest.raises(pufferlib.PufferError, match='first_wave=9 is outside'):
+        make('asteroids', first_wave=9)
+    with pytest.raises(pufferlib.PufferError, match='lives=0 is outside'):
+        make('asteroids', lives=0)
