@@ -99,6 +99,10 @@ ACCEPTANCE_ENVS = {
                    'a 5M-step run (scripts/lab/results/mmo.md, 7-9 min): 342 and 402 ticks against the scripted 358'),
     'puffer_mmo_large': ('puffer_mmo with the large config\'s network (1.6M parameters), same worlds and batches: '
                          'env/episode_length > the scripted forager/fighter\'s', '30 min', ''),
+    # fourth wave: a flock with Box actions and the arcade Asteroids, a few minutes each
+    'puffer_boids': ('env/perf >= 0.5 x the scripted Reynolds rules\' (share of boid steps in a flock)', '10 min',
+                     ''),
+    'puffer_asteroids': ('env/score >= 0.5 x the scripted gunner\'s (rocks hit)', '10 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
