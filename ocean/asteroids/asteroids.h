@@ -53,13 +53,13 @@ typedef struct AsteroidBullet {
 typedef struct Asteroids {
     OCEAN_SLOTS(float);
     AsteroidsConfig cfg; /* options (spec.toml) */
-    AsteroidRock rocks[AS_MAX_ROCKS]; /* rocks[0..num_rocks) are live */
-    AsteroidBullet bullets[AS_BULLETS];
     float x, y, vx, vy;
     float cos_h, sin_h; /* of the heading */
     int num_rocks, heading, reload, shield, lives, wave, thrusting;
     int tick, score;
     float ret;
+    AsteroidBullet bullets[AS_BULLETS];
+    AsteroidRock rocks[AS_MAX_ROCKS]; /* rocks[0..num_rocks) are live; last, so a step reads one run of memory */
 } Asteroids;
 
 static int c_init(Asteroids *env) {
@@ -143,14 +143,27 @@ static void as_new_game(Asteroids *env) {
 
 static void c_reset(Asteroids *env) { as_new_game(env); }
 
+/* Every rock's offset from the ship the short way round, and its squared distance: computed once a step and
+ * shared by the collision test, the choice of the nearest rocks and the observation. */
+typedef struct AsteroidSight {
+    float dx[AS_MAX_ROCKS], dy[AS_MAX_ROCKS], d2[AS_MAX_ROCKS];
+} AsteroidSight;
+
+static void as_look(const Asteroids *env, AsteroidSight *sight) {
+    for (int i = 0; i < env->num_rocks; i++) {
+        float dx = as_wrap_delta(env->rocks[i].x - env->x), dy = as_wrap_delta(env->rocks[i].y - env->y);
+        sight->dx[i] = dx;
+        sight->dy[i] = dy;
+        sight->d2[i] = dx * dx + dy * dy;
+    }
+}
+
 /* The `count` rocks nearest the ship by surface distance, nearest first: their slots in order[]. */
-static int as_nearest(const Asteroids *env, int *order, int count) {
+static int as_nearest(const Asteroids *env, const AsteroidSight *sight, int *order, int count) {
     float key[AS_MAX_ROCKS];
     int m = 0;
     for (int i = 0; i < env->num_rocks; i++) {
-        const AsteroidRock *r = &env->rocks[i];
-        float dx = as_wrap_delta(r->x - env->x), dy = as_wrap_delta(r->y - env->y);
-        float gap = sqrtf(dx * dx + dy * dy) - AS_RADIUS[r->size];
+        float gap = sqrtf(sight->d2[i]) - AS_RADIUS[env->rocks[i].size];
         if (m == count && gap >= key[count - 1]) continue;
         int at = m < count ? m++ : count - 1;
         while (at > 0 && key[at - 1] > gap) {
@@ -164,7 +177,7 @@ static int as_nearest(const Asteroids *env, int *order, int count) {
     return m;
 }
 
-static void as_write_obs(Asteroids *env) {
+static void as_write_obs_seen(Asteroids *env, const AsteroidSight *sight) {
     float *o = env->observations;
     float c = env->cos_h, s = env->sin_h;
     int free_slot = 0;
@@ -176,11 +189,11 @@ static void as_write_obs(Asteroids *env) {
     o[3] = (float)env->shield / (float)AS_SHIELD;
     o[4] = (float)env->lives / (float)env->cfg.lives;
     int order[AS_MAX_ROCKS];
-    int k = env->cfg.observed, m = as_nearest(env, order, k);
+    int k = env->cfg.observed, m = as_nearest(env, sight, order, k);
     float *p = o + AS_OBS_SHIP;
     for (int q = 0; q < m; q++, p += AS_OBS_ROCK) {
         const AsteroidRock *r = &env->rocks[order[q]];
-        float dx = as_wrap_delta(r->x - env->x), dy = as_wrap_delta(r->y - env->y);
+        float dx = sight->dx[order[q]], dy = sight->dy[order[q]];
         float rvx = r->vx - env->vx, rvy = r->vy - env->vy;
         p[0] = ocean_clampf((dx * c + dy * s) / AS_FAR, -1.0f, 1.0f);
         p[1] = ocean_clampf((-dx * s + dy * c) / AS_FAR, -1.0f, 1.0f);
@@ -191,14 +204,22 @@ static void as_write_obs(Asteroids *env) {
     memset(p, 0, sizeof(float) * (size_t)(AS_OBS_ROCK * (k - m)));
 }
 
+static void as_write_obs(Asteroids *env) {
+    AsteroidSight sight;
+    as_look(env, &sight);
+    as_write_obs_seen(env, &sight);
+}
+
 /* The scripted gunner: aim at where the nearest rock will be when a shot reaches it (the shot carries the
  * ship's velocity, so the lead uses the rock's velocity relative to the ship); fire when the lead point is
  * within the rock's radius of the line of fire and in range, else turn towards it. */
 static int as_autopilot(const Asteroids *env) {
+    AsteroidSight sight;
     int order[1];
-    if (as_nearest(env, order, 1) == 0) return AS_NOOP;
+    as_look(env, &sight);
+    if (as_nearest(env, &sight, order, 1) == 0) return AS_NOOP;
     const AsteroidRock *r = &env->rocks[order[0]];
-    float dx = as_wrap_delta(r->x - env->x), dy = as_wrap_delta(r->y - env->y);
+    float dx = sight.dx[order[0]], dy = sight.dy[order[0]];
     float t = sqrtf(dx * dx + dy * dy) / AS_BULLET_SPEED;
     float lx = dx + (r->vx - env->vx) * t, ly = dy + (r->vy - env->vy) * t;
     float c = env->cos_h, s = env->sin_h;
@@ -298,13 +319,13 @@ static void c_step(Asteroids *env) {
         }
     }
 
+    AsteroidSight sight;
+    as_look(env, &sight);
     int lost = 0;
     if (env->shield == 0) {
         for (int i = 0; i < env->num_rocks; i++) {
-            const AsteroidRock *r = &env->rocks[i];
-            float dx = as_wrap_delta(r->x - env->x), dy = as_wrap_delta(r->y - env->y);
-            float reach = AS_RADIUS[r->size] + AS_SHIP_RADIUS;
-            if (dx * dx + dy * dy >= reach * reach) continue;
+            float reach = AS_RADIUS[env->rocks[i].size] + AS_SHIP_RADIUS;
+            if (sight.d2[i] >= reach * reach) continue;
             as_split(env, i);
             lost = 1;
             break;
@@ -316,9 +337,11 @@ static void c_step(Asteroids *env) {
         as_respawn_ship(env);
     }
 
+    int fresh = !lost; /* a lost ship moved, and its rock split: look again */
     if (env->num_rocks == 0) {
         env->wave++;
         as_spawn_wave(env);
+        fresh = 0;
     }
 
     env->tick++;
@@ -326,6 +349,7 @@ static void c_step(Asteroids *env) {
     env->rewards[0] = reward;
     if (env->lives == 0) as_end(env, 1);
     else if (env->tick >= env->cfg.max_steps) as_end(env, 0);
+    else if (fresh) as_write_obs_seen(env, &sight);
     else as_write_obs(env);
 }
 
