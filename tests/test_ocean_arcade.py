@@ -1,4 +1,4 @@
-"""The Atari-style Ocean envs: freeway, blastar, pacman. Their rules, the terminal conditions, and the
+"""The Atari-style Ocean envs: freeway, blastar, pacman, asteroids. Their rules, the terminal conditions, and the
 scripted baselines (autopilot=True) against random play. tests/test_ocean.py covers the contract
 (spaces, determinism, rendering, logs, wild actions) for them like for every env."""
 import numpy as np
@@ -267,3 +267,70 @@ def test_pacman_scripted_clears_the_maze_random_does_not():
           f'{rand["perf"]:.2f} ({rand["score"]:.0f} points)')
     assert scripted['perf'] > 0.5 and rand['perf'] == 0.0
     assert scripted['score'] >= 2600 * scripted['perf']  # clearing eats 240 x 10 + 4 x 50 points
+
+
+# ---------------------------------------------------------------------------------------------
+# Asteroids
+# ---------------------------------------------------------------------------------------------
+
+def rocks_in_view(obs, observed=8):
+    """The observed rocks' radii over 8 (1 large, 0.5 medium, 0.25 small; 0 an empty slot)."""
+    return obs[:, 5:].reshape(len(obs), observed, 5)[:, :, 4]
+
+
+def test_asteroids_start_with_the_first_wave_shielded_at_the_centre():
+    env = make('asteroids', num_envs=2, first_wave=3)
+    obs, _ = env.reset(seed=0)
+    np.testing.assert_array_equal(rocks_in_view(obs), [[1, 1, 1, 0, 0, 0, 0, 0]] * 2)
+    assert (obs[:, 2] == 1).all() and (obs[:, 3] == 1).all() and (obs[:, 4] == 1).all()  # ready, shielded, 3/3
+    assert 'heading 48/64' in env.render_text()
+    env.step(np.full(2, 2, np.int32))  # turn left
+    assert 'heading 47/64' in env.render_text()
+    obs = env.step(np.full(2, 4, np.int32))[0]  # fire: reloading, one shot in flight
+    assert (obs[:, 2] == 0).all() and '*' in env.render_text()
+
+
+def test_asteroids_shots_split_rocks_and_every_hit_pays_one():
+    """With no death penalty the rewards are the hits; the rocks seen grow smaller as they split."""
+    env = make('asteroids', num_envs=8, autopilot=True, death_penalty=0.0, max_steps=600)
+    obs, _ = env.reset(seed=1)
+    total, radii = 0.0, set()
+    for _ in range(600):
+        obs, rewards, *_ = env.step(np.zeros(8, np.int32))
+        assert set(np.unique(rewards)) <= {0.0, 1.0, 2.0}
+        total += float(rewards.sum())
+        radii.update(np.unique(rocks_in_view(obs)).tolist())
+    log = env.log()
+    assert log['n'] == 8 and total == pytest.approx(log['score'] * 8) and log['score'] > 10
+    assert {1.0, 0.5, 0.25} <= radii
+
+
+def test_asteroids_every_ship_lost_costs_the_penalty_and_the_last_ends_the_game():
+    env = make('asteroids', num_envs=16, lives=2, death_penalty=2.5, rock_speed=4.0, first_wave=8)
+    env.reset(seed=3)
+    lost = np.zeros(16)
+    ended = []
+    for _ in range(3000):
+        obs, rewards, terminals, truncations, _ = env.step(np.zeros(16, np.int32))  # sit still, never shoot
+        assert not truncations.any()
+        lost += rewards == -2.5
+        for row in np.flatnonzero(terminals):
+            ended.append(lost[row])
+            lost[row] = 0
+    assert len(ended) >= 16 and set(ended) == {2}
+
+
+def test_asteroids_scripted_gunner_outscores_random_buttons():
+    scripted = play(make('asteroids', num_envs=8, autopilot=True), 4000)
+    rand = play(make('asteroids', num_envs=8), 4000)
+    print(f'asteroids rocks hit: scripted {scripted["score"]:.1f}, random {rand["score"]:.1f}')
+    assert scripted['score'] > 3 * rand['score'] and scripted['perf'] > rand['perf']
+
+
+def test_asteroids_refuses_options_out_of_range_with_one_error():
+    with pytest.raises(pufferlib.PufferError, match='observed=33 is outside \\[1, 32\\]'):
+        make('asteroids', observed=33)
+    with pytest.raises(pufferlib.PufferError, match='first_wave=9 is outside'):
+        make('asteroids', first_wave=9)
+    with pytest.raises(pufferlib.PufferError, match='lives=0 is outside'):
+        make('asteroids', lives=0)

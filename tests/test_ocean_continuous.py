@@ -1,4 +1,4 @@
-"""Box actions in Ocean and the trainer's Gaussian path: puffer_drone and puffer_rocket_lander, what their
+"""Box actions in Ocean and the trainer's Gaussian path: puffer_drone, puffer_rocket_lander and puffer_boids, what their
 rewards and terminals mean, their scripted pilots against random actions, and the Gaussian head pinned
 against torch.distributions with the trainer clipping what it sends to the Box. The contract tests every
 env passes (spaces, determinism, garbage actions, rendering, logs) are in tests/test_ocean.py."""
@@ -211,3 +211,97 @@ def test_trainer_clips_what_it_sends_and_keeps_the_sample():
         trainer.update()
     finally:
         vecenv.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# puffer_boids
+# ---------------------------------------------------------------------------------------------
+
+def boids_reward_from_obs(obs, visual=8.0, guard=2.0, cohesion=1.0, alignment=1.0, separation=1.0):
+    """The reward each boid should get, from the observation the same step returns: the neighbours' offsets
+    are over visual_range (unshortened inside it) and their relative velocities over 2 max_speed, so the
+    three penalties are plain norms of means over the neighbours in sight; a boid alone pays for the distance
+    to its nearest (observed shortened to 3 visual ranges, as the reward caps it)."""
+    k = (obs.shape[1] - 6) // 4
+    near = obs[:, 6:].reshape(-1, k, 4).astype(np.float64)
+    dist = np.linalg.norm(near[:, :, :2], axis=2) * visual
+    seen = dist < visual
+    count = np.maximum(seen.sum(1), 1)[:, None]
+    centre = np.linalg.norm((near[:, :, :2] * seen[:, :, None]).sum(1) / count, axis=1)
+    mismatch = np.linalg.norm((near[:, :, 2:] * seen[:, :, None]).sum(1) / count, axis=1)
+    crowding = np.where(dist[:, 0] < guard, 1 - dist[:, 0] / guard, 0.0)
+    reward = -(cohesion * centre + alignment * mismatch + separation * crowding)
+    # the flock fields hold the same two means
+    np.testing.assert_allclose(np.linalg.norm(obs[:, 2:4], axis=1), np.where(seen[:, 0], centre, 0), atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(obs[:, 4:6], axis=1), np.where(seen[:, 0], mismatch, 0), atol=1e-5)
+    alone = -(cohesion * np.minimum(dist[:, 0] / visual, 3.0) + alignment)
+    return np.where(seen[:, 0], reward, alone)
+
+
+@pytest.mark.parametrize('weights', [{}, {'cohesion': 0.5, 'alignment': 2.0, 'separation': 3.0}])
+def test_boids_reward_is_the_three_rules_over_the_neighbours_in_sight(weights):
+    env = make('boids', num_envs=2, seed=5, num_boids=24, world_size=64.0, max_steps=1000, **weights)
+    env.reset(seed=5)
+    rng = np.random.default_rng(0)
+    rewards = []
+    for _ in range(200):
+        obs, reward, terminals, truncations, _ = env.step(rng.uniform(-1, 1, env.actions.shape).astype(np.float32))
+        np.testing.assert_allclose(reward, boids_reward_from_obs(obs, **weights), atol=1e-4)
+        rewards.append(reward)
+        assert not terminals.any() and not truncations.any()
+    rewards = np.concatenate(rewards)
+    # every case shows up: boids alone (paying more than the cohesion and alignment weights), and boids in
+    # sight of others
+    assert (rewards < -(weights.get('cohesion', 1.0) + weights.get('alignment', 1.0))).any()
+    assert (rewards > -0.5).any()
+
+
+def test_boids_speed_stays_between_the_limits_and_the_world_wraps():
+    env = make('boids', num_envs=1, seed=2, num_boids=8, min_speed=0.5, max_speed=1.5, max_accel=1.0)
+    env.reset(seed=2)
+    for action in (1.0, -1.0, 0.0):  # full thrust one way, then braking through zero, then coasting
+        for _ in range(30):
+            obs = env.step(np.full(env.actions.shape, action, np.float32))[0]
+            speed = np.linalg.norm(obs[:, :2], axis=1) * 1.5
+            assert np.all(speed <= 1.5 + 1e-5) and np.all(speed >= 0.5 - 1e-5)
+    # offsets take the short way round the torus, so none is past the observation's bound
+    near = obs[:, 6:].reshape(8, -1, 4)
+    assert np.abs(near[:, :, :2]).max() <= 3.0
+
+
+def test_boids_episodes_end_together_at_max_steps_and_log_every_boid():
+    env = make('boids', num_envs=3, num_boids=5, neighbors=2, max_steps=40)
+    env.reset(seed=0)
+    zeros = np.zeros(env.actions.shape, np.float32)
+    for t in range(1, 81):
+        _, _, terminals, truncations, _ = env.step(zeros)
+        assert not terminals.any()
+        assert truncations.all() == (t % 40 == 0) and truncations.any() == (t % 40 == 0)
+        if t % 40 == 0:
+            log = env.log()
+            assert log['n'] == 15 and log['episode_length'] == 40
+
+
+def test_boids_scripted_flock_holds_together_and_random_steering_does_not():
+    flock = run(make('boids', num_envs=4, autopilot=True), random_policy, 1100)
+    scattered = run(make('boids', num_envs=4), random_policy, 1100)
+    print(f'boids perf: scripted {flock["perf"]:.3f}, random {scattered["perf"]:.3f}')
+    assert flock['perf'] > 0.9 and scattered['perf'] < 0.3
+
+
+def test_boids_refuses_nan_steering_and_bad_options_with_one_error():
+    env = make('boids', num_envs=1, num_boids=4, neighbors=3)
+    assert env.single_action_space == spaces.Box(-1, 1, (2,), np.float32)
+    assert env.single_observation_space.shape == (6 + 4 * 3,) and env.num_agents == 4
+    actions = np.zeros(env.actions.shape, np.float32)
+    actions[1, 0] = np.nan
+    with pytest.raises(APIUsageError, match='NaN or inf at agent rows \\[1\\]'):
+        env.step(actions)
+    with pytest.raises(pufferlib.PufferError, match='neighbors must leave that many other boids'):
+        make('boids', num_boids=4, neighbors=4)
+    with pytest.raises(pufferlib.PufferError, match='protected_range must be below visual_range'):
+        make('boids', protected_range=9.0)
+    with pytest.raises(pufferlib.PufferError, match='min_speed must not exceed max_speed'):
+        make('boids', min_speed=2.0)
+    with pytest.raises(pufferlib.PufferError, match='num_boids=1 is outside'):
+        make('boids', num_boids=1)

@@ -396,11 +396,16 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
                  "an illegal one a no-op, against a random mover; ours 32 dark squares in six planes, 128 "
                  "(square, direction) actions, an illegal one played as the lowest legal one, and a one-ply greedy "
                  "reply in the same step"),
+    'boids': ('puffer_boids', {'num_boids': 64}, "3.0's defaults fly one boid per env, alone; at its config's "
+              "64 boids (the matched row) each observes all 64 (256 values) in a walled box, and its actions are "
+              "MultiDiscrete steps that Python rescales; ours observes its 4 nearest (18 values) on a torus, Box "
+              "actions"),
 }
 # Where 3.0 has no setting that matches ours, the matched row sets ours to 3.0's game instead: these
 # options run our env against 3.0's defaults (the row `ours matched`).
 OCEAN_OURS_MATCHED: dict[str, dict[str, Any]] = {
     'blastar': {'wave_size': 1, 'bombs': 1},  # one enemy and one bomb, as in 3.0 (and Atari's Blastar): 14 obs
+    'boids': {'num_boids': 2, 'neighbors': 1},  # 3.0's defaults fly one boid alone; ours needs a neighbour at least
 }
 SANITY_TARGET, GAME_TARGET = 10e6, 2e6
 # The single-core speed targets of the second-wave games (go at 7x7, the default), a little above the public
