@@ -271,6 +271,9 @@ def open_page(driver, url):
     return [entry for entry in driver.get_log('browser') if entry['level'] == 'SEVERE']
 
 
+# The first test to ask for `site` waits for every Ocean env's page to compile (emcc, one per core): on a
+# two-core machine that alone can pass pytest's default 300 s as the catalogue grows.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize('name', ocean.env_names())
 def test_the_page_plays_the_native_game(name, site, driver, screenshots):
     """No console error; 1,000 steps of the agent give the native build's episode returns with the same seed
@@ -286,6 +289,7 @@ def test_the_page_plays_the_native_game(name, site, driver, screenshots):
     driver.find_element(By.ID, 'screen').screenshot(os.path.join(screenshots, f'{ocean.short_name(name)}.png'))
 
 
+@pytest.mark.timeout(900)  # may be the first to wait for `site` (above)
 def test_page_options_rebuild_the_env(site, driver):
     """An option set on the page re-initialises the env with it: the game of the native build with it."""
     from selenium.webdriver.common.by import By
@@ -313,6 +317,7 @@ KEYS = [('puffer_pong', 'play', ['ArrowUp', 'ArrowDown']), ('puffer_breakout', '
         ('puffer_freeway', 'play', ['ArrowUp']), ('puffer_connect4', 'versus', ['4'])]
 
 
+@pytest.mark.timeout(900)  # may be the first to wait for `site` (above)
 @pytest.mark.parametrize('name,mode,keys', KEYS, ids=[k[0] for k in KEYS])
 def test_a_key_press_moves_the_player(name, mode, keys, site, driver):
     """The same ticks of the page's game loop from the same seed, once with no key and once with a key held
