@@ -24,6 +24,9 @@ the driver writes its config.toml from them before every round, so they survive 
 replays the ledger and goes on exactly where it stopped: rounds with a `round` record are done, a
 recorded exploit is applied again (copying is idempotent), a member's round without a `trained` record is
 trained again from its newest checkpoint.
+
+(One file of about 770 lines while the loop is young: its ledger records, driver and report change
+together; `pufferlib/sweep/` shows the package it should become once they settle.)
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The one contract every environment in pufferlib satisfies, and the errors users can cause.
 
 (Over 600 lines on purpose: the contract includes the saved-state format, its header and checks, which
-PufferEnv's get_state/set_state write and read; split out, that format would import this file's errors
-while PufferEnv imported it back.)
+PufferEnv's get_state/set_state write and read, and the mixed action space whose flat rows the actions
+array holds; split out, each would import this file's errors while PufferEnv imported it back.)
 
 A PufferEnv owns `num_agents` rows in six preallocated arrays:
 
