@@ -26,7 +26,7 @@ import gymnasium
 import numpy as np
 
 from pufferlib.environments._support import check_name, require
-from pufferlib.pufferenv import (APIUsageError, PufferEnv, pack_parts, rng_from_state, rng_state,
+from pufferlib.pufferenv import (APIUsageError, PufferEnv, StateError, pack_parts, rng_from_state, rng_state,
                                  unpack_parts)
 
 # The 57 games of the standard Atari benchmark; any other ROM in ale-py works through
@@ -75,9 +75,10 @@ class AtariEnv(gymnasium.Env):
             raise APIUsageError(f'ale-py has no ROM {game!r}; see ale_py.roms.get_all_rom_ids()')
         if frameskip < 1 or frame_stack < 1:
             raise APIUsageError(f'frameskip and frame_stack must be >= 1, got {frameskip}, {frame_stack}')
-        # ale_py's own env loads the ROM and applies sticky actions and the frame cap; we drive its ALE.
-        self._ale_env = ale_py.AtariEnv(game, obs_type='grayscale', frameskip=1,
-                                        repeat_action_probability=float(repeat_action_probability),
+        # ale_py's own env loads the ROM and applies the frame cap; we drive its ALE. Sticky actions are ours
+        # (`_act`, ALE's rule): ALE keeps the previous frame's action outside the state it clones, so with its
+        # own stickiness a loaded game could repeat another action than the saved one would have.
+        self._ale_env = ale_py.AtariEnv(game, obs_type='grayscale', frameskip=1, repeat_action_probability=0.0,
                                         full_action_space=full_action_space,
                                         max_num_frames_per_episode=max_episode_frames, render_mode=render_mode)
         self.ale = self._ale_env.ale
@@ -85,6 +86,8 @@ class AtariEnv(gymnasium.Env):
         self.frameskip, self.noop_max, self.episodic_life = int(frameskip), int(noop_max), bool(episodic_life)
         self.clip_rewards, self.screen_size, self.render_mode = bool(clip_rewards), int(screen_size), render_mode
         self._action_set = (self.ale.getLegalActionSet() if full_action_space else self.ale.getMinimalActionSet())
+        self.sticky = float(repeat_action_probability)
+        self._last_action = ale_py.Action.NOOP  # what a sticky frame repeats; ALE starts a game with NOOP
         # As SB3's FireResetEnv decides it: the game's action 1 is FIRE (and it has a third action to press).
         self.fire_reset = bool(fire_reset) and len(self._action_set) >= 3 and \
             self._action_set[1] == ale_py.Action.FIRE
@@ -120,7 +123,7 @@ class AtariEnv(gymnasium.Env):
               ) -> tuple[np.ndarray, dict[str, Any]]:
         super().reset(seed=seed)
         if seed is not None:
-            self._ale_env.reset(seed=seed)  # reseeds the ALE (sticky actions) and restarts the game
+            self._ale_env.reset(seed=seed)  # reseeds the ALE and restarts the game
             self._game_over = True
         if self._game_over:
             self._new_game()
@@ -138,12 +141,14 @@ class AtariEnv(gymnasium.Env):
     def _new_game(self) -> None:
         """A new game, then 1 to noop_max single-frame no-ops."""
         self.ale.reset_game()
+        self._last_action = type(self._last_action).NOOP
         self._score = 0.0
         noops = int(self.np_random.integers(1, self.noop_max + 1)) if self.noop_max > 0 else 0
         for _ in range(noops):
-            self._score += self.ale.act(self._action_set[0])
+            self._score += self._act(self._action_set[0])
             if self.ale.game_over() or self.ale.game_truncated():
                 self.ale.reset_game()
+                self._last_action = type(self._last_action).NOOP
                 self._score = 0.0
         self._grab(0)
         self._screens[1] = self._screens[0]
@@ -153,12 +158,20 @@ class AtariEnv(gymnasium.Env):
         if self.ale.game_over() or self.ale.game_truncated():
             self._new_game()
 
+    def _act(self, ale_action: Any) -> float:
+        """One emulator frame; with probability `sticky` it repeats the previous frame's action instead (ALE's
+        sticky actions, drawn from this env's generator so that a saved state carries them)."""
+        if self.sticky > 0.0 and self.np_random.random() < self.sticky:
+            ale_action = self._last_action
+        self._last_action = ale_action
+        return float(self.ale.act(ale_action))
+
     def _repeat(self, ale_action: int) -> float:
         """The action for `frameskip` frames (fewer if the game ends), the last two grabbed for the max pool;
         the summed reward."""
         reward = 0.0
         for i in range(self.frameskip):
-            reward += self.ale.act(ale_action)
+            reward += self._act(ale_action)
             if i == self.frameskip - 2:
                 self._grab(0)
             if self.ale.game_over() or self.ale.game_truncated():
@@ -190,10 +203,11 @@ class AtariEnv(gymnasium.Env):
         return f'atari_{self.game}', 1, self._options
 
     def get_state(self) -> bytes:
-        """The emulator (ALE cloneState with its RNG: sticky actions replay identically, the frame
-        counters included), the two pooled screens, the frame stack, lives, score and the no-op RNG."""
+        """The emulator (ALE cloneState with its RNG, the frame counters included), the two pooled screens,
+        the frame stack, lives, score, the last action (what a sticky frame repeats) and the generator of
+        the no-ops and sticky frames."""
         ale = self.ale.cloneState(include_rng=True).serialize()
-        numbers = np.array([self._lives, self._score, self._game_over], np.float64).tobytes()
+        numbers = np.array([self._lives, self._score, self._game_over, self._last_action.value], np.float64).tobytes()
         return pack_parts(ale, self._screens.tobytes(), self._stack.tobytes(), numbers, rng_state(self.np_random))
 
     def set_state(self, payload: bytes) -> np.ndarray:
@@ -202,8 +216,13 @@ class AtariEnv(gymnasium.Env):
         self.ale.restoreState(ale_py.ALEState(ale))
         self._screens[...] = np.frombuffer(screens, np.uint8).reshape(self._screens.shape)
         self._stack[...] = np.frombuffer(stack, np.uint8).reshape(self._stack.shape)
-        lives, score, game_over = np.frombuffer(numbers, np.float64)
+        values = np.frombuffer(numbers, np.float64)
+        if len(values) != 4:
+            raise StateError(f'atari_{self.game}: this state was saved by an older version of the binding (no sticky '
+                             'action in it); save it again with this version')
+        lives, score, game_over, last = values
         self._lives, self._score, self._game_over = int(lives), float(score), bool(game_over)
+        self._last_action = ale_py.Action(int(last))
         self._np_random = rng_from_state(rng)
         return np.ascontiguousarray(self._stack.transpose(1, 2, 0))
 
