@@ -71,18 +71,23 @@ def test_boxoban_moves_pushes_and_rewards_follow_the_sokoban_rules():
     assert min(checked.values()) > 0, checked
 
 
-def test_boxoban_observation_planes_show_the_room():
-    env = make('boxoban', num_envs=4, size=9)
+def test_boxoban_observes_the_room_around_the_player():
+    size, radius = 9, 6
+    env = make('boxoban', num_envs=4, size=size)
     obs, _ = env.reset(seed=5)
+    rng = np.random.default_rng(1)
     for _ in range(20):
         for i in range(env.num_agents):
-            room, boxes, player = boxoban.level(env, i)
-            walls, targets, box_plane, player_plane = obs[i].reshape(4, 9, 9)
-            assert [[int(ch == '#') for ch in line] for line in room] == walls.tolist()
-            assert [[int(ch == '.') for ch in line] for line in room] == targets.tolist()
-            assert {tuple(map(int, rc)) for rc in np.argwhere(box_plane)} == boxes
-            assert [tuple(map(int, rc)) for rc in np.argwhere(player_plane)] == [player]
-        obs, *_ = env.step(np.random.default_rng(1).integers(0, 4, 4, dtype=np.int32))
+            room, boxes, (pr, pc) = boxoban.level(env, i)
+            walls, targets, box_plane = obs[i].reshape(3, 2 * radius + 1, 2 * radius + 1)
+            for r in range(2 * radius + 1):
+                for c in range(2 * radius + 1):
+                    rr, cc = pr + r - radius, pc + c - radius
+                    inside = 0 <= rr < size and 0 <= cc < size
+                    assert walls[r, c] == (not inside or room[rr][cc] == '#')
+                    assert targets[r, c] == (inside and room[rr][cc] == '.')
+                    assert box_plane[r, c] == ((rr, cc) in boxes)
+        obs, *_ = env.step(rng.integers(0, 4, 4, dtype=np.int32))
 
 
 @pytest.mark.parametrize('boxes,size', [(1, 6), (4, 10), (6, 12)])

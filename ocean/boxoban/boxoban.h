@@ -4,11 +4,15 @@
  * played backwards is a push played forwards, so the level is solvable by construction, and the backward
  * play reversed is a solution: the autopilot follows it. The generator walks the player to each pull by
  * the shortest way and keeps the whole solution within max_steps, so the autopilot solves every level in
- * time. Everything lives in the struct (no allocation), so a saved state is the struct itself. */
+ * time. The observation is the room as seen from the player (an MLP learns one rule for "a box ahead"
+ * instead of one per cell): a window of side 2 * size - 5, wide enough to show every inside cell from
+ * any inside cell, cut from copies of the planes padded with walls so it is a few row copies.
+ * Everything lives in the struct (no allocation), so a saved state is the struct itself. */
 #include "ocean.h"
 #include "spec.h"
 
 #define BB_CELLS (BB_MAX_SIZE * BB_MAX_SIZE)
+#define BB_PAD_SIDE (3 * BB_MAX_SIZE - 6) /* size plus the window's radius (size - 3) each side */
 #define BB_ATTEMPTS 256 /* levels tried before one whose boxes are not all off their targets is kept */
 enum { BB_UP, BB_DOWN, BB_LEFT, BB_RIGHT, BB_ACTIONS }; /* a direction's opposite is d ^ 1 */
 
@@ -20,6 +24,9 @@ typedef struct Boxoban {
     unsigned char plan[BB_MAX_PLAN]; /* the generator's solution from the level's start, as actions */
     int plan_len;
     int player, tick, on_target;
+    int radius, side, pad; /* the window's radius and side; the padded planes' side */
+    unsigned char pad_wall[BB_PAD_SIDE * BB_PAD_SIDE], pad_target[BB_PAD_SIDE * BB_PAD_SIDE];
+    unsigned char pad_box[BB_PAD_SIDE * BB_PAD_SIDE];
     float episode_return;
 } Boxoban;
 
@@ -31,6 +38,9 @@ static inline int bb_free(const Boxoban *env, int cell) { return !env->wall[cell
 
 static int c_init(Boxoban *env) {
     env->cells = env->cfg.size * env->cfg.size;
+    env->radius = env->cfg.size - 3;
+    env->side = 2 * env->radius + 1;
+    env->pad = env->cfg.size + 2 * env->radius;
     return 0;
 }
 
@@ -139,14 +149,31 @@ static int bb_play_backwards(Boxoban *env, unsigned char *rev, int budget) {
     return on == 0 ? len : -len - 1;
 }
 
+/* A room cell's index in the padded planes. */
+static inline int bb_padded(const Boxoban *env, int cell) {
+    return (cell / env->cfg.size + env->radius) * env->pad + cell % env->cfg.size + env->radius;
+}
+
+static void bb_pad_planes(Boxoban *env) {
+    const size_t all = (size_t)env->pad * (size_t)env->pad;
+    memset(env->pad_wall, 1, all);
+    memset(env->pad_target, 0, all);
+    memset(env->pad_box, 0, all);
+    for (int i = 0; i < env->cells; i++) {
+        int j = bb_padded(env, i);
+        env->pad_wall[j] = env->wall[i];
+        env->pad_target[j] = env->target[i];
+        env->pad_box[j] = env->box[i];
+    }
+}
+
+/* The window centred on the player: its top-left corner in the padded planes is the player's room cell. */
 static void bb_write_obs(Boxoban *env) {
+    const unsigned char *planes[3] = {env->pad_wall, env->pad_target, env->pad_box};
+    const int S = env->cfg.size, corner = (env->player / S) * env->pad + env->player % S, w = env->side;
     unsigned char *o = env->observations;
-    const int n = env->cells;
-    memcpy(o, env->wall, (size_t)n);
-    memcpy(o + n, env->target, (size_t)n);
-    memcpy(o + 2 * n, env->box, (size_t)n);
-    memset(o + 3 * n, 0, (size_t)n);
-    o[3 * n + env->player] = 1;
+    for (int p = 0; p < 3; p++)
+        for (int r = 0; r < w; r++, o += w) memcpy(o, planes[p] + corner + r * env->pad, (size_t)w);
 }
 
 static void bb_new_episode(Boxoban *env) {
@@ -176,6 +203,7 @@ static void bb_new_episode(Boxoban *env) {
     for (int i = 0; i < env->cells; i++) env->on_target += env->box[i] & env->target[i];
     env->tick = 0;
     env->episode_return = 0.0f;
+    bb_pad_planes(env);
     bb_write_obs(env);
 }
 
@@ -184,7 +212,7 @@ static void c_reset(Boxoban *env) { bb_new_episode(env); }
 static void c_step(Boxoban *env) {
     int a = env->cfg.autopilot ? (env->tick < env->plan_len ? env->plan[env->tick] : 0)
                                : ocean_clamp(env->actions[0], BB_ACTIONS);
-    const int d = bb_delta(env, a), next = env->player + d, n = env->cells;
+    const int d = bb_delta(env, a), next = env->player + d;
     float reward = -0.1f;
     int moved = !env->wall[next];
     if (moved && env->box[next]) {
@@ -196,15 +224,11 @@ static void c_step(Boxoban *env) {
             env->box[beyond] = 1;
             env->on_target += gain;
             reward += (float)gain;
-            env->observations[2 * n + next] = 0;
-            env->observations[2 * n + beyond] = 1;
+            env->pad_box[bb_padded(env, next)] = 0;
+            env->pad_box[bb_padded(env, beyond)] = 1;
         }
     }
-    if (moved) {
-        env->observations[3 * n + env->player] = 0;
-        env->observations[3 * n + next] = 1;
-        env->player = next;
-    }
+    if (moved) env->player = next;
     env->tick++;
     int solved = env->on_target == env->cfg.boxes;
     int timeout = !solved && env->tick >= env->cfg.max_steps;
@@ -216,6 +240,8 @@ static void c_step(Boxoban *env) {
     if (solved || timeout) {
         ocean_log_episode(&env->log, env->episode_return, (float)env->tick, (float)env->on_target, (float)solved);
         bb_new_episode(env);
+    } else if (moved) {
+        bb_write_obs(env); /* a bump leaves the view as it was */
     }
 }
 
