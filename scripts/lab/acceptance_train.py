@@ -121,6 +121,9 @@ TASKS = {
     # (which sit at 99%; random steering 20%), asteroids hits half as many rocks as the scripted gunner
     'puffer_boids': ('env/perf', scripted_share(0.5), 600, None),
     'puffer_asteroids': ('env/score', scripted_share(0.5), 600, None),
+    # puzzles, 10 minutes: boxoban at its easiest difficulty (one box, pufferlib/config/puffer_boxoban.toml)
+    # solves 80% of its levels; the autopilot solves all of them, random moves 45%
+    'puffer_boxoban': ('env/perf', 0.80, 600, None),
 }
 
 # Tasks that train their whole budget and are checked once, at its end. puffer_mmo's policies sit a few
