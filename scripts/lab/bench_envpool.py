@@ -1,6 +1,7 @@
 """The EnvPool side of lab.bench_vector's Atari rows: runs in EnvPool's own venv, never in ours.
 
-EnvPool pins numpy < 2 and an old gym, so it cannot live in our venv. lab.bench_vector starts this
+EnvPool brings its own pins (its 0.x releases numpy < 2 and an old gym), so it lives in a venv of its own (the
+recipe is in lab.bench_vector's docstring). lab.bench_vector starts this
 module there (lab.benchmark.PeerProcess: `python -m lab.bench_envpool` with that venv's python, the lab's
 folder its only addition to the path) and asks it one JSON line at a time on stdin; it answers one JSON
 line on stdout. It imports nothing of ours, so it runs beside any version of our package.

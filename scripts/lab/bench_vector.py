@@ -23,11 +23,13 @@ per core in independent processes, summed.
 
     flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.bench_vector --envs atari --envpool DIR
 
-EnvPool pins numpy < 2, so it runs in a venv of its own, driven by lab.bench_envpool (--envpool DIR or
-ENVPOOL_VENV=DIR; without it its rows are skipped and the section says so). Make that venv with the
-Python of ours (EnvPool 0.8.4 is the last release, with wheels up to CPython 3.11 on x86-64 Linux):
+EnvPool runs in a venv of its own, driven by lab.bench_envpool (--envpool DIR or ENVPOOL_VENV=DIR; without it
+its rows are skipped and the section says so): it brings its own pins (and the 0.x releases numpy < 2 and an old
+gym), which must not move ours. Make it with our Python:
 
-    python3.11 -m venv DIR && DIR/bin/pip install envpool==0.8.4 "numpy<2"
+    python3.11 -m venv DIR && DIR/bin/pip install envpool==1.2.5
+
+(0.8.4, the last 0.x, works with the same driver: `DIR/bin/pip install envpool==0.8.4 "numpy<2"`.)
 """
 import argparse
 import multiprocessing

@@ -258,7 +258,7 @@ def find_envpool(option: str | None = None) -> tuple[str, None] | tuple[None, st
     path = option or os.environ.get('ENVPOOL_VENV')
     if not path:
         return None, ('EnvPool not measured: no venv given (--envpool DIR or ENVPOOL_VENV=DIR; make it with '
-                      '`python3.11 -m venv DIR && DIR/bin/pip install envpool==0.8.4 "numpy<2"`)')
+                      '`python3.11 -m venv DIR && DIR/bin/pip install envpool==1.2.5`)')
     return _python_in(path, 'EnvPool', 'ENVPOOL_VENV'), None
 
 
