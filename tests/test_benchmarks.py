@@ -382,11 +382,12 @@ def test_atari_rows_give_every_library_as_many_workers_as_cores_and_check_the_be
     figures = {'Serial': 2000.0, 'Multiprocessing sync': 3000.0, bv.DOUBLE_BUFFERED: 3600.0,
                'Gymnasium AsyncVectorEnv(shm)': 1000.0, 'SB3 SubprocVecEnv': 3000.0, bv.ATARI_BOUND: 4000.0}
     runs = {bv.atari_key(row): [figures.get(row[0], 100.0)] * 3 for row in rows}
-    table, checks, _ = bv.atari_table(rows, runs, {bv.atari_key(rows[0]): [500.0]})
+    table, checks, _ = bv.atari_table(rows, runs, {bv.atari_key(rows[0]): [500.0], bv.atari_key(rows[-1]): [400.0]})
     assert [value for _, value, _ in checks] == pytest.approx([0.9, 1.2])
     assert 'fastest peer (SB3 SubprocVecEnv x2)' in checks[1][0] and bv.DOUBLE_BUFFERED in checks[0][0]
     bound_row = next(row for row in table if row[0] == bv.ATARI_BOUND)
     assert bound_row[7] == '1.00x' and table[0][9] == '500' and table[1][9] == '-'
+    assert table[0][10] == '0.80x' and bound_row[10] == '1.00x' and table[1][10] == '-'
     args = SimpleNamespace(repeats=3, seconds=2.0)
     text = bv.render_atari(table, checks, [], args, ['ale-py 0'], (3.5, 4.25), 'EnvPool not measured: why')
     assert 'Load average (1 min) 3.5 at the start, 4.2 at the end' in text and '--envs atari --envpool DIR' in text

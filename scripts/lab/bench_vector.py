@@ -485,13 +485,16 @@ def atari_table(rows, runs, cpu):
     bound = next((med[k] for k in med if owner[k] == 'bound'), None)
     peers = {k: v for k, v in med.items() if owner[k] == 'peer'}
     best_peer = max(peers.values(), default=None)
+    own_cpu = {key: bd.median(cpu[key]) if cpu.get(key) else None for key in med}
+    bound_cpu = next((own_cpu[k] for k in med if owner[k] == 'bound'), None)
     table = []
     for row in rows:
         key = atari_key(row)
-        own = bd.median(cpu[key]) if cpu.get(key) else None
+        own = own_cpu[key]
         table.append([row[0], row[2], row[3], row[4], f'{med[key]:,.0f}', bd.runs_cell(runs[key]),
                       bd.spread_cell(runs[key]), bd.ratio_cell(bd.ratio(med[key], bound)),
-                      bd.ratio_cell(bd.ratio(med[key], best_peer)), f'{own:.0f}' if own else '-'])
+                      bd.ratio_cell(bd.ratio(med[key], best_peer)), f'{own:.0f}' if own else '-',
+                      bd.ratio_cell(bd.ratio(bound_cpu, own))])
     checks, notes = [], []
     ours = {k: v for k, v in med.items() if owner[k] == 'ours' and k.startswith('Multiprocessing')}
     if not ours:
@@ -547,9 +550,13 @@ def render_atari(table, checks, notes, args, versions, loads, envpool_note):
              f'"{ATARI_BOUND}" runs one bare env of ours (the ALE and its preprocessing, no vector env, no '
              'emulation layer) in a loop in each of as many processes as cores, started together and never waiting '
              'for each other, and sums them: what these cores give with no coordination at all. "CPU us/step" is '
-             'the CPU time of every process (and thread) of a row per agent step.', '',
+             'the CPU time of every process (and thread) of a row per agent step, and "CPU: bound / this" the '
+             'bound\'s CPU per step over the row\'s: the share of the bound the row would reach with every core its '
+             'own, the figure to read when other programs take the cores (then steps/s measures how much of the '
+             'machine each row got, and a single process gets as much as two).', '',
              bd.markdown_table(['implementation', 'envs', 'batch', 'workers', 'steps/s', 'rounds', 'spread',
-                                'vs bound', 'vs fastest peer', 'CPU us/step'], table, 'lrrlrrrrrr')]
+                                'vs bound', 'vs fastest peer', 'CPU us/step', 'CPU: bound / this'], table,
+                               'lrrlrrrrrrr')]
     if checks:
         lines += ['', bd.markdown_table(['target', 'measured', 'needed', 'met'],
                                         [[text, f'{value:.2f}', f'{needed:.2f}', 'yes' if value >= needed else '**no**']
