@@ -535,7 +535,7 @@ def render_atari(table, checks, notes, args, versions, loads, envpool_note):
              f'{args.seconds:g} s (every row once per round); spread = (max - min) / median. Load average (1 min) '
              f'{loads[0]:.1f} at the start, {loads[1]:.1f} at the end, on {cores_note()} (other programs share '
              'this machine: read the ratios, not the absolute figures). Reproduce: `flock /tmp/puffer-bench.lock '
-             'nice -n 5 .venv/bin/python -m lab.bench_vector --envs atari --envpool DIR`.', '',
+             f'nice -n 5 .venv/bin/python -m lab.bench_vector --envs atari --envpool DIR --seconds {args.seconds:g}`.', '',
              'Every library steps the same game with the same preprocessing, set through its own options: 4 frames '
              'per step (the max of the last two), 84x84 gray, 4 frames stacked, 1 to 30 no-ops at a new game, '
              'sticky actions 0.25, 108,000 frames at most; an episode ends with the game (no episodic life: '
