@@ -4,10 +4,12 @@ peers, the sections the programs write), and the programs run as real processes.
 Nothing here times anything or asserts a speed: the figures live in docs/benchmarks.md, written by
 the scripts themselves.
 """
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -358,3 +360,109 @@ def test_atari_render_puts_the_defaults_ratio_to_each_contender_and_the_former_f
     assert '| 250 |' in rows['ours, default (CleanRL recipe, auto sizes)']
     former = configuration.load('atari_pong', bench_atari.FORMER)  # the former default is still a valid config
     assert former['rnn']['hidden_size'] == 512 and former['train']['optimizer'] == 'muon'
+
+
+# ---- the Atari rows of lab.bench_vector and the EnvPool peer ----
+
+def test_atari_rows_give_every_library_as_many_workers_as_cores_and_check_the_best_pool():
+    from lab import bench_vector as bv
+    rows = bv.atari_implementations(2, [8, 16], envpool=object())
+    labels = [(row[0], row[2]) for row in rows]
+    assert ('EnvPool sync', 16) in labels and ('EnvPool async', 8) in labels and labels[-1] == (bv.ATARI_BOUND, 2)
+    for label, _owner, envs, batch, workers, options in rows:
+        if label.startswith('Multiprocessing'):
+            assert options.get('num_processes', options['num_workers']) == 2 and batch in (envs, envs // 2)
+        if label.startswith(('Gymnasium', 'SB3')):  # one process per env: as many envs as cores
+            assert envs == 2
+        if label.startswith('EnvPool'):
+            assert workers == '2 threads' and options['envpool'] == batch
+    assert not any(row[0].startswith('EnvPool') for row in bv.atari_implementations(2, [8], envpool=None))
+    # Our pool at 3.6k, the bound at 4k, the fastest peer at 3k: 0.9x the bound and 1.2x the peer.
+    rows = bv.atari_implementations(2, [8], envpool=None)
+    figures = {'Serial': 2000.0, 'Multiprocessing sync': 3000.0, bv.DOUBLE_BUFFERED: 3600.0,
+               'Gymnasium AsyncVectorEnv(shm)': 1000.0, 'SB3 SubprocVecEnv': 3000.0, bv.ATARI_BOUND: 4000.0}
+    runs = {bv.atari_key(row): [figures.get(row[0], 100.0)] * 3 for row in rows}
+    table, checks, _ = bv.atari_table(rows, runs, {bv.atari_key(rows[0]): [500.0], bv.atari_key(rows[-1]): [400.0]})
+    assert [value for _, value, _ in checks] == pytest.approx([0.9, 1.2])
+    assert 'fastest peer (SB3 SubprocVecEnv x2)' in checks[1][0] and bv.DOUBLE_BUFFERED in checks[0][0]
+    bound_row = next(row for row in table if row[0] == bv.ATARI_BOUND)
+    assert bound_row[7] == '1.00x' and table[0][9] == '500' and table[1][9] == '-'
+    assert table[0][10] == '0.80x' and bound_row[10] == '1.00x' and table[1][10] == '-'
+    args = SimpleNamespace(repeats=3, seconds=2.0)
+    text = bv.render_atari(table, checks, [], args, ['ale-py 0'], (3.5, 4.25), 'EnvPool not measured: why')
+    assert 'Load average (1 min) 3.5 at the start, 4.2 at the end' in text and '--envs atari --envpool DIR' in text
+    assert '| 0.90 | 0.90 | yes |' in text and text.endswith('*EnvPool not measured: why.*')
+
+
+def test_atari_peers_step_the_same_game_with_the_same_preprocessing():
+    pytest.importorskip('ale_py', reason='pip install "pufferlib[atari]"')
+    from lab import bench_vector as bv
+    ours, theirs = bv.atari_bare(), bv.atari_gymnasium()
+    try:
+        assert ours.observation_space.shape == (84, 84, 4) and theirs.observation_space.shape == (4, 84, 84)
+        assert ours.action_space.n == theirs.action_space.n == bv.ATARI_ACTIONS
+        preprocessing = theirs.env  # FrameStackObservation over AtariPreprocessing
+        assert (preprocessing.frame_skip, preprocessing.noop_max, preprocessing.terminal_on_life_loss) == \
+            (ours.frameskip, ours.noop_max, ours.episodic_life) == (4, 30, False)
+        assert preprocessing.unwrapped.ale.getFloat('repeat_action_probability') == ours.sticky == \
+            bv.ENVPOOL_OPTIONS['repeat_action_probability']
+    finally:
+        ours.close()
+        theirs.close()
+
+
+def test_find_envpool(tmp_path, monkeypatch):
+    monkeypatch.delenv('ENVPOOL_VENV', raising=False)
+    python, note = bd.find_envpool()
+    assert python is None and 'EnvPool not measured' in note and 'pip install envpool' in note
+    python = _fake_python(str(tmp_path / 'envpool' / 'bin'))
+    assert bd.find_envpool(str(tmp_path / 'envpool')) == (python, None)
+    with pytest.raises(bd.PeerError, match='EnvPool: no Python interpreter.*ENVPOOL_VENV'):
+        bd.find_envpool(str(tmp_path / 'nowhere'))
+
+
+def test_a_wrong_envpool_path_is_one_line_and_exit_2_before_any_round(tmp_path):
+    result = subprocess.run([sys.executable, '-m', 'lab.bench_vector', '--envs', 'atari', '--quick', '--envpool',
+                             str(tmp_path / 'missing')], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert result.stderr.strip().count('\n') == 0 and 'EnvPool: no Python interpreter' in result.stderr
+    assert 'Traceback' not in result.stderr and 'round' not in result.stderr
+
+
+def test_envpool_driver_without_envpool_is_one_clear_error():
+    # Our venv has no EnvPool: the driver still answers, and its failure comes back as one PeerError.
+    if importlib.util.find_spec('envpool'):
+        pytest.skip('envpool is importable here')
+    with pytest.raises(bd.PeerError, match="(?s)EnvPool failed at 'hello'.*No module named 'envpool'"):
+        bd.PeerProcess(sys.executable, 'lab.bench_envpool', label='EnvPool')
+
+
+def test_envpool_driver_speaks_the_protocol_in_its_venv():
+    """Needs EnvPool's venv (ENVPOOL_VENV=DIR; the recipe is in lab.bench_envpool's docstring)."""
+    python, note = bd.find_envpool()
+    if python is None:
+        pytest.skip(note)
+    from lab import bench_vector as bv
+    with bd.PeerProcess(python, bv.ENVPOOL_MODULE, label='EnvPool') as peer:
+        assert set(peer.about) == {'envpool', 'numpy', 'gymnasium'}
+        for batch in (2, 1):  # step() and the asynchronous send/recv
+            answer = peer.ask('atari', game=bv.ENVPOOL_GAME, num_envs=2, batch_size=batch, num_threads=1,
+                              seconds=0.05, options=bv.ENVPOOL_OPTIONS)
+            assert answer['sps'] > 0 and answer['cpu_us'] > 0
+            assert answer['observation'] == [4, 84, 84] and answer['actions'] == bv.ATARI_ACTIONS
+        with pytest.raises(bd.PeerError, match="EnvPool failed at 'atari'"):
+            peer.ask('atari', game='NoSuchGame-v5', num_envs=2, batch_size=2, num_threads=1, seconds=0.05,
+                     options={})
+
+
+@pytest.mark.slow
+def test_bench_vector_atari_rows_run_and_a_partial_run_writes_nothing():
+    pytest.importorskip('ale_py', reason='pip install "pufferlib[atari]"')
+    done = subprocess.run([sys.executable, '-m', 'lab.bench_vector', '--envs', 'atari', '--atari-sizes', '2',
+                           '--only', 'sync', 'gymnasium', '--seconds', '0.05', '--repeats', '1'],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode in (0, 1), done.stderr
+    rows = [line.split(' | ')[0].lstrip('| ') for line in done.stdout.splitlines() if line.startswith('| ')]
+    assert {'Multiprocessing sync', 'Gymnasium AsyncVectorEnv(shm)', 'bound: 1 ALE per core, independent processes'} \
+        <= set(rows)
+    assert 'SB3 SubprocVecEnv' not in rows and 'wrote' not in done.stderr and 'CartPole' not in done.stdout

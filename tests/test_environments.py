@@ -417,6 +417,25 @@ def test_atari_episodic_life_and_game_score():
     env.close()
 
 
+@pytest.mark.parametrize('frames', [4, 1])
+def test_atari_observation_is_the_frame_stack_channels_last_oldest_first_in_a_fresh_array(frames):
+    pytest.importorskip('ale_py', reason='pip install "pufferlib[atari]"')
+    from pufferlib.environments.atari import AtariEnv
+    env = AtariEnv('breakout', frame_stack=frames)
+    env.reset(seed=0)
+    kept = []
+    for step in range(frames + 2):
+        obs, *_ = env.step(step % 4)
+        assert obs.shape == (84, 84, frames) and obs.flags['C_CONTIGUOUS']
+        kept.append(obs)
+    assert np.array_equal(kept[-1][..., -1], env._stack[-1])           # the newest frame last
+    if frames > 1:
+        assert np.array_equal(kept[-1][..., -2], kept[-2][..., -1])   # shifted one place per step
+    kept[-1][...] = 0  # the caller's array, not the env's stack
+    assert env._stack.any()
+    env.close()
+
+
 # --- policies --------------------------------------------------------------------------------
 
 def test_nethack_policy_reads_the_structured_rows():

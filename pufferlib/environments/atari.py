@@ -117,7 +117,16 @@ class AtariEnv(gymnasium.Env):
         else:
             self._stack[:-1] = self._stack[1:]
             self._stack[-1] = frame
-        return np.ascontiguousarray(self._stack.transpose(1, 2, 0))  # a fresh array: callers may keep it
+        return self._channels_last()
+
+    def _channels_last(self) -> np.ndarray:
+        """The stack as a fresh [H, W, frames] array (callers may keep it). cv2.merge interleaves the frames in
+        one pass; numpy's copy of the transposed view walks memory with a 7 KB stride and takes ~25x longer,
+        a tenth of a whole step's CPU time."""
+        import cv2
+        if len(self._stack) == 1:  # merge returns one channel as a 2-D image
+            return self._stack[0][..., None].copy()
+        return cv2.merge(list(self._stack))
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
@@ -224,7 +233,7 @@ class AtariEnv(gymnasium.Env):
         self._lives, self._score, self._game_over = int(lives), float(score), bool(game_over)
         self._last_action = ale_py.Action(int(last))
         self._np_random = rng_from_state(rng)
-        return np.ascontiguousarray(self._stack.transpose(1, 2, 0))
+        return self._channels_last()
 
     def render(self) -> np.ndarray:
         return self.ale.getScreenRGB()

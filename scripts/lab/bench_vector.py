@@ -14,6 +14,22 @@ step (this process and its workers, from the kernel's accounting), and from it t
 CPU per step). What separates a measured ratio from 2x is in those columns, and in one more row:
 one Serial vector per core in independent processes that never wait for each other, what the cores
 deliver with no coordination at all.
+
+Atari (`--envs atari`, its own section): Breakout with the same preprocessing in every library (our atari_*
+binding's NoFrameskip-v4 recipe, set through each one's options), through our Multiprocessing vector env,
+Gymnasium's AsyncVectorEnv and SB3's SubprocVecEnv (Gymnasium's AtariPreprocessing + FrameStackObservation
+over ale-py's env) and EnvPool, every library with as many workers as cores; and the bound: one bare env
+per core in independent processes, summed.
+
+    flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.bench_vector --envs atari --envpool DIR
+
+EnvPool runs in a venv of its own, driven by lab.bench_envpool (--envpool DIR or ENVPOOL_VENV=DIR; without it
+its rows are skipped and the section says so): it brings its own pins (and the 0.x releases numpy < 2 and an old
+gym), which must not move ours. Make it with our Python:
+
+    python3.11 -m venv DIR && DIR/bin/pip install envpool==1.2.5
+
+(0.8.4, the last 0.x, works with the same driver: `DIR/bin/pip install envpool==0.8.4 "numpy<2"`.)
 """
 import argparse
 import multiprocessing
@@ -28,6 +44,7 @@ import numpy as np
 import pufferlib
 import pufferlib.vector as pv
 from pufferlib.emulation import GymnasiumPufferEnv
+from pufferlib.environments._support import require
 from lab.synthetic_envs import BusyCartPole, NetHackLikeDict
 
 from lab import benchdoc
@@ -85,10 +102,12 @@ def time_loop(step, batch, seconds, pids=()):
             return calls * batch / elapsed, cpu_us
 
 
-def measure_ours(creator, num_envs, seconds, ready=None, **options):
-    """(steps per second, CPU us per step) of our vector env; `ready()` is called just before timing."""
+def measure_ours(creator, num_envs, seconds, ready=None, actions=2, **options):
+    """(steps per second, CPU us per step) of our vector env, random actions in [0, actions); `ready()` is
+    called just before timing."""
     with pv.make(creator, num_envs=num_envs, **options) as vecenv:
-        actions = [np.random.randint(0, 2, vecenv.agents_per_batch).astype(np.int32) for _ in range(16)]
+        count = actions
+        actions = [np.random.randint(0, count, vecenv.agents_per_batch).astype(np.int32) for _ in range(16)]
         vecenv.async_reset(0)
         vecenv.recv()
         counter = iter(range(1 << 62))
@@ -107,7 +126,24 @@ def _independent_serial(creator, num_envs, seconds, barrier, conn):
     conn.close()
 
 
-def measure_independent(creator, num_envs, seconds, cores):
+def _independent_bare(creator, num_envs, seconds, barrier, conn):
+    """One bare env (no vector env, no emulation) stepped in a loop: `num_envs` is 1 here."""
+    env = creator()
+    env.reset(seed=os.getpid())
+    actions = np.random.randint(0, env.action_space.n, 16)
+    counter = iter(range(1 << 62))
+
+    def step():
+        _, _, terminated, truncated, _ = env.step(actions[next(counter) & 15])
+        if terminated or truncated:
+            env.reset()
+    barrier.wait()
+    conn.send(time_loop(step, 1, seconds))
+    env.close()
+    conn.close()
+
+
+def measure_independent(creator, num_envs, seconds, cores, runner=_independent_serial):
     """`cores` processes, each timing its own Serial vector of num_envs / cores envs, started together
     and never waiting for one another: (their summed steps per second, CPU us per step). The most
     any parallel backend could get from these cores, short of their full count when running side
@@ -117,7 +153,7 @@ def measure_independent(creator, num_envs, seconds, cores):
     procs, conns = [], []
     for _ in range(cores):
         receive, send = ctx.Pipe(duplex=False)
-        proc = ctx.Process(target=_independent_serial, args=(creator, num_envs // cores, seconds, barrier, send),
+        proc = ctx.Process(target=runner, args=(creator, num_envs // cores, seconds, barrier, send),
                            daemon=True)
         proc.start()
         send.close()
@@ -180,14 +216,15 @@ def wakeup_latency(seconds, cores):
     return 1e6 * float(np.mean(latencies)) if latencies else float('nan')
 
 
-def measure_gymnasium(creator, num_envs, seconds, asynchronous):
+def measure_gymnasium(creator, num_envs, seconds, asynchronous, actions=2):
     if asynchronous:
         envs = gymnasium.vector.AsyncVectorEnv([creator] * num_envs, shared_memory=True)
     else:
         envs = gymnasium.vector.SyncVectorEnv([creator] * num_envs)
     try:
         envs.reset(seed=0)
-        actions = [np.random.randint(0, 2, num_envs) for _ in range(16)]
+        count = actions
+        actions = [np.random.randint(0, count, num_envs) for _ in range(16)]
         counter = iter(range(1 << 62))
         pids = [p.pid for p in getattr(envs, 'processes', ())]
         return time_loop(lambda: envs.step(actions[next(counter) & 15]), num_envs, seconds, pids)
@@ -195,12 +232,13 @@ def measure_gymnasium(creator, num_envs, seconds, asynchronous):
         envs.close()
 
 
-def measure_sb3(creator, num_envs, seconds, subprocess):
+def measure_sb3(creator, num_envs, seconds, subprocess, actions=2):
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
     envs = SubprocVecEnv([creator] * num_envs) if subprocess else DummyVecEnv([creator] * num_envs)
     try:
         envs.reset()
-        actions = [np.random.randint(0, 2, num_envs) for _ in range(16)]
+        count = actions
+        actions = [np.random.randint(0, count, num_envs) for _ in range(16)]
         counter = iter(range(1 << 62))
         pids = [p.pid for p in getattr(envs, 'processes', ())]
         return time_loop(lambda: envs.step(actions[next(counter) & 15]), num_envs, seconds, pids)
@@ -346,6 +384,189 @@ def vector_section(env_key, num_envs, args, cores, anchor):
     return rows, checks, notes
 
 
+# ---------------------------------------------------------------------------------------------
+# Atari: ours vs Gymnasium, SB3 and EnvPool on the same cores, and what the cores give with no coordination
+# ---------------------------------------------------------------------------------------------
+
+ATARI_GAME = 'breakout'
+ATARI_NAME = 'Breakout'
+ATARI_ACTIONS = 4  # Breakout's minimal action set, in every library
+# The preprocessing every library gets, under its own names: the NoFrameskip-v4 recipe of our atari_* binding
+# (4 frames per step, the max of the last two, 84x84 gray, 4 stacked, 1-30 no-ops at a new game) with its
+# sticky actions (0.25). Episodes end with the game: Gymnasium's life-loss flag restarts the whole game,
+# where ours and EnvPool's go on, so none of them ends an episode at a lost life; and no FIRE at a reset,
+# which Gymnasium's wrappers do not have.
+ATARI_OURS = dict(frameskip=4, screen_size=84, frame_stack=4, noop_max=30, repeat_action_probability=0.25,
+                  episodic_life=False, fire_reset=False, max_episode_frames=108_000)
+ENVPOOL_GAME = 'Breakout-v5'
+ENVPOOL_OPTIONS = dict(frame_skip=4, img_height=84, img_width=84, stack_num=4, gray_scale=True, noop_max=30,
+                       repeat_action_probability=0.25, episodic_life=False, use_fire_reset=False,
+                       max_episode_steps=27_000, reward_clip=False)
+ATARI_SIZES = [8, 16]
+ATARI_TARGET = 0.9  # of the bound
+ATARI_BOUND = 'bound: 1 ALE per core, independent processes'
+ENVPOOL_MODULE = 'lab.bench_envpool'  # the EnvPool side, run in its venv's interpreter (benchmark.PeerProcess)
+
+
+def atari_ours(buf=None, seed=None):
+    from pufferlib.environments import atari
+    return atari.make(f'atari_{ATARI_GAME}', buf=buf, seed=seed, **ATARI_OURS)
+
+
+def atari_bare():
+    """The env of atari_ours without the emulation layer: one ALE and its preprocessing, nothing else."""
+    from pufferlib.environments.atari import AtariEnv
+    return AtariEnv(ATARI_GAME, **ATARI_OURS)
+
+
+def atari_gymnasium():
+    """Gymnasium's own recipe over ale-py's env: AtariPreprocessing (frame skip, max pool, no-ops, resize)
+    and FrameStackObservation, what Gymnasium's and SB3's vector envs step."""
+    import ale_py
+    gymnasium.register_envs(ale_py)
+    env = gymnasium.make(f'ALE/{ATARI_NAME}-v5', frameskip=1, repeat_action_probability=0.25,
+                         max_num_frames_per_episode=108_000)
+    env = gymnasium.wrappers.AtariPreprocessing(env, noop_max=30, frame_skip=4, screen_size=84,
+                                                terminal_on_life_loss=False, grayscale_obs=True)
+    return gymnasium.wrappers.FrameStackObservation(env, 4)
+
+
+def atari_implementations(cores, sizes, envpool):
+    """Rows of the Atari table: (label, owner, envs, batch, workers, options). Every library gets `cores`
+    workers: our processes, EnvPool's threads; Gymnasium's and SB3's vector envs run one process per env,
+    so they step `cores` envs."""
+    rows = [('Serial', 'ours', sizes[0], sizes[0], '1 process (this one)', dict(backend='Serial'))]
+    procs = f'{cores} processes'
+    for n in sizes:
+        half = n // 2
+        rows += [
+            ('Multiprocessing sync', 'ours', n, n, procs, dict(backend='Multiprocessing', num_workers=cores)),
+            # Worker 0's envs step in this process while it waits for the others: cores processes in all,
+            # not cores + 1, which is what a machine with no spare core needs.
+            ('Multiprocessing sync, local worker', 'ours', n, n, f'{procs} (this one and {cores - 1} more)',
+             dict(backend='Multiprocessing', num_workers=cores, local_worker=True)),
+            (DOUBLE_BUFFERED, 'ours', n, half, procs,
+             dict(backend='Multiprocessing', num_workers=2 * cores, num_processes=cores, batch_size=half)),
+        ]
+        if envpool:
+            threads = f'{cores} threads'
+            rows += [('EnvPool sync', 'peer', n, n, threads, dict(envpool=n)),
+                     ('EnvPool async', 'peer', n, half, threads, dict(envpool=half))]
+    rows += [('Gymnasium AsyncVectorEnv(shm)', 'peer', cores, cores, procs, dict(gymnasium=True)),
+             ('SB3 SubprocVecEnv', 'peer', cores, cores, procs, dict(sb3=True)),
+             (ATARI_BOUND, 'bound', cores, 1, procs, dict(independent=cores))]
+    return rows
+
+
+def measure_atari(row, seconds, cores, envpool):
+    """(steps per second, CPU microseconds per step or None) of one row of atari_implementations."""
+    _, _, envs, batch, _, options = row
+    if 'independent' in options:
+        return measure_independent(atari_bare, envs, seconds, cores, runner=_independent_bare)
+    if 'gymnasium' in options:
+        return measure_gymnasium(atari_gymnasium, envs, seconds, True, actions=ATARI_ACTIONS)
+    if 'sb3' in options:
+        return measure_sb3(atari_gymnasium, envs, seconds, True, actions=ATARI_ACTIONS)
+    if 'envpool' in options:
+        answer = envpool.ask('atari', game=ENVPOOL_GAME, num_envs=envs, batch_size=batch, num_threads=cores,
+                             seconds=seconds, options=ENVPOOL_OPTIONS)
+        return answer['sps'], answer['cpu_us']
+    return measure_ours(atari_ours, envs, seconds, actions=ATARI_ACTIONS, **options)
+
+
+def atari_key(row):
+    return f'{row[0]} x{row[2]}'
+
+
+def atari_table(rows, runs, cpu):
+    """(table rows, checks, notes) from the Atari rows and their {key: [steps/s per round]}, {key: [CPU us]}."""
+    med = {atari_key(row): bd.median(runs[atari_key(row)]) for row in rows}
+    owner = {atari_key(row): row[1] for row in rows}
+    bound = next((med[k] for k in med if owner[k] == 'bound'), None)
+    peers = {k: v for k, v in med.items() if owner[k] == 'peer'}
+    best_peer = max(peers.values(), default=None)
+    own_cpu = {key: bd.median(cpu[key]) if cpu.get(key) else None for key in med}
+    bound_cpu = next((own_cpu[k] for k in med if owner[k] == 'bound'), None)
+    table = []
+    for row in rows:
+        key = atari_key(row)
+        own = own_cpu[key]
+        table.append([row[0], row[2], row[3], row[4], f'{med[key]:,.0f}', bd.runs_cell(runs[key]),
+                      bd.spread_cell(runs[key]), bd.ratio_cell(bd.ratio(med[key], bound)),
+                      bd.ratio_cell(bd.ratio(med[key], best_peer)), f'{own:.0f}' if own else '-',
+                      bd.ratio_cell(bd.ratio(bound_cpu, own))])
+    checks, notes = [], []
+    ours = {k: v for k, v in med.items() if owner[k] == 'ours' and k.startswith('Multiprocessing')}
+    if not ours:
+        return table, checks, notes
+    best = max(ours, key=ours.get)
+    if bound:
+        checks.append((f'{ATARI_NAME}: best Multiprocessing ({best}) >= {ATARI_TARGET:.0%} of the bound',
+                       ours[best] / bound, ATARI_TARGET))
+    if best_peer:
+        best_peer_key = max(peers, key=peers.get)
+        checks.append((f'{ATARI_NAME}: best Multiprocessing ({best}) >= fastest peer ({best_peer_key})',
+                       ours[best] / best_peer, 1.0))
+    return table, checks, notes
+
+
+def atari_section(args, cores, envpool):
+    """Measure every Atari row in interleaved rounds: (table rows, checks, notes)."""
+    rows = atari_implementations(cores, args.atari_sizes, envpool)
+    if args.only:  # the bound stays: the target is taken against it
+        rows = [row for row in rows if row[1] == 'bound' or any(part.lower() in row[0].lower() for part in args.only)]
+    keys = {atari_key(row): row for row in rows}
+    cpu = {key: [] for key in keys}
+
+    def one(key):
+        sps, cpu_us = measure_atari(keys[key], args.seconds, cores, envpool)
+        if cpu_us is not None:
+            cpu[key].append(cpu_us)
+        return sps
+    runs = bd.interleaved(list(keys), args.repeats, one,
+                          progress=lambda line: print(line, file=sys.stderr, flush=True))
+    return atari_table(rows, runs, cpu)
+
+
+def render_atari(table, checks, notes, args, versions, loads, envpool_note):
+    """The Atari section of docs/benchmarks.md."""
+    lines = [f'Measured by `scripts/lab/bench_vector.py --envs atari`: {bd.machine(versions)}. {ATARI_NAME}, '
+             f'random actions, agent steps per second; median of {args.repeats} interleaved rounds of '
+             f'{args.seconds:g} s (every row once per round); spread = (max - min) / median. Load average (1 min) '
+             f'{loads[0]:.1f} at the start, {loads[1]:.1f} at the end, on {cores_note()} (other programs share '
+             'this machine: read the ratios, not the absolute figures). Reproduce: `flock /tmp/puffer-bench.lock '
+             f'nice -n 5 .venv/bin/python -m lab.bench_vector --envs atari --envpool DIR --seconds {args.seconds:g}`.', '',
+             'Every library steps the same game with the same preprocessing, set through its own options: 4 frames '
+             'per step (the max of the last two), 84x84 gray, 4 frames stacked, 1 to 30 no-ops at a new game, '
+             'sticky actions 0.25, 108,000 frames at most; an episode ends with the game (no episodic life: '
+             'Gymnasium\'s life-loss flag restarts the whole game where ours and EnvPool\'s go on) and no FIRE at a '
+             f'reset (Gymnasium\'s wrappers have none). Ours: `atari_{ATARI_GAME}` (pufferlib/environments/atari.py). '
+             f'Gymnasium and SB3: `ALE/{ATARI_NAME}-v5` with frameskip=1 under Gymnasium\'s `AtariPreprocessing` and '
+             f'`FrameStackObservation`. EnvPool: `envpool.make("{ENVPOOL_GAME}", env_type="gymnasium", ...)` with the '
+             'matching options, its own C++ preprocessing (the same area resize). Every library gets as many '
+             'workers as cores: our worker processes, EnvPool\'s threads (num_threads), and Gymnasium\'s and SB3\'s '
+             'one process per env, so those step as many envs as cores. "batch" is the envs one step call returns; '
+             'below num_envs, the first to finish (our pool, EnvPool\'s async send/recv). '
+             f'"{ATARI_BOUND}" runs one bare env of ours (the ALE and its preprocessing, no vector env, no '
+             'emulation layer) in a loop in each of as many processes as cores, started together and never waiting '
+             'for each other, and sums them: what these cores give with no coordination at all. "CPU us/step" is '
+             'the CPU time of every process (and thread) of a row per agent step, and "CPU: bound / this" the '
+             'bound\'s CPU per step over the row\'s: the share of the bound the row would reach with every core its '
+             'own, the figure to read when other programs take the cores (then steps/s measures how much of the '
+             'machine each row got, and a single process gets as much as two).', '',
+             bd.markdown_table(['implementation', 'envs', 'batch', 'workers', 'steps/s', 'rounds', 'spread',
+                                'vs bound', 'vs fastest peer', 'CPU us/step', 'CPU: bound / this'], table,
+                               'lrrlrrrrrrr')]
+    if checks:
+        lines += ['', bd.markdown_table(['target', 'measured', 'needed', 'met'],
+                                        [[text, f'{value:.2f}', f'{needed:.2f}', 'yes' if value >= needed else '**no**']
+                                         for text, value, needed in checks], 'lrrl')]
+    lines += [''] + [f'- {note}' for note in notes] if notes else []
+    if envpool_note:
+        lines += ['', f'*{envpool_note}.*']
+    return '\n'.join(lines)
+
+
 def emulation_overhead(seconds, repeats):
     """Microseconds per step that GymnasiumPufferEnv adds on a NetHack-shaped Dict observation."""
     raw = NetHackLikeDict()
@@ -422,20 +643,63 @@ def render(tables, checks, overhead, wakeups, args, note, about):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bd.common_arguments(parser, seconds=1.0, repeats=5, quick_seconds=0.3)
-    parser.add_argument('--sizes', type=int, nargs='+', default=[8, 32], help='numbers of envs')
-    parser.add_argument('--envs', nargs='+', choices=list(ENVS), default=list(ENVS))
+    parser.add_argument('--sizes', type=int, nargs='+', default=[8, 32], help='numbers of envs (CartPole)')
+    parser.add_argument('--envs', nargs='+', choices=[*ENVS, 'atari'], default=list(ENVS),
+                        help='cartpole and busy write the Vectorization section; atari (ale-py) writes its own')
+    parser.add_argument('--atari-sizes', type=int, nargs='+', default=ATARI_SIZES,
+                        help='numbers of envs of our pool and EnvPool in the atari rows (even numbers)')
+    parser.add_argument('--envpool', help="EnvPool's venv, or its python (default: $ENVPOOL_VENV); see "
+                                          'lab.bench_envpool')
     parser.add_argument('--only', nargs='+', metavar='TEXT',
                         help='only the implementations whose name contains one of these (case-insensitive), '
-                             'and Serial; e.g. --only pool bound')
+                             'and Serial (atari: the bound); e.g. --only pool bound')
     parser.add_argument('--cpu-clock', action='store_true',
                         help='the slow env burns CPU time instead of wall-clock time, so its CPU per step stays '
                              'the same when other processes take the cores (then CPU us/step and the 2-core '
                              'ceiling are the figures to read, not steps/s); leaves PufferLib 3.0 out, whose '
                              'copy of the env burns wall-clock time')
     args = bd.parse(parser, argv)
-    if args.sizes != [8, 32] or args.envs != list(ENVS) or args.only or args.cpu_clock:
-        args.no_write = True  # a partial run does not replace the whole section
+    if any(n < 2 or n % 2 for n in args.atari_sizes):
+        parser.error('--atari-sizes must be even numbers of envs (a pool returns half of them)')
+    cartpole_envs = [env for env in args.envs if env in ENVS]
+    # A partial run does not replace a whole section: each section is written only from all of its rows.
+    write_vector = not args.no_write and cartpole_envs == list(ENVS) and args.sizes == [8, 32] \
+        and not args.only and not args.cpu_clock
+    write_atari = not args.no_write and not args.only and args.atari_sizes == ATARI_SIZES
+    envpool_python, envpool_note = bd.find_envpool(args.envpool)  # a wrong path fails now, before any round
     cores = pv.cpu_count()
+    status = 0
+    if cartpole_envs:
+        status = max(status, cartpole_part(args, cartpole_envs, cores, write_vector))
+    if 'atari' in args.envs:
+        require('ale_py', 'atari')
+        require('cv2', 'atari')
+        envpool = bd.PeerProcess(envpool_python, ENVPOOL_MODULE, label='EnvPool') if envpool_python else None
+        loads = [os.getloadavg()[0]]
+        try:
+            table, checks, notes = atari_section(args, cores, envpool)
+        finally:
+            if envpool:
+                envpool.close()
+        loads.append(os.getloadavg()[0])
+        import ale_py
+        import stable_baselines3
+        versions = [f'ale-py {ale_py.__version__}', f'gymnasium {gymnasium.__version__}',
+                    f'stable-baselines3 {stable_baselines3.__version__}', f'pufferlib {pufferlib.__version__}']
+        if envpool:
+            versions.append(f'envpool {envpool.about["envpool"]} (its own venv: numpy {envpool.about["numpy"]}, '
+                            f'gymnasium {envpool.about["gymnasium"]})')
+        text = render_atari(table, checks, notes, args, versions, loads, envpool_note)
+        print(text)
+        if write_atari:
+            path = bd.update_section('vector_atari', 'Vectorization: Atari', text, benchdoc.DOC)
+            print(f'\nwrote {os.path.relpath(path, benchdoc.ROOT)}', file=sys.stderr)
+        status = max(status, 0 if all(value >= needed for _, value, needed in checks) else 1)
+    return status
+
+
+def cartpole_part(args, envs, cores, write):
+    """The CartPole rows, the emulation overhead and the wake-up latency: the Vectorization section."""
     if args.cpu_clock:
         python, note = None, ('the slow env burns CPU time (--cpu-clock); PufferLib 3.0 not measured: its copy '
                               'burns wall-clock time')
@@ -444,7 +708,7 @@ def main(argv=None):
     anchor = bd.PeerProcess(python, benchdoc.ANCHOR) if python else None
     tables, checks = [], []
     try:
-        for env_key in args.envs:
+        for env_key in envs:
             rows, notes = [], []
             for num_envs in args.sizes:
                 section_rows, section_checks, section_notes = vector_section(env_key, num_envs, args, cores, anchor)
@@ -457,18 +721,17 @@ def main(argv=None):
             anchor.close()
     overhead = emulation_overhead(args.seconds, args.repeats)
     wakeups = None
-    if 'busy' in args.envs:  # what the slow-env row's parent pays per wake-up
+    if 'busy' in envs:  # what the slow-env row's parent pays per wake-up
         wakeups = bd.interleaved(['blocked on a semaphore'], args.repeats,
                                  lambda name: wakeup_latency(args.seconds, cores))
     checks.append(('emulation overhead per step (us), Dict obs: 10 / measured',
                    10 / max(overhead[1] - overhead[0], 1e-9), 1.0))
     text = render(tables, checks, overhead, wakeups, args, note, anchor.about if anchor else None)
     print(text)
-    if not args.no_write:
+    if write:
         path = bd.update_section('vector', 'Vectorization', text, benchdoc.DOC)
         print(f'\nwrote {os.path.relpath(path, benchdoc.ROOT)}', file=sys.stderr)
     return 0 if all(value >= needed for _, value, needed in checks) else 1
-
 
 if __name__ == '__main__':
     sys.exit(bd.run_main(main))

@@ -253,6 +253,15 @@ def find_anchor(option: str | None = None) -> tuple[str, None] | tuple[None, str
     return _python_in(path, 'PufferLib 3.0 anchor', 'PUFFER_ANCHOR'), None
 
 
+def find_envpool(option: str | None = None) -> tuple[str, None] | tuple[None, str]:
+    """(python, None) for EnvPool's venv from `option` or $ENVPOOL_VENV, else (None, why it is skipped)."""
+    path = option or os.environ.get('ENVPOOL_VENV')
+    if not path:
+        return None, ('EnvPool not measured: no venv given (--envpool DIR or ENVPOOL_VENV=DIR; make it with '
+                      '`python3.11 -m venv DIR && DIR/bin/pip install envpool==1.2.5`)')
+    return _python_in(path, 'EnvPool', 'ENVPOOL_VENV'), None
+
+
 def find_cleanrl(option: str | None = None, program: str = 'ppo.py') -> tuple[tuple[str, str], None] | tuple[None, str]:
     """((python, cleanrl/<program>), None) for CleanRL from `option` or $CLEANRL_DIR, else (None, why it is
     skipped)."""
@@ -267,15 +276,17 @@ def find_cleanrl(option: str | None = None, program: str = 'ppo.py') -> tuple[tu
 
 
 class PeerProcess:
-    """A driver (the benchmarks' lab.bench_anchor) running as `python -m MODULE` in a peer's interpreter, asked
-    one JSON line at a time. The peer's path gets `path` (the folder that holds the lab) and nothing of our
-    venv, so it imports its own packages and the one lab module it runs.
+    """A driver (lab.bench_anchor for PufferLib 3.0, lab.bench_envpool for EnvPool) running as `python -m MODULE`
+    in a peer's interpreter, asked one JSON line at a time. The peer's path gets `path` (the folder that holds
+    the lab) and nothing of our venv, so it imports its own packages and the one lab module it runs; `label`
+    names the peer in its errors.
 
     One long-lived process per benchmark, so a round costs the peer what it costs us (no interpreter
     start-up inside the timing), and the rounds can alternate with ours.
     """
 
-    def __init__(self, python: str, module: str, path: str = SCRIPTS) -> None:
+    def __init__(self, python: str, module: str, path: str = SCRIPTS, label: str = 'PufferLib 3.0') -> None:
+        self.label = label
         # PufferLib 3.0 drops a `resources` symlink into its working folder: give it its own.
         self.scratch = tempfile.mkdtemp(prefix='puffer-anchor-')
         self.log_path = os.path.join(self.scratch, 'stderr.log')
@@ -303,11 +314,11 @@ class PeerProcess:
             line = ''
         if not line:
             self.proc.wait(10)
-            raise PeerError(f'the PufferLib 3.0 process exited while asked {command!r}; its stderr:\n'
+            raise PeerError(f'the {self.label} process exited while asked {command!r}; its stderr:\n'
                             f'{self._tail()}')
         answer = json.loads(line)
         if 'error' in answer:
-            raise PeerError(f'PufferLib 3.0 failed at {command!r} {request}: {answer["error"]}')
+            raise PeerError(f'{self.label} failed at {command!r} {request}: {answer["error"]}')
         return answer
 
     def _tail(self, lines: int = 20) -> str:
