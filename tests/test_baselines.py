@@ -72,11 +72,12 @@ def test_rewriting_the_page_keeps_sections_other_scripts_wrote(tmp_path):
     there between markers (scripts/lab/bench_magent2.py's) survives, once, where a fresh page would lose it."""
     (tmp_path / 'baselines').mkdir()
     kept = '## Someone else\n\n<!-- other:start -->\ntheir table\n<!-- other:end -->\n'
-    (tmp_path / 'baselines.md').write_text('# old page\n\n' + kept)
+    spaced = '## PBT\n\n<!-- bench_pbt puffer_squared:start -->\nits table\n<!-- bench_pbt puffer_squared:end -->\n'
+    (tmp_path / 'baselines.md').write_text('# old page\n\n' + kept + '\n' + spaced)
     for _ in range(2):
         done = subprocess.run([sys.executable, '-m', 'lab.baselines', '--replot', '--docs',
                                str(tmp_path)], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     page = (tmp_path / 'baselines.md').read_text()
     assert '# old page' not in page and '## GPU baselines' in page
-    assert page.count(kept) == 1
+    assert page.count(kept) == 1 and page.count(spaced) == 1

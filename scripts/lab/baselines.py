@@ -203,8 +203,9 @@ def read_results(path):
 
 
 # A section another script keeps in the page (`## heading`, then its text between <!-- name:start --> and
-# <!-- name:end -->, as lab.benchmark.update_section writes it; scripts/lab/bench_magent2.py's).
-KEPT_SECTION = re.compile(r'## [^\n]*\n\n<!-- ([\w-]+):start -->.*?<!-- \1:end -->\n', re.DOTALL)
+# <!-- name:end -->, as lab.benchmark.update_section writes it; scripts/lab/bench_magent2.py's). A name may
+# hold spaces (lab.bench_pbt's `bench_pbt ENV`).
+KEPT_SECTION = re.compile(r'## [^\n]*\n\n<!-- ([\w -]+?):start -->.*?<!-- \1:end -->\n', re.DOTALL)
 
 
 def write_doc(results):
