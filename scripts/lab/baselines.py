@@ -105,6 +105,8 @@ ACCEPTANCE_ENVS = {
     'puffer_asteroids': ('env/score >= 0.5 x the scripted gunner\'s (rocks hit)', '10 min', ''),
     'puffer_terraform': ('env/perf >= 0.5 x the scripted greedy dozers\' (share of the height error removed)',
                          '10 min', ''),
+    'puffer_tactical': ('env/perf >= 0.5 x the scripted squad\'s (battles won against the built-in squad)', '10 min',
+                        ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
