@@ -106,19 +106,25 @@ static inline int tc_in_range(const Tactical *env, const Unit *u, int x, int y, 
     return d <= TC_ARCHER_RANGE && tc_sight(env, x, y, target->x, target->y);
 }
 
-/* Walking distances to the nearest living unit of side `enemy`, around walls and water (units ignored). */
-static void tc_fill_distances(Tactical *env, int enemy) {
-    int w = env->cfg.width, n = w * env->cfg.height, head = 0, tail = 0;
+/* Walking distances to the nearest living unit of side `enemy`, around walls and water (units ignored).
+ * The search stops once it has reached every living unit of the other side (unless `full`): the scripted
+ * rules only ask whether a unit's neighbour is nearer than the unit's own cell, and every cell nearer than
+ * that is settled before the unit's cell is, while a cell left unsettled reads TC_FAR, never nearer. As the
+ * squads close in, most of the map is never searched. */
+static void tc_search(Tactical *env, int enemy, int full) {
+    int w = env->cfg.width, n = w * env->cfg.height, head = 0, tail = 0, left = 0;
     memset(env->dist, TC_FAR, (size_t)n);
     for (int k = 0; k < env->cfg.units; k++) {
         const Unit *e = &env->squad[enemy][k];
+        left += env->squad[1 - enemy][k].alive;
         if (!e->alive) continue;
         int c = tc_cell(env, e->x, e->y);
         env->dist[c] = 0;
         env->queue[tail++] = (unsigned char)c;
     }
     const int step[TC_MOVES] = {0, -w, w, -1, 1};
-    while (head < tail) {
+    const signed char first = (signed char)((1 - enemy) * TC_MAX_UNITS);
+    while (head < tail && (full || left > 0)) {
         int c = env->queue[head++], exits = env->exits[c];
         unsigned char next = (unsigned char)(env->dist[c] + 1);
         for (int m = 1; m < TC_MOVES; m++) {
@@ -126,9 +132,13 @@ static void tc_fill_distances(Tactical *env, int enemy) {
             if (!((exits >> m) & 1) || env->dist[nc] != TC_FAR) continue;
             env->dist[nc] = next;
             env->queue[tail++] = (unsigned char)nc;
+            int who = env->occupant[nc] - first;
+            left -= who >= 0 && who < TC_MAX_UNITS; /* a living unit of the side that will walk the distances */
         }
     }
 }
+
+static inline void tc_fill_distances(Tactical *env, int enemy) { tc_search(env, enemy, 0); }
 
 static void tc_place(Tactical *env, int side, int k, int x, int y) {
     Unit *u = &env->squad[side][k];
@@ -276,7 +286,7 @@ static void tc_new_map(Tactical *env) {
         /* the squads can meet when every open cell of the bottom row reaches the top row */
         for (int k = 0; k < env->cfg.units; k++) env->squad[TC_THEIRS][k].alive = 0;
         env->squad[TC_THEIRS][0] = (Unit){.x = 0, .y = 0, .alive = 1};
-        tc_fill_distances(env, TC_THEIRS);
+        tc_search(env, TC_THEIRS, 1);
         int reachable = 1;
         for (int x = 0; x < w; x++) reachable &= env->dist[tc_cell(env, x, h - 1)] < TC_FAR;
         if (reachable) return;
