@@ -28,8 +28,8 @@
 - boids and asteroids, within 10 minutes: boids' flock share and asteroids' rocks hit reach half of
   their scripted baselines' (Reynolds' rules, a leading gunner), measured the same way.
 - terraform, within 10 minutes: the dozers remove half the share of the height error that the scripted
-  greedy dozers remove; tactical wins half as often against its built-in squad as the same scripted
-  rules commanding our squad do.
+  greedy dozers remove; tactical wins at least as often against its built-in squad as the same
+  scripted rules commanding our squad do.
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -126,8 +126,9 @@ TASKS = {
     'puffer_asteroids': ('env/score', scripted_share(0.5), 600, None),
     # terraform removes half the height error the scripted greedy dozers remove (they finish every map)
     'puffer_terraform': ('env/perf', scripted_share(0.5), 600, None),
-    # tactical wins half as often against the built-in squad as the same scripted rules do (about half)
-    'puffer_tactical': ('env/perf', scripted_share(0.5), 600, None),
+    # tactical wins at least as often against the built-in squad as the same scripted rules do (about half:
+    # they are its mirror image); half that rate was met within a minute on three seeds
+    'puffer_tactical': ('env/perf', scripted_baseline, 600, None),
 }
 
 # Tasks that train their whole budget and are checked once, at its end. puffer_mmo's policies sit a few

@@ -106,19 +106,18 @@ ACCEPTANCE_ENVS = {
     'puffer_terraform': ('env/perf >= 0.5 x the scripted greedy dozers\' (share of the height error removed)',
                          '10 min', 'a 10-minute run of seed 0 on a machine at load 11 (7.7k steps/s): one logged '
                          'episode, perf 0.05 at 3.1M steps; 4.6M steps in all, its check stopped unfinished'),
-    'puffer_tactical': ('env/perf >= 0.5 x the scripted squad\'s (battles won against the built-in squad)', '10 min',
-                        ''),
+    'puffer_tactical': ('env/perf >= the scripted squad\'s (battles won against the built-in squad)', '10 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
 ACCEPTANCE_NOTES = {
     'puffer_tactical': (
-        '**Met, three seeds of three, within about a minute each, and still below the scripted squad.** The '
-        'scripted rules, commanding our squad against their mirror image, win about half of their battles '
-        '(0.47-0.51 on the checks\' battles); the policies that stopped the runs won 32-38% of theirs after '
-        '0.8-0.9M steps. The target is half the scripted rate, so these runs say the game is learnable at '
-        'this budget, not that a policy beats the script. The runs shared the two cores with other jobs '
-        '(17k steps/s).'),
+        '**Met, three seeds of three, within a minute of training each.** The scripted rules, commanding our '
+        'squad against their mirror image, won 0.47-0.51 of the checks\' battles; the policies that stopped the '
+        'runs won 0.53-0.57 after 1.2-1.6M steps, and a 4M-step probe (seed 0, 5.5 minutes) read 0.89 on its '
+        'training rows, so the policies go on past the script. The first target, half the scripted rate, was met '
+        'at 0.8-0.9M steps on the same three seeds. The runs shared the two cores with other jobs (13-30k '
+        'steps/s).'),
     'puffer_tripletriad': (
         '**Met, at the target rather than clearly above it.** What it took: the env\'s own policy class, '
         'which adds per-action (gain, risk) features to the logits (the Default MLP levels off at 0.72-0.75); '
