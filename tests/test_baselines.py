@@ -72,7 +72,8 @@ def test_rewriting_the_page_keeps_sections_other_scripts_wrote(tmp_path):
     there between markers (scripts/lab/bench_magent2.py's) survives, once, where a fresh page would lose it."""
     (tmp_path / 'baselines').mkdir()
     kept = '## Someone else\n\n<!-- other:start -->\ntheir table\n<!-- other:end -->\n'
-    spaced = '## PBT\n\n<!-- bench_pbt puffer_squared:start -->\nits table\n<!-- bench_pbt puffer_squared:end -->\n'
+    spaced = ('## PBT\n\n<!-- bench_pbt puffer_squared:start -->\nits table\n<!-- bench_pbt puffer_squared:end -->\n'
+              '\nWhat it says, written by hand.\n')
     (tmp_path / 'baselines.md').write_text('# old page\n\n' + kept + '\n' + spaced)
     for _ in range(2):
         done = subprocess.run([sys.executable, '-m', 'lab.baselines', '--replot', '--docs',

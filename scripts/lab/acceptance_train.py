@@ -27,6 +27,9 @@
   forager/fighter's (`env/episode_length`: one life is an agent's episode, cut at the horizon).
 - boids and asteroids, within 10 minutes: boids' flock share and asteroids' rocks hit reach half of
   their scripted baselines' (Reynolds' rules, a leading gunner), measured the same way.
+- terraform, within 10 minutes: the dozers remove half the share of the height error that the scripted
+  greedy dozers remove; tactical wins at least as often against its built-in squad as the same
+  scripted rules commanding our squad do.
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -124,6 +127,11 @@ TASKS = {
     # puzzles, 10 minutes: boxoban at its easiest difficulty (one box, pufferlib/config/puffer_boxoban.toml)
     # solves 80% of its levels; the autopilot solves all of them, random moves 45%
     'puffer_boxoban': ('env/perf', 0.80, 600, None),
+    # terraform removes half the height error the scripted greedy dozers remove (they finish every map)
+    'puffer_terraform': ('env/perf', scripted_share(0.5), 600, None),
+    # tactical wins at least as often against the built-in squad as the same scripted rules do (about half:
+    # they are its mirror image); half that rate was met within a minute on three seeds
+    'puffer_tactical': ('env/perf', scripted_baseline, 600, None),
 }
 
 # Tasks that train their whole budget and are checked once, at its end. puffer_mmo's policies sit a few
@@ -147,8 +155,9 @@ VARIANTS = {
 # 8,192 fresh games put at 0.796-0.797. Its check plays 8,192 games (+-0.009). puffer_mmo's lifetimes
 # spread from a few ticks to the horizon: a seed that passed its 16-world check (2,048 lives) at 421 read
 # 391 on 64 other worlds, level with the scripted player, so its check plays 64 worlds of 16 agents.
-# puffer_boids has 64 rows per env: 4 envs are 2,048 episodes.
-CHECK_ENVS = {'puffer_tripletriad': 1024, 'puffer_mmo': 64, 'puffer_boids': 4}
+# puffer_boids has 64 rows per env: 4 envs are 2,048 episodes. puffer_terraform's 8 dozers share a map and
+# an episode of up to 3,072 steps: 4 envs are 32 maps, and a check of the 64-env default would take minutes.
+CHECK_ENVS = {'puffer_tripletriad': 1024, 'puffer_mmo': 64, 'puffer_boids': 4, 'puffer_terraform': 4}
 
 
 def check_seed(seed):

@@ -411,6 +411,11 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
               "64 boids (the matched row) each observes all 64 (256 values) in a walled box, and its actions are "
               "MultiDiscrete steps that Python rescales; ours observes its 4 nearest (18 values) on a torus, Box "
               "actions"),
+    'terraform': ('puffer_terraform', None, "both a 64x64 map, 8 dozers, an 11x11 view and 6x6 blocks; 3.0 drives "
+                  "with speed and heading and its bucket works 4 cells, ours moves a cell a step and works one; "
+                  "3.0 draws its map once per env, ours a new one per episode"),
+    # no 'tactical': 3.0's is a stub (its step reads no action and writes no observation) whose built binding
+    # cannot be loaded (undefined symbol c_close), so there is nothing to measure against
 }
 # Where 3.0 has no setting that matches ours, the matched row sets ours to 3.0's game instead: these
 # options run our env against 3.0's defaults (the row `ours matched`).

@@ -1,0 +1,421 @@
+/* Tactical: a turn-based squad battle on a grid (after PufferLib 3.0's tactical, whose units, terrain and
+ * ranged attacks with line of sight it keeps, in a smaller game). Two squads of `units` units, soldiers and
+ * archers in turn, start on opposite rows of a point-symmetric map of ground, walls and water. The agent
+ * (one row) commands our squad one unit a step: the unit moves one cell (or stays), then may attack an
+ * enemy in range. When each of our living units has acted, the built-in opponent plays its whole turn in
+ * the same step; then the next round starts. Who moves first alternates by episode (an opponent that moves
+ * first has played its turn before the first observation).
+ *
+ * Units: a soldier has TC_SOLDIER_HP hit points and hits an orthogonally adjacent enemy for
+ * TC_SOLDIER_DAMAGE; an archer has TC_ARCHER_HP and hits an enemy within Manhattan distance TC_ARCHER_RANGE
+ * for TC_ARCHER_DAMAGE when no wall stands on the straight line between them (water does not block sight).
+ * Units cannot enter walls, water or another unit's cell. A unit at 0 hit points is removed.
+ *
+ * The battle ends when a squad is gone: +1 for a win (terminal), -1 for a loss; after max_rounds it is a
+ * draw (truncated). damage_reward shapes it: damage dealt minus damage taken, over a squad's hit points.
+ * Log: score = enemy units removed, perf = 1 for a win, else 0 (the win rate).
+ *
+ * The built-in opponent and the autopilot play the same scripted rules per unit: with an enemy in range,
+ * stay and hit the weakest (fewest hit points, then the lowest index); else step to the neighbouring cell
+ * nearest to an enemy (walking distance around walls and water, ignoring units) if that is nearer than
+ * where it stands, and then hit the weakest in range, if any. */
+#include <stdlib.h>
+#include "spec.h"
+#include "ocean.h"
+
+#define TC_CELLS (TC_MAX_SIDE * TC_MAX_SIDE)
+#define TC_SOLDIER_HP 12
+#define TC_SOLDIER_DAMAGE 4
+#define TC_ARCHER_HP 8
+#define TC_ARCHER_DAMAGE 3
+#define TC_ARCHER_RANGE 4
+#define TC_MOVES 5
+#define TC_FAR 255 /* walking distance of a cell no enemy can reach (a path crosses at most 255 of the 256 cells) */
+#define TC_MAP_TRIES 8 /* maps drawn before falling back to open ground, when the squads cannot meet */
+#define TC_SCALE 32 /* pixels per cell */
+#define TC_VIEW_W (2 * TC_VIEW + 1)
+
+enum { TC_GROUND, TC_WATER, TC_WALL };
+enum { TC_OURS, TC_THEIRS };
+
+typedef struct Unit {
+    int x, y, hp, archer, alive;
+} Unit;
+
+typedef struct Tactical {
+    OCEAN_SLOTS(float);
+    TacticalConfig cfg;
+    /* the whole game lives in the struct (no pointers), so a saved state is the struct itself */
+    unsigned char terrain[TC_CELLS];
+    unsigned char exits[TC_CELLS]; /* bit m: the cell's neighbour in move m is open ground (no unit counted) */
+    signed char occupant[TC_CELLS]; /* -1 empty, else side * TC_MAX_UNITS + unit */
+    unsigned char dist[TC_CELLS]; /* walking distance to the nearest enemy of the side whose turn it is */
+    unsigned char queue[TC_CELLS]; /* scratch of the search that fills dist (cell indices fit a byte) */
+    Unit squad[2][TC_MAX_UNITS];
+    int current; /* our unit to command */
+    int round, first; /* first: the side that moves first this episode */
+    int hp_total; /* a squad's hit points at the start */
+    int kills; /* enemy units removed this episode */
+    int steps; /* steps (our units' moves) this episode */
+    float ret;
+} Tactical;
+
+static int c_init(Tactical *env) {
+    (void)env;
+    return 0;
+}
+
+static void c_close(Tactical *env) { (void)env; }
+
+static inline int tc_cell(const Tactical *env, int x, int y) { return y * env->cfg.width + x; }
+static inline int tc_abs(int v) { return v < 0 ? -v : v; }
+
+static const int TC_DX[TC_MOVES] = {0, 0, 0, -1, 1};
+static const int TC_DY[TC_MOVES] = {0, -1, 1, 0, 0};
+
+static inline int tc_open(const Tactical *env, int x, int y) {
+    return x >= 0 && y >= 0 && x < env->cfg.width && y < env->cfg.height &&
+           env->terrain[tc_cell(env, x, y)] == TC_GROUND;
+}
+
+/* Whether a unit may step `move` from where it stands (staying is always allowed). */
+static inline int tc_can_move(const Tactical *env, const Unit *u, int move) {
+    if (move == 0) return 1;
+    int x = u->x + TC_DX[move], y = u->y + TC_DY[move];
+    return tc_open(env, x, y) && env->occupant[tc_cell(env, x, y)] < 0;
+}
+
+/* No wall strictly between two cells, along the line a Bresenham walk draws from one to the other. */
+static int tc_sight(const Tactical *env, int x0, int y0, int x1, int y1) {
+    int dx = tc_abs(x1 - x0), dy = -tc_abs(y1 - y0), sx = x0 < x1 ? 1 : -1, sy = y0 < y1 ? 1 : -1;
+    int err = dx + dy, x = x0, y = y0;
+    for (;;) {
+        if (x == x1 && y == y1) return 1;
+        if ((x != x0 || y != y0) && env->terrain[tc_cell(env, x, y)] == TC_WALL) return 0;
+        int e2 = 2 * err;
+        if (e2 >= dy) err += dy, x += sx;
+        if (e2 <= dx) err += dx, y += sy;
+    }
+}
+
+/* Whether a unit standing at (x, y) can hit `target`. */
+static inline int tc_in_range(const Tactical *env, const Unit *u, int x, int y, const Unit *target) {
+    if (!target->alive) return 0;
+    int d = tc_abs(target->x - x) + tc_abs(target->y - y);
+    if (!u->archer) return d == 1;
+    return d <= TC_ARCHER_RANGE && tc_sight(env, x, y, target->x, target->y);
+}
+
+/* Walking distances to the nearest living unit of side `enemy`, around walls and water (units ignored).
+ * The search stops once it has reached every living unit of the other side (unless `full`): the scripted
+ * rules only ask whether a unit's neighbour is nearer than the unit's own cell, and every cell nearer than
+ * that is settled before the unit's cell is, while a cell left unsettled reads TC_FAR, never nearer. As the
+ * squads close in, most of the map is never searched. */
+static void tc_search(Tactical *env, int enemy, int full) {
+    int w = env->cfg.width, n = w * env->cfg.height, head = 0, tail = 0, left = 0;
+    memset(env->dist, TC_FAR, (size_t)n);
+    for (int k = 0; k < env->cfg.units; k++) {
+        const Unit *e = &env->squad[enemy][k];
+        left += env->squad[1 - enemy][k].alive;
+        if (!e->alive) continue;
+        int c = tc_cell(env, e->x, e->y);
+        env->dist[c] = 0;
+        env->queue[tail++] = (unsigned char)c;
+    }
+    const int step[TC_MOVES] = {0, -w, w, -1, 1};
+    const signed char first = (signed char)((1 - enemy) * TC_MAX_UNITS);
+    while (head < tail && (full || left > 0)) {
+        int c = env->queue[head++], exits = env->exits[c];
+        unsigned char next = (unsigned char)(env->dist[c] + 1);
+        for (int m = 1; m < TC_MOVES; m++) {
+            int nc = c + step[m];
+            if (!((exits >> m) & 1) || env->dist[nc] != TC_FAR) continue;
+            env->dist[nc] = next;
+            env->queue[tail++] = (unsigned char)nc;
+            int who = env->occupant[nc] - first;
+            left -= who >= 0 && who < TC_MAX_UNITS; /* a living unit of the side that will walk the distances */
+        }
+    }
+}
+
+static inline void tc_fill_distances(Tactical *env, int enemy) { tc_search(env, enemy, 0); }
+
+static void tc_place(Tactical *env, int side, int k, int x, int y) {
+    Unit *u = &env->squad[side][k];
+    env->occupant[tc_cell(env, u->x, u->y)] = -1;
+    u->x = x, u->y = y;
+    env->occupant[tc_cell(env, x, y)] = (signed char)(side * TC_MAX_UNITS + k);
+}
+
+static inline int tc_alive(const Tactical *env, int side) {
+    int n = 0;
+    for (int k = 0; k < env->cfg.units; k++) n += env->squad[side][k].alive;
+    return n;
+}
+
+/* Unit k of `side` hits enemy `target`; returns the damage dealt. */
+static int tc_attack(Tactical *env, int side, int k, int target) {
+    Unit *u = &env->squad[side][k], *t = &env->squad[1 - side][target];
+    int damage = u->archer ? TC_ARCHER_DAMAGE : TC_SOLDIER_DAMAGE;
+    damage = damage < t->hp ? damage : t->hp;
+    t->hp -= damage;
+    if (t->hp == 0) {
+        t->alive = 0;
+        env->occupant[tc_cell(env, t->x, t->y)] = -1;
+        if (side == TC_OURS) env->kills++;
+        /* the dead no longer draw the side's units (ours follow the distances only under the autopilot) */
+        if (side == TC_THEIRS || env->cfg.autopilot) tc_fill_distances(env, 1 - side);
+    }
+    return damage;
+}
+
+/* The weakest enemy unit k of `side` can hit from (x, y): fewest hit points, then the lowest index; -1: none. */
+static int tc_weakest_in_range(const Tactical *env, int side, int k, int x, int y) {
+    const Unit *u = &env->squad[side][k];
+    int best = -1;
+    for (int j = 0; j < env->cfg.units; j++) {
+        const Unit *t = &env->squad[1 - side][j];
+        if (tc_in_range(env, u, x, y, t) && (best < 0 || t->hp < env->squad[1 - side][best].hp)) best = j;
+    }
+    return best;
+}
+
+/* The scripted rules for unit k of `side` (env->dist must hold the distances to that side's enemies):
+ * the move and the target (-1: none). */
+static void tc_scripted(const Tactical *env, int side, int k, int *move, int *target) {
+    const Unit *u = &env->squad[side][k];
+    *move = 0;
+    *target = tc_weakest_in_range(env, side, k, u->x, u->y);
+    if (*target >= 0) return;
+    int best = env->dist[tc_cell(env, u->x, u->y)];
+    for (int m = 1; m < TC_MOVES; m++) {
+        if (!tc_can_move(env, u, m)) continue;
+        int d = env->dist[tc_cell(env, u->x + TC_DX[m], u->y + TC_DY[m])];
+        if (d < best) best = d, *move = m;
+    }
+    *target = tc_weakest_in_range(env, side, k, u->x + TC_DX[*move], u->y + TC_DY[*move]);
+}
+
+/* Unit k of `side` moves (an illegal move stays) and attacks (an illegal target is none); the damage dealt. */
+static int tc_act(Tactical *env, int side, int k, int move, int target) {
+    Unit *u = &env->squad[side][k];
+    if (tc_can_move(env, u, move)) tc_place(env, side, k, u->x + TC_DX[move], u->y + TC_DY[move]);
+    if (target < 0 || target >= env->cfg.units || !tc_in_range(env, u, u->x, u->y, &env->squad[1 - side][target]))
+        return 0;
+    return tc_attack(env, side, k, target);
+}
+
+/* The opponent's whole turn; returns the damage it dealt. */
+static int tc_opponent_turn(Tactical *env) {
+    int dealt = 0;
+    tc_fill_distances(env, TC_OURS);
+    for (int k = 0; k < env->cfg.units && tc_alive(env, TC_OURS); k++) {
+        if (!env->squad[TC_THEIRS][k].alive) continue;
+        int move, target;
+        tc_scripted(env, TC_THEIRS, k, &move, &target);
+        dealt += tc_act(env, TC_THEIRS, k, move, target);
+    }
+    return dealt;
+}
+
+static inline int tc_next_alive(const Tactical *env, int from) {
+    for (int k = from; k < env->cfg.units; k++)
+        if (env->squad[TC_OURS][k].alive) return k;
+    return -1;
+}
+
+static void tc_write_obs(Tactical *env) {
+    int units = env->cfg.units, w = env->cfg.width, h = env->cfg.height, side = w > h ? w : h;
+    const Unit *me = &env->squad[TC_OURS][env->current];
+    float *o = env->observations;
+    float inv_side = 1.0f / (float)side;
+    o[0] = (float)me->archer;
+    o[1] = (float)me->hp / (float)(me->archer ? TC_ARCHER_HP : TC_SOLDIER_HP);
+    o[2] = (float)me->x / (float)w;
+    o[3] = (float)me->y / (float)h;
+    o[4] = (float)env->round / (float)env->cfg.max_rounds;
+    o += 5;
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < units; k++) {
+            const Unit *u = &env->squad[s][k];
+            o[0] = (float)u->alive;
+            o[1] = u->alive ? (float)(u->x - me->x) * inv_side : 0.0f;
+            o[2] = u->alive ? (float)(u->y - me->y) * inv_side : 0.0f;
+            o[3] = (float)u->hp / (float)(u->archer ? TC_ARCHER_HP : TC_SOLDIER_HP);
+            o[4] = (float)u->archer;
+            if (s == TC_THEIRS) o[5] = (float)tc_in_range(env, me, me->x, me->y, u);
+            o += s == TC_OURS ? 5 : 6;
+        }
+    for (int dy = -TC_VIEW; dy <= TC_VIEW; dy++)
+        for (int dx = -TC_VIEW; dx <= TC_VIEW; dx++) {
+            int x = me->x + dx, y = me->y + dy;
+            int t = x >= 0 && y >= 0 && x < w && y < h ? env->terrain[tc_cell(env, x, y)] : TC_WALL;
+            *o++ = t == TC_GROUND ? 0.0f : (t == TC_WATER ? 0.5f : 1.0f);
+        }
+    /* the mask: every legal move, with no attack or with each enemy in range from where the move lands */
+    unsigned char *mask = env->action_masks;
+    memset(mask, 0, (size_t)(TC_MOVES * (1 + units)));
+    for (int m = 0; m < TC_MOVES; m++) {
+        if (!tc_can_move(env, me, m)) continue;
+        mask[m] = 1;
+        int x = me->x + TC_DX[m], y = me->y + TC_DY[m];
+        for (int j = 0; j < units; j++)
+            mask[(1 + j) * TC_MOVES + m] = (unsigned char)tc_in_range(env, me, x, y, &env->squad[TC_THEIRS][j]);
+    }
+}
+
+/* A point-symmetric map of walls and water where the two squads can reach each other. */
+static void tc_new_map(Tactical *env) {
+    int w = env->cfg.width, h = env->cfg.height, n = w * h;
+    for (int tries = 0; tries <= TC_MAP_TRIES; tries++) {
+        memset(env->terrain, TC_GROUND, (size_t)n);
+        if (tries < TC_MAP_TRIES)
+            for (int c = 0; c < (n + 1) / 2; c++) {
+                int y = c / w;
+                if (y == 0 || y == h - 1) continue; /* the starting rows stay open */
+                float r = ocean_randf(&env->rng);
+                int t = r < env->cfg.walls ? TC_WALL : (r < env->cfg.walls + env->cfg.water ? TC_WATER : TC_GROUND);
+                env->terrain[c] = env->terrain[n - 1 - c] = (unsigned char)t;
+            }
+        for (int y = 0; y < h; y++)
+            for (int x = 0; x < w; x++) {
+                int exits = 0;
+                for (int m = 1; m < TC_MOVES; m++) exits |= tc_open(env, x + TC_DX[m], y + TC_DY[m]) << m;
+                env->exits[tc_cell(env, x, y)] = (unsigned char)exits;
+            }
+        /* the squads can meet when every open cell of the bottom row reaches the top row */
+        for (int k = 0; k < env->cfg.units; k++) env->squad[TC_THEIRS][k].alive = 0;
+        env->squad[TC_THEIRS][0] = (Unit){.x = 0, .y = 0, .alive = 1};
+        tc_search(env, TC_THEIRS, 1);
+        int reachable = 1;
+        for (int x = 0; x < w; x++) reachable &= env->dist[tc_cell(env, x, h - 1)] < TC_FAR;
+        if (reachable) return;
+    }
+}
+
+static void tc_new_episode(Tactical *env) {
+    int w = env->cfg.width, h = env->cfg.height, units = env->cfg.units;
+    tc_new_map(env);
+    memset(env->occupant, -1, sizeof(env->occupant));
+    /* our squad on the bottom row, centred; theirs mirrored through the centre on the top row */
+    int left = (w - units) / 2;
+    env->hp_total = 0;
+    for (int k = 0; k < units; k++) {
+        int archer = k % 2;
+        int hp = archer ? TC_ARCHER_HP : TC_SOLDIER_HP;
+        env->hp_total += hp;
+        for (int s = 0; s < 2; s++) {
+            int x = s == TC_OURS ? left + k : w - 1 - (left + k), y = s == TC_OURS ? h - 1 : 0;
+            env->squad[s][k] = (Unit){.x = x, .y = y, .hp = hp, .archer = archer, .alive = 1};
+            env->occupant[tc_cell(env, x, y)] = (signed char)(s * TC_MAX_UNITS + k);
+        }
+    }
+    for (int s = 0; s < 2; s++)
+        for (int k = units; k < TC_MAX_UNITS; k++) env->squad[s][k] = (Unit){0};
+    env->round = 0;
+    env->kills = 0;
+    env->steps = 0;
+    env->ret = 0.0f;
+    env->first = (int)(ocean_rand(&env->rng) & 1);
+    if (env->first == TC_THEIRS) tc_opponent_turn(env); /* its damage, if any, is in no reward: few maps let it hit */
+    env->current = tc_next_alive(env, 0);
+    if (env->cfg.autopilot) tc_fill_distances(env, TC_THEIRS);
+    tc_write_obs(env);
+}
+
+static void c_reset(Tactical *env) { tc_new_episode(env); }
+
+static void c_step(Tactical *env) {
+    int units = env->cfg.units, move, target;
+    if (env->cfg.autopilot) {
+        tc_scripted(env, TC_OURS, env->current, &move, &target);
+    } else {
+        int a = ocean_clamp(env->actions[0], TC_MOVES * (1 + units));
+        move = a % TC_MOVES;
+        target = a / TC_MOVES - 1;
+    }
+    float scale = env->cfg.damage_reward / (float)env->hp_total;
+    float reward = scale * (float)tc_act(env, TC_OURS, env->current, move, target);
+    int over = 0, won = 0;
+    if (!tc_alive(env, TC_THEIRS)) {
+        over = won = 1;
+    } else {
+        env->current = tc_next_alive(env, env->current + 1);
+        if (env->current < 0) { /* our turn is over: theirs, then the next round */
+            reward -= scale * (float)tc_opponent_turn(env);
+            env->round++;
+            if (!tc_alive(env, TC_OURS)) over = 1;
+            env->current = tc_next_alive(env, 0);
+            if (env->cfg.autopilot) tc_fill_distances(env, TC_THEIRS);
+        }
+    }
+    int timeout = !over && env->round >= env->cfg.max_rounds;
+    if (over) reward += won ? 1.0f : -1.0f;
+    env->rewards[0] = reward;
+    env->terminals[0] = (unsigned char)over;
+    env->truncations[0] = (unsigned char)timeout;
+    env->ret += reward;
+    env->steps++;
+    if (over || timeout) {
+        ocean_log_episode(&env->log, env->ret, (float)env->steps, (float)env->kills, (float)won);
+        tc_new_episode(env);
+        return;
+    }
+    tc_write_obs(env);
+}
+
+/* ---- rendering ---- */
+
+static void c_frame_shape(Tactical *env, int *h, int *w) {
+    *h = env->cfg.height * TC_SCALE;
+    *w = env->cfg.width * TC_SCALE;
+}
+
+static void c_render_rgb(Tactical *env, unsigned char *frame) {
+    static const unsigned char ground[3] = {120, 150, 100}, water[3] = {40, 90, 170}, wall[3] = {70, 60, 55},
+                               ours[3] = {40, 200, 230}, theirs[3] = {220, 60, 50}, hp_rgb[3] = {250, 250, 250},
+                               current_rgb[3] = {250, 220, 60};
+    int fh = env->cfg.height * TC_SCALE, fw = env->cfg.width * TC_SCALE;
+    for (int y = 0; y < env->cfg.height; y++)
+        for (int x = 0; x < env->cfg.width; x++) {
+            int t = env->terrain[tc_cell(env, x, y)];
+            const unsigned char *rgb = t == TC_WALL ? wall : (t == TC_WATER ? water : ground);
+            ocean_fill_rect(frame, fh, fw, x * TC_SCALE, y * TC_SCALE, TC_SCALE - 1, TC_SCALE - 1, rgb);
+        }
+    for (int s = 0; s < 2; s++)
+        for (int k = 0; k < env->cfg.units; k++) {
+            const Unit *u = &env->squad[s][k];
+            if (!u->alive) continue;
+            int px = u->x * TC_SCALE, py = u->y * TC_SCALE, inset = u->archer ? 9 : 5;
+            if (s == TC_OURS && k == env->current)
+                ocean_fill_rect(frame, fh, fw, px + 2, py + 2, TC_SCALE - 5, TC_SCALE - 5, current_rgb);
+            ocean_fill_rect(frame, fh, fw, px + inset, py + inset, TC_SCALE - 2 * inset, TC_SCALE - 2 * inset,
+                            s == TC_OURS ? ours : theirs);
+            int max_hp = u->archer ? TC_ARCHER_HP : TC_SOLDIER_HP;
+            ocean_fill_rect(frame, fh, fw, px + 3, py + TC_SCALE - 5, (TC_SCALE - 7) * u->hp / max_hp, 2, hp_rgb);
+        }
+}
+
+static int c_render_text(Tactical *env, char *out, int cap) {
+    OceanText t = {out, 0, cap};
+    ocean_puts(&t, "round ");
+    ocean_puti(&t, env->round);
+    ocean_puts(&t, "  ours ");
+    ocean_puti(&t, tc_alive(env, TC_OURS));
+    ocean_puts(&t, "  theirs ");
+    ocean_puti(&t, tc_alive(env, TC_THEIRS));
+    ocean_putc(&t, '\n');
+    for (int y = 0; y < env->cfg.height; y++) {
+        for (int x = 0; x < env->cfg.width; x++) {
+            int c = tc_cell(env, x, y), who = env->occupant[c];
+            char ch = env->terrain[c] == TC_WALL ? '#' : (env->terrain[c] == TC_WATER ? '~' : '.');
+            if (who >= 0) {
+                const Unit *u = &env->squad[who / TC_MAX_UNITS][who % TC_MAX_UNITS];
+                ch = who / TC_MAX_UNITS == TC_OURS ? (u->archer ? 'a' : 's') : (u->archer ? 'A' : 'S');
+            }
+            ocean_putc(&t, ch);
+        }
+        ocean_putc(&t, '\n');
+    }
+    return t.len;
+}
