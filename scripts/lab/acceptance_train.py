@@ -27,6 +27,8 @@
   forager/fighter's (`env/episode_length`: one life is an agent's episode, cut at the horizon).
 - boids and asteroids, within 10 minutes: boids' flock share and asteroids' rocks hit reach half of
   their scripted baselines' (Reynolds' rules, a leading gunner), measured the same way.
+- moba, within 10 minutes: the trained team wins half as many games against the built-in random team
+  as the scripted heroes do (`env/score`, 1 a won game).
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -121,6 +123,8 @@ TASKS = {
     # (which sit at 99%; random steering 20%), asteroids hits half as many rocks as the scripted gunner
     'puffer_boids': ('env/perf', scripted_share(0.5), 600, None),
     'puffer_asteroids': ('env/score', scripted_share(0.5), 600, None),
+    # fifth wave: the MOBA's team wins half as many games against the random team as the scripted heroes
+    'puffer_moba': ('env/score', scripted_share(0.5), 600, None),
 }
 
 # Tasks that train their whole budget and are checked once, at its end. puffer_mmo's policies sit a few

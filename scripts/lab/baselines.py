@@ -103,6 +103,7 @@ ACCEPTANCE_ENVS = {
     'puffer_boids': ('env/perf >= 0.5 x the scripted Reynolds rules\' (share of boid steps in a flock)', '10 min',
                      ''),
     'puffer_asteroids': ('env/score >= 0.5 x the scripted gunner\'s (rocks hit)', '10 min', ''),
+    'puffer_moba': ('env/score >= 0.5 x the scripted heroes\' (games won against the random team)', '10 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
