@@ -149,8 +149,8 @@ VARIANTS = {
 # spread from a few ticks to the horizon: a seed that passed its 16-world check (2,048 lives) at 421 read
 # 391 on 64 other worlds, level with the scripted player, so its check plays 64 worlds of 16 agents.
 # puffer_boids has 64 rows per env: 4 envs are 2,048 episodes.
-# puffer_moba's games last up to 2,048 ticks: 8 games of 5 heroes play 320 games in 40 rows, where 64 took
-# over 15 minutes a check on the loaded 2-core machine.
+# puffer_moba's games last up to 2,048 ticks: 8 games of 5 heroes are 40 rows, 320 hero episodes (64 games) a
+# check, where 64 games at a time took over 15 minutes a check on the loaded 2-core machine.
 CHECK_ENVS = {'puffer_tripletriad': 1024, 'puffer_mmo': 64, 'puffer_boids': 4, 'puffer_moba': 8}
 
 
