@@ -30,6 +30,8 @@
 - terraform, within 10 minutes: the dozers remove half the share of the height error that the scripted
   greedy dozers remove; tactical wins at least as often against its built-in squad as the same
   scripted rules commanding our squad do.
+- moba, within 10 minutes: the trained team wins half as many games against the built-in random team
+  as the scripted heroes do (`env/score`, 1 a won game).
 A logged row at the target triggers a check of the saved policy over whole episodes (`confirm`);
 the run stops when the check meets the target. The table lists steps and seconds to the target,
 the checked value, and the best logged row. Runs of the second-wave games are also recorded in
@@ -132,6 +134,8 @@ TASKS = {
     # tactical wins at least as often against the built-in squad as the same scripted rules do (about half:
     # they are its mirror image); half that rate was met within a minute on three seeds
     'puffer_tactical': ('env/perf', scripted_baseline, 600, None),
+    # fifth wave: the MOBA's team wins half as many games against the random team as the scripted heroes
+    'puffer_moba': ('env/score', scripted_share(0.5), 600, None),
 }
 
 # Tasks that train their whole budget and are checked once, at its end. puffer_mmo's policies sit a few
@@ -157,7 +161,10 @@ VARIANTS = {
 # 391 on 64 other worlds, level with the scripted player, so its check plays 64 worlds of 16 agents.
 # puffer_boids has 64 rows per env: 4 envs are 2,048 episodes. puffer_terraform's 8 dozers share a map and
 # an episode of up to 3,072 steps: 4 envs are 32 maps, and a check of the 64-env default would take minutes.
-CHECK_ENVS = {'puffer_tripletriad': 1024, 'puffer_mmo': 64, 'puffer_boids': 4, 'puffer_terraform': 4}
+# puffer_moba's games last up to 2,048 ticks: 8 games of 5 heroes are 40 rows, 320 hero episodes (64 games) a
+# check, where 64 games at a time took over 15 minutes a check on the loaded 2-core machine.
+CHECK_ENVS = {'puffer_tripletriad': 1024, 'puffer_mmo': 64, 'puffer_boids': 4, 'puffer_terraform': 4,
+              'puffer_moba': 8}
 
 
 def check_seed(seed):

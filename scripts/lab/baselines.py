@@ -109,6 +109,7 @@ ACCEPTANCE_ENVS = {
                          '10 min', 'a 10-minute run of seed 0 on a machine at load 11 (7.7k steps/s): one logged '
                          'episode, perf 0.05 at 3.1M steps; 4.6M steps in all, its check stopped unfinished'),
     'puffer_tactical': ('env/perf >= the scripted squad\'s (battles won against the built-in squad)', '10 min', ''),
+    'puffer_moba': ('env/score >= 0.5 x the scripted heroes\' (games won against the random team)', '10 min', ''),
 }
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).

@@ -416,6 +416,10 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
                   "3.0 draws its map once per env, ours a new one per episode"),
     # no 'tactical': 3.0's is a stub (its step reads no action and writes no observation) whose built binding
     # cannot be loaded (undefined symbol c_close), so there is nothing to measure against
+    'moba': ('puffer_moba', None, "both 5 hero rows per game against 5 scripted heroes; 3.0's map is 128x128 "
+             "with 100 creep slots, 72 neutrals and 24 towers, and it observes an 11x11 crop of 4 channels plus 26 "
+             "values (510 bytes) with MultiDiscrete [7, 7, 3, 2, 2, 2]; ours is 40x40, 3 creeps per lane per wave, "
+             "12 towers, two 11x11 crops plus 16 values (258 bytes), MultiDiscrete [9, 6]"),
 }
 # Where 3.0 has no setting that matches ours, the matched row sets ours to 3.0's game instead: these
 # options run our env against 3.0's defaults (the row `ours matched`).
