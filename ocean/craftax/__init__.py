@@ -11,6 +11,7 @@ baseline is built into the C env: run it with `autopilot=True`.
 """
 
 import math
+from collections.abc import Mapping
 
 ACHIEVEMENTS = (
     'collect_coal', 'collect_diamond', 'collect_drink', 'collect_iron', 'collect_sapling', 'collect_stone',
@@ -20,7 +21,7 @@ ACHIEVEMENTS = (
 )
 
 
-def crafter_score(rates):
+def crafter_score(rates: Mapping[str, float]) -> float:
     """The Crafter paper's score from the 22 unlock rates (fractions 0..1, as the log gives them):
     S = exp(mean(ln(1 + s_i))) - 1 with s_i in percent, itself in percent."""
     missing = [name for name in ACHIEVEMENTS if name not in rates]

@@ -298,8 +298,9 @@ static float cr_simplex(const uint8_t *perm, float x, float y) {
 }
 
 /* OpenSimplex's features are wider than simplex noise's at the same input: its correlation between points 0.3,
- * 0.6 and 1.0 apart (0.80, 0.39, 0.0) is simplex's at about 1 / 2.3 of those distances. */
-#define CR_NOISE_STRETCH 2.3f
+ * 0.6 and 1.0 apart (0.80, 0.39, 0.0) is simplex's at about 1 / 2.3 of those distances, and 3.0 also brings the
+ * spread of the counts from world to world (water, grass, paths) to crafter's. */
+#define CR_NOISE_STRETCH 3.0f
 
 /* crafter's _simplex(x, y, z, size): the noise at (x / size, y / size) on layer z; the layers are far apart */
 static inline float cr_noise(const uint8_t *perm, float x, float y, int z, float size) {
