@@ -320,6 +320,16 @@ def test_crafter_score_formula():
         crafter_score({'collect_wood': 1.0})
 
 
+def test_bench_craftax_section_lists_each_seed_the_random_policy_and_the_papers_figures():
+    from lab import bench_craftax
+    rates = {**{name: 0.0 for name in ACHIEVEMENTS}, 'collect_wood': 0.5}
+    run = {'seed': 0, 'steps': 1_000_000, 'seconds': 600.0, 'episodes': 128, 'episode_length': 300.0,
+           'score': crafter_score(rates), 'rates': rates}
+    text = bench_craftax.section({'seeds': {'0': run}, 'random': {'rates': rates, 'episodes': 99, 'score': 0.0}})
+    assert '| ours, seed 0 | 0.2 | 128 | 300 | 600 |' in text  # 51 ** (1 / 22) - 1 = 0.196%
+    assert '| collect_wood | 50.0 | 50.0 |' in text and '| DreamerV2 (paper, 1M steps) | 10.0 |' in text
+
+
 # ---- world statistics against crafter.Env ----
 
 MATERIALS = ('water', 'grass', 'stone', 'path', 'sand', 'tree', 'lava', 'coal', 'iron', 'diamond')
