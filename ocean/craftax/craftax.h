@@ -10,7 +10,8 @@
  *
  * Differences from the reference, on purpose: the terrain noise. Crafter samples OpenSimplex 3D noise
  * (the opensimplex package); this uses 2D simplex noise with the z layer as an offset, scaled so that its
- * values have the spread of OpenSimplex's (std 0.315 over random points), and this env's rng. Worlds are
+ * values have the spread of OpenSimplex's (std 0.315 over random points), splined from a coarse lattice for
+ * the broad octaves (world generation below says why), and this env's rng. Worlds are
  * therefore different worlds drawn from (close to) the same distribution; tests/test_ocean_craftax.py
  * compares resource counts with crafter.Env's over many seeds. Everything else (thresholds, the order of
  * the material rules, creature behaviour and balancing, vitals) follows the reference step for step.
