@@ -133,6 +133,7 @@ def test_ocean_render_puts_ratios_of_medians_in_the_head_to_head_table():
     results = {'squared': {'ours': [20e6, 30e6, 25e6], '3.0 defaults': [10e6, 12e6, 8e6]},
                'snake': {'ours': [4e6], '3.0 defaults': [8e6], '3.0 matched': [2e6]},
                'cartpole': {'ours': [20e6], 'Gymnasium CartPole-v1': [0.2e6]},
+               'craftax': {'ours': [0.5e6], 'crafter.Env': [30.0]},
                'memory': {'ours': [5e6]}}
     text = bd.ocean_section(results, 3, 1.0, None, {'pufferlib': 3.0, 'numpy': '2'})
     lines = text.splitlines()
@@ -142,6 +143,8 @@ def test_ocean_render_puts_ratios_of_medians_in_the_head_to_head_table():
     assert len(snake) == 2 and '**0.50x**' in snake[0] and 'width=64' in snake[1] and '2.00x' in snake[1]
     gym = next(line for line in lines if line.startswith('| puffer_cartpole | Gymnasium'))
     assert '| 20.0 | 0.200 | 0.200 | - | 100.00x |' in gym  # small rates keep their digits
+    crafter = next(line for line in lines if line.startswith('| puffer_craftax | crafter.Env'))
+    assert '| the crafter package, Python' in crafter and '| 0.500 | 3e-05 |' in crafter and '16666.67x' in crafter
     memory = next(line for line in lines if line.startswith('| puffer_memory |'))
     assert '| 5.0 | 5.0 | - | 10 | **no** |' in memory  # below the 10M sanity target; one round: no spread
 

@@ -10,7 +10,8 @@ actions drawn ahead of time (pufferlib.ocean.tools.bench), so the figure is the 
 PufferLib 3.0's counterpart (OCEAN_PEERS in scripts/lab/benchmark.py) runs the same loop over the same
 number of rows in the anchor's venv (scripts/lab/bench_anchor.py), at its own defaults and, where they
 differ, at settings that match ours (or, where 3.0 has no such setting, ours at 3.0's:
-OCEAN_OURS_MATCHED). Gymnasium's CartPole-v1 (Python, one env) is the third peer.
+OCEAN_OURS_MATCHED). Gymnasium's CartPole-v1 (Python, one env) is cartpole's third peer, and the crafter
+package's crafter.Env (Python, one env) craftax's.
 Rounds are interleaved (ours, 3.0 defaults, 3.0 matched, ours, ...); medians, every round and the
 spread are printed.
 """
@@ -44,6 +45,25 @@ def gymnasium_cartpole(seconds):
     return steps / (time.perf_counter() - start)
 
 
+def crafter_python(seconds):
+    """The crafter package's crafter.Env, one env on one core, random actions: one whole episode a round,
+    its reset included (a reset makes a world, most of crafter's time as it is of ours), or its reset and
+    `seconds` of steps where the episode runs longer."""
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')  # crafter imports gym, which warns on import
+        import crafter
+    actions = np.random.default_rng(0).integers(0, 17, 256).tolist()
+    env = crafter.Env(seed=0)
+    steps, start = 0, time.perf_counter()
+    env.reset()
+    stepping, done = time.perf_counter(), False
+    while not done and time.perf_counter() - stepping < seconds:
+        _, _, done, _ = env.step(actions[steps % len(actions)])
+        steps += 1
+    return steps / (time.perf_counter() - start)
+
+
 def contenders(name, anchor):
     """(label, measure(seconds)) for one env: ours first, then its peers."""
     out = [('ours', lambda s: tools.bench(name, seconds=s))]
@@ -58,6 +78,8 @@ def contenders(name, anchor):
             out.insert(1, ('ours matched', lambda s: tools.bench(name, seconds=s, **bd.OCEAN_OURS_MATCHED[name])))
     if name == 'cartpole':
         out.append(('Gymnasium CartPole-v1', gymnasium_cartpole))
+    if name == 'craftax':
+        out.append(('crafter.Env', crafter_python))
     return out
 
 

@@ -435,6 +435,11 @@ OCEAN_TARGETS = {'go': 0.6e6, 'tripletriad': 3.6e6, 'trash_pickup': 1.4e6,
                  'enduro': 1.6e6, 'tetris': 3e6, 'rware': 12e6}
 # The speed targets of the third-wave envs without a peer in 3.0's build.
 OCEAN_TARGETS.update({'g2048': 5e6, 'slimevolley': 5e6})
+# Crafter makes a 64x64 world at every reset and a random agent dies in ~170 steps: its target is 1M.
+OCEAN_TARGETS.update({'craftax': 1e6})
+# Python peers of Ocean envs (bench_ocean measures them in the same rounds): label -> the settings cell.
+OCEAN_PYTHON_PEERS = {'Gymnasium CartPole-v1': 'Gymnasium, Python, one env',
+                      'crafter.Env': 'the crafter package, Python, one env, one episode a round (reset included)'}
 
 
 def ocean_target(name: str) -> tuple[str, float]:
@@ -452,7 +457,8 @@ def ocean_section(results: Mapping[str, Mapping[str, list[float]]], repeats: int
     """The Ocean section of docs/benchmarks.md from {env: {contender: [steps/s per round]}}; `about` is the
     anchor's versions (None without one) and `note` why a peer was skipped."""
     from pufferlib.ocean import tools
-    mega = lambda v: f'{v / 1e6:.1f}' if v >= 1e6 else f'{v / 1e6:.3f}'  # noqa: E731
+    # a Python peer may run a few steps a second (crafter.Env makes its worlds in Python): two digits then
+    mega = lambda v: f'{v / 1e6:.1f}' if v >= 1e6 else f'{v / 1e6:.3f}' if v >= 1e4 else f'{v / 1e6:.2g}'  # noqa: E731
     m = lambda runs: mega(median(runs))  # noqa: E731
     mruns = lambda runs: runs_cell(runs, mega)  # noqa: E731
     rows = []
@@ -476,10 +482,10 @@ def ocean_section(results: Mapping[str, Mapping[str, list[float]]], repeats: int
             continue
         peer, matched, differs = OCEAN_PEERS.get(name, (None, None, ''))
         for label in [k for k in runs if k not in ('ours', 'ours matched')]:
-            settings = ('Gymnasium, Python, one env' if label.startswith('Gymnasium') else
+            settings = (OCEAN_PYTHON_PEERS[label] if label in OCEAN_PYTHON_PEERS else
                         ', '.join(f'{k}={v}' for k, v in (matched or {}).items()) if label == '3.0 matched' else
                         'its defaults' + (f' ({differs})' if differs else ''))
-            who = label if label.startswith('Gymnasium') else f'PufferLib 3.0 `{peer}`'
+            who = label if label in OCEAN_PYTHON_PEERS else f'PufferLib 3.0 `{peer}`'
             head.append([f'puffer_{name}', who, settings, m(runs['ours']), m(runs[label]), mruns(runs[label]),
                          spread_cell(runs[label]), ratio_cell(ratio(runs['ours'], runs[label]), 1.0)])
         if 'ours matched' in runs and '3.0 defaults' in runs:
