@@ -546,6 +546,27 @@ def test_exact_oracle_converges_on_kuhn_with_a_per_seat_meta_strategy(tmp_path):
     assert rows[-1]['exploitability'] < 0.05 < rows[1]['exploitability']
 
 
+def test_exact_oracle_grows_the_seat_payoffs_it_already_has(tmp_path):
+    """The per-seat meta-game's payoff matrix is kept and grown by the new policies' rows and columns: grown in
+    steps it equals the matrix computed whole, and asking twice for one population solves it once."""
+    from pufferlib.league.gametree import game_tree
+    path = league.create('puffer_kuhn', ['--league.iterations', '5', '--league.oracle', 'exact',
+                                         '--league.eval-games', '10'], root=str(tmp_path))
+    league.League(path).run(printer=None)
+    lg = league.League(path)
+    lg.open()
+    try:
+        tables = lg.policy_tables()
+        whole = game_tree('puffer_kuhn').seat_payoffs(tables, tables)
+        lg.seat_payoff_matrix(tables[:2])
+        np.testing.assert_allclose(lg.seat_payoff_matrix(tables[:3]), whole[:3, :3], atol=1e-12)
+        np.testing.assert_allclose(lg.seat_payoff_matrix(tables), whole, atol=1e-12)
+        first = lg.seat_meta(tables)
+        assert lg.seat_meta(tables)[0] is first[0]
+    finally:
+        lg.close()
+
+
 def test_exact_oracle_is_refused_where_there_is_no_game_tree(capsys):
     assert cli.main(['league', 'puffer_connect4', '--league.oracle', 'exact']) == 2
     err = capsys.readouterr().err

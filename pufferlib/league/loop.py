@@ -218,6 +218,10 @@ class League:
     response's training, the evaluation matches) is a list of tasks (tasks.py) that a backend runs,
     here or as Ray tasks; policies go to them as state dicts and come back as state dicts."""
 
+    # league.oracle = "exact": seat_payoff_matrix's cache, and seat_meta's last answer
+    _seat_payoffs: np.ndarray
+    _seat_meta: tuple[int, np.ndarray, np.ndarray] | None
+
     def __init__(self, path: str, flags: Sequence[str] = ()) -> None:
         self.path = path
         self.env, config = configuration.read_saved(
@@ -334,20 +338,41 @@ class League:
         symmetric meta-game (one mixture for both seats) couples what a policy plays in one seat with
         what it plays in the other: with exact responses its Nash stayed near 0.2 on Leduc after 130
         responses where the per-seat one went below 0.1 (scripts/lab/results/league.md)."""
-        seat0, seat1, _ = nash(game_tree(self.env).seat_payoffs(tables, tables))
+        n = len(tables)
+        if self._seat_meta is not None and self._seat_meta[0] == n:  # asked again for the same population
+            return self._seat_meta[1], self._seat_meta[2]
+        seat0, seat1, _ = nash(self.seat_payoff_matrix(tables))
+        self._seat_meta = (n, seat0, seat1)
         return seat0, seat1
+
+    def seat_payoff_matrix(self, tables: np.ndarray) -> np.ndarray:
+        """[K, K] exact seat-0 payoffs of the pool against itself (a seat 0, b seat 1), grown by the new
+        rows and columns only: pool policies are frozen, and recomputing every entry made this matrix
+        a growing share of an exact iteration's time past a hundred policies."""
+        n, have = len(tables), len(self._seat_payoffs)
+        if n > have:
+            tree = game_tree(self.env)
+            grown = np.zeros((n, n))
+            grown[:have, :have] = self._seat_payoffs
+            grown[have:, :] = tree.seat_payoffs(tables[have:], tables)
+            if have:
+                grown[:have, have:] = tree.seat_payoffs(tables[:have], tables[have:])
+            self._seat_payoffs = grown
+        return self._seat_payoffs[:n, :n]
 
     def exact_response(self, iteration: int) -> tuple[torch.nn.Module, dict[str, float]]:
         """PSRO's oracle computed, not trained (league.oracle = "exact", poker): each seat's exact best
         response to the other seat's meta-strategy (`GameTree.best_response`, an LP per seat), fitted
-        into a network from `response_start` (`distill_table`). It runs in the driver: milliseconds of
+        into a fresh network (`distill_table`). It runs in the driver: milliseconds of
         LP and a fraction of a second of fitting, less than shipping a task. `response_gain` is what the
         response gains against the meta-strategy, which is the exploitability of that meta-strategy."""
         tables = self.policy_tables()
         seat0, seat1 = self.seat_meta(tables)
         table, gain = game_tree(self.env).best_response(tables, seat0, seat1)
+        # A fresh network each time: fitting from the latest response carries its weights, which the fits
+        # grow, from one response to the next, until the fit stalls (Leduc: stuck from the 12th response)
+        torch.manual_seed(self.settings['seed'] + iteration)
         network = self.new_network(self.arena)
-        network.load_state_dict(self.response_start(iteration))
         return network, {'steps': 0, 'response_gain': gain, **distill_table(self.env, network, table)}
 
     def evaluate(self, new_name: str, payoffs: PayoffTable, ratings: Ratings) -> None:
@@ -496,6 +521,7 @@ class League:
         try:
             self.networks = [self.load_policy(name, self.arena) for name in self.names]
             self.tables: list[np.ndarray] = []  # their poker tables, made as they are needed (policy_tables)
+            self._seat_payoffs, self._seat_meta = np.zeros((0, 0)), None
             self.tasks = TaskRunner(open_backend(self.settings), self.env, self.config, self.path)
         except BaseException:
             self.arena.close()

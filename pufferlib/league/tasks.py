@@ -126,7 +126,7 @@ def train_response(env_name: str, config: Config, arena: Arena, network: torch.n
     return stats
 
 
-def distill_table(env_name: str, network: torch.nn.Module, table: np.ndarray, max_steps: int = 2000,
+def distill_table(env_name: str, network: torch.nn.Module, table: np.ndarray, max_steps: int = 50,
                   tolerance: float = 0.01) -> dict[str, float]:
     """Fit `network` to play the poker table [S, A] (the exact oracle's best response) on every
     information state it reaches, by cross-entropy on its masked action distribution, until each such
@@ -143,18 +143,29 @@ def distill_table(env_name: str, network: torch.nn.Module, table: np.ndarray, ma
     network.train()
     for p in network.parameters():
         p.requires_grad_(True)
-    optimizer = torch.optim.Adam(network.parameters(), lr=0.1)  # one-hot targets on a few hundred rows: fast and stable
-    gap, steps = float('inf'), 0
-    while steps < max_steps:
+    # One small full batch: L-BFGS with a line search. Adam (lr 0.1) needed 476 steps from the latest
+    # response and did not reach the tolerance in 2,000 from a fresh head (Leduc, 45 policies, 360 rows);
+    # L-BFGS reached it in 4-5 steps of up to 20 evaluations, 0.44-0.56 CPU s against 1.1-5.1.
+    optimizer = torch.optim.LBFGS(network.parameters(), lr=1, max_iter=20, line_search_fn='strong_wolfe')
+
+    def loss_and_log_probs() -> tuple[torch.Tensor, torch.Tensor]:
         logits = cast(torch.Tensor, network(obs)[0]).masked_fill(~legal, -1e9)
         log_probs = torch.log_softmax(logits, dim=-1)
-        gap = float((target - log_probs.detach().exp()).abs().max())
-        if gap <= tolerance:
-            break
-        loss = -(target * log_probs.masked_fill(~legal, 0.0)).sum(1).mean()
+        return -(target * log_probs.masked_fill(~legal, 0.0)).sum(1).mean(), log_probs
+
+    def closure() -> torch.Tensor:
         optimizer.zero_grad()
+        loss = loss_and_log_probs()[0]
         loss.backward()
-        optimizer.step()
+        return loss
+
+    gap, steps = float('inf'), 0
+    while True:
+        with torch.no_grad():
+            gap = float((target - loss_and_log_probs()[1].exp()).abs().max())
+        if gap <= tolerance or steps >= max_steps:
+            break
+        optimizer.step(closure)
         steps += 1
     network.eval()
     return {'distill_steps': float(steps), 'distill_gap': gap}
