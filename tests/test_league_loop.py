@@ -19,8 +19,10 @@ pytest.importorskip('openskill')
 pytest.importorskip('pyspiel')
 
 # A league small enough for a unit test: a few thousand PPO steps per response.
+# PPO responses (the poker configs default to the exact oracle, tested on its own below)
 TINY = ['--league.steps-per-iteration', '2048', '--league.num-envs', '64', '--league.eval-games', '20',
-        '--train.bptt-horizon', '16', '--train.minibatch-size', '512', '--policy.hidden-size', '16']
+        '--train.bptt-horizon', '16', '--train.minibatch-size', '512', '--policy.hidden-size', '16',
+        '--league.oracle', 'ppo']
 
 
 def iterations(path):
@@ -571,7 +573,7 @@ def test_exact_oracle_is_refused_where_there_is_no_game_tree(capsys):
     assert cli.main(['league', 'puffer_connect4', '--league.oracle', 'exact']) == 2
     err = capsys.readouterr().err
     assert 'exists for puffer_kuhn, puffer_leduc, not puffer_connect4; set --league.oracle ppo' in err
-    assert cli.main(['league', 'puffer_kuhn', '--league.oracle', 'exact', '--league.method', 'fsp']) == 2
-    assert 'set --league.method psro --league.meta-solver nash' in capsys.readouterr().err
+    assert cli.main(['league', 'puffer_kuhn', '--league.oracle', 'exact', '--league.meta-solver', 'alpharank']) == 2
+    assert 'set --league.meta-solver nash, or --league.oracle ppo' in capsys.readouterr().err
     assert cli.main(['league', 'puffer_kuhn', '--league.oracle', 'best']) == 2
     assert "league.oracle must be ppo" in capsys.readouterr().err

@@ -26,9 +26,11 @@ pytest.importorskip('scipy')
 pytest.importorskip('openskill')
 pytest.importorskip('pyspiel')
 
-# A league small enough for a unit test (as in test_league_loop.py).
+# A league small enough for a unit test (as in test_league_loop.py), with PPO responses: those are the
+# tasks Ray runs (the poker configs' exact oracle computes its responses in the driver).
 TINY = ['--league.steps-per-iteration', '2048', '--league.num-envs', '64', '--league.eval-games', '20',
-        '--train.bptt-horizon', '16', '--train.minibatch-size', '512', '--policy.hidden-size', '16']
+        '--train.bptt-horizon', '16', '--train.minibatch-size', '512', '--policy.hidden-size', '16',
+        '--league.oracle', 'ppo']
 RAY = ['--league.backend', 'ray']
 
 

@@ -154,9 +154,11 @@ def check_settings(settings: dict[str, Any], env_name: str) -> None:
         if env_name not in OPENSPIEL_GAMES:
             raise LeagueError(f'league.oracle = "exact" computes best responses over the whole game tree, which exists '
                               f'for {", ".join(OPENSPIEL_GAMES)}, not {env_name}; set --league.oracle ppo')
-        if settings['method'] != 'psro' or settings['meta_solver'] != 'nash':
+        # the oracle is PSRO's: self-play and FSP train their one learner whatever it says (the poker
+        # configs default to exact, and --league.method fsp alone must still work there)
+        if settings['method'] == 'psro' and settings['meta_solver'] != 'nash':
             raise LeagueError('league.oracle = "exact" is PSRO with the Nash meta-solver of the per-seat meta-game; '
-                              'set --league.method psro --league.meta-solver nash, or --league.oracle ppo')
+                              'set --league.meta-solver nash, or --league.oracle ppo')
 
 
 def check_seats(env_name: str, config: Config, rows: int) -> None:
@@ -296,6 +298,11 @@ class League:
                           for name in names])
         return doubt / doubt.sum()
 
+    @property
+    def exact_oracle(self) -> bool:
+        """PSRO's responses computed (league.oracle = "exact"); other methods train their learner."""
+        return self.settings['oracle'] == 'exact' and self.settings['method'] == 'psro'
+
     def response_start(self, iteration: int) -> Any:
         """What the iteration's response trains from, as its task receives it: a state dict made here, so
         that a Ray worker gets the same initial weights as the local backend (the driver alone reads the
@@ -416,7 +423,7 @@ class League:
         heaviest policies of the current meta-strategy, so an iteration's cost stays flat as the
         population grows to the hundreds of responses that PSRO needs there."""
         n = len(self.names)
-        if self.settings['oracle'] != 'exact' or n <= RATED_SUPPORT + 1:
+        if not self.exact_oracle or n <= RATED_SUPPORT + 1:
             return list(range(n))
         weights = self.output if self.output_seat1 is None else self.output + self.output_seat1
         heaviest = [int(k) for k in np.argsort(-weights, kind='stable')[:RATED_SUPPORT] if weights[k] > 0]
@@ -477,7 +484,7 @@ class League:
             return np.full(n, 1.0 / n), None
         if self.settings['output'] == 'least_exploitable':  # poker only (check_settings): the whole game's LP
             return game_tree(self.env).least_exploitable(self.policy_tables()[:n])[1], None
-        if self.settings['oracle'] == 'exact':
+        if self.exact_oracle:
             return self.seat_meta(self.policy_tables()[:n])
         return meta_strategy(payoffs.matrix(fill=0.0), self.settings['meta_solver']), None
 
@@ -542,7 +549,7 @@ class League:
         if iteration == 0:
             torch.manual_seed(self.settings['seed'])
             network, stats = self.new_network(self.arena), {'steps': 0}
-        elif self.settings['oracle'] == 'exact':
+        elif self.exact_oracle:
             network, stats = self.exact_response(iteration)
         else:
             network, stats = self.respond(name, self.opponent_weights(names, self.payoffs, self.ratings))
