@@ -234,7 +234,7 @@ def main(argv=None):
     text = report(curves, budgets, args.game, args.clock)
     print(text)
     if args.write_doc:
-        command = ' '.join(shlex.quote(a) for a in ['.venv/bin/python', 'scripts/lab/bench_league.py', *without_keep(
+        command = ' '.join(shlex.quote(a) for a in ['.venv/bin/python', '-m', 'lab.bench_league', *without_keep(
             sys.argv[1:] if argv is None else argv)])
         when = time.strftime('%Y-%m-%d %H:%M', time.gmtime())
         write_doc(args.write_doc, args.game, f'Written by the command below on {when} UTC ({os.cpu_count()} cores):'
