@@ -530,6 +530,10 @@ class League:
             self.tables: list[np.ndarray] = []  # their poker tables, made as they are needed (policy_tables)
             self._seat_payoffs, self._seat_meta = np.zeros((0, 0)), None
             self.tasks = TaskRunner(open_backend(self.settings), self.env, self.config, self.path)
+            if self.exact_oracle:
+                # The first torch optimizer made in a process imports torch's compiler stack (3-10 s here):
+                # a cost of starting the league, paid here with the rest of it, not by the first response.
+                torch.optim.LBFGS([torch.zeros(1, requires_grad=True)])
         except BaseException:
             self.arena.close()
             raise
