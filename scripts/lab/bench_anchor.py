@@ -11,15 +11,13 @@ pools, the same clock.
     {"command": "vector", "env": "cartpole" | "busy", "backend": "Multiprocessing", "num_envs": 8, ...}
     {"command": "train", "env": "puffer_breakout", "flags": [...], "seconds": 20}
 """
-import contextlib
 import functools
-import json
-import os
 import sys
 import time
-import traceback
 
 import numpy as np
+
+from lab.peer_serve import serve
 
 ACTION_POOL = 64
 CLOCK_EVERY = 8
@@ -156,20 +154,8 @@ COMMANDS = {'hello': hello, 'ocean': ocean, 'vector': vector, 'train': train}
 
 
 def main():
-    # Our answers go to the real stdout; anything 3.0 prints (its dashboard, warnings) goes to stderr.
-    answers = os.fdopen(os.dup(1), 'w', buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    for line in sys.stdin:
-        request = json.loads(line)
-        command = request.pop('command')
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                answer = COMMANDS[command](**request)
-        except (Exception, SystemExit) as exc:  # SystemExit: 3.0's argparse rejecting a flag
-            traceback.print_exc()
-            answer = {'error': f'{type(exc).__name__}: {exc}'}
-        answers.write(json.dumps(answer) + '\n')
+    # SystemExit: 3.0's argparse rejecting a flag
+    serve(COMMANDS, catch=(Exception, SystemExit))
 
 
 if __name__ == '__main__':

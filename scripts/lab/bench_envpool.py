@@ -13,13 +13,11 @@ line on stdout. It imports nothing of ours, so it runs beside any version of our
 The loop mirrors bench_vector.time_loop: random actions drawn ahead of time, one warm-up step, the
 clock looked at every 8 steps, agent steps counted (batch_size per call).
 """
-import json
-import os
-import sys
 import time
-import traceback
 
 import numpy as np
+
+from lab.peer_serve import serve
 
 ACTION_POOL = 16
 
@@ -73,19 +71,7 @@ COMMANDS = {'hello': hello, 'atari': atari}
 
 
 def main():
-    # Answers go to the real stdout; anything EnvPool or gym prints (gym's numpy 2 notice) goes to stderr.
-    answers = os.fdopen(os.dup(1), 'w', buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    for line in sys.stdin:
-        request = json.loads(line)
-        command = request.pop('command')
-        try:
-            answer = COMMANDS[command](**request)
-        except Exception as exc:
-            traceback.print_exc()
-            answer = {'error': f'{type(exc).__name__}: {exc}'}
-        answers.write(json.dumps(answer) + '\n')
+    serve(COMMANDS)
 
 
 if __name__ == '__main__':

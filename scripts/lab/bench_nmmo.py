@@ -11,11 +11,10 @@ Random actions are drawn from each agent's action space ahead of time (a pool of
 side cycles a pool), so sampling is not timed. An agent step is one live agent stepped once; with
 random actions agents die, so a new episode starts when none is left, and the reset is timed too.
 """
-import json
-import os
 import sys
 import time
-import traceback
+
+from lab.peer_serve import serve
 
 ENV = None
 POOL = []
@@ -60,19 +59,7 @@ COMMANDS = {'hello': hello, 'step': step}
 
 
 def main():
-    # Our answers go to the real stdout; anything nmmo prints goes to stderr.
-    answers = os.fdopen(os.dup(1), 'w', buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
-    for line in sys.stdin:
-        request = json.loads(line)
-        command = request.pop('command')
-        try:
-            answer = COMMANDS[command](**request)
-        except Exception as exc:
-            traceback.print_exc()
-            answer = {'error': f'{type(exc).__name__}: {exc}'}
-        answers.write(json.dumps(answer) + '\n')
+    serve(COMMANDS)
 
 
 if __name__ == '__main__':
