@@ -327,10 +327,11 @@ static int tf_highest_surplus(const Terraform *env, const Dozer *d) {
     return best;
 }
 
-/* The nearest deficit cell, by rings of growing Manhattan distance (it is usually close); -1: none. */
-static int tf_nearest_deficit(const Terraform *env, const Dozer *d) {
+/* The nearest cell below its target (surplus = 0) or above it (surplus = 1), by rings of growing Manhattan
+ * distance (it is usually close); -1: none. A surplus is never the dozer's own cell: it was left as its exit. */
+static int tf_nearest(const Terraform *env, const Dozer *d, int surplus) {
     int size = env->cfg.size;
-    for (int r = 0; r <= 2 * size; r++)
+    for (int r = surplus; r <= 2 * size; r++)
         for (int dy = -r; dy <= r; dy++) {
             int dx = r - tf_abs(dy), y = d->y + dy;
             if (y < 0 || y >= size) continue;
@@ -338,24 +339,7 @@ static int tf_nearest_deficit(const Terraform *env, const Dozer *d) {
                 int x = d->x + (side ? -dx : dx);
                 if (x < 0 || x >= size) continue;
                 int c = y * size + x;
-                if (env->height[c] < env->target[c]) return c;
-            }
-        }
-    return -1;
-}
-
-/* The nearest surplus cell, as tf_nearest_deficit; -1: none. */
-static int tf_nearest_surplus(const Terraform *env, const Dozer *d) {
-    int size = env->cfg.size;
-    for (int r = 0; r <= 2 * size; r++)
-        for (int dy = -r; dy <= r; dy++) {
-            int dx = r - tf_abs(dy), y = d->y + dy;
-            if (y < 0 || y >= size) continue;
-            for (int side = 0; side < (dx ? 2 : 1); side++) {
-                int x = d->x + (side ? -dx : dx);
-                if (x < 0 || x >= size) continue;
-                int c = y * size + x;
-                if (env->height[c] > env->target[c] && r > 0) return c; /* not its own cell: it was left as its exit */
+                if (surplus ? env->height[c] > env->target[c] : env->height[c] < env->target[c]) return c;
             }
         }
     return -1;
@@ -392,10 +376,10 @@ static void tf_autopilot(Terraform *env, Dozer *d, int *move, int *bucket) {
     int valid = g >= 0 && (d->mode == TF_FILLING ? env->height[g] > env->target[g] : env->height[g] < env->target[g]);
     if (!valid && d->mode == TF_FILLING) {
         g = tf_highest_surplus(env, d);
-        if (g == cell) g = tf_nearest_surplus(env, d); /* its own cell, kept as the dozer's only exit */
+        if (g == cell) g = tf_nearest(env, d, 1); /* its own cell, kept as the dozer's only exit */
         if (g < 0 && d->load > 0) d->mode = TF_EMPTYING; /* nothing left to scoop: deliver what it holds */
     }
-    if (!valid && d->mode == TF_EMPTYING) g = tf_nearest_deficit(env, d);
+    if (!valid && d->mode == TF_EMPTYING) g = tf_nearest(env, d, 0);
     d->goal = g;
     if (g < 0) return;
     int dx = g % size - d->x, dy = g / size - d->y;
@@ -407,7 +391,7 @@ static void tf_autopilot(Terraform *env, Dozer *d, int *move, int *bucket) {
         /* blocked by a slope (the highest cell is often a peak no slope leads up to): wander a step and
          * make for the nearest surplus or deficit instead */
         *move = 1 + ocean_randint(&env->rng, 4);
-        d->goal = d->mode == TF_FILLING ? tf_nearest_surplus(env, d) : tf_nearest_deficit(env, d);
+        d->goal = d->mode == TF_FILLING ? tf_nearest(env, d, 1) : tf_nearest(env, d, 0);
         if (d->load > 0 && !tf_has_exit(env, d, h)) *bucket = TF_DUMP; /* in a pit: raise the floor */
     }
 }
