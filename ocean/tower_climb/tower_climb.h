@@ -418,9 +418,11 @@ static void c_frame_shape(TowerClimb *env, int *h, int *w) {
 }
 
 /* Two panels: the pile from above (each column shaded by its top block's floor) and from the side
- * (looking along +z: each floor's blocks in x, shaded by the nearest z). */
+ * (looking along +z: each floor's blocks in x, shaded by the nearest z). The climber is blue (orange
+ * while hanging), with a notch on the side it faces (red while gripping a block). */
 static void c_render_rgb(TowerClimb *env, unsigned char *frame) {
     static const unsigned char bg[3] = {20, 24, 40}, goal_rgb[3] = {230, 60, 60}, me[3] = {60, 140, 255};
+    static const unsigned char hang[3] = {250, 170, 40};
     const int fh = TC_SCALE * (env->floors > TC_SIDE ? env->floors : TC_SIDE), fw = TC_SCALE * (2 * TC_SIDE + 1);
     const TCState *s = &env->s;
     ocean_fill_rect(frame, fh, fw, 0, 0, fw, fh, bg);
@@ -446,8 +448,12 @@ static void c_render_rgb(TowerClimb *env, unsigned char *frame) {
                 break;
             }
     const int y = s->pos / TC_CELLS, z = s->pos / TC_SIDE % TC_SIDE, x = s->pos % TC_SIDE, q = TC_SCALE / 4;
-    ocean_fill_rect(frame, fh, fw, x * TC_SCALE + q, z * TC_SCALE + q, 2 * q, 2 * q, me);
-    ocean_fill_rect(frame, fh, fw, (TC_SIDE + 1 + x) * TC_SCALE + q, fh - (y + 1) * TC_SCALE + q, 2 * q, 2 * q, me);
+    ocean_fill_rect(frame, fh, fw, x * TC_SCALE + q, z * TC_SCALE + q, 2 * q, 2 * q, s->hanging ? hang : me);
+    /* a notch on the side the climber faces */
+    ocean_fill_rect(frame, fh, fw, x * TC_SCALE + q + q * TC_DX[s->facing] + q / 2,
+                    z * TC_SCALE + q + q * TC_DZ[s->facing] + q / 2, q, q, s->holding ? goal_rgb : me);
+    ocean_fill_rect(frame, fh, fw, (TC_SIDE + 1 + x) * TC_SCALE + q, fh - (y + 1) * TC_SCALE + q, 2 * q, 2 * q,
+                    s->hanging ? hang : me);
 }
 
 /* A status line, then each floor from the top down as TC_SIDE rows of TC_SIDE cells (x across, z down):
