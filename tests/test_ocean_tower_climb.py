@@ -304,13 +304,13 @@ def test_tower_climb_autopilot_beats_random_play():
 
 
 def test_tower_climb_refuses_options_out_of_range_with_one_error():
-    with pytest.raises(ValueError, match='height'):
+    with pytest.raises(pufferlib.PufferError, match=r'height=7 is outside \[2, 6\]'):
         make(height=7)
-    with pytest.raises(ValueError, match='min_moves'):
-        make(min_moves=61)
-    with pytest.raises(ValueError, match='max_steps'):
+    with pytest.raises(pufferlib.PufferError, match='min_moves must leave the solution room within max_steps'):
+        make(min_moves=20, max_steps=19)
+    with pytest.raises(pufferlib.PufferError, match='max_steps=65 is outside'):
         make(max_steps=65)
-    with pytest.raises(ValueError, match='replays'):
+    with pytest.raises(pufferlib.PufferError, match='replays=0 is outside'):
         make(replays=0)
-    with pytest.raises(ValueError, match='reward_climb'):
+    with pytest.raises(pufferlib.PufferError, match=r'reward_climb=11 is outside \[-10, 10\]'):
         make(reward_climb=11.0)
