@@ -145,8 +145,9 @@ EVERY = COMMON + ['step down', 'inside corner', 'outside corner', 'let go and la
 @pytest.mark.parametrize('num_envs,steps,must', [
     (8, 300, COMMON), pytest.param(16, 1000, EVERY, marks=pytest.mark.slow)])
 def test_tower_climb_moves_follow_the_rules_one_by_one(num_envs, steps, must):
-    rc, rb, ri = 0.25, 0.2, -0.01
-    env = make(num_envs=num_envs, height=3, min_moves=1, reward_climb=rc, reward_block=rb, reward_illegal=ri, replays=4)
+    rc, rb, ri, rd = 0.25, 0.2, -0.01, -0.5
+    env = make(num_envs=num_envs, height=3, min_moves=1, reward_climb=rc, reward_block=rb, reward_illegal=ri,
+               reward_death=rd, replays=4)
     env.reset(seed=3)
     rng = np.random.default_rng(0)
     seen = {}
@@ -159,7 +160,7 @@ def test_tower_climb_moves_follow_the_rules_one_by_one(num_envs, steps, must):
             nxt, kind, died = rule_step(s, int(actions[i]))
             seen[kind] = seen.get(kind, 0) + 1
             want = ri if nxt is None and not died else rb if kind.startswith(('push', 'pull')) and not died else 0.0
-            want += -1.0 if died else 0.0
+            want += rd if died else 0.0
             won = nxt is not None and not died and at_goal(nxt)
             if nxt is not None and not died and not nxt.hanging and nxt.climber[0] > best[i]:
                 want += rc * (nxt.climber[0] - best[i])

@@ -385,7 +385,7 @@ static void c_step(TowerClimb *env) {
     const int from = env->s.pos, result = tc_apply(env, &env->s, a);
     float reward = result == TC_ILLEGAL  ? env->cfg.reward_illegal
                    : result == TC_PUSHED ? env->cfg.reward_block
-                   : result == TC_DEATH  ? -1.0f
+                   : result == TC_DEATH  ? env->cfg.reward_death
                                          : 0.0f;
     const int floor = env->s.pos / TC_CELLS;
     if (result != TC_DEATH && !env->s.hanging && floor > env->best_floor) {
