@@ -267,18 +267,19 @@ def test_tower_climb_observes_the_window_around_the_climber():
         for i in range(env.num_agents):
             s = tc.level(env, i)
             y, z, x = s.climber
-            cells = obs[i, :245].reshape(5, 7, 7)
+            solid, goal = obs[i, :245].reshape(5, 7, 7), obs[i, 245:490].reshape(5, 7, 7)
             for dy in range(-2, 3):
                 for dz in range(-3, 4):
                     for dx in range(-3, 4):
                         c = (y + dy, z + dz, x + dx)
-                        want = (3 if not (0 <= c[0] < s.floors and inside(c[1], c[2])) else
-                                2 if c == s.goal else int(c in s.blocks))
-                        assert cells[dy + 2, dz + 3, dx + 3] == want
-            tail = obs[i, 245:]
+                        want = (0 if not 0 <= c[0] < s.floors else 1 if not inside(c[1], c[2]) else
+                                int(c in s.blocks))
+                        assert solid[dy + 2, dz + 3, dx + 3] == want
+                        assert goal[dy + 2, dz + 3, dx + 3] == (c == s.goal)
+            tail = obs[i, 490:]
             assert list(tail[:4]) == [int(s.facing == d) for d in range(4)]
             assert (tail[4], tail[5]) == (s.hanging, s.holding)
-            assert list(tail[6:]) == [s.goal[2] - x + 7, s.goal[1] - z + 7, s.goal[0] - y + 7]
+            assert list(tail[6:]) == [s.goal[2] - x, s.goal[1] - z, s.goal[0] - y]
         obs = env.step(biased_actions(rng, env.num_agents))[0]
 
 

@@ -47,7 +47,7 @@ typedef struct TCSearch { /* the solver's memory: not state, its contents are re
 } TCSearch;
 
 typedef struct TowerClimb {
-    OCEAN_SLOTS(unsigned char);
+    OCEAN_SLOTS(signed char);
     TowerClimbConfig cfg;
     int floors;              /* height + 2 */
     int goal;                /* the goal block's cell */
@@ -321,39 +321,42 @@ static void tc_new_level(TowerClimb *env) {
     env->episodes_on_level = 0;
 }
 
+#define TC_PLANE (TC_WINDOW * TC_WINDOW * TC_WINDOW_FLOORS)
+
 /* The climber's facing, grip and the goal's offset: the observation's tail, all a turn or a grip changes. */
 static void tc_write_tail(TowerClimb *env) {
     const TCState *s = &env->s;
-    unsigned char *o = env->observations + TC_WINDOW * TC_WINDOW * TC_WINDOW_FLOORS;
-    for (int d = 0; d < 4; d++) o[d] = (unsigned char)(s->facing == d);
-    o[4] = s->hanging;
-    o[5] = s->holding;
-    o[6] = (unsigned char)(env->goal % TC_SIDE - s->pos % TC_SIDE + 7);
-    o[7] = (unsigned char)(env->goal / TC_SIDE % TC_SIDE - s->pos / TC_SIDE % TC_SIDE + 7);
-    o[8] = (unsigned char)(env->goal / TC_CELLS - s->pos / TC_CELLS + 7);
+    signed char *o = env->observations + 2 * TC_PLANE;
+    for (int d = 0; d < 4; d++) o[d] = (signed char)(s->facing == d);
+    o[4] = (signed char)s->hanging;
+    o[5] = (signed char)s->holding;
+    o[6] = (signed char)(env->goal % TC_SIDE - s->pos % TC_SIDE);
+    o[7] = (signed char)(env->goal / TC_SIDE % TC_SIDE - s->pos / TC_SIDE % TC_SIDE);
+    o[8] = (signed char)(env->goal / TC_CELLS - s->pos / TC_CELLS);
 }
 
-/* The window, row by row: a floor row's 8 cells go into a row padded
- * with TC_WINDOW / 2 "outside" cells each side, and the window's 7 cells are one copy from it; the goal
- * is patched in afterwards. */
+/* Two planes over the window: what the climber cannot walk into (blocks, the goal, the grid's sides) and
+ * the goal. Row by row: a floor row's 8 cells go into a row padded with TC_WINDOW / 2 side cells each
+ * way, and the window's 7 cells are one copy from it. Floors past the grid's are empty (the void). */
 static void tc_write_obs(TowerClimb *env) {
     const TCState *s = &env->s;
     const int y = s->pos / TC_CELLS, z = s->pos / TC_SIDE % TC_SIDE, x = s->pos % TC_SIDE, r = TC_WINDOW / 2;
-    unsigned char *o = env->observations, row[TC_SIDE + 2 * (TC_WINDOW / 2)];
-    memset(row, 3, sizeof(row));
+    unsigned char *o = (unsigned char *)env->observations, row[TC_SIDE + 2 * (TC_WINDOW / 2)];
+    memset(row, 1, sizeof(row));
     for (int yy = y - 2; yy <= y + 2; yy++)
         for (int zz = z - r; zz <= z + r; zz++, o += TC_WINDOW) {
             if (yy < 0 || yy >= env->floors || zz < 0 || zz >= TC_SIDE) {
-                memset(o, 3, TC_WINDOW);
+                memset(o, yy < 0 || yy >= env->floors ? 0 : 1, TC_WINDOW);
                 continue;
             }
             const unsigned bits = (unsigned)(s->floors[yy] >> (zz * TC_SIDE)) & 0xFF;
             for (int i = 0; i < TC_SIDE; i++) row[r + i] = (unsigned char)(bits >> i & 1);
             memcpy(o, row + x, TC_WINDOW);
         }
+    memset(o, 0, TC_PLANE);
     const int gy = env->goal / TC_CELLS - y, gz = env->goal / TC_SIDE % TC_SIDE - z, gx = env->goal % TC_SIDE - x;
     if (gy >= -2 && gy <= 2 && gz >= -r && gz <= r && gx >= -r && gx <= r)
-        env->observations[((gy + 2) * TC_WINDOW + gz + r) * TC_WINDOW + gx + r] = 2;
+        o[((gy + 2) * TC_WINDOW + gz + r) * TC_WINDOW + gx + r] = 1;
     tc_write_tail(env);
 }
 

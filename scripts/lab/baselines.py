@@ -197,14 +197,13 @@ ACCEPTANCE_NOTES = {
         'time-limit ends and a 4M-step schedule (with the defaults a probe levelled off at 62%). The runs '
         'shared the two cores with two other trainings (5-9k steps/s).'),
     'puffer_tower_climb': (
-        '**Missed: one seed of three.** Seed 0 solved 0.79 of the check\'s levels after 1.8M steps (55 s); seeds '
-        '1 and 2 ran their 5M-step schedules (2-2.5 minutes at 35-45k steps/s) and ended at 0.002 and 0.000. '
-        'Both settle into a cautious policy: entropy falls to about 0.5 within 2M steps, no deaths, episodes run '
-        'to the 60-step limit, half a floor climbed, while random moves solve 4.2%. What was tried on seed 1: '
-        'the goal on floor 3 (seed 0 reached 0.59 there in 3.4M steps), five times the entropy bonus with a '
-        '20M-step schedule, and a death penalty of -0.25 instead of -1 (the `reward_death` option): each '
-        'collapsed the same way within 3.5M steps. Not tried yet: an observation in binary planes with signed '
-        'goal offsets (the default MLP sees the cell codes 0-3 and the offsets 0-14 unscaled).'),
+        '**Met, three seeds of three, within 20 seconds of training each** (0.4-0.7M steps; the autopilot solves '
+        'every level, random moves 4.2%). What it took: the observation as two binary planes (solid cells, the '
+        'goal) and signed goal offsets. With one plane of cell codes 0-3 and offsets shifted to 0-14, which the '
+        'default MLP takes unscaled, seed 0 reached 0.79 in 1.8M steps but seeds 1 and 2 settled into a '
+        'cautious policy (no deaths, half a floor climbed) and ended their 5M-step schedules near 0; five '
+        'times the entropy bonus, a 20M-step schedule or a death penalty of -0.25 did not change that. The runs '
+        'shared the two cores with other jobs.'),
 }
 ACCEPTANCE_COMMAND = ('for S in 0 1 2; do flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python '
                       '-m lab.acceptance_train --only {short} --seed $S; done')
