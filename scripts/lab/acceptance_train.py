@@ -134,6 +134,9 @@ TASKS = {
     # tactical wins at least as often against the built-in squad as the same scripted rules do (about half:
     # they are its mirror image); half that rate was met within a minute on three seeds
     'puffer_tactical': ('env/perf', scripted_baseline, 600, None),
+    # tower_climb, 10 minutes: half the levels the autopilot solves (all of them) at the default difficulty,
+    # the goal on floor 4 (pufferlib/config/puffer_tower_climb.toml); random moves solve 0.1%
+    'puffer_tower_climb': ('env/perf', scripted_share(0.5), 600, None),
     # fifth wave: the MOBA's team wins half as many games against the random team as the scripted heroes
     'puffer_moba': ('env/score', scripted_share(0.5), 600, None),
 }

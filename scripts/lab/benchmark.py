@@ -416,6 +416,9 @@ OCEAN_PEERS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
                   "3.0 draws its map once per env, ours a new one per episode"),
     # no 'tactical': 3.0's is a stub (its step reads no action and writes no observation) whose built binding
     # cannot be loaded (undefined symbol c_close), so there is nothing to measure against
+    'tower_climb': ('puffer_tower_climb', None, "both 6 actions and 60 steps; 3.0 plays 50 levels made at start on "
+                    "a 10x10x10 grid (goal floors 5-8) and observes 228 values, ours a level per env generated "
+                    "and solved every 128 episodes on 8x8x6 (goal floor 4) and 499 values"),
     'moba': ('puffer_moba', None, "both 5 hero rows per game against 5 scripted heroes; 3.0's map is 128x128 "
              "with 100 creep slots, 72 neutrals and 24 towers, and it observes an 11x11 crop of 4 channels plus 26 "
              "values (510 bytes) with MultiDiscrete [7, 7, 3, 2, 2, 2]; ours is 40x40, 3 creeps per lane per wave, "
