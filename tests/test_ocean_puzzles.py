@@ -71,8 +71,9 @@ def test_boxoban_moves_pushes_and_rewards_follow_the_sokoban_rules():
     assert min(checked.values()) > 0, checked
 
 
-def test_boxoban_observes_the_room_around_the_player():
-    size, radius = 9, 6
+@pytest.mark.parametrize('size', [6, 9, 12])  # views narrower than, between and wider than the copied chunks
+def test_boxoban_observes_the_room_around_the_player(size):
+    radius = size - 3
     env = make('boxoban', num_envs=4, size=size)
     obs, _ = env.reset(seed=5)
     rng = np.random.default_rng(1)

@@ -12,27 +12,33 @@
 #include "spec.h"
 
 #define BB_CELLS (BB_MAX_SIZE * BB_MAX_SIZE)
-#define BB_PAD_SIDE (3 * BB_MAX_SIZE - 6) /* size plus the window's radius (size - 3) each side */
+#define BB_PAD_SIDE (3 * BB_MAX_SIZE - 6) /* a row plus the window's radius (size - 3) each side */
+#define BB_CHUNK 16 /* bytes of a view row copied at once (bb_write_plane) */
 #define BB_ATTEMPTS 256 /* levels tried before one whose boxes are not all off their targets is kept */
 enum { BB_UP, BB_DOWN, BB_LEFT, BB_RIGHT, BB_ACTIONS }; /* a direction's opposite is d ^ 1 */
+enum { BB_WALL = 1, BB_TARGET = 2, BB_BOX = 4 }; /* a cell's bits in `rows`, the observation's planes in order */
+static const unsigned char bb_wall_row[BB_PAD_SIDE + 2 * BB_CHUNK] = {[0 ... BB_PAD_SIDE + 2 * BB_CHUNK - 1] = BB_WALL};
 
 typedef struct Boxoban {
     OCEAN_SLOTS(unsigned char);
     BoxobanConfig cfg; /* options (spec.toml) */
     int cells;         /* size * size */
+    int player, tick, on_target, plan_len;
+    int radius, side, pad;     /* the window's radius and side; a padded row's length */
+    int delta[BB_ACTIONS];     /* a move's change of cell index */
+    int row_delta[BB_ACTIONS]; /* and of index in `rows` */
+    float episode_return;
+    /* The room's rows, each padded with `radius` walls either side, the three planes as bits of a byte
+     * (BB_WALL, BB_TARGET, BB_BOX); the rows above and below the room are bb_wall_row. A step reads only
+     * these (and the fields above): one byte map of size rows, not three planes padded all round, so a view
+     * reads a third of the cache lines, and with thousands of rooms per core those reads are most of a step.
+     * The planes below are the generator's and the renderers'; a push keeps them in step. */
+    unsigned char rows[BB_MAX_SIZE * BB_PAD_SIDE + 2 * BB_CHUNK];
     unsigned char wall[BB_CELLS], target[BB_CELLS], box[BB_CELLS];
     unsigned char plan[BB_MAX_PLAN]; /* the generator's solution from the level's start, as actions */
-    int plan_len;
-    int player, tick, on_target;
-    int radius, side, pad; /* the window's radius and side; the padded planes' side */
-    unsigned char pad_wall[BB_PAD_SIDE * BB_PAD_SIDE], pad_target[BB_PAD_SIDE * BB_PAD_SIDE];
-    unsigned char pad_box[BB_PAD_SIDE * BB_PAD_SIDE];
-    float episode_return;
 } Boxoban;
 
-static inline int bb_delta(const Boxoban *env, int d) {
-    return d == BB_UP ? -env->cfg.size : d == BB_DOWN ? env->cfg.size : d == BB_LEFT ? -1 : 1;
-}
+static inline int bb_delta(const Boxoban *env, int d) { return env->delta[d]; }
 
 static inline int bb_free(const Boxoban *env, int cell) { return !env->wall[cell] && !env->box[cell]; }
 
@@ -41,6 +47,14 @@ static int c_init(Boxoban *env) {
     env->radius = env->cfg.size - 3;
     env->side = 2 * env->radius + 1;
     env->pad = env->cfg.size + 2 * env->radius;
+    env->delta[BB_UP] = -env->cfg.size;
+    env->delta[BB_DOWN] = env->cfg.size;
+    env->delta[BB_LEFT] = -1;
+    env->delta[BB_RIGHT] = 1;
+    env->row_delta[BB_UP] = -env->pad;
+    env->row_delta[BB_DOWN] = env->pad;
+    env->row_delta[BB_LEFT] = -1;
+    env->row_delta[BB_RIGHT] = 1;
     return 0;
 }
 
@@ -88,14 +102,15 @@ static int bb_open_room(Boxoban *env) {
  * step into each, so a shortest walk can be read back. */
 static void bb_walks(const Boxoban *env, int from, int *dist, unsigned char *last) {
     int queue[BB_CELLS], head = 0, tail = 0;
-    for (int i = 0; i < env->cells; i++) dist[i] = -1;
+    /* -2 marks a cell the walk cannot enter, so the search tests one array */
+    for (int i = 0; i < env->cells; i++) dist[i] = (env->wall[i] | env->box[i]) ? -2 : -1;
     dist[from] = 0;
     queue[tail++] = from;
     while (head < tail) {
         int cell = queue[head++];
         for (int d = 0; d < 4; d++) {
             int next = cell + bb_delta(env, d);
-            if (dist[next] >= 0 || !bb_free(env, next)) continue;
+            if (dist[next] != -1) continue;
             dist[next] = dist[cell] + 1;
             last[next] = (unsigned char)d;
             queue[tail++] = next;
@@ -113,13 +128,17 @@ static int bb_play_backwards(Boxoban *env, unsigned char *rev, int budget) {
     unsigned char last[BB_CELLS];
     const int total = env->cfg.pulls * env->cfg.boxes, limit = 2 * total + 8;
     int on = env->cfg.boxes, len = 0, player = -1;
+    int at[BB_MAX_BOXES], n = 0; /* the boxes' cells in increasing order: the order the pulls are drawn in */
+    for (int b = 0; b < env->cells; b++)
+        if (env->box[b]) at[n++] = b;
     for (int pulls = 0; (pulls < total || on > 0) && pulls < limit; pulls++) {
         if (player >= 0) bb_walks(env, player, dist, last);
         int chosen = -1;
         for (int pass = on > 0 ? 0 : 1; pass < 2 && chosen < 0; pass++) {
             int count = 0;
-            for (int b = 0; b < env->cells; b++) {
-                if (!env->box[b] || (pass == 0 && !env->target[b])) continue;
+            for (int k = 0; k < n; k++) {
+                int b = at[k];
+                if (pass == 0 && !env->target[b]) continue;
                 for (int d = 0; d < 4; d++) {
                     int p = b + bb_delta(env, d), q = p + bb_delta(env, d);
                     if (!bb_free(env, p) || !bb_free(env, q)) continue;
@@ -143,37 +162,57 @@ static int bb_play_backwards(Boxoban *env, unsigned char *rev, int budget) {
         on += env->target[p] - env->target[b];
         env->box[b] = 0;
         env->box[p] = 1;
+        int k = 0;
+        while (at[k] != b) k++;
+        for (; k > 0 && at[k - 1] > p; k--) at[k] = at[k - 1];
+        for (; k < n - 1 && at[k + 1] < p; k++) at[k] = at[k + 1];
+        at[k] = p;
         player = p + bb_delta(env, d);
     }
     env->player = player;
     return on == 0 ? len : -len - 1;
 }
 
-/* A room cell's index in the padded planes. */
+/* A room cell's index in the padded rows. */
 static inline int bb_padded(const Boxoban *env, int cell) {
-    return (cell / env->cfg.size + env->radius) * env->pad + cell % env->cfg.size + env->radius;
+    return (cell / env->cfg.size) * env->pad + cell % env->cfg.size + env->radius;
 }
 
-static void bb_pad_planes(Boxoban *env) {
-    const size_t all = (size_t)env->pad * (size_t)env->pad;
-    memset(env->pad_wall, 1, all);
-    memset(env->pad_target, 0, all);
-    memset(env->pad_box, 0, all);
-    for (int i = 0; i < env->cells; i++) {
-        int j = bb_padded(env, i);
-        env->pad_wall[j] = env->wall[i];
-        env->pad_target[j] = env->target[i];
-        env->pad_box[j] = env->box[i];
+static void bb_pad_rows(Boxoban *env) {
+    memset(env->rows, BB_WALL, (size_t)env->cfg.size * (size_t)env->pad);
+    for (int i = 0; i < env->cells; i++)
+        env->rows[bb_padded(env, i)] =
+            (unsigned char)(env->wall[i] * BB_WALL | env->target[i] * BB_TARGET | env->box[i] * BB_BOX);
+}
+
+/* One plane of the window: row r is room row py - radius + r, from column px - radius on, which is column
+ * px of the padded row. A row is unpacked BB_CHUNK bytes at a time (a fixed width compiles to a few vector
+ * instructions): the last chunk spills past the row onto the next one, which is written after it. Rows
+ * whose spill would pass the end of the observation are unpacked to their exact width. The reads past a
+ * row stay inside `rows` (its spare bytes) or bb_wall_row. */
+static inline void bb_write_plane(const Boxoban *env, unsigned char *o, const unsigned char *end, unsigned char bit) {
+    const int S = env->cfg.size, w = env->side, span = (w + BB_CHUNK - 1) / BB_CHUNK * BB_CHUNK;
+    const int py = env->player / S, px = env->player % S;
+    for (int r = 0, y = py - env->radius; r < w; r++, y++, o += w) {
+        const unsigned char *src = y >= 0 && y < S ? env->rows + y * env->pad + px : bb_wall_row;
+        if (o + span > end)
+            for (int k = 0; k < w; k++) o[k] = (src[k] & bit) != 0;
+        else
+            for (int c = 0; c < w; c += BB_CHUNK) {
+                unsigned char in[BB_CHUNK], out[BB_CHUNK]; /* copies, so the compiler sees no overlap */
+                memcpy(in, src + c, BB_CHUNK);
+                for (int k = 0; k < BB_CHUNK; k++) out[k] = (in[k] & bit) != 0;
+                memcpy(o + c, out, BB_CHUNK);
+            }
     }
 }
 
-/* The window centred on the player: its top-left corner in the padded planes is the player's room cell. */
 static void bb_write_obs(Boxoban *env) {
-    const unsigned char *planes[3] = {env->pad_wall, env->pad_target, env->pad_box};
-    const int S = env->cfg.size, corner = (env->player / S) * env->pad + env->player % S, w = env->side;
-    unsigned char *o = env->observations;
-    for (int p = 0; p < 3; p++)
-        for (int r = 0; r < w; r++, o += w) memcpy(o, planes[p] + corner + r * env->pad, (size_t)w);
+    const int area = env->side * env->side;
+    unsigned char *o = env->observations, *end = o + 3 * area;
+    bb_write_plane(env, o, end, BB_WALL);
+    bb_write_plane(env, o + area, end, BB_TARGET);
+    bb_write_plane(env, o + 2 * area, end, BB_BOX);
 }
 
 static void bb_new_episode(Boxoban *env) {
@@ -203,7 +242,7 @@ static void bb_new_episode(Boxoban *env) {
     for (int i = 0; i < env->cells; i++) env->on_target += env->box[i] & env->target[i];
     env->tick = 0;
     env->episode_return = 0.0f;
-    bb_pad_planes(env);
+    bb_pad_rows(env);
     bb_write_obs(env);
 }
 
@@ -213,19 +252,19 @@ static void c_step(Boxoban *env) {
     int a = env->cfg.autopilot ? (env->tick < env->plan_len ? env->plan[env->tick] : 0)
                                : ocean_clamp(env->actions[0], BB_ACTIONS);
     const int d = bb_delta(env, a), next = env->player + d;
+    const int rd = env->row_delta[a], at = bb_padded(env, next);
     float reward = -0.1f;
-    int moved = !env->wall[next];
-    if (moved && env->box[next]) {
-        int beyond = next + d;
-        moved = bb_free(env, beyond);
+    int moved = !(env->rows[at] & BB_WALL);
+    if (moved && (env->rows[at] & BB_BOX)) {
+        moved = !(env->rows[at + rd] & (BB_WALL | BB_BOX));
         if (moved) {
-            int gain = env->target[beyond] - env->target[next];
+            int gain = (env->rows[at + rd] & BB_TARGET ? 1 : 0) - (env->rows[at] & BB_TARGET ? 1 : 0);
             env->box[next] = 0;
-            env->box[beyond] = 1;
+            env->box[next + d] = 1;
             env->on_target += gain;
             reward += (float)gain;
-            env->pad_box[bb_padded(env, next)] = 0;
-            env->pad_box[bb_padded(env, beyond)] = 1;
+            env->rows[at] &= (unsigned char)~BB_BOX;
+            env->rows[at + rd] |= BB_BOX;
         }
     }
     if (moved) env->player = next;

@@ -59,11 +59,12 @@ typedef struct Terraform {
     unsigned char *height;   /* [size^2] */
     unsigned char *target;   /* [size^2] */
     unsigned char *block_of; /* [size^2] the block of each cell */
-    /* the view's two channels as padded byte maps, `vision` cells of border: height (-TF_MAX_HEIGHT off the
-     * map, so it reads -1) and target - height (0 off the map). Bytes, not floats: a step reads 2 (2 vision
-     * + 1) rows of them per dozer, and at a thousand maps per core those reads are what a step waits on */
-    signed char *hv, *dv;
-    int stride;              /* size + 2 vision: the padded maps' row length */
+    /* the view's two channels as one padded map of byte pairs, `vision` cells of border: height
+     * (-TF_MAX_HEIGHT off the map, so it reads -1), then target - height (0 off the map). Bytes, not floats,
+     * and the two channels side by side: a step reads 2 vision + 1 rows per dozer, and at a thousand maps
+     * per core the cache lines those reads wait for are most of a step */
+    signed char *view;
+    int stride;              /* size + 2 vision: the padded map's row length, in cells */
     int misfit, start_misfit; /* sum over cells of |height - target|: now and at the start */
     int tick;
 } Terraform;
@@ -72,7 +73,7 @@ static size_t tf_bytes(const Terraform *env) {
     size_t n = (size_t)env->cfg.size * (size_t)env->cfg.size, padded = (size_t)env->stride * (size_t)env->stride;
     size_t r = TF_REGIONS * TF_REGIONS;
     return sizeof(Dozer) * (size_t)env->num_agents + sizeof(float) * (2 * r + n) + sizeof(int) * 3 * r + 3 * n +
-           2 * padded + TF_CHUNK;
+           2 * padded + 2 * TF_CHUNK;
 }
 
 /* Saved states (ocean.h): the one allocation; every other pointer points into it. */
@@ -87,14 +88,12 @@ static size_t tf_bytes(const Terraform *env) {
     X(height, 0)                   \
     X(target, 0)                   \
     X(block_of, 0)                 \
-    X(hv, 0)                       \
-    X(dv, 0)
+    X(view, 0)
 
 static int c_init(Terraform *env) {
     int size = env->cfg.size;
     size_t n = (size_t)size * (size_t)size, r = TF_REGIONS * TF_REGIONS;
     env->stride = size + 2 * env->cfg.vision;
-    size_t padded = (size_t)env->stride * (size_t)env->stride;
     env->dozers = (Dozer *)calloc(1, tf_bytes(env));
     if (!env->dozers) return ocean_fail(env, "out of memory for the map");
     env->surplus_f = (float *)(env->dozers + env->num_agents);
@@ -106,8 +105,7 @@ static int c_init(Terraform *env) {
     env->height = (unsigned char *)(env->block_cells + r);
     env->target = env->height + n;
     env->block_of = env->target + n;
-    env->hv = (signed char *)(env->block_of + n);
-    env->dv = env->hv + padded;
+    env->view = (signed char *)(env->block_of + n);
     for (int y = 0; y < size; y++)
         for (int x = 0; x < size; x++) {
             int b = (y * TF_REGIONS / size) * TF_REGIONS + x * TF_REGIONS / size;
@@ -129,7 +127,7 @@ static int c_init(Terraform *env) {
 static void c_close(Terraform *env) {
     free(env->dozers);
     env->dozers = NULL;
-    env->hv = env->dv = NULL;
+    env->view = NULL;
     env->surplus_f = env->deficit_f = env->noise = NULL;
     env->surplus = env->deficit = env->block_cells = NULL;
     env->height = env->target = env->block_of = NULL;
@@ -180,36 +178,46 @@ static inline void tf_block_obs(Terraform *env, int b) {
     env->deficit_f[b] = (float)env->deficit[b] / ((float)env->cfg.target_height * cells);
 }
 
-/* Set a cell's height and keep everything derived from it (error, view maps, block sums) in step.
+/* A cell's block, from its position: block_of's answer without a cache line to wait for. */
+static inline int tf_block(const Terraform *env, int x, int y) {
+    return (y * TF_REGIONS / env->cfg.size) * TF_REGIONS + x * TF_REGIONS / env->cfg.size;
+}
+
+/* Set a cell's height and keep everything derived from it (error, view map, block sums) in step. The old
+ * height and the target are read from the view map, whose lines the dozer's view has brought in already.
  * Returns the change of the cell's error |height - target|. */
 static inline int tf_set_height(Terraform *env, int cell, int x, int y, int h) {
-    int t = env->target[cell], old = env->height[cell];
+    int p = tf_padded(env, x, y), old = env->view[2 * p], t = old + env->view[2 * p + 1];
     int before = tf_abs(old - t), after = tf_abs(h - t);
-    int b = env->block_of[cell];
+    int b = tf_block(env, x, y);
     env->surplus[b] += (h > t ? h - t : 0) - (old > t ? old - t : 0);
     env->deficit[b] += (h < t ? t - h : 0) - (old < t ? t - old : 0);
     tf_block_obs(env, b);
     env->height[cell] = (unsigned char)h;
-    int p = tf_padded(env, x, y);
-    env->hv[p] = (signed char)h;
-    env->dv[p] = (signed char)(t - h);
+    env->view[2 * p] = (signed char)h;
+    env->view[2 * p + 1] = (signed char)(t - h);
     env->misfit += after - before;
     return after - before;
 }
 
-/* One channel of a view: w rows of w bytes, `stride` apart, as floats over TF_MAX_HEIGHT. Views up to
- * TF_CHUNK wide convert a whole chunk per row, which compiles to a few vector instructions with no
- * remainder loop: the chunk spills past the row into the next one, which is written after it, and the last
- * row's spill lands on the fields written after the channel; the reads stay inside the allocation because
- * it ends with TF_CHUNK spare bytes. */
-static inline void tf_view_channel(float *restrict out, const signed char *restrict map, int w, int stride) {
+/* One channel of a view: w rows of w cells, `stride` cells apart, as floats over TF_MAX_HEIGHT. A cell is a
+ * pair of bytes, read as one 16-bit word (little-endian, as every target is): the channel is its low byte
+ * (high = 0) or its high byte (high = 1), sign-extended by shifts, which compile to vector instructions
+ * where picking every other byte would not. Views up to TF_CHUNK wide convert a whole chunk per row with no
+ * remainder loop: the chunk spills past the row into the next one, which is written after it, and the
+ * last row's spill lands on the fields written after the channel; the reads stay inside the allocation
+ * because it ends with 2 TF_CHUNK spare bytes. */
+static inline void tf_view_channel(float *restrict out, const signed char *restrict map, int w, int stride, int high) {
     const float scale = 1.0f / (float)TF_MAX_HEIGHT;
-    if (w <= TF_CHUNK) {
-        for (int row = 0; row < w; row++, out += w, map += stride)
-            for (int k = 0; k < TF_CHUNK; k++) out[k] = (float)map[k] * scale;
-    } else {
-        for (int row = 0; row < w; row++, out += w, map += stride)
-            for (int k = 0; k < w; k++) out[k] = (float)map[k] * scale;
+    int16_t pair[TF_CHUNK];
+    for (int row = 0; row < w; row++, out += w, map += 2 * stride) {
+        if (w <= TF_CHUNK) {
+            memcpy(pair, map, sizeof pair);
+            for (int k = 0; k < TF_CHUNK; k++)
+                out[k] = (float)(high ? pair[k] >> 8 : (int16_t)(pair[k] << 8) >> 8) * scale;
+        } else {
+            for (int k = 0; k < w; k++) out[k] = (float)map[2 * k + high] * scale;
+        }
     }
 }
 
@@ -220,10 +228,9 @@ static void tf_write_obs(Terraform *env) {
         const Dozer *d = &env->dozers[i];
         float *obs = env->observations + (size_t)i * (size_t)env->obs_size;
         /* the view centred on the dozer starts at its own padded coordinates minus vision, i.e. (x, y) */
-        const signed char *hv = env->hv + (size_t)d->y * (size_t)env->stride + (size_t)d->x;
-        const signed char *dv = env->dv + (size_t)d->y * (size_t)env->stride + (size_t)d->x;
-        tf_view_channel(obs, hv, w, env->stride);
-        tf_view_channel(obs + w * w, dv, w, env->stride);
+        const signed char *view = env->view + 2 * ((size_t)d->y * (size_t)env->stride + (size_t)d->x);
+        tf_view_channel(obs, view, w, env->stride, 0);
+        tf_view_channel(obs + w * w, view, w, env->stride, 1);
         float *o = obs + 2 * w * w;
         o[0] = (float)d->load * inv_cap;
         o[1] = (float)d->x * inv_size;
@@ -232,7 +239,7 @@ static void tf_write_obs(Terraform *env) {
         memcpy(o, env->surplus_f, sizeof(float) * (size_t)r);
         memcpy(o + r, env->deficit_f, sizeof(float) * (size_t)r);
         memset(o + 2 * r, 0, sizeof(float) * (size_t)r);
-        o[2 * r + env->block_of[d->y * size + d->x]] = 1.0f;
+        o[2 * r + tf_block(env, d->x, d->y)] = 1.0f;
     }
 }
 
@@ -276,16 +283,18 @@ static void tf_new_episode(Terraform *env) {
         }
     /* the derived maps: the border reads -1 height (off the map) and 0 soil to add */
     int padded = env->stride * env->stride;
-    memset(env->hv, -TF_MAX_HEIGHT, (size_t)padded);
-    memset(env->dv, 0, (size_t)padded);
+    for (int p = 0; p < padded; p++) {
+        env->view[2 * p] = -TF_MAX_HEIGHT;
+        env->view[2 * p + 1] = 0;
+    }
     memset(env->surplus, 0, sizeof(int) * (size_t)r);
     memset(env->deficit, 0, sizeof(int) * (size_t)r);
     env->misfit = 0;
     for (int y = 0; y < size; y++)
         for (int x = 0; x < size; x++) {
             int c = y * size + x, h = env->height[c], t = env->target[c], p = tf_padded(env, x, y);
-            env->hv[p] = (signed char)h;
-            env->dv[p] = (signed char)(t - h);
+            env->view[2 * p] = (signed char)h;
+            env->view[2 * p + 1] = (signed char)(t - h);
             env->surplus[env->block_of[c]] += h > t ? h - t : 0;
             env->deficit[env->block_of[c]] += h < t ? t - h : 0;
             env->misfit += tf_abs(h - t);
@@ -310,6 +319,7 @@ static const int TF_DY[TF_MOVES] = {0, -1, 1, 0, 0};
 static inline int tf_can_enter(const Terraform *env, const Dozer *d, int move) {
     int size = env->cfg.size, nx = d->x + TF_DX[move], ny = d->y + TF_DY[move];
     if (nx < 0 || ny < 0 || nx >= size || ny >= size) return 0;
+    if (env->cfg.max_climb >= TF_MAX_HEIGHT) return 1; /* no two heights differ by more: skip the reads */
     return tf_abs(env->height[ny * size + nx] - env->height[d->y * size + d->x]) <= env->cfg.max_climb;
 }
 
@@ -396,9 +406,22 @@ static void tf_autopilot(Terraform *env, Dozer *d, int *move, int *bucket) {
     }
 }
 
+/* With a thousand maps per core, a map's cells are rarely still in cache when its next step comes: a step
+ * first asks for the cell under every dozer, and each dozer asks for its view rows as soon as it has moved,
+ * so the loads wait for them all at once rather than for one after another. */
+static inline void tf_prefetch_view(const Terraform *env, const Dozer *d) {
+    size_t at = (size_t)d->y * (size_t)env->stride + (size_t)d->x, last = (size_t)(2 * env->cfg.vision);
+    for (int row = 0; row <= 2 * env->cfg.vision; row++, at += (size_t)env->stride) {
+        __builtin_prefetch(env->view + 2 * at);
+        __builtin_prefetch(env->view + 2 * (at + last) + 1);
+    }
+}
+
 static void c_step(Terraform *env) {
     int size = env->cfg.size;
     float unit = env->cfg.reward_per_unit;
+    for (int i = 0; i < env->num_agents; i++)
+        __builtin_prefetch(env->view + 2 * tf_padded(env, env->dozers[i].x, env->dozers[i].y));
     for (int i = 0; i < env->num_agents; i++) {
         Dozer *d = &env->dozers[i];
         int move, bucket;
@@ -407,7 +430,7 @@ static void c_step(Terraform *env) {
             move = ocean_clamp(env->actions[2 * i], TF_MOVES);
             bucket = ocean_clamp(env->actions[2 * i + 1], TF_BUCKET);
         }
-        int cell = d->y * size + d->x, h = env->height[cell], change = 0;
+        int cell = d->y * size + d->x, h = env->view[2 * tf_padded(env, d->x, d->y)], change = 0;
         if (bucket == TF_SCOOP && h > 0 && d->load < env->cfg.capacity) {
             change = tf_set_height(env, cell, d->x, d->y, h - 1);
             d->load++;
@@ -422,6 +445,7 @@ static void c_step(Terraform *env) {
             d->x += TF_DX[move];
             d->y += TF_DY[move];
         }
+        tf_prefetch_view(env, d); /* for tf_write_obs */
     }
     env->tick++;
     int solved = env->misfit == 0, timeout = !solved && env->tick >= env->cfg.max_steps;

@@ -105,9 +105,8 @@ ACCEPTANCE_ENVS = {
     'puffer_asteroids': ('env/score >= 0.5 x the scripted gunner\'s (rocks hit)', '10 min', ''),
     # puzzles: Sokoban at one box, against the autopilot's 100% and random moves' 45%
     'puffer_boxoban': ('env/perf >= 0.80 (levels solved, one box; the autopilot solves all)', '10 min', ''),
-    'puffer_terraform': ('env/perf >= 0.5 x the scripted greedy dozers\' (share of the height error removed)',
-                         '10 min', 'a 10-minute run of seed 0 on a machine at load 11 (7.7k steps/s): one logged '
-                         'episode, perf 0.05 at 3.1M steps; 4.6M steps in all, its check stopped unfinished'),
+    'puffer_terraform': ('env/perf >= 0.5 x the scripted greedy dozers\' (share of the height error removed), '
+                         'on the 24 x 24 map with one plateau and 256-step episodes', '10 min', ''),
     'puffer_tactical': ('env/perf >= the scripted squad\'s (battles won against the built-in squad)', '10 min', ''),
     'puffer_moba': ('env/score >= 0.5 x the scripted heroes\' (games won against the random team)', '10 min', ''),
     'puffer_tower_climb': ('env/perf >= 0.5 x the autopilot\'s (levels solved, goal on floor 4; it solves all)',
@@ -116,6 +115,17 @@ ACCEPTANCE_ENVS = {
 # What the numbers alone do not say, written under the env's curves (a missed target: what was tried;
 # a met one: what it took).
 ACCEPTANCE_NOTES = {
+    'puffer_terraform': (
+        '**Missed: one seed of three met, right at the target, and the other two ended 0.02-0.03 below it.** The '
+        'setting is the config file\'s smaller map (24 x 24, one 11 x 11 plateau, 256-step episodes), where the '
+        'greedy dozers remove 0.93-0.95 of the error. At the env\'s defaults (64 x 64, 3,072 steps) a 10-minute run '
+        'saw one or two episodes per dozer (perf 0.05 at 3.1M steps). On the small map with the default rewards a '
+        '3-minute probe (seed 0) read 0.21 at 3.3M steps; a unit worth 1 and the solve bonus 10 (the same shape, '
+        'ten times larger) with a time-limit end valued as the state it cut off took it to 0.40 at 1.6M steps, '
+        'where it levelled off as its entropy fell to 0.2-0.6; an entropy bonus of 0.01 kept the three runs '
+        'climbing to 0.44-0.46 on their checks (seed 0 met 0.463 at 14.9M steps; seed 2 ran out of its 20M-step '
+        'schedule in 510 s). Not tried for lack of time: a longer schedule, a larger view or block summary. The '
+        'runs shared the two cores with other jobs (29-39k steps/s).'),
     'puffer_tactical': (
         '**Met, three seeds of three, within a minute of training each.** The scripted rules, commanding our '
         'squad against their mirror image, won 0.47-0.51 of the checks\' battles; the policies that stopped the '
