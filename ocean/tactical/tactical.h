@@ -50,7 +50,6 @@ typedef struct Tactical {
     unsigned char exits[TC_CELLS]; /* bit m: the cell's neighbour in move m is open ground (no unit counted) */
     signed char occupant[TC_CELLS]; /* -1 empty, else side * TC_MAX_UNITS + unit */
     unsigned char dist[TC_CELLS]; /* walking distance to the nearest enemy of the side whose turn it is */
-    unsigned char queue[TC_CELLS]; /* scratch of the search that fills dist (cell indices fit a byte) */
     Unit squad[2][TC_MAX_UNITS];
     int current; /* our unit to command */
     int round, first; /* first: the side that moves first this episode */
@@ -113,6 +112,7 @@ static inline int tc_in_range(const Tactical *env, const Unit *u, int x, int y, 
  * squads close in, most of the map is never searched. */
 static void tc_search(Tactical *env, int enemy, int full) {
     int w = env->cfg.width, n = w * env->cfg.height, head = 0, tail = 0, left = 0;
+    unsigned char queue[TC_CELLS]; /* cell indices fit a byte; on the stack, so a saved state need not carry it */
     memset(env->dist, TC_FAR, (size_t)n);
     for (int k = 0; k < env->cfg.units; k++) {
         const Unit *e = &env->squad[enemy][k];
@@ -120,18 +120,18 @@ static void tc_search(Tactical *env, int enemy, int full) {
         if (!e->alive) continue;
         int c = tc_cell(env, e->x, e->y);
         env->dist[c] = 0;
-        env->queue[tail++] = (unsigned char)c;
+        queue[tail++] = (unsigned char)c;
     }
     const int step[TC_MOVES] = {0, -w, w, -1, 1};
     const signed char first = (signed char)((1 - enemy) * TC_MAX_UNITS);
     while (head < tail && (full || left > 0)) {
-        int c = env->queue[head++], exits = env->exits[c];
+        int c = queue[head++], exits = env->exits[c];
         unsigned char next = (unsigned char)(env->dist[c] + 1);
         for (int m = 1; m < TC_MOVES; m++) {
             int nc = c + step[m];
             if (!((exits >> m) & 1) || env->dist[nc] != TC_FAR) continue;
             env->dist[nc] = next;
-            env->queue[tail++] = (unsigned char)nc;
+            queue[tail++] = (unsigned char)nc;
             int who = env->occupant[nc] - first;
             left -= who >= 0 && who < TC_MAX_UNITS; /* a living unit of the side that will walk the distances */
         }
@@ -234,6 +234,17 @@ static void tc_write_obs(Tactical *env) {
     o[2] = (float)me->x / (float)w;
     o[3] = (float)me->y / (float)h;
     o[4] = (float)env->round / (float)env->cfg.max_rounds;
+    /* the mask first: every legal move, with no attack or with each enemy in range from where the move lands;
+     * staying is always legal, so its column is also the observation's "can hit it from where it stands" */
+    unsigned char *mask = env->action_masks;
+    memset(mask, 0, (size_t)(TC_MOVES * (1 + units)));
+    for (int m = 0; m < TC_MOVES; m++) {
+        if (!tc_can_move(env, me, m)) continue;
+        mask[m] = 1;
+        int x = me->x + TC_DX[m], y = me->y + TC_DY[m];
+        for (int j = 0; j < units; j++)
+            mask[(1 + j) * TC_MOVES + m] = (unsigned char)tc_in_range(env, me, x, y, &env->squad[TC_THEIRS][j]);
+    }
     o += 5;
     for (int s = 0; s < 2; s++)
         for (int k = 0; k < units; k++) {
@@ -243,24 +254,22 @@ static void tc_write_obs(Tactical *env) {
             o[2] = u->alive ? (float)(u->y - me->y) * inv_side : 0.0f;
             o[3] = (float)u->hp / (float)(u->archer ? TC_ARCHER_HP : TC_SOLDIER_HP);
             o[4] = (float)u->archer;
-            if (s == TC_THEIRS) o[5] = (float)tc_in_range(env, me, me->x, me->y, u);
+            if (s == TC_THEIRS) o[5] = (float)mask[(1 + k) * TC_MOVES];
             o += s == TC_OURS ? 5 : 6;
         }
-    for (int dy = -TC_VIEW; dy <= TC_VIEW; dy++)
-        for (int dx = -TC_VIEW; dx <= TC_VIEW; dx++) {
-            int x = me->x + dx, y = me->y + dy;
-            int t = x >= 0 && y >= 0 && x < w && y < h ? env->terrain[tc_cell(env, x, y)] : TC_WALL;
-            *o++ = t == TC_GROUND ? 0.0f : (t == TC_WATER ? 0.5f : 1.0f);
+    /* row by row: the cells off the map read as walls, the rest through a table of the three kinds */
+    static const float view_value[3] = {[TC_GROUND] = 0.0f, [TC_WATER] = 0.5f, [TC_WALL] = 1.0f};
+    int x0 = me->x - TC_VIEW, lo = x0 < 0 ? -x0 : 0, hi = w - x0 < TC_VIEW_W ? w - x0 : TC_VIEW_W;
+    for (int dy = -TC_VIEW; dy <= TC_VIEW; dy++, o += TC_VIEW_W) {
+        int y = me->y + dy;
+        if (y < 0 || y >= h) {
+            for (int c = 0; c < TC_VIEW_W; c++) o[c] = 1.0f;
+            continue;
         }
-    /* the mask: every legal move, with no attack or with each enemy in range from where the move lands */
-    unsigned char *mask = env->action_masks;
-    memset(mask, 0, (size_t)(TC_MOVES * (1 + units)));
-    for (int m = 0; m < TC_MOVES; m++) {
-        if (!tc_can_move(env, me, m)) continue;
-        mask[m] = 1;
-        int x = me->x + TC_DX[m], y = me->y + TC_DY[m];
-        for (int j = 0; j < units; j++)
-            mask[(1 + j) * TC_MOVES + m] = (unsigned char)tc_in_range(env, me, x, y, &env->squad[TC_THEIRS][j]);
+        const unsigned char *row = env->terrain + tc_cell(env, 0, y) + x0; /* only [lo, hi) read */
+        for (int c = 0; c < lo; c++) o[c] = 1.0f;
+        for (int c = lo; c < hi; c++) o[c] = view_value[row[c]];
+        for (int c = hi; c < TC_VIEW_W; c++) o[c] = 1.0f;
     }
 }
 
