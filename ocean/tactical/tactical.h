@@ -36,6 +36,7 @@
 #define TC_VIEW_W (2 * TC_VIEW + 1)
 
 enum { TC_GROUND, TC_WATER, TC_WALL };
+_Static_assert(TC_GROUND == 0 && TC_WATER == 1 && TC_WALL == 2, "the map draw and the view count on the kinds' order");
 enum { TC_OURS, TC_THEIRS };
 
 typedef struct Unit {
@@ -75,16 +76,11 @@ static inline int tc_abs(int v) { return v < 0 ? -v : v; }
 static const int TC_DX[TC_MOVES] = {0, 0, 0, -1, 1};
 static const int TC_DY[TC_MOVES] = {0, -1, 1, 0, 0};
 
-static inline int tc_open(const Tactical *env, int x, int y) {
-    return x >= 0 && y >= 0 && x < env->cfg.width && y < env->cfg.height &&
-           env->terrain[tc_cell(env, x, y)] == TC_GROUND;
-}
-
-/* Whether a unit may step `move` from where it stands (staying is always allowed). */
+/* Whether a unit may step `move` from where it stands (staying is always allowed): an exit, and no unit there. */
 static inline int tc_can_move(const Tactical *env, const Unit *u, int move) {
-    if (move == 0) return 1;
-    int x = u->x + TC_DX[move], y = u->y + TC_DY[move];
-    return tc_open(env, x, y) && env->occupant[tc_cell(env, x, y)] < 0;
+    int c = tc_cell(env, u->x, u->y);
+    return move == 0 ||
+           (((env->exits[c] >> move) & 1) && env->occupant[c + TC_DY[move] * env->cfg.width + TC_DX[move]] < 0);
 }
 
 /* No wall strictly between two cells, along the line a Bresenham walk draws from one to the other. */
@@ -100,12 +96,14 @@ static int tc_sight(const Tactical *env, int x0, int y0, int x1, int y1) {
     }
 }
 
+/* Whether a unit at distance d (Manhattan) from a living target is close enough to hit it, sight aside. */
+static inline int tc_near(const Unit *u, int d) { return u->archer ? d <= TC_ARCHER_RANGE : d == 1; }
+
 /* Whether a unit standing at (x, y) can hit `target`. */
 static inline int tc_in_range(const Tactical *env, const Unit *u, int x, int y, const Unit *target) {
-    if (!target->alive) return 0;
     int d = tc_abs(target->x - x) + tc_abs(target->y - y);
-    if (!u->archer) return d == 1;
-    return d <= TC_ARCHER_RANGE && tc_sight(env, x, y, target->x, target->y);
+    if (!(target->alive & tc_near(u, d))) return 0; /* one branch: most enemies are out of reach */
+    return !u->archer || tc_sight(env, x, y, target->x, target->y);
 }
 
 /* Cells one step from `f` (up, down, left, right) on open ground and not in `seen`, over `nw` words: the
@@ -204,10 +202,13 @@ static int tc_attack(Tactical *env, int side, int k, int target) {
 /* The weakest enemy unit k of `side` can hit from (x, y): fewest hit points, then the lowest index; -1: none. */
 static int tc_weakest_in_range(const Tactical *env, int side, int k, int x, int y) {
     const Unit *u = &env->squad[side][k];
-    int best = -1;
+    int best = -1, best_hp = 0;
     for (int j = 0; j < env->cfg.units; j++) {
         const Unit *t = &env->squad[1 - side][j];
-        if (tc_in_range(env, u, x, y, t) && (best < 0 || t->hp < env->squad[1 - side][best].hp)) best = j;
+        int d = tc_abs(t->x - x) + tc_abs(t->y - y);
+        if (!(t->alive & tc_near(u, d)) || (best >= 0 && t->hp >= best_hp)) continue;
+        if (u->archer && !tc_sight(env, x, y, t->x, t->y)) continue; /* the costly test last */
+        best = j, best_hp = t->hp;
     }
     return best;
 }
@@ -317,29 +318,22 @@ static void tc_write_obs(Tactical *env) {
 /* A point-symmetric map of walls and water where the two squads can reach each other. */
 static void tc_new_map(Tactical *env) {
     int w = env->cfg.width, h = env->cfg.height, n = w * h;
+    const float walls = env->cfg.walls, wet = env->cfg.walls + env->cfg.water;
     for (int tries = 0; tries <= TC_MAP_TRIES; tries++) {
         memset(env->terrain, TC_GROUND, (size_t)n);
-        if (tries < TC_MAP_TRIES)
-            for (int c = 0; c < (n + 1) / 2; c++) {
-                int y = c / w;
-                if (y == 0 || y == h - 1) continue; /* the starting rows stay open */
+        if (tries < TC_MAP_TRIES) /* the first half of the map but its top row; the starting rows stay open */
+            for (int c = w; c < (n + 1) / 2; c++) {
                 float r = ocean_randf(&env->rng);
-                int t = r < env->cfg.walls ? TC_WALL : (r < env->cfg.walls + env->cfg.water ? TC_WATER : TC_GROUND);
-                env->terrain[c] = env->terrain[n - 1 - c] = (unsigned char)t;
-            }
-        for (int y = 0; y < h; y++)
-            for (int x = 0; x < w; x++) {
-                int exits = 0;
-                for (int m = 1; m < TC_MOVES; m++) exits |= tc_open(env, x + TC_DX[m], y + TC_DY[m]) << m;
-                env->exits[tc_cell(env, x, y)] = (unsigned char)exits;
+                unsigned char t = (unsigned char)((r < wet) + (r < walls)); /* wall 2, water 1, ground 0 */
+                env->terrain[c] = env->terrain[n - 1 - c] = t;
             }
         uint64_t *sets[3] = {env->ground, env->ground_x0, env->ground_xw};
         for (int i = 0; i < 3; i++) memset(sets[i], 0, sizeof(env->ground));
-        for (int c = 0; c < n; c++) {
+        for (int c = 0, x = 0; c < n; c++, x = x + 1 == w ? 0 : x + 1) {
             uint64_t bit = (uint64_t)(env->terrain[c] == TC_GROUND) << (c & 63);
             env->ground[c >> 6] |= bit;
-            if (c % w != 0) env->ground_x0[c >> 6] |= bit;
-            if (c % w != w - 1) env->ground_xw[c >> 6] |= bit;
+            env->ground_x0[c >> 6] |= x != 0 ? bit : 0;
+            env->ground_xw[c >> 6] |= x != w - 1 ? bit : 0;
         }
         /* the squads can meet when every cell of the bottom row (open ground) reaches the top left corner */
         uint64_t seen[TC_WORDS] = {1}, ring[TC_WORDS] = {1}, next[TC_WORDS];
@@ -350,8 +344,15 @@ static void tc_new_map(Tactical *env) {
         }
         int reachable = 1;
         for (int x = 0; x < w; x++) reachable &= tc_has(seen, tc_cell(env, x, h - 1));
-        if (reachable) return;
+        if (reachable) break;
     }
+    for (int y = 0, c = 0; y < h; y++)
+        for (int x = 0; x < w; x++, c++) {
+            const unsigned char *t = env->terrain;
+            int up = y > 0 ? t[c - w] == TC_GROUND : 0, down = y < h - 1 ? t[c + w] == TC_GROUND : 0;
+            int left = x > 0 ? t[c - 1] == TC_GROUND : 0, right = x < w - 1 ? t[c + 1] == TC_GROUND : 0;
+            env->exits[c] = (unsigned char)(up << 1 | down << 2 | left << 3 | right << 4);
+        }
 }
 
 static void tc_new_episode(Tactical *env) {
