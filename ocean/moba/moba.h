@@ -72,6 +72,7 @@ enum {
     MB_HERO1,
     MB_SELF_CODE
 };
+_Static_assert(MB_GROUND == 0, "mb_terrain_row ORs the mid lane into a ground tile");
 enum { MB_ACT_NONE, MB_ACT_ATTACK, MB_ACT_HUNT, MB_ACT_Q, MB_ACT_W, MB_ACT_E, MB_ACTS };
 enum { MB_Q, MB_W, MB_E, MB_ABILITIES };
 enum { MB_T_CREEP, MB_T_TOWER, MB_T_ANCIENT, MB_T_HERO };
@@ -161,15 +162,25 @@ static const unsigned char MB_ROWS[MB_ROW_KINDS][MB_PAD] = {
                       [MB_VIEW + MB_SIZE... MB_PAD - 1] = MB_OFF},
 };
 
-/* mb_terrain of the MB_SIDE tiles from (x - MB_VIEW, y) rightwards. */
+/* The row kind of each map row y, at y + MB_VIEW (MB_VIEW rows off the map on either side). */
+static const unsigned char MB_ROW_KIND[MB_PAD] = {
+    [0 ... MB_VIEW - 1] = MB_ROW_OFF,
+    [MB_VIEW... MB_VIEW + MB_LO - 1] = MB_ROW_GROUND,
+    [MB_VIEW + MB_LO] = MB_ROW_EDGE,
+    [MB_VIEW + MB_LO + 1 ... MB_VIEW + MB_HI - 1] = MB_ROW_INNER,
+    [MB_VIEW + MB_HI] = MB_ROW_EDGE,
+    [MB_VIEW + MB_HI + 1 ... MB_VIEW + MB_SIZE - 1] = MB_ROW_GROUND,
+    [MB_VIEW + MB_SIZE... MB_PAD - 1] = MB_ROW_OFF,
+};
+
+/* mb_terrain of the MB_SIDE tiles from (x - MB_VIEW, y) rightwards (-MB_VIEW <= y < MB_SIZE + MB_VIEW). */
 static inline void mb_terrain_row(int x, int y, unsigned char *row) {
-    int kind = y < 0 || y >= MB_SIZE      ? MB_ROW_OFF
-               : y < MB_LO || y > MB_HI   ? MB_ROW_GROUND
-               : y == MB_LO || y == MB_HI ? MB_ROW_EDGE
-                                          : MB_ROW_INNER;
+    int kind = MB_ROW_KIND[y + MB_VIEW];
     memcpy(row, MB_ROWS[kind] + x, MB_SIDE);
-    int diagonal = MB_LO + MB_HI - y - x + MB_VIEW; /* the mid lane's column in the row */
-    if (kind == MB_ROW_INNER && (unsigned)diagonal < MB_SIDE) row[diagonal] = MB_LANE;
+    /* the mid lane's column in the row (ground in an inner row), set without a branch (tile 0 ORed with 0 when
+     * the row has none): whether a crop row crosses the diagonal is a coin toss to the branch predictor */
+    int diagonal = MB_LO + MB_HI - y - x + MB_VIEW, lane = (kind == MB_ROW_INNER) & ((unsigned)diagonal < MB_SIDE);
+    row[diagonal & -lane] |= (unsigned char)(lane * MB_LANE);
 }
 
 static void mb_add_path(Moba *env, int lane, int x1, int y1) {
@@ -455,21 +466,24 @@ static void mb_hero_turn(Moba *env, int team, int i, int move, int act, const Mo
     h->cd[a] = MB_COOLDOWN[a];
 }
 
-/* Which live heroes of `team` are within Chebyshev distance r of a tile: bit i of cols[x] & rows[y] is
- * hero i, so a unit asks two loads instead of measuring every hero. */
+/* Which live heroes of `team` are within Chebyshev distance r of a tile: bit i of cols[x + MB_NEAR_PAD] &
+ * rows[y + MB_NEAR_PAD] is hero i, so a unit asks two loads instead of measuring every hero. The masks run
+ * MB_NEAR_PAD past the map on both sides, so a hero's square is 2 r + 1 entries, never clipped: a loop of a
+ * fixed count, without the branches of a clipped one. */
+#define MB_NEAR_PAD MB_TOWER_RANGE /* the largest r asked for */
 typedef struct MobaNear {
-    uint16_t cols[MB_SIZE], rows[MB_SIZE];
+    uint16_t cols[MB_SIZE + 2 * MB_NEAR_PAD], rows[MB_SIZE + 2 * MB_NEAR_PAD];
 } MobaNear;
 
 static inline void mb_near_heroes(const Moba *env, int team, int r, MobaNear *near) {
     memset(near, 0, sizeof *near);
     for (int i = 0; i < env->cfg.heroes; i++) {
         const MobaHero *h = &env->teams[team].heroes[i];
-        if (h->respawn) continue;
-        int x0 = h->x > r ? h->x - r : 0, x1 = h->x + r < MB_SIZE ? h->x + r : MB_SIZE - 1;
-        int y0 = h->y > r ? h->y - r : 0, y1 = h->y + r < MB_SIZE ? h->y + r : MB_SIZE - 1;
-        for (int c = x0; c <= x1; c++) near->cols[c] |= (uint16_t)(1u << i);
-        for (int c = y0; c <= y1; c++) near->rows[c] |= (uint16_t)(1u << i);
+        uint16_t bit = (uint16_t)(!h->respawn << i);
+        for (int c = -r; c <= r; c++) {
+            near->cols[h->x + c + MB_NEAR_PAD] |= bit;
+            near->rows[h->y + c + MB_NEAR_PAD] |= bit;
+        }
     }
 }
 
@@ -477,7 +491,7 @@ static inline void mb_near_heroes(const Moba *env, int team, int r, MobaNear *ne
  * the first of equals), measured only among those whose squares hold the tile. */
 static inline int mb_nearest_near(const Moba *env, int team, const MobaNear *near, int x, int y) {
     int best = -1, best_d = MB_SIZE;
-    for (unsigned m = near->cols[x] & near->rows[y]; m; m &= m - 1) {
+    for (unsigned m = near->cols[x + MB_NEAR_PAD] & near->rows[y + MB_NEAR_PAD]; m; m &= m - 1) {
         int i = __builtin_ctz(m);
         const MobaHero *h = &env->teams[team].heroes[i];
         if (h->respawn) continue; /* fell earlier in this turn */
@@ -728,9 +742,10 @@ static void mb_observe(Moba *env, int team, int i, unsigned char *obs) {
     self[15] = (unsigned char)mb_tenths((float)env->tick, (float)env->cfg.max_ticks);
 }
 
-/* The crops that see the tiles: bit o of a column's (row's) mask is set when observer o's view spans it. */
+/* The crops that see the tiles: bit o of a column's (row's) mask, at x + MB_VIEW (y + MB_VIEW), is set when
+ * observer o's view spans it; padded like MobaNear, so each view sets MB_SIDE entries, unclipped. */
 typedef struct MobaViews {
-    uint16_t cols[MB_SIZE], rows[MB_SIZE];
+    uint16_t cols[MB_SIZE + 2 * MB_VIEW], rows[MB_SIZE + 2 * MB_VIEW];
     int hx[2 * MB_MAX_HEROES], hy[2 * MB_MAX_HEROES], hteam[2 * MB_MAX_HEROES];
     unsigned char *hobs[2 * MB_MAX_HEROES];
 } MobaViews;
@@ -738,7 +753,7 @@ typedef struct MobaViews {
 /* Put a unit (code as team 0 sees it; health `hp` of `max_hp`) into the crops of the heroes that see its tile.
  * Its health is only turned into tenths when some hero sees it: most units are out of every view. */
 static inline void mb_put(const MobaViews *v, int x, int y, int code, float hp, float max_hp) {
-    unsigned seen = v->cols[x] & v->rows[y];
+    unsigned seen = v->cols[x + MB_VIEW] & v->rows[y + MB_VIEW];
     if (!seen) return;
     unsigned char tenths = (unsigned char)mb_tenths(hp, max_hp);
     do {
@@ -775,10 +790,10 @@ static void mb_observe_all(Moba *env) {
         v.hy[n] = h->y;
         v.hteam[n] = team;
         v.hobs[n] = obs;
-        int lo_x = h->x > MB_VIEW ? h->x - MB_VIEW : 0, hi_x = h->x + MB_VIEW < MB_SIZE ? h->x + MB_VIEW : MB_SIZE - 1;
-        int lo_y = h->y > MB_VIEW ? h->y - MB_VIEW : 0, hi_y = h->y + MB_VIEW < MB_SIZE ? h->y + MB_VIEW : MB_SIZE - 1;
-        for (int c = lo_x; c <= hi_x; c++) v.cols[c] |= (uint16_t)(1u << n);
-        for (int c = lo_y; c <= hi_y; c++) v.rows[c] |= (uint16_t)(1u << n);
+        for (int c = 0; c < MB_SIDE; c++) {
+            v.cols[h->x + c] |= (uint16_t)(1u << n);
+            v.rows[h->y + c] |= (uint16_t)(1u << n);
+        }
         n++;
     }
     if (n == 0) return;
