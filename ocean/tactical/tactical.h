@@ -31,6 +31,7 @@
 #define TC_ARCHER_RANGE 4
 #define TC_MOVES 5
 #define TC_WORDS ((TC_CELLS + 63) / 64) /* 64-bit words of a set of cells */
+_Static_assert((TC_CELLS & (TC_CELLS - 1)) == 0, "the search wraps cell indices with TC_CELLS - 1");
 #define TC_MAP_TRIES 8 /* maps drawn before falling back to open ground, when the squads cannot meet */
 #define TC_SCALE 32 /* pixels per cell */
 #define TC_VIEW_W (2 * TC_VIEW + 1)
@@ -126,7 +127,8 @@ static inline int tc_has(const uint64_t *set, int c) { return (int)((set[c >> 6]
  * less than the unit's own. A search grows rings out of the enemies and stops when every such unit is
  * reached: the unit reached in ring d gets the neighbours of ring d - 1. A unit no enemy can reach gets none. */
 static inline __attribute__((always_inline)) void tc_search_words(Tactical *env, int enemy, int nw) {
-    uint64_t seen[TC_WORDS] = {0}, ring[TC_WORDS] = {0}, next[TC_WORDS], walkers[TC_WORDS] = {0};
+    /* all words zero: a ring of nw words leaves the rest zero, so a wrapped index reads nothing */
+    uint64_t seen[TC_WORDS] = {0}, ring[TC_WORDS] = {0}, next[TC_WORDS] = {0}, walkers[TC_WORDS] = {0};
     int side = 1 - enemy, cell[TC_MAX_UNITS], left = 0;
     for (int k = 0; k < env->cfg.units; k++) {
         const Unit *e = &env->squad[enemy][k], *u = &env->squad[side][k];
@@ -148,16 +150,15 @@ static inline __attribute__((always_inline)) void tc_search_words(Tactical *env,
         uint64_t any = 0, met = 0;
         for (int i = 0; i < nw; i++) seen[i] |= next[i], any |= next[i], met |= next[i] & walkers[i];
         if (!any) break; /* the rest stand where no enemy can walk */
-        if (met)
+        if (met) /* every unit without a branch on which of them the ring reached (-1: none to reach) */
             for (int k = 0; k < env->cfg.units; k++) {
-                if (cell[k] < 0 || !tc_has(next, cell[k])) continue;
-                int c = cell[k], exits = env->exits[c], toward = 0;
+                int c = cell[k] & (TC_CELLS - 1), hit = (cell[k] >= 0) & tc_has(next, c), exits = env->exits[c];
+                int toward = 0; /* a step off the map wraps to some cell, but no exit leads there */
                 for (int m = 1; m < TC_MOVES; m++)
-                    if ((exits >> m) & 1)
-                        toward |= tc_has(ring, c + step[m]) << m; /* the exit keeps c + step on the map */
-                env->toward[side][k] = (unsigned char)toward;
-                cell[k] = -1;
-                left--;
+                    toward |= (((exits >> m) & 1) & tc_has(ring, (c + step[m]) & (TC_CELLS - 1))) << m;
+                env->toward[side][k] = hit ? (unsigned char)toward : env->toward[side][k];
+                cell[k] = hit ? -1 : cell[k];
+                left -= hit;
             }
         for (int i = 0; i < nw; i++) ring[i] = next[i];
     }
@@ -299,19 +300,17 @@ static void tc_write_obs(Tactical *env) {
             if (s == TC_THEIRS) o[5] = (float)mask[(1 + k) * TC_MOVES];
             o += s == TC_OURS ? 5 : 6;
         }
-    /* row by row: the cells off the map read as walls; the kinds are 0, 1, 2, so half the kind is the view's
-     * 0 ground, 0.5 water, 1 wall (exactly) */
-    int x0 = me->x - TC_VIEW, lo = x0 < 0 ? -x0 : 0, hi = w - x0 < TC_VIEW_W ? w - x0 : TC_VIEW_W;
-    for (int dy = -TC_VIEW; dy <= TC_VIEW; dy++, o += TC_VIEW_W) {
-        int y = me->y + dy;
-        if (y < 0 || y >= h) {
-            for (int c = 0; c < TC_VIEW_W; c++) o[c] = 1.0f;
-            continue;
+    /* the cells off the map read as walls; the kinds are 0, 1, 2, so half the kind is the view's 0 ground,
+     * 0.5 water, 1 wall (exactly). A fixed 7 x 7 loop with selects, not a branch per row's edges: where the
+     * view crosses the map's edge is different at every step */
+    int x0 = me->x - TC_VIEW, y0 = me->y - TC_VIEW;
+    for (int dy = 0; dy < TC_VIEW_W; dy++, o += TC_VIEW_W) {
+        int y = y0 + dy, y_in = (unsigned)y < (unsigned)h;
+        const unsigned char *row = env->terrain + (y_in ? y : 0) * w;
+        for (int c = 0; c < TC_VIEW_W; c++) {
+            int x = x0 + c, in = y_in & ((unsigned)x < (unsigned)w);
+            o[c] = in ? 0.5f * (float)row[in ? x : 0] : 1.0f;
         }
-        const unsigned char *row = env->terrain + tc_cell(env, 0, y) + x0; /* only [lo, hi) read */
-        for (int c = 0; c < lo; c++) o[c] = 1.0f;
-        for (int c = lo; c < hi; c++) o[c] = 0.5f * (float)row[c];
-        for (int c = hi; c < TC_VIEW_W; c++) o[c] = 1.0f;
     }
 }
 
