@@ -25,9 +25,11 @@
  *   max_ticks it is truncated. Every hero is one logged episode per game: score 1 for a win (else 0),
  *   perf the share of the enemy's 7 structures destroyed, and towers, kills, deaths, level.
  *
- * Speed: there is no map in memory. The terrain is a formula of the tile, and each unit is written
- * into the crops of the heroes that see it, so a game is a few kilobytes of units. Creeps live in compact per-lane arrays and only compare their lane
- * position with the enemy's front creep and towers, never with every unit.
+ * Speed: there is no map in memory. The terrain is a formula of the tile (a crop row is a memcpy from one
+ * of four padded row kinds), and each unit is written into the crops of the heroes that see it, so a game
+ * is a few kilobytes of units. Creeps live in compact per-lane arrays and only compare their lane position
+ * with the enemy's front creep and towers, never with every unit. "Which heroes are near this tile" is two
+ * loads of per-column and per-row hero bit masks (MobaNear, MobaViews) rather than a distance per hero.
  */
 #include <stdlib.h>
 #include "spec.h" /* generated from spec.toml: MobaConfig, the constants and the log fields */
@@ -70,6 +72,7 @@ enum {
     MB_HERO1,
     MB_SELF_CODE
 };
+_Static_assert(MB_GROUND == 0, "mb_terrain_row ORs the mid lane into a ground tile");
 enum { MB_ACT_NONE, MB_ACT_ATTACK, MB_ACT_HUNT, MB_ACT_Q, MB_ACT_W, MB_ACT_E, MB_ACTS };
 enum { MB_Q, MB_W, MB_E, MB_ABILITIES };
 enum { MB_T_CREEP, MB_T_TOWER, MB_T_ANCIENT, MB_T_HERO };
@@ -141,25 +144,43 @@ static inline int mb_terrain(int x, int y) {
     return x == lo || x == hi || y == lo || y == hi || x + y == lo + hi ? MB_LANE : MB_GROUND;
 }
 
-/* mb_terrain of the MB_SIDE tiles from (x0, y) rightwards, written as runs: the crops' hot loop. */
-static inline void mb_terrain_row(int x0, int y, unsigned char *row) {
-    const int lo = 2, hi = MB_SIZE - 3;
-    if (y < 0 || y >= MB_SIZE) {
-        memset(row, MB_OFF, MB_SIDE);
-        return;
-    }
-    memset(row, MB_GROUND, MB_SIDE);
-    for (int c = 0; c < MB_SIDE && x0 + c < 0; c++) row[c] = MB_OFF;
-    for (int c = MB_SIZE - x0; c < MB_SIDE; c++)
-        if (c >= 0) row[c] = MB_OFF;
-    if (y < lo || y > hi) return;
-    if (y == lo || y == hi) {
-        for (int x = x0 < lo ? lo : x0; x <= hi && x < x0 + MB_SIDE; x++) row[x - x0] = MB_LANE;
-        return;
-    }
-    int lanes[3] = {lo, hi, lo + hi - y};
-    for (int k = 0; k < 3; k++)
-        if (lanes[k] >= x0 && lanes[k] < x0 + MB_SIDE) row[lanes[k] - x0] = MB_LANE;
+/* The kinds of map row, padded by MB_VIEW tiles of MB_OFF on both sides: a crop row is MB_SIDE bytes of one of
+ * them (and, on a row between the lane edges, the diagonal lane's tile), so the crops are built with memcpy. */
+#define MB_PAD (MB_SIZE + 2 * MB_VIEW)
+#define MB_LO 2
+#define MB_HI (MB_SIZE - 3)
+enum { MB_ROW_OFF, MB_ROW_GROUND, MB_ROW_EDGE, MB_ROW_INNER, MB_ROW_KINDS };
+static const unsigned char MB_ROWS[MB_ROW_KINDS][MB_PAD] = {
+    [MB_ROW_OFF] = {[0 ... MB_PAD - 1] = MB_OFF},
+    [MB_ROW_GROUND] = {[0 ... MB_VIEW - 1] = MB_OFF, [MB_VIEW + MB_SIZE... MB_PAD - 1] = MB_OFF},
+    [MB_ROW_EDGE] = {[0 ... MB_VIEW - 1] = MB_OFF,
+                     [MB_VIEW + MB_LO... MB_VIEW + MB_HI] = MB_LANE,
+                     [MB_VIEW + MB_SIZE... MB_PAD - 1] = MB_OFF},
+    [MB_ROW_INNER] = {[0 ... MB_VIEW - 1] = MB_OFF,
+                      [MB_VIEW + MB_LO] = MB_LANE,
+                      [MB_VIEW + MB_HI] = MB_LANE,
+                      [MB_VIEW + MB_SIZE... MB_PAD - 1] = MB_OFF},
+};
+
+/* The row kind of each map row y, at y + MB_VIEW (MB_VIEW rows off the map on either side). */
+static const unsigned char MB_ROW_KIND[MB_PAD] = {
+    [0 ... MB_VIEW - 1] = MB_ROW_OFF,
+    [MB_VIEW... MB_VIEW + MB_LO - 1] = MB_ROW_GROUND,
+    [MB_VIEW + MB_LO] = MB_ROW_EDGE,
+    [MB_VIEW + MB_LO + 1 ... MB_VIEW + MB_HI - 1] = MB_ROW_INNER,
+    [MB_VIEW + MB_HI] = MB_ROW_EDGE,
+    [MB_VIEW + MB_HI + 1 ... MB_VIEW + MB_SIZE - 1] = MB_ROW_GROUND,
+    [MB_VIEW + MB_SIZE... MB_PAD - 1] = MB_ROW_OFF,
+};
+
+/* mb_terrain of the MB_SIDE tiles from (x - MB_VIEW, y) rightwards (-MB_VIEW <= y < MB_SIZE + MB_VIEW). */
+static inline void mb_terrain_row(int x, int y, unsigned char *row) {
+    int kind = MB_ROW_KIND[y + MB_VIEW];
+    memcpy(row, MB_ROWS[kind] + x, MB_SIDE);
+    /* the mid lane's column in the row (ground in an inner row), set without a branch (tile 0 ORed with 0 when
+     * the row has none): whether a crop row crosses the diagonal is a coin toss to the branch predictor */
+    int diagonal = MB_LO + MB_HI - y - x + MB_VIEW, lane = (kind == MB_ROW_INNER) & ((unsigned)diagonal < MB_SIDE);
+    row[diagonal & -lane] |= (unsigned char)(lane * MB_LANE);
 }
 
 static void mb_add_path(Moba *env, int lane, int x1, int y1) {
@@ -386,8 +407,9 @@ static void mb_hit(Moba *env, int enemy, const MobaTarget *t, float dmg, int kil
     }
 }
 
-/* Hero `i` of `team` moves (`move` in its team's frame) and acts. */
-static void mb_hero_turn(Moba *env, int team, int i, int move, int act) {
+/* Hero `i` of `team` moves (`move` in its team's frame) and acts. `weakest`, when not NULL, is what
+ * mb_weakest finds from where the hero ends its move (the autopilot has just asked), else it is asked here. */
+static void mb_hero_turn(Moba *env, int team, int i, int move, int act, const MobaTarget *weakest) {
     MobaHero *h = &env->teams[team].heroes[i];
     if (h->respawn) return;
     int sign = team == 0 ? 1 : -1;
@@ -402,7 +424,8 @@ static void mb_hero_turn(Moba *env, int team, int i, int move, int act) {
     if (act == MB_ACT_ATTACK || act == MB_ACT_HUNT) {
         if (h->attack_cd > 0) return;
         if (act == MB_ACT_ATTACK) {
-            if (!mb_weakest(env, enemy, h->x, h->y, MB_HERO_RANGE, &t)) return;
+            if (weakest) t = *weakest;
+            else if (!mb_weakest(env, enemy, h->x, h->y, MB_HERO_RANGE, &t)) return;
         } else {
             t.kind = MB_T_HERO;
             t.k = mb_nearest_hero(env, enemy, h->x, h->y, MB_HERO_RANGE);
@@ -443,6 +466,44 @@ static void mb_hero_turn(Moba *env, int team, int i, int move, int act) {
     h->cd[a] = MB_COOLDOWN[a];
 }
 
+/* Which live heroes of `team` are within Chebyshev distance r of a tile: bit i of cols[x + MB_NEAR_PAD] &
+ * rows[y + MB_NEAR_PAD] is hero i, so a unit asks two loads instead of measuring every hero. The masks run
+ * MB_NEAR_PAD past the map on both sides, so a hero's square is 2 r + 1 entries, never clipped: a loop of a
+ * fixed count, without the branches of a clipped one. */
+#define MB_NEAR_PAD MB_TOWER_RANGE /* the largest r asked for */
+typedef struct MobaNear {
+    uint16_t cols[MB_SIZE + 2 * MB_NEAR_PAD], rows[MB_SIZE + 2 * MB_NEAR_PAD];
+} MobaNear;
+
+static inline void mb_near_heroes(const Moba *env, int team, int r, MobaNear *near) {
+    memset(near, 0, sizeof *near);
+    for (int i = 0; i < env->cfg.heroes; i++) {
+        const MobaHero *h = &env->teams[team].heroes[i];
+        uint16_t bit = (uint16_t)(!h->respawn << i);
+        for (int c = -r; c <= r; c++) {
+            near->cols[h->x + c + MB_NEAR_PAD] |= bit;
+            near->rows[h->y + c + MB_NEAR_PAD] |= bit;
+        }
+    }
+}
+
+/* mb_nearest_hero(env, team, x, y, r) for the r that `near` was built with: the same hero (the nearest,
+ * the first of equals), measured only among those whose squares hold the tile. */
+static inline int mb_nearest_near(const Moba *env, int team, const MobaNear *near, int x, int y) {
+    int best = -1, best_d = MB_SIZE;
+    for (unsigned m = near->cols[x + MB_NEAR_PAD] & near->rows[y + MB_NEAR_PAD]; m; m &= m - 1) {
+        int i = __builtin_ctz(m);
+        const MobaHero *h = &env->teams[team].heroes[i];
+        if (h->respawn) continue; /* fell earlier in this turn */
+        int d = mb_cheb(x, y, h->x, h->y);
+        if (d < best_d) {
+            best = i;
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 /* The lane position (from `team`'s base) of its most advanced live creep on `lane`, or -1. */
 static int mb_front(const Moba *env, int team, int lane) {
     int front = -1;
@@ -456,6 +517,8 @@ static void mb_creeps_turn(Moba *env, int team) {
     MobaTeam *me = &env->teams[team];
     int enemy = 1 - team;
     MobaTeam *e = &env->teams[enemy];
+    MobaNear near;
+    mb_near_heroes(env, enemy, 1, &near);
     for (int lane = 0; lane < MB_LANES; lane++) {
         int len = env->path_len[lane];
         int enemy_front = mb_front(env, enemy, lane);
@@ -467,9 +530,6 @@ static void mb_creeps_turn(Moba *env, int team) {
                 tower_at = len - 1 - e->towers[lane][k].p;
                 break;
             }
-        int heroes_near = 0; /* enemy heroes by the lane: only then does a creep look for one */
-        for (int i = 0; i < env->cfg.heroes; i++)
-            heroes_near |= !e->heroes[i].respawn && mb_near_lane(lane, e->heroes[i].x, e->heroes[i].y, 1);
         for (int k = 0; k < me->n_creeps[lane]; k++) {
             MobaCreep *c = &me->creeps[lane][k];
             if (c->hp <= 0.0f) continue;
@@ -488,7 +548,7 @@ static void mb_creeps_turn(Moba *env, int team) {
                 } else if (tower_at - c->p <= 1) {
                     t = (MobaTarget){MB_T_TOWER, lane, tower, 0.0f};
                 } else {
-                    int h = heroes_near ? mb_nearest_hero(env, enemy, x, y, 1) : -1;
+                    int h = mb_nearest_near(env, enemy, &near, x, y);
                     if (h >= 0) t = (MobaTarget){MB_T_HERO, 0, h, 0.0f};
                     else if (c->p >= len - 2) t = (MobaTarget){MB_T_ANCIENT, 0, 0, 0.0f};
                 }
@@ -507,10 +567,9 @@ static void mb_structures_turn(Moba *env, int team) {
     MobaTeam *me = &env->teams[team];
     int enemy = 1 - team;
     MobaTeam *e = &env->teams[enemy];
+    MobaNear near;
+    mb_near_heroes(env, enemy, MB_TOWER_RANGE, &near);
     for (int lane = 0; lane < MB_LANES; lane++) {
-        int heroes_near = 0; /* enemy heroes by the lane: only then does a tower look for one */
-        for (int i = 0; i < env->cfg.heroes; i++)
-            heroes_near |= !e->heroes[i].respawn && mb_near_lane(lane, e->heroes[i].x, e->heroes[i].y, MB_TOWER_RANGE);
         for (int k = 0; k < MB_TOWERS; k++) {
             MobaTower *tw = &me->towers[lane][k];
             if (tw->hp <= 0.0f) continue;
@@ -530,9 +589,8 @@ static void mb_structures_turn(Moba *env, int team) {
             if (best >= 0) {
                 mb_hurt_creep(env, enemy, lane, best, MB_TOWER_DMG, -1);
             } else {
-                if (!heroes_near) continue;
                 int idx = mb_index(env, lane, team, tw->p);
-                int h = mb_nearest_hero(env, enemy, env->path_x[lane][idx], env->path_y[lane][idx], MB_TOWER_RANGE);
+                int h = mb_nearest_near(env, enemy, &near, env->path_x[lane][idx], env->path_y[lane][idx]);
                 if (h < 0) continue;
                 mb_hurt_hero(env, enemy, h, MB_TOWER_DMG, -1);
             }
@@ -553,7 +611,7 @@ static void mb_structures_turn(Moba *env, int team) {
                 return;
             }
     }
-    int h = mb_nearest_hero(env, enemy, bx, by, MB_TOWER_RANGE);
+    int h = mb_nearest_near(env, enemy, &near, bx, by);
     if (h < 0) return;
     mb_hurt_hero(env, enemy, h, MB_TOWER_DMG, -1);
     me->ancient_cd = 3;
@@ -662,14 +720,9 @@ static void mb_observe(Moba *env, int team, int i, unsigned char *obs) {
         self[8] = (unsigned char)mb_thirds(h->respawn);
         return;
     }
-    int sign = team == 0 ? 1 : -1;
-    for (int r = 0; r < MB_SIDE; r++) {
-        unsigned char row[MB_SIDE];
-        mb_terrain_row(h->x - MB_VIEW, h->y + sign * (r - MB_VIEW), row);
-        if (team == 0) memcpy(obs + r * MB_SIDE, row, MB_SIDE);
-        else
-            for (int c = 0; c < MB_SIDE; c++) obs[r * MB_SIDE + c] = row[MB_SIDE - 1 - c];
-    }
+    /* the map is symmetric under the half turn, so team 1's crop is team 0's at the mirrored tile */
+    int x = team == 0 ? h->x : MB_SIZE - 1 - h->x, y = team == 0 ? h->y : MB_SIZE - 1 - h->y;
+    for (int r = 0; r < MB_SIDE; r++) mb_terrain_row(x, y + r - MB_VIEW, obs + r * MB_SIDE);
     memset(obs + MB_CROP, 0, MB_CROP);
     const MobaTeam *me = &env->teams[team], *e = &env->teams[1 - team];
     self[0] = (unsigned char)mb_tenths(h->hp, mb_max_hp(h));
@@ -689,12 +742,43 @@ static void mb_observe(Moba *env, int team, int i, unsigned char *obs) {
     self[15] = (unsigned char)mb_tenths((float)env->tick, (float)env->cfg.max_ticks);
 }
 
-/* Every row's observation. Units are put into the crops of the live heroes that see them, rather than
- * painted on a map that is then cropped: a map per game made the step memory-bound. */
-static void mb_observe_all(Moba *env) {
-    int rows = env->num_agents, n = 0;
+/* The crops that see the tiles: bit o of a column's (row's) mask, at x + MB_VIEW (y + MB_VIEW), is set when
+ * observer o's view spans it; padded like MobaNear, so each view sets MB_SIDE entries, unclipped. */
+typedef struct MobaViews {
+    uint16_t cols[MB_SIZE + 2 * MB_VIEW], rows[MB_SIZE + 2 * MB_VIEW];
     int hx[2 * MB_MAX_HEROES], hy[2 * MB_MAX_HEROES], hteam[2 * MB_MAX_HEROES];
     unsigned char *hobs[2 * MB_MAX_HEROES];
+} MobaViews;
+
+/* Put a unit (code as team 0 sees it; health `hp` of `max_hp`) into the crops of the heroes that see its tile.
+ * Its health is only turned into tenths when some hero sees it: most units are out of every view. */
+static inline void mb_put(const MobaViews *v, int x, int y, int code, float hp, float max_hp) {
+    unsigned seen = v->cols[x + MB_VIEW] & v->rows[y + MB_VIEW];
+    if (!seen) return;
+    unsigned char tenths = (unsigned char)mb_tenths(hp, max_hp);
+    do {
+        int o = __builtin_ctz(seen);
+        seen &= seen - 1;
+        int dx = x - v->hx[o], dy = y - v->hy[o], c = code;
+        if (v->hteam[o]) { /* the half turn, and the other team's units are the enemies */
+            dx = -dx;
+            dy = -dy;
+            c += 1 - 2 * ((code - MB_CREEP0) & 1);
+        }
+        int cell = (dy + MB_VIEW) * MB_SIDE + dx + MB_VIEW;
+        v->hobs[o][cell] = (unsigned char)c;
+        v->hobs[o][MB_CROP + cell] = tenths;
+    } while (seen);
+}
+
+/* Every row's observation. Units are put into the crops of the live heroes that see them, rather than
+ * painted on a map that is then cropped: a map per game made the step memory-bound. The order is
+ * mb_units's, so that a later unit covers an earlier one on its tile. */
+static void mb_observe_all(Moba *env) {
+    int rows = env->num_agents, n = 0;
+    MobaViews v;
+    memset(v.cols, 0, sizeof v.cols);
+    memset(v.rows, 0, sizeof v.rows);
     for (int r = 0; r < rows; r++) {
         int team = r / env->cfg.heroes, i = r % env->cfg.heroes;
         const MobaHero *h = &env->teams[team].heroes[i];
@@ -702,33 +786,50 @@ static void mb_observe_all(Moba *env) {
         mb_observe(env, team, i, obs);
         env->masks[r] = (unsigned char)!h->respawn;
         if (h->respawn) continue;
-        hx[n] = h->x;
-        hy[n] = h->y;
-        hteam[n] = team;
-        hobs[n++] = obs;
-    }
-    MobaUnit units[MB_UNITS];
-    int count = mb_units(env, units);
-    for (int u = 0; u < count; u++) {
-        int code = units[u].code;
-        for (int o = 0; o < n; o++) {
-            int dx = units[u].x - hx[o], dy = units[u].y - hy[o];
-            if (dx < -MB_VIEW || dx > MB_VIEW || dy < -MB_VIEW || dy > MB_VIEW) continue;
-            if (hteam[o]) { /* the half turn, and the other team's units are the enemies */
-                dx = -dx;
-                dy = -dy;
-            }
-            int cell = (dy + MB_VIEW) * MB_SIDE + dx + MB_VIEW;
-            hobs[o][cell] = (unsigned char)(code + (hteam[o] ? 1 - 2 * ((code - MB_CREEP0) & 1) : 0));
-            hobs[o][MB_CROP + cell] = units[u].hp;
+        v.hx[n] = h->x;
+        v.hy[n] = h->y;
+        v.hteam[n] = team;
+        v.hobs[n] = obs;
+        for (int c = 0; c < MB_SIDE; c++) {
+            v.cols[h->x + c] |= (uint16_t)(1u << n);
+            v.rows[h->y + c] |= (uint16_t)(1u << n);
         }
+        n++;
     }
-    for (int o = 0; o < n; o++) hobs[o][MB_CROP / 2] = MB_SELF_CODE;
+    if (n == 0) return;
+    for (int t = 0; t < 2; t++) {
+        const MobaTeam *team = &env->teams[t];
+        for (int lane = 0; lane < MB_LANES; lane++)
+            for (int k = 0; k < MB_TOWERS; k++) {
+                const MobaTower *tw = &team->towers[lane][k];
+                if (tw->hp <= 0.0f) continue;
+                int idx = mb_index(env, lane, t, tw->p);
+                mb_put(&v, env->path_x[lane][idx], env->path_y[lane][idx], MB_TOWER0 + t, tw->hp, MB_TOWER_HP);
+            }
+        mb_put(&v, mb_base_x(t), mb_base_y(t), MB_ANCIENT0 + t, team->ancient_hp, MB_ANCIENT_HP);
+    }
+    for (int t = 0; t < 2; t++)
+        for (int lane = 0; lane < MB_LANES; lane++) {
+            const unsigned char *px = env->path_x[lane], *py = env->path_y[lane];
+            int last = env->path_len[lane] - 1;
+            for (int k = 0; k < env->teams[t].n_creeps[lane]; k++) {
+                const MobaCreep *c = &env->teams[t].creeps[lane][k];
+                int idx = t == 0 ? c->p : last - c->p;
+                mb_put(&v, px[idx], py[idx], MB_CREEP0 + t, c->hp, MB_CREEP_HP);
+            }
+        }
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < env->cfg.heroes; i++) {
+            const MobaHero *h = &env->teams[t].heroes[i];
+            if (!h->respawn) mb_put(&v, h->x, h->y, MB_HERO0 + t, h->hp, mb_max_hp(h));
+        }
+    for (int o = 0; o < n; o++) v.hobs[o][MB_CROP / 2] = MB_SELF_CODE;
 }
 
 /* The scripted hero: fight what is in range with the ability that fits, retreat to heal when hurt,
- * and otherwise walk its lane behind the front of its creeps. Returns move and act (team's frame). */
-static void mb_autopilot(const Moba *env, int team, int i, int *move, int *act) {
+ * and otherwise walk its lane behind the front of its creeps. Returns move and act (team's frame); with
+ * a basic attack, `target` is its target (the hero holds its tile), for mb_hero_turn. */
+static void mb_autopilot(const Moba *env, int team, int i, int *move, int *act, MobaTarget *target) {
     static const int dir[3][3] = {{6, 1, 5}, {3, 0, 4}, {8, 2, 7}}; /* [dy + 1][dx + 1] in team 0's frame */
     const MobaHero *h = &env->teams[team].heroes[i];
     *move = 0;
@@ -737,8 +838,8 @@ static void mb_autopilot(const Moba *env, int team, int i, int *move, int *act) 
     int enemy = 1 - team, lane = MB_LANE_OF[i];
     float frac = h->hp / mb_max_hp(h);
     int gx, gy;
-    MobaTarget t;
-    int in_range = mb_weakest(env, enemy, h->x, h->y, MB_HERO_RANGE, &t);
+    MobaTarget *t = target;
+    int in_range = mb_weakest(env, enemy, h->x, h->y, MB_HERO_RANGE, t);
     if (frac < 0.35f) {
         if (h->cd[MB_E] == 0 && h->mana >= MB_MANA_COST[MB_E]) *act = MB_ACT_E;
         gx = mb_base_x(team);
@@ -807,8 +908,10 @@ static void c_step(Moba *env) {
         for (int i = 0; i < heroes; i++) {
             int move, act;
             int r = team * heroes + i;
+            MobaTarget target, *weakest = NULL;
             if ((env->cfg.autopilot && r < rows) || (r >= rows && env->cfg.opponent == 0)) {
-                mb_autopilot(env, team, i, &move, &act);
+                mb_autopilot(env, team, i, &move, &act, &target);
+                if (act == MB_ACT_ATTACK) weakest = &target;
             } else if (r < rows) {
                 move = ocean_clamp(env->actions[2 * r], 9);
                 act = ocean_clamp(env->actions[2 * r + 1], MB_ACTS);
@@ -818,7 +921,7 @@ static void c_step(Moba *env) {
             } else {
                 move = act = 0;
             }
-            mb_hero_turn(env, team, i, move, act);
+            mb_hero_turn(env, team, i, move, act, weakest);
         }
     }
     for (int o = 0; o < 2; o++) mb_creeps_turn(env, o ^ (env->tick & 1));

@@ -30,12 +30,14 @@
 #define TC_ARCHER_DAMAGE 3
 #define TC_ARCHER_RANGE 4
 #define TC_MOVES 5
-#define TC_FAR 255 /* walking distance of a cell no enemy can reach (a path crosses at most 255 of the 256 cells) */
+#define TC_WORDS ((TC_CELLS + 63) / 64) /* 64-bit words of a set of cells */
+_Static_assert((TC_CELLS & (TC_CELLS - 1)) == 0, "the search wraps cell indices with TC_CELLS - 1");
 #define TC_MAP_TRIES 8 /* maps drawn before falling back to open ground, when the squads cannot meet */
 #define TC_SCALE 32 /* pixels per cell */
 #define TC_VIEW_W (2 * TC_VIEW + 1)
 
 enum { TC_GROUND, TC_WATER, TC_WALL };
+_Static_assert(TC_GROUND == 0 && TC_WATER == 1 && TC_WALL == 2, "the map draw and the view count on the kinds' order");
 enum { TC_OURS, TC_THEIRS };
 
 typedef struct Unit {
@@ -49,8 +51,10 @@ typedef struct Tactical {
     unsigned char terrain[TC_CELLS];
     unsigned char exits[TC_CELLS]; /* bit m: the cell's neighbour in move m is open ground (no unit counted) */
     signed char occupant[TC_CELLS]; /* -1 empty, else side * TC_MAX_UNITS + unit */
-    unsigned char dist[TC_CELLS]; /* walking distance to the nearest enemy of the side whose turn it is */
-    unsigned char queue[TC_CELLS]; /* scratch of the search that fills dist (cell indices fit a byte) */
+    /* sets of cells, bit c of word c / 64: open ground, and open ground off the first (last) column */
+    uint64_t ground[TC_WORDS], ground_x0[TC_WORDS], ground_xw[TC_WORDS];
+    /* per unit of each side, bit m: the move m leads one step nearer to that side's nearest enemy */
+    unsigned char toward[2][TC_MAX_UNITS];
     Unit squad[2][TC_MAX_UNITS];
     int current; /* our unit to command */
     int round, first; /* first: the side that moves first this episode */
@@ -73,16 +77,11 @@ static inline int tc_abs(int v) { return v < 0 ? -v : v; }
 static const int TC_DX[TC_MOVES] = {0, 0, 0, -1, 1};
 static const int TC_DY[TC_MOVES] = {0, -1, 1, 0, 0};
 
-static inline int tc_open(const Tactical *env, int x, int y) {
-    return x >= 0 && y >= 0 && x < env->cfg.width && y < env->cfg.height &&
-           env->terrain[tc_cell(env, x, y)] == TC_GROUND;
-}
-
-/* Whether a unit may step `move` from where it stands (staying is always allowed). */
+/* Whether a unit may step `move` from where it stands (staying is always allowed): an exit, and no unit there. */
 static inline int tc_can_move(const Tactical *env, const Unit *u, int move) {
-    if (move == 0) return 1;
-    int x = u->x + TC_DX[move], y = u->y + TC_DY[move];
-    return tc_open(env, x, y) && env->occupant[tc_cell(env, x, y)] < 0;
+    int c = tc_cell(env, u->x, u->y);
+    return move == 0 ||
+           (((env->exits[c] >> move) & 1) && env->occupant[c + TC_DY[move] * env->cfg.width + TC_DX[move]] < 0);
 }
 
 /* No wall strictly between two cells, along the line a Bresenham walk draws from one to the other. */
@@ -98,47 +97,79 @@ static int tc_sight(const Tactical *env, int x0, int y0, int x1, int y1) {
     }
 }
 
+/* Whether a unit at distance d (Manhattan) from a living target is close enough to hit it, sight aside. */
+static inline int tc_near(const Unit *u, int d) { return u->archer ? d <= TC_ARCHER_RANGE : d == 1; }
+
 /* Whether a unit standing at (x, y) can hit `target`. */
 static inline int tc_in_range(const Tactical *env, const Unit *u, int x, int y, const Unit *target) {
-    if (!target->alive) return 0;
     int d = tc_abs(target->x - x) + tc_abs(target->y - y);
-    if (!u->archer) return d == 1;
-    return d <= TC_ARCHER_RANGE && tc_sight(env, x, y, target->x, target->y);
+    if (!(target->alive & tc_near(u, d))) return 0; /* one branch: most enemies are out of reach */
+    return !u->archer || tc_sight(env, x, y, target->x, target->y);
 }
 
-/* Walking distances to the nearest living unit of side `enemy`, around walls and water (units ignored).
- * The search stops once it has reached every living unit of the other side (unless `full`): the scripted
- * rules only ask whether a unit's neighbour is nearer than the unit's own cell, and every cell nearer than
- * that is settled before the unit's cell is, while a cell left unsettled reads TC_FAR, never nearer. As the
- * squads close in, most of the map is never searched. */
-static void tc_search(Tactical *env, int enemy, int full) {
-    int w = env->cfg.width, n = w * env->cfg.height, head = 0, tail = 0, left = 0;
-    memset(env->dist, TC_FAR, (size_t)n);
-    for (int k = 0; k < env->cfg.units; k++) {
-        const Unit *e = &env->squad[enemy][k];
-        left += env->squad[1 - enemy][k].alive;
-        if (!e->alive) continue;
-        int c = tc_cell(env, e->x, e->y);
-        env->dist[c] = 0;
-        env->queue[tail++] = (unsigned char)c;
+/* Cells one step from `f` (up, down, left, right) on open ground and not in `seen`, over `nw` words: the
+ * next ring of a breadth-first search, 64 cells at a time and without a branch per cell. */
+static inline __attribute__((always_inline)) void tc_ring(const Tactical *env, const uint64_t *f, const uint64_t *seen,
+                                                          uint64_t *out, int nw) {
+    int w = env->cfg.width;
+    for (int i = 0; i < nw; i++) {
+        uint64_t below = i > 0 ? f[i - 1] : 0, above = i + 1 < nw ? f[i + 1] : 0;
+        uint64_t vertical = (f[i] << w) | (below >> (64 - w)) | (f[i] >> w) | (above << (64 - w));
+        uint64_t right = (f[i] << 1) | (below >> 63), left = (f[i] >> 1) | (above << 63);
+        out[i] = ((vertical & env->ground[i]) | (right & env->ground_x0[i]) | (left & env->ground_xw[i])) & ~seen[i];
     }
-    const int step[TC_MOVES] = {0, -w, w, -1, 1};
-    const signed char first = (signed char)((1 - enemy) * TC_MAX_UNITS);
-    while (head < tail && (full || left > 0)) {
-        int c = env->queue[head++], exits = env->exits[c];
-        unsigned char next = (unsigned char)(env->dist[c] + 1);
-        for (int m = 1; m < TC_MOVES; m++) {
-            int nc = c + step[m];
-            if (!((exits >> m) & 1) || env->dist[nc] != TC_FAR) continue;
-            env->dist[nc] = next;
-            env->queue[tail++] = (unsigned char)nc;
-            int who = env->occupant[nc] - first;
-            left -= who >= 0 && who < TC_MAX_UNITS; /* a living unit of the side that will walk the distances */
+}
+
+static inline int tc_has(const uint64_t *set, int c) { return (int)((set[c >> 6] >> (c & 63)) & 1); }
+
+/* For each living unit of side 1 - enemy, the moves that step nearer to the nearest living unit of side
+ * `enemy`, walking around walls and water (units ignored): the neighbours whose walking distance is one
+ * less than the unit's own. A search grows rings out of the enemies and stops when every such unit is
+ * reached: the unit reached in ring d gets the neighbours of ring d - 1. A unit no enemy can reach gets none. */
+static inline __attribute__((always_inline)) void tc_search_words(Tactical *env, int enemy, int nw) {
+    /* all words zero: a ring of nw words leaves the rest zero, so a wrapped index reads nothing */
+    uint64_t seen[TC_WORDS] = {0}, ring[TC_WORDS] = {0}, next[TC_WORDS] = {0}, walkers[TC_WORDS] = {0};
+    int side = 1 - enemy, cell[TC_MAX_UNITS], left = 0;
+    for (int k = 0; k < env->cfg.units; k++) {
+        const Unit *e = &env->squad[enemy][k], *u = &env->squad[side][k];
+        env->toward[side][k] = 0;
+        if (e->alive) {
+            int c = tc_cell(env, e->x, e->y);
+            seen[c >> 6] |= 1ull << (c & 63), ring[c >> 6] |= 1ull << (c & 63);
+        }
+        cell[k] = -1;
+        if (u->alive) {
+            cell[k] = tc_cell(env, u->x, u->y);
+            walkers[cell[k] >> 6] |= 1ull << (cell[k] & 63);
+            left++;
         }
     }
+    const int step[TC_MOVES] = {0, -env->cfg.width, env->cfg.width, -1, 1};
+    while (left > 0) {
+        tc_ring(env, ring, seen, next, nw);
+        uint64_t any = 0, met = 0;
+        for (int i = 0; i < nw; i++) seen[i] |= next[i], any |= next[i], met |= next[i] & walkers[i];
+        if (!any) break; /* the rest stand where no enemy can walk */
+        if (met) /* every unit without a branch on which of them the ring reached (-1: none to reach) */
+            for (int k = 0; k < env->cfg.units; k++) {
+                int c = cell[k] & (TC_CELLS - 1), hit = (cell[k] >= 0) & tc_has(next, c), exits = env->exits[c];
+                int toward = 0; /* a step off the map wraps to some cell, but no exit leads there */
+                for (int m = 1; m < TC_MOVES; m++)
+                    toward |= (((exits >> m) & 1) & tc_has(ring, (c + step[m]) & (TC_CELLS - 1))) << m;
+                env->toward[side][k] = hit ? (unsigned char)toward : env->toward[side][k];
+                cell[k] = hit ? -1 : cell[k];
+                left -= hit;
+            }
+        for (int i = 0; i < nw; i++) ring[i] = next[i];
+    }
 }
 
-static inline void tc_fill_distances(Tactical *env, int enemy) { tc_search(env, enemy, 0); }
+static void tc_fill_toward(Tactical *env, int enemy) {
+    int n = env->cfg.width * env->cfg.height;
+    if (n <= 64) tc_search_words(env, enemy, 1);
+    else if (n <= 128) tc_search_words(env, enemy, 2);
+    else tc_search_words(env, enemy, TC_WORDS);
+}
 
 static void tc_place(Tactical *env, int side, int k, int x, int y) {
     Unit *u = &env->squad[side][k];
@@ -164,7 +195,7 @@ static int tc_attack(Tactical *env, int side, int k, int target) {
         env->occupant[tc_cell(env, t->x, t->y)] = -1;
         if (side == TC_OURS) env->kills++;
         /* the dead no longer draw the side's units (ours follow the distances only under the autopilot) */
-        if (side == TC_THEIRS || env->cfg.autopilot) tc_fill_distances(env, 1 - side);
+        if (side == TC_THEIRS || env->cfg.autopilot) tc_fill_toward(env, 1 - side);
     }
     return damage;
 }
@@ -172,27 +203,27 @@ static int tc_attack(Tactical *env, int side, int k, int target) {
 /* The weakest enemy unit k of `side` can hit from (x, y): fewest hit points, then the lowest index; -1: none. */
 static int tc_weakest_in_range(const Tactical *env, int side, int k, int x, int y) {
     const Unit *u = &env->squad[side][k];
-    int best = -1;
+    int best = -1, best_hp = 0;
     for (int j = 0; j < env->cfg.units; j++) {
         const Unit *t = &env->squad[1 - side][j];
-        if (tc_in_range(env, u, x, y, t) && (best < 0 || t->hp < env->squad[1 - side][best].hp)) best = j;
+        int d = tc_abs(t->x - x) + tc_abs(t->y - y);
+        if (!(t->alive & tc_near(u, d)) || (best >= 0 && t->hp >= best_hp)) continue;
+        if (u->archer && !tc_sight(env, x, y, t->x, t->y)) continue; /* the costly test last */
+        best = j, best_hp = t->hp;
     }
     return best;
 }
 
-/* The scripted rules for unit k of `side` (env->dist must hold the distances to that side's enemies):
- * the move and the target (-1: none). */
+/* The scripted rules for unit k of `side` (env->toward[side] must be filled for that side's enemies as they
+ * stand): the move and the target (-1: none). The first move in order that steps nearer and is free. */
 static void tc_scripted(const Tactical *env, int side, int k, int *move, int *target) {
     const Unit *u = &env->squad[side][k];
     *move = 0;
     *target = tc_weakest_in_range(env, side, k, u->x, u->y);
     if (*target >= 0) return;
-    int best = env->dist[tc_cell(env, u->x, u->y)];
-    for (int m = 1; m < TC_MOVES; m++) {
-        if (!tc_can_move(env, u, m)) continue;
-        int d = env->dist[tc_cell(env, u->x + TC_DX[m], u->y + TC_DY[m])];
-        if (d < best) best = d, *move = m;
-    }
+    int toward = env->toward[side][k];
+    for (int m = 1; m < TC_MOVES && !*move; m++)
+        if (((toward >> m) & 1) && tc_can_move(env, u, m)) *move = m;
     *target = tc_weakest_in_range(env, side, k, u->x + TC_DX[*move], u->y + TC_DY[*move]);
 }
 
@@ -208,7 +239,7 @@ static int tc_act(Tactical *env, int side, int k, int move, int target) {
 /* The opponent's whole turn; returns the damage it dealt. */
 static int tc_opponent_turn(Tactical *env) {
     int dealt = 0;
-    tc_fill_distances(env, TC_OURS);
+    tc_fill_toward(env, TC_OURS);
     for (int k = 0; k < env->cfg.units && tc_alive(env, TC_OURS); k++) {
         if (!env->squad[TC_THEIRS][k].alive) continue;
         int move, target;
@@ -224,16 +255,39 @@ static inline int tc_next_alive(const Tactical *env, int from) {
     return -1;
 }
 
+/* Hit points over the maximum, by archer and hit points (a table: the same floats as the division). */
+_Static_assert(TC_SOLDIER_HP == 12 && TC_ARCHER_HP == 8, "TC_HP_SHARE is written out for these maxima");
+static const float TC_HP_SHARE[2][TC_SOLDIER_HP + 1] = {
+    {0 / 12.0f, 1 / 12.0f, 2 / 12.0f, 3 / 12.0f, 4 / 12.0f, 5 / 12.0f, 6 / 12.0f, 7 / 12.0f, 8 / 12.0f, 9 / 12.0f,
+     10 / 12.0f, 11 / 12.0f, 12 / 12.0f},
+    {0 / 8.0f, 1 / 8.0f, 2 / 8.0f, 3 / 8.0f, 4 / 8.0f, 5 / 8.0f, 6 / 8.0f, 7 / 8.0f, 8 / 8.0f},
+};
+
 static void tc_write_obs(Tactical *env) {
     int units = env->cfg.units, w = env->cfg.width, h = env->cfg.height, side = w > h ? w : h;
     const Unit *me = &env->squad[TC_OURS][env->current];
     float *o = env->observations;
     float inv_side = 1.0f / (float)side;
     o[0] = (float)me->archer;
-    o[1] = (float)me->hp / (float)(me->archer ? TC_ARCHER_HP : TC_SOLDIER_HP);
+    o[1] = TC_HP_SHARE[me->archer][me->hp];
     o[2] = (float)me->x / (float)w;
     o[3] = (float)me->y / (float)h;
     o[4] = (float)env->round / (float)env->cfg.max_rounds;
+    /* the mask first: every legal move, with no attack or with each enemy in range from where the move lands;
+     * staying is always legal, so its column is also the observation's "can hit it from where it stands" */
+    unsigned char *mask = env->action_masks;
+    memset(mask, 0, (size_t)(TC_MOVES * (1 + units)));
+    for (int m = 0; m < TC_MOVES; m++) mask[m] = (unsigned char)tc_can_move(env, me, m);
+    int reach = me->archer ? TC_ARCHER_RANGE : 1;
+    for (int j = 0; j < units; j++) {
+        const Unit *t = &env->squad[TC_THEIRS][j];
+        /* one step changes the distance by at most one: an enemy beyond reach + 1 is out of range from every move */
+        if (!t->alive || tc_abs(t->x - me->x) + tc_abs(t->y - me->y) > reach + 1) continue;
+        for (int m = 0; m < TC_MOVES; m++)
+            if (mask[m])
+                mask[(1 + j) * TC_MOVES + m] =
+                    (unsigned char)tc_in_range(env, me, me->x + TC_DX[m], me->y + TC_DY[m], t);
+    }
     o += 5;
     for (int s = 0; s < 2; s++)
         for (int k = 0; k < units; k++) {
@@ -241,56 +295,63 @@ static void tc_write_obs(Tactical *env) {
             o[0] = (float)u->alive;
             o[1] = u->alive ? (float)(u->x - me->x) * inv_side : 0.0f;
             o[2] = u->alive ? (float)(u->y - me->y) * inv_side : 0.0f;
-            o[3] = (float)u->hp / (float)(u->archer ? TC_ARCHER_HP : TC_SOLDIER_HP);
+            o[3] = TC_HP_SHARE[u->archer][u->hp];
             o[4] = (float)u->archer;
-            if (s == TC_THEIRS) o[5] = (float)tc_in_range(env, me, me->x, me->y, u);
+            if (s == TC_THEIRS) o[5] = (float)mask[(1 + k) * TC_MOVES];
             o += s == TC_OURS ? 5 : 6;
         }
-    for (int dy = -TC_VIEW; dy <= TC_VIEW; dy++)
-        for (int dx = -TC_VIEW; dx <= TC_VIEW; dx++) {
-            int x = me->x + dx, y = me->y + dy;
-            int t = x >= 0 && y >= 0 && x < w && y < h ? env->terrain[tc_cell(env, x, y)] : TC_WALL;
-            *o++ = t == TC_GROUND ? 0.0f : (t == TC_WATER ? 0.5f : 1.0f);
+    /* the cells off the map read as walls; the kinds are 0, 1, 2, so half the kind is the view's 0 ground,
+     * 0.5 water, 1 wall (exactly). A fixed 7 x 7 loop with selects, not a branch per row's edges: where the
+     * view crosses the map's edge is different at every step */
+    int x0 = me->x - TC_VIEW, y0 = me->y - TC_VIEW;
+    for (int dy = 0; dy < TC_VIEW_W; dy++, o += TC_VIEW_W) {
+        int y = y0 + dy, y_in = (unsigned)y < (unsigned)h;
+        const unsigned char *row = env->terrain + (y_in ? y : 0) * w;
+        for (int c = 0; c < TC_VIEW_W; c++) {
+            int x = x0 + c, in = y_in & ((unsigned)x < (unsigned)w);
+            o[c] = in ? 0.5f * (float)row[in ? x : 0] : 1.0f;
         }
-    /* the mask: every legal move, with no attack or with each enemy in range from where the move lands */
-    unsigned char *mask = env->action_masks;
-    memset(mask, 0, (size_t)(TC_MOVES * (1 + units)));
-    for (int m = 0; m < TC_MOVES; m++) {
-        if (!tc_can_move(env, me, m)) continue;
-        mask[m] = 1;
-        int x = me->x + TC_DX[m], y = me->y + TC_DY[m];
-        for (int j = 0; j < units; j++)
-            mask[(1 + j) * TC_MOVES + m] = (unsigned char)tc_in_range(env, me, x, y, &env->squad[TC_THEIRS][j]);
     }
 }
 
 /* A point-symmetric map of walls and water where the two squads can reach each other. */
 static void tc_new_map(Tactical *env) {
     int w = env->cfg.width, h = env->cfg.height, n = w * h;
+    const float walls = env->cfg.walls, wet = env->cfg.walls + env->cfg.water;
     for (int tries = 0; tries <= TC_MAP_TRIES; tries++) {
         memset(env->terrain, TC_GROUND, (size_t)n);
-        if (tries < TC_MAP_TRIES)
-            for (int c = 0; c < (n + 1) / 2; c++) {
-                int y = c / w;
-                if (y == 0 || y == h - 1) continue; /* the starting rows stay open */
+        if (tries < TC_MAP_TRIES) /* the first half of the map but its top row; the starting rows stay open */
+            for (int c = w; c < (n + 1) / 2; c++) {
                 float r = ocean_randf(&env->rng);
-                int t = r < env->cfg.walls ? TC_WALL : (r < env->cfg.walls + env->cfg.water ? TC_WATER : TC_GROUND);
-                env->terrain[c] = env->terrain[n - 1 - c] = (unsigned char)t;
+                unsigned char t = (unsigned char)((r < wet) + (r < walls)); /* wall 2, water 1, ground 0 */
+                env->terrain[c] = env->terrain[n - 1 - c] = t;
             }
-        for (int y = 0; y < h; y++)
-            for (int x = 0; x < w; x++) {
-                int exits = 0;
-                for (int m = 1; m < TC_MOVES; m++) exits |= tc_open(env, x + TC_DX[m], y + TC_DY[m]) << m;
-                env->exits[tc_cell(env, x, y)] = (unsigned char)exits;
-            }
-        /* the squads can meet when every open cell of the bottom row reaches the top row */
-        for (int k = 0; k < env->cfg.units; k++) env->squad[TC_THEIRS][k].alive = 0;
-        env->squad[TC_THEIRS][0] = (Unit){.x = 0, .y = 0, .alive = 1};
-        tc_search(env, TC_THEIRS, 1);
+        uint64_t *sets[3] = {env->ground, env->ground_x0, env->ground_xw};
+        for (int i = 0; i < 3; i++) memset(sets[i], 0, sizeof(env->ground));
+        for (int c = 0, x = 0; c < n; c++, x = x + 1 == w ? 0 : x + 1) {
+            uint64_t bit = (uint64_t)(env->terrain[c] == TC_GROUND) << (c & 63);
+            env->ground[c >> 6] |= bit;
+            env->ground_x0[c >> 6] |= x != 0 ? bit : 0;
+            env->ground_xw[c >> 6] |= x != w - 1 ? bit : 0;
+        }
+        /* the squads can meet when every cell of the bottom row (open ground) reaches the top left corner */
+        uint64_t seen[TC_WORDS] = {1}, ring[TC_WORDS] = {1}, next[TC_WORDS];
+        for (uint64_t any = 1; any;) {
+            tc_ring(env, ring, seen, next, TC_WORDS);
+            any = 0;
+            for (int i = 0; i < TC_WORDS; i++) seen[i] |= next[i], ring[i] = next[i], any |= next[i];
+        }
         int reachable = 1;
-        for (int x = 0; x < w; x++) reachable &= env->dist[tc_cell(env, x, h - 1)] < TC_FAR;
-        if (reachable) return;
+        for (int x = 0; x < w; x++) reachable &= tc_has(seen, tc_cell(env, x, h - 1));
+        if (reachable) break;
     }
+    for (int y = 0, c = 0; y < h; y++)
+        for (int x = 0; x < w; x++, c++) {
+            const unsigned char *t = env->terrain;
+            int up = y > 0 ? t[c - w] == TC_GROUND : 0, down = y < h - 1 ? t[c + w] == TC_GROUND : 0;
+            int left = x > 0 ? t[c - 1] == TC_GROUND : 0, right = x < w - 1 ? t[c + 1] == TC_GROUND : 0;
+            env->exits[c] = (unsigned char)(up << 1 | down << 2 | left << 3 | right << 4);
+        }
 }
 
 static void tc_new_episode(Tactical *env) {
@@ -319,7 +380,7 @@ static void tc_new_episode(Tactical *env) {
     env->first = (int)(ocean_rand(&env->rng) & 1);
     if (env->first == TC_THEIRS) tc_opponent_turn(env); /* its damage, if any, is in no reward: few maps let it hit */
     env->current = tc_next_alive(env, 0);
-    if (env->cfg.autopilot) tc_fill_distances(env, TC_THEIRS);
+    if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS);
     tc_write_obs(env);
 }
 
@@ -346,7 +407,7 @@ static void c_step(Tactical *env) {
             env->round++;
             if (!tc_alive(env, TC_OURS)) over = 1;
             env->current = tc_next_alive(env, 0);
-            if (env->cfg.autopilot) tc_fill_distances(env, TC_THEIRS);
+            if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS);
         }
     }
     int timeout = !over && env->round >= env->cfg.max_rounds;
