@@ -773,7 +773,8 @@ static inline void mb_put(const MobaViews *v, int x, int y, int code, float hp, 
 
 /* Every row's observation. Units are put into the crops of the live heroes that see them, rather than
  * painted on a map that is then cropped: a map per game made the step memory-bound. The order is
- * mb_units's, so that a later unit covers an earlier one on its tile. */
+ * mb_units's, so that a later unit covers an earlier one on its tile; the units are walked here again
+ * rather than listed by mb_units first, which cost 13-15% of a step in an interleaved bench. */
 static void mb_observe_all(Moba *env) {
     int rows = env->num_agents, n = 0;
     MobaViews v;
