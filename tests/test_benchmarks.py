@@ -219,7 +219,20 @@ def test_the_sitting_runs_every_benchmark_program():
     assert 'flock /tmp/puffer-bench.lock nice -n 5 .venv/bin/python -m lab.benchdoc' in doc, \
         'docs/benchmarks.md must name the one-sitting command'
     for section in SITTING.values():
-        assert f'<!-- {section}:start -->' in doc
+        assert f'<!-- {section}:start -->' in doc or f'<!-- {section}-' in doc  # ocean: one table per CPU
+
+
+def test_each_cpu_model_keeps_its_own_ocean_table(monkeypatch, tmp_path):
+    from lab import bench_ocean
+    path = str(tmp_path / 'benchmarks.md')
+    for cpu, table in (('Intel(R) Xeon(R) Processor', 'xeon figures'), ('AMD EPYC 7B13', 'epyc figures'),
+                       ('Intel(R) Xeon(R) Processor', 'xeon again')):
+        monkeypatch.setattr(bd, 'cpu_name', lambda cpu=cpu: cpu)
+        bd.update_section(*bench_ocean.section(), table, path)
+    doc = open(path).read()
+    assert '<!-- ocean-intel-xeon-processor:start -->' in doc and '<!-- ocean-amd-epyc-7b13:start -->' in doc
+    assert 'xeon again' in doc and 'epyc figures' in doc and 'xeon figures' not in doc
+    assert doc.count('## Ocean environments on') == 2
 
 
 def _sitting(tmp_path, *args):

@@ -13,10 +13,12 @@ differ, at settings that match ours (or, where 3.0 has no such setting, ours at 
 OCEAN_OURS_MATCHED). Gymnasium's CartPole-v1 (Python, one env) is cartpole's third peer, and the crafter
 package's crafter.Env (Python, one env) craftax's.
 Rounds are interleaved (ours, 3.0 defaults, 3.0 matched, ours, ...); medians, every round and the
-spread are printed.
+spread are printed. The table goes into docs/benchmarks.md under this machine's CPU model (section()), beside
+the tables other machines wrote.
 """
 import argparse
 import os
+import re
 import sys
 import time
 
@@ -93,6 +95,15 @@ def measure(names, args, anchor):
     return results
 
 
+def section():
+    """The doc section this machine writes: one per CPU model. The targets are steps per second on one core,
+    and the same loops (3.0's too) run up to 3.5x slower on some machines CI lends than on others, so a run
+    on one machine must not overwrite the table another measured."""
+    cpu = bd.cpu_name()
+    slug = re.sub(r'[^a-z0-9]+', '-', cpu.lower().replace('(r)', '').replace('(tm)', '')).strip('-')
+    return f'ocean-{slug}', f'Ocean environments on {cpu}'
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     bd.common_arguments(parser, seconds=1.0, repeats=5, quick_seconds=0.3)
@@ -111,7 +122,8 @@ def main(argv=None):
     text = bd.ocean_section(results, args.repeats, args.seconds, note, anchor.about if anchor else None)
     print(text)
     if not args.no_write and not args.only:
-        path = bd.update_section('ocean', 'Ocean environments', text, benchdoc.DOC)
+        name, heading = section()
+        path = bd.update_section(name, heading, text, benchdoc.DOC)
         print(f'\nwrote {os.path.relpath(path, benchdoc.ROOT)}', file=sys.stderr)
     return 0
 
