@@ -36,9 +36,9 @@ enum { AS_NOOP, AS_THRUST_ACTION, AS_LEFT, AS_RIGHT, AS_FIRE, AS_ACTIONS };
 static const float AS_RADIUS[4] = {0.0f, 2.0f, 4.0f, 8.0f}; /* by size: 1 small, 2 medium, 3 large */
 static const float AS_SPEED[4] = {0.0f, 1.0f, 0.7f, 0.4f};
 
-/* The rocks as one array per field, live ones packed at the front: the step's loops over them (move,
- * shots, distances) then run four rocks to an instruction, and read only the fields they use. A rock's
- * size is its radius (2, 4 or 8: AS_RADIUS), the one form the hot loops read. */
+/* The rocks as one array per field, live ones packed at the front: the step's loops over them read only
+ * the fields they use, and the distance loop (as_look) runs four rocks to an instruction. A rock's size is
+ * kept as its radius (2, 4 or 8: AS_RADIUS), the one form the hot loops read. */
 typedef struct AsteroidRocks {
     float x[AS_MAX_ROCKS], y[AS_MAX_ROCKS], vx[AS_MAX_ROCKS], vy[AS_MAX_ROCKS], radius[AS_MAX_ROCKS];
 } AsteroidRocks;
@@ -269,8 +269,8 @@ static void as_end(Asteroids *env, int terminal) {
     as_new_game(env);
 }
 
-/* The slots of rocks a test holds for, as bits (bit i: slot i): a loop without branches, so how many rocks
- * there are and which ones pass never costs a misprediction. */
+/* The slots of the rocks within `extra` of (x, y), as bits (bit i: slot i), built without a branch on
+ * each rock, so which ones pass never costs a misprediction; the lowest set bit is the first hit. */
 static inline uint32_t as_hits(const AsteroidRocks *r, int n, float x, float y, float extra) {
     uint32_t hits = 0;
     for (int i = 0; i < n; i++) {
