@@ -36,10 +36,15 @@ enum { AS_NOOP, AS_THRUST_ACTION, AS_LEFT, AS_RIGHT, AS_FIRE, AS_ACTIONS };
 static const float AS_RADIUS[4] = {0.0f, 2.0f, 4.0f, 8.0f}; /* by size: 1 small, 2 medium, 3 large */
 static const float AS_SPEED[4] = {0.0f, 1.0f, 0.7f, 0.4f};
 
-typedef struct AsteroidRock {
-    float x, y, vx, vy;
-    int size; /* 1 small, 2 medium, 3 large */
-} AsteroidRock;
+/* The rocks as one array per field, live ones packed at the front: the step's loops over them read only
+ * the fields they use, and the distance loop (as_look) runs four rocks to an instruction. A rock's size is
+ * kept as its radius (2, 4 or 8: AS_RADIUS), the one form the hot loops read. */
+typedef struct AsteroidRocks {
+    float x[AS_MAX_ROCKS], y[AS_MAX_ROCKS], vx[AS_MAX_ROCKS], vy[AS_MAX_ROCKS], radius[AS_MAX_ROCKS];
+} AsteroidRocks;
+
+/* 1 small, 2 medium, 3 large (the index of AS_RADIUS and AS_SPEED) */
+static inline int as_size(float radius) { return radius > 5.0f ? 3 : radius > 3.0f ? 2 : 1; }
 
 typedef struct AsteroidBullet {
     float x, y, vx, vy;
@@ -48,8 +53,10 @@ typedef struct AsteroidBullet {
 
 /* Everything lives in the struct (fixed arrays, no pointers), so a saved state is the struct itself and
  * there is no OCEAN_STATE_BLOCKS to list. The struct is kept small (the live rocks packed at the front of
- * their array, the heading's cosine and sine instead of a table): a bench steps thousands of games, and
- * what each step costs is mostly bringing its game into the cache. */
+ * their arrays, the heading's cosine and sine instead of a table): a bench steps thousands of games, and
+ * what each step costs is mostly bringing its game into the cache (see c_step's prefetch).
+ * Version 2: the rocks became one array per field (same size, another meaning). */
+#define OCEAN_STATE_VERSION 2
 typedef struct Asteroids {
     OCEAN_SLOTS(float);
     AsteroidsConfig cfg; /* options (spec.toml) */
@@ -59,7 +66,7 @@ typedef struct Asteroids {
     int tick, score;
     float ret;
     AsteroidBullet bullets[AS_BULLETS];
-    AsteroidRock rocks[AS_MAX_ROCKS]; /* rocks[0..num_rocks) are live; last, so a step reads one run of memory */
+    AsteroidRocks rocks; /* slots [0, num_rocks) are live */
 } Asteroids;
 
 static int c_init(Asteroids *env) {
@@ -92,14 +99,15 @@ static inline float as_wrap_position(float p) {
  * splits into at most 32 pieces). */
 static void as_add_rock(Asteroids *env, float x, float y, int size) {
     if (env->num_rocks >= AS_MAX_ROCKS) return;
-    AsteroidRock *r = &env->rocks[env->num_rocks++];
+    AsteroidRocks *r = &env->rocks;
+    int i = env->num_rocks++;
     float angle = 6.2831853f * ocean_randf(&env->rng);
     float speed = AS_SPEED[size] * env->cfg.rock_speed * (0.75f + 0.5f * ocean_randf(&env->rng));
-    r->x = x;
-    r->y = y;
-    r->vx = speed * cosf(angle);
-    r->vy = speed * sinf(angle);
-    r->size = size;
+    r->x[i] = x;
+    r->y[i] = y;
+    r->vx[i] = speed * cosf(angle);
+    r->vy[i] = speed * sinf(angle);
+    r->radius[i] = AS_RADIUS[size];
 }
 
 static void as_spawn_wave(Asteroids *env) {
@@ -127,7 +135,7 @@ static void as_respawn_ship(Asteroids *env) {
 static void as_write_obs(Asteroids *env);
 
 static void as_new_game(Asteroids *env) {
-    memset(env->rocks, 0, sizeof env->rocks);
+    memset(&env->rocks, 0, sizeof env->rocks);
     memset(env->bullets, 0, sizeof env->bullets);
     env->num_rocks = 0;
     as_respawn_ship(env);
@@ -150,31 +158,37 @@ typedef struct AsteroidSight {
 } AsteroidSight;
 
 static void as_look(const Asteroids *env, AsteroidSight *sight) {
+    const AsteroidRocks *r = &env->rocks;
+    float sx = env->x, sy = env->y;
     for (int i = 0; i < env->num_rocks; i++) {
-        float dx = as_wrap_delta(env->rocks[i].x - env->x), dy = as_wrap_delta(env->rocks[i].y - env->y);
+        float dx = as_wrap_delta(r->x[i] - sx), dy = as_wrap_delta(r->y[i] - sy);
         sight->dx[i] = dx;
         sight->dy[i] = dy;
         sight->d2[i] = dx * dx + dy * dy;
     }
 }
 
-/* The `count` rocks nearest the ship by surface distance, nearest first: their slots in order[]. */
+/* The `count` rocks nearest the ship by surface distance, nearest first (a tie goes to the lower slot):
+ * their slots in order[]. A rock's place is the number of rocks ahead of it, counted over all the slots
+ * at once (four to an instruction, the dead ones at +inf): an insertion sort's compares go either way at
+ * random, and cost more in mispredictions than these counts cost in work. */
 static int as_nearest(const Asteroids *env, const AsteroidSight *sight, int *order, int count) {
-    float key[AS_MAX_ROCKS];
-    int m = 0;
-    for (int i = 0; i < env->num_rocks; i++) {
-        float gap = sqrtf(sight->d2[i]) - AS_RADIUS[env->rocks[i].size];
-        if (m == count && gap >= key[count - 1]) continue;
-        int at = m < count ? m++ : count - 1;
-        while (at > 0 && key[at - 1] > gap) {
-            key[at] = key[at - 1];
-            order[at] = order[at - 1];
-            at--;
+    float gap[AS_MAX_ROCKS];
+    int n = env->num_rocks;
+    for (int i = 0; i < AS_MAX_ROCKS; i++) gap[i] = INFINITY;
+    for (int i = 0; i < n; i++) gap[i] = sqrtf(sight->d2[i]) - env->rocks.radius[i];
+    for (int i = 0; i < n; i++) {
+        float g = gap[i];
+        int ahead = 0, same = 0;
+        for (int j = 0; j < AS_MAX_ROCKS; j++) {
+            ahead += gap[j] < g;
+            same += gap[j] == g;
         }
-        key[at] = gap;
-        order[at] = i;
+        if (same > 1) /* a tie (the two halves of a rock split this step): the lower slot goes first */
+            for (int j = 0; j < i; j++) ahead += gap[j] == g;
+        if (ahead < count) order[ahead] = i;
     }
-    return m;
+    return n < count ? n : count;
 }
 
 static void as_write_obs_seen(Asteroids *env, const AsteroidSight *sight) {
@@ -192,14 +206,14 @@ static void as_write_obs_seen(Asteroids *env, const AsteroidSight *sight) {
     int k = env->cfg.observed, m = as_nearest(env, sight, order, k);
     float *p = o + AS_OBS_SHIP;
     for (int q = 0; q < m; q++, p += AS_OBS_ROCK) {
-        const AsteroidRock *r = &env->rocks[order[q]];
-        float dx = sight->dx[order[q]], dy = sight->dy[order[q]];
-        float rvx = r->vx - env->vx, rvy = r->vy - env->vy;
+        int i = order[q];
+        float dx = sight->dx[i], dy = sight->dy[i];
+        float rvx = env->rocks.vx[i] - env->vx, rvy = env->rocks.vy[i] - env->vy;
         p[0] = ocean_clampf((dx * c + dy * s) / AS_FAR, -1.0f, 1.0f);
         p[1] = ocean_clampf((-dx * s + dy * c) / AS_FAR, -1.0f, 1.0f);
         p[2] = ocean_clampf((rvx * c + rvy * s) / AS_REL_SPEED, -1.0f, 1.0f);
         p[3] = ocean_clampf((-rvx * s + rvy * c) / AS_REL_SPEED, -1.0f, 1.0f);
-        p[4] = AS_RADIUS[r->size] / AS_RADIUS[3];
+        p[4] = env->rocks.radius[i] / AS_RADIUS[3];
     }
     memset(p, 0, sizeof(float) * (size_t)(AS_OBS_ROCK * (k - m)));
 }
@@ -218,14 +232,14 @@ static int as_autopilot(const Asteroids *env) {
     int order[1];
     as_look(env, &sight);
     if (as_nearest(env, &sight, order, 1) == 0) return AS_NOOP;
-    const AsteroidRock *r = &env->rocks[order[0]];
-    float dx = sight.dx[order[0]], dy = sight.dy[order[0]];
+    int i = order[0];
+    float dx = sight.dx[i], dy = sight.dy[i];
     float t = sqrtf(dx * dx + dy * dy) / AS_BULLET_SPEED;
-    float lx = dx + (r->vx - env->vx) * t, ly = dy + (r->vy - env->vy) * t;
+    float lx = dx + (env->rocks.vx[i] - env->vx) * t, ly = dy + (env->rocks.vy[i] - env->vy) * t;
     float c = env->cos_h, s = env->sin_h;
     float ahead = lx * c + ly * s, right = -lx * s + ly * c;
     float reach = AS_BULLET_SPEED * AS_BULLET_LIFE;
-    if (ahead > 0.0f && fabsf(right) < AS_RADIUS[r->size] && ahead < reach) {
+    if (ahead > 0.0f && fabsf(right) < env->rocks.radius[i] && ahead < reach) {
         int free_slot = 0;
         for (int b = 0; b < AS_BULLETS; b++) free_slot |= env->bullets[b].life == 0;
         return env->reload == 0 && free_slot ? AS_FIRE : AS_NOOP;
@@ -236,10 +250,14 @@ static int as_autopilot(const Asteroids *env) {
 /* Rock i is hit (by a shot or the ship): it splits into two of the next size, or is gone if small. The last
  * live rock takes its place, which keeps the live ones packed (and their order fixed by the game alone). */
 static void as_split(Asteroids *env, int i) {
-    AsteroidRock *r = &env->rocks[i];
-    int size = r->size;
-    float x = r->x, y = r->y;
-    *r = env->rocks[--env->num_rocks];
+    AsteroidRocks *r = &env->rocks;
+    int size = as_size(r->radius[i]), last = --env->num_rocks;
+    float x = r->x[i], y = r->y[i];
+    r->x[i] = r->x[last];
+    r->y[i] = r->y[last];
+    r->vx[i] = r->vx[last];
+    r->vy[i] = r->vy[last];
+    r->radius[i] = r->radius[last];
     if (size > 1) {
         as_add_rock(env, x, y, size - 1);
         as_add_rock(env, x, y, size - 1);
@@ -254,7 +272,23 @@ static void as_end(Asteroids *env, int terminal) {
     as_new_game(env);
 }
 
+/* The slots of the rocks within `extra` of (x, y), as bits (bit i: slot i), built without a branch on
+ * each rock, so which ones pass never costs a misprediction; the lowest set bit is the first hit. */
+static inline uint32_t as_hits(const AsteroidRocks *r, int n, float x, float y, float extra) {
+    uint32_t hits = 0;
+    for (int i = 0; i < n; i++) {
+        float dx = as_wrap_delta(r->x[i] - x), dy = as_wrap_delta(r->y[i] - y), reach = r->radius[i] + extra;
+        hits |= (uint32_t)(dx * dx + dy * dy < reach * reach) << i;
+    }
+    return hits;
+}
+
 static void c_step(Asteroids *env) {
+    /* The binding steps its games in array order, and a game is mostly out of the cache when its step
+     * comes: ask for the next one's now, while this one computes. A prefetch never faults, so the last
+     * game's, past the array, is harmless (the addresses are integers: no pointer leaves its array). */
+    uintptr_t next = (uintptr_t)(env + 1);
+    for (size_t off = 0; off < sizeof *env; off += 64) __builtin_prefetch((const void *)(next + off));
     int a = env->cfg.autopilot ? as_autopilot(env) : ocean_clamp(env->actions[0], AS_ACTIONS);
     float reward = 0.0f;
     env->terminals[0] = 0;
@@ -294,28 +328,42 @@ static void c_step(Asteroids *env) {
         }
     }
 
+    AsteroidRocks *rocks = &env->rocks;
     for (int i = 0; i < env->num_rocks; i++) {
-        AsteroidRock *r = &env->rocks[i];
-        r->x = as_wrap_position(r->x + r->vx);
-        r->y = as_wrap_position(r->y + r->vy);
+        rocks->x[i] = as_wrap_position(rocks->x[i] + rocks->vx[i]);
+        rocks->y[i] = as_wrap_position(rocks->y[i] + rocks->vy[i]);
     }
+    /* The shots move (without a branch: which slots fly is a coin toss). A shot in its last step still hits. */
+    float bx[AS_BULLETS], by[AS_BULLETS];
+    int flying[AS_BULLETS];
     for (int b = 0; b < AS_BULLETS; b++) {
         AsteroidBullet *shot = &env->bullets[b];
-        if (!shot->life) continue;
-        shot->x = as_wrap_position(shot->x + shot->vx);
-        shot->y = as_wrap_position(shot->y + shot->vy);
-        shot->life--;
-        /* a shot in its last step still hits; one that hits is spent */
-        for (int i = 0; i < env->num_rocks; i++) {
-            const AsteroidRock *r = &env->rocks[i];
-            float dx = as_wrap_delta(r->x - shot->x), dy = as_wrap_delta(r->y - shot->y);
-            float radius = AS_RADIUS[r->size];
-            if (dx * dx + dy * dy >= radius * radius) continue;
-            as_split(env, i);
+        flying[b] = shot->life > 0;
+        float x = as_wrap_position(shot->x + shot->vx), y = as_wrap_position(shot->y + shot->vy);
+        bx[b] = shot->x = flying[b] ? x : shot->x;
+        by[b] = shot->y = flying[b] ? y : shot->y;
+        shot->life -= flying[b];
+    }
+    /* Most steps no shot touches a rock: one pass over the rocks with the four shots side by side says so,
+     * and the exact test (shot by shot, each on the rocks the earlier ones left) runs only when one may. */
+    int near = 0;
+    for (int i = 0; i < env->num_rocks; i++) {
+        float rx = rocks->x[i], ry = rocks->y[i], r2 = rocks->radius[i] * rocks->radius[i];
+        for (int b = 0; b < AS_BULLETS; b++) {
+            float dx = as_wrap_delta(rx - bx[b]), dy = as_wrap_delta(ry - by[b]);
+            near |= (dx * dx + dy * dy < r2) & flying[b];
+        }
+    }
+    for (int b = 0; near && b < AS_BULLETS; b++) {
+        AsteroidBullet *shot = &env->bullets[b];
+        if (!flying[b]) continue;
+        /* one that hits is spent, on the lowest slot it touches */
+        uint32_t hits = as_hits(rocks, env->num_rocks, shot->x, shot->y, 0.0f);
+        if (hits) {
+            as_split(env, __builtin_ctz(hits));
             shot->life = 0;
             env->score++;
             reward += 1.0f;
-            break;
         }
     }
 
@@ -323,12 +371,14 @@ static void c_step(Asteroids *env) {
     as_look(env, &sight);
     int lost = 0;
     if (env->shield == 0) {
+        uint32_t hits = 0;
         for (int i = 0; i < env->num_rocks; i++) {
-            float reach = AS_RADIUS[env->rocks[i].size] + AS_SHIP_RADIUS;
-            if (sight.d2[i] >= reach * reach) continue;
-            as_split(env, i);
+            float reach = rocks->radius[i] + AS_SHIP_RADIUS;
+            hits |= (uint32_t)(sight.d2[i] < reach * reach) << i;
+        }
+        if (hits) {
+            as_split(env, __builtin_ctz(hits));
             lost = 1;
-            break;
         }
     }
     if (lost) {
@@ -374,9 +424,9 @@ static void c_render_rgb(Asteroids *env, unsigned char *frame) {
                                shielded[3] = {255, 240, 120}, flame[3] = {255, 120, 40}, shot[3] = {255, 255, 255};
     ocean_fill_rect(frame, AS_VIEW, AS_VIEW, 0, 0, AS_VIEW, AS_VIEW, space);
     for (int i = 0; i < env->num_rocks; i++) {
-        const AsteroidRock *r = &env->rocks[i];
         /* the outline: every pixel of the bounding box within a pixel of the circle */
-        float radius = AS_RADIUS[r->size] * AS_SCALE, cx = r->x * AS_SCALE, cy = r->y * AS_SCALE;
+        float radius = env->rocks.radius[i] * AS_SCALE, cx = env->rocks.x[i] * AS_SCALE;
+        float cy = env->rocks.y[i] * AS_SCALE;
         int x0 = (int)(cx - radius) - 1, y0 = (int)(cy - radius) - 1, span = (int)(2.0f * radius) + 3;
         for (int py = y0; py < y0 + span; py++)
             for (int px = x0; px < x0 + span; px++) {
@@ -410,8 +460,8 @@ static int c_render_text(Asteroids *env, char *out, int cap) {
     memset(grid, ' ', sizeof grid);
     static const char marks[4] = {' ', '.', 'o', 'O'};
     for (int i = 0; i < env->num_rocks; i++) {
-        const AsteroidRock *r = &env->rocks[i];
-        grid[(int)(r->y / AS_SIZE * ROWS) % ROWS][(int)(r->x / AS_SIZE * COLS) % COLS] = marks[r->size];
+        int row = (int)(env->rocks.y[i] / AS_SIZE * ROWS) % ROWS, col = (int)(env->rocks.x[i] / AS_SIZE * COLS) % COLS;
+        grid[row][col] = marks[as_size(env->rocks.radius[i])];
     }
     for (int b = 0; b < AS_BULLETS; b++) {
         const AsteroidBullet *shot = &env->bullets[b];
