@@ -278,13 +278,14 @@ static void cr_hurt_player(Craftax *env, int damage) {
 
 /* a corner's share: its gradient (one of 8, picked by hashing the corner) dotted with the offset, times the
  * falloff (0.5 - r^2)^4, zero past the corner's reach; branch free, as the corners fall either way at random */
+static const float CR_GRAD_X[8] = {1, -1, 1, -1, 1, -1, 0, 0}, CR_GRAD_Y[8] = {1, 1, -1, -1, 0, 0, 1, -1};
+
 static inline float cr_corner(const uint8_t *perm, int i, int j, float x, float y) {
-    static const float gx[8] = {1, -1, 1, -1, 1, -1, 0, 0}, gy[8] = {1, 1, -1, -1, 0, 0, 1, -1};
     int h = perm[(i + perm[j & 255]) & 255] & 7;
     float t = 0.5f - x * x - y * y;
     t = t > 0.0f ? t : 0.0f;
     t *= t;
-    return t * t * (gx[h] * x + gy[h] * y);
+    return t * t * (CR_GRAD_X[h] * x + CR_GRAD_Y[h] * y);
 }
 
 static inline int cr_floor(float v) {
@@ -316,6 +317,57 @@ static inline float cr_noise(const uint8_t *perm, float x, float y, int z, float
     return cr_simplex(perm, x * k + 97.31f * (float)z, y * k + 57.17f * (float)z);
 }
 
+/* cr_noise at n points, the same float operations in the same order (so the same bits), arranged so the
+ * compiler can run the float work on several points at once: the cell and offsets of every point first, the
+ * corners' gradients (the table look-ups, one point at a time) next, then the corners' shares. */
+#define CR_BATCH 64
+
+/* cr_corner's share from its gradient (gx, gy), looked up beforehand */
+static inline float cr_corner_share(float gx, float gy, float x, float y) {
+    float t = 0.5f - x * x - y * y;
+    uint32_t bits; /* t > 0 ? t : 0 as a mask on t's bits, which the compiler runs on several points at once */
+    memcpy(&bits, &t, 4);
+    bits &= -(uint32_t)(t > 0.0f);
+    memcpy(&t, &bits, 4);
+    t *= t;
+    return t * t * (gx * x + gy * y);
+}
+
+static void cr_noise_batch(const uint8_t *perm, const float *xs, const float *ys, int n, int z, float size,
+                           float *out) {
+    float k = 1.0f / (size * CR_NOISE_STRETCH), ox = 97.31f * (float)z, oy = 57.17f * (float)z;
+    for (int b = 0; b < n; b += CR_BATCH) {
+        int m = n - b < CR_BATCH ? n - b : CR_BATCH;
+        int ci[CR_BATCH], cj[CR_BATCH], i1s[CR_BATCH];
+        float cx[3][CR_BATCH], cy[3][CR_BATCH], gx[3][CR_BATCH], gy[3][CR_BATCH];
+        for (int p = 0; p < m; p++) {
+            float x = xs[b + p] * k + ox, y = ys[b + p] * k + oy;
+            float s = (x + y) * CR_F2;
+            int i = cr_floor(x + s), j = cr_floor(y + s);
+            float t = (float)(i + j) * CR_G2;
+            float x0 = x - ((float)i - t), y0 = y - ((float)j - t);
+            int i1 = x0 > y0, j1 = !i1;
+            ci[p] = i, cj[p] = j, i1s[p] = i1;
+            cx[0][p] = x0, cy[0][p] = y0;
+            cx[1][p] = x0 - (float)i1 + CR_G2, cy[1][p] = y0 - (float)j1 + CR_G2;
+            cx[2][p] = x0 - 1.0f + 2.0f * CR_G2, cy[2][p] = y0 - 1.0f + 2.0f * CR_G2;
+        }
+        for (int p = 0; p < m; p++) {
+            int i = ci[p], j = cj[p], i1 = i1s[p];
+            int h0 = perm[(i + perm[j & 255]) & 255] & 7, h1 = perm[(i + i1 + perm[(j + !i1) & 255]) & 255] & 7,
+                h2 = perm[(i + 1 + perm[(j + 1) & 255]) & 255] & 7;
+            gx[0][p] = CR_GRAD_X[h0], gy[0][p] = CR_GRAD_Y[h0];
+            gx[1][p] = CR_GRAD_X[h1], gy[1][p] = CR_GRAD_Y[h1];
+            gx[2][p] = CR_GRAD_X[h2], gy[2][p] = CR_GRAD_Y[h2];
+        }
+        float sum[CR_BATCH];
+        for (int p = 0; p < m; p++) sum[p] = cr_corner_share(gx[0][p], gy[0][p], cx[0][p], cy[0][p]);
+        for (int p = 0; p < m; p++) sum[p] += cr_corner_share(gx[1][p], gy[1][p], cx[1][p], cy[1][p]);
+        for (int p = 0; p < m; p++) sum[p] += cr_corner_share(gx[2][p], gy[2][p], cx[2][p], cy[2][p]);
+        for (int p = 0; p < m; p++) out[b + p] = 70.0f * CR_NOISE_SCALE * sum[p];
+    }
+}
+
 /* ---- world generation (crafter's worldgen.py) ---- */
 
 /* The broad octaves (crafter's sizes 15 and 5 of the water and mountain fields) change little from cell to cell,
@@ -338,9 +390,13 @@ static void cr_spline_weights(float t, float *w) {
 static void cr_splined_octave(const uint8_t *perm, int z, float size, int step, float weight, float *out) {
     int n = CR_SIZE / step + 4;
     float lat[CR_LAT_MAX][CR_LAT_MAX], cols[CR_LAT_MAX][CR_SIZE], w[6][4];
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++)
-            lat[i][j] = weight * cr_noise(perm, (float)((i - 1) * step), (float)((j - 1) * step), z, size);
+    float xs[CR_LAT_MAX], ys[CR_LAT_MAX], noise[CR_LAT_MAX];
+    for (int j = 0; j < n; j++) ys[j] = (float)((j - 1) * step);
+    for (int i = 0; i < n; i++) {
+        for (int j = 0; j < n; j++) xs[j] = (float)((i - 1) * step);
+        cr_noise_batch(perm, xs, ys, n, z, size, noise);
+        for (int j = 0; j < n; j++) lat[i][j] = weight * noise[j];
+    }
     for (int r = 0; r < step; r++) cr_spline_weights((float)r / (float)step, w[r]);
     for (int i = 0; i < n; i++) /* along y first: every lattice column at every y */
         for (int j = 0, y = 0; y < CR_SIZE; j++)
@@ -399,43 +455,98 @@ static void cr_generate(Craftax *env) {
     cr_splined_octave(perm, 0, 15.0f, 6, 1.0f / 1.3f, mountains);
     cr_splined_octave(perm, 0, 5.0f, 3, 0.3f / 1.3f, mountains);
     /* The rules in crafter's order; where a rule asks for noise and a coin, the coin is tossed first (the same
-     * odds, the noise sampled only for the cells whose coin came up). */
-    for (int x = 0; x < CR_SIZE; x++)
+     * odds, the noise sampled only for the cells whose coin came up). A column of cells at a time: first the
+     * noise its rules read whatever the coins say, batched (cr_noise_batch) for the cells that reach each rule,
+     * then the rules cell by cell, tossing the coins in crafter's order. The lava noise is sampled for every
+     * cell that could reach its rule, a few more than the coins let through. */
+    int px = env->px, py = env->py;
+    for (int x = 0; x < CR_SIZE; x++) {
+        float fx = (float)x, start[CR_SIZE], water[CR_SIZE], mountain[CR_SIZE];
+        float cave[CR_SIZE], tunnel1[CR_SIZE], tunnel2[CR_SIZE], lava[CR_SIZE], sand[CR_SIZE];
+        float xs[CR_SIZE], ys[CR_SIZE], noise[CR_SIZE];
+        int at[CR_SIZE], n = 0;
+        /* crafter's start field (cr_start_field says why it stops at CR_START_REACH) */
         for (int y = 0; y < CR_SIZE; y++) {
-            float fx = (float)x, fy = (float)y;
-            float start = cr_start_field(perm, x, y, env->px, env->py);
-            float water = waters[x * CR_SIZE + y] + 0.1f - 2.0f * start;
-            float mountain = mountains[x * CR_SIZE + y] - 4.0f * start - 0.3f * water;
+            int d2 = (x - px) * (x - px) + (y - py) * (y - py);
+            start[y] = 0.0f;
+            if (d2 > CR_START_REACH * CR_START_REACH) continue;
+            xs[n] = fx, ys[n] = (float)y, at[n++] = y;
+        }
+        cr_noise_batch(perm, xs, ys, n, 8, 3.0f, noise);
+        for (int q = 0; q < n; q++) {
+            int y = at[q], d2 = (x - px) * (x - px) + (y - py) * (y - py);
+            start[y] = cr_sigmoid(4.0f - sqrtf((float)d2) + 2.0f * noise[q]);
+        }
+        for (int y = 0; y < CR_SIZE; y++) {
+            water[y] = waters[x * CR_SIZE + y] + 0.1f - 2.0f * start[y];
+            mountain[y] = mountains[x * CR_SIZE + y] - 4.0f * start[y] - 0.3f * water[y];
+        }
+        /* caves: mountain cells above 0.3 */
+        n = 0;
+        for (int y = 0; y < CR_SIZE; y++)
+            if (!(start[y] > 0.5f) && mountain[y] > 0.3f) xs[n] = fx, ys[n] = (float)y, at[n++] = y;
+        cr_noise_batch(perm, xs, ys, n, 6, 7.0f, noise);
+        for (int q = 0; q < n; q++) cave[at[q]] = noise[q];
+        /* the two tunnel fields: mountain cells that are no cave, then those not in the first field's tunnels */
+        n = 0;
+        for (int y = 0; y < CR_SIZE; y++)
+            if (!(start[y] > 0.5f) && mountain[y] > 0.15f && !(mountain[y] > 0.3f && cave[y] > 0.15f))
+                xs[n] = 2.0f * fx, ys[n] = (float)y / 5.0f, at[n++] = y;
+        cr_noise_batch(perm, xs, ys, n, 7, 3.0f, noise);
+        for (int y = 0; y < CR_SIZE; y++) tunnel1[y] = 0.0f;
+        for (int q = 0; q < n; q++) tunnel1[at[q]] = noise[q];
+        int m2 = 0;
+        for (int q = 0; q < n; q++)
+            if (!(noise[q] > 0.4f)) xs[m2] = fx / 5.0f, ys[m2] = 2.0f * (float)at[q], at[m2++] = at[q];
+        cr_noise_batch(perm, xs, ys, m2, 7, 3.0f, noise);
+        for (int y = 0; y < CR_SIZE; y++) tunnel2[y] = 0.0f;
+        for (int q = 0; q < m2; q++) tunnel2[at[q]] = noise[q];
+        /* lava: mountain cells above 0.3 that are no cave or tunnel (the coins for coal, iron and diamond come
+         * between, so some of these are not read) */
+        n = 0;
+        for (int y = 0; y < CR_SIZE; y++)
+            if (!(start[y] > 0.5f) && mountain[y] > 0.3f && !(cave[y] > 0.15f) && !(tunnel1[y] > 0.4f) &&
+                !(tunnel2[y] > 0.4f))
+                xs[n] = fx, ys[n] = (float)y, at[n++] = y;
+        cr_noise_batch(perm, xs, ys, n, 6, 5.0f, noise);
+        for (int q = 0; q < n; q++) lava[at[q]] = noise[q];
+        /* sand: the shore band of the water field outside the mountains */
+        n = 0;
+        for (int y = 0; y < CR_SIZE; y++)
+            if (!(start[y] > 0.5f) && !(mountain[y] > 0.15f) && water[y] > 0.25f && water[y] <= 0.35f)
+                xs[n] = fx, ys[n] = (float)y, at[n++] = y;
+        cr_noise_batch(perm, xs, ys, n, 4, 9.0f, noise);
+        for (int q = 0; q < n; q++) sand[at[q]] = noise[q];
+        for (int y = 0; y < CR_SIZE; y++) {
+            float fy = (float)y, mt = mountain[y];
             int m, tunnel = 0;
-            if (start > 0.5f) m = CR_GRASS;
-            else if (mountain > 0.15f) {
-                if (mountain > 0.3f && cr_noise(perm, fx, fy, 6, 7.0f) > 0.15f) m = CR_PATH; /* cave */
-                else if (cr_noise(perm, 2.0f * fx, fy / 5.0f, 7, 3.0f) > 0.4f) m = CR_PATH, tunnel = 1;
-                else if (cr_noise(perm, fx / 5.0f, 2.0f * fy, 7, 3.0f) > 0.4f) m = CR_PATH, tunnel = 1;
+            if (start[y] > 0.5f) m = CR_GRASS;
+            else if (mt > 0.15f) {
+                if (mt > 0.3f && cave[y] > 0.15f) m = CR_PATH; /* cave */
+                else if (tunnel1[y] > 0.4f) m = CR_PATH, tunnel = 1;
+                else if (tunnel2[y] > 0.4f) m = CR_PATH, tunnel = 1;
                 else if (cr_uniform(env) > 0.85f && cr_noise(perm, fx, fy, 1, 8.0f) > 0.0f) m = CR_COAL;
                 else if (cr_uniform(env) > 0.75f && cr_noise(perm, fx, fy, 2, 6.0f) > 0.4f) m = CR_IRON;
-                else if (mountain > 0.18f && cr_uniform(env) > 0.994f) m = CR_DIAMOND;
-                else if (mountain > 0.3f && cr_noise(perm, fx, fy, 6, 5.0f) > 0.35f) m = CR_LAVA;
+                else if (mt > 0.18f && cr_uniform(env) > 0.994f) m = CR_DIAMOND;
+                else if (mt > 0.3f && lava[y] > 0.35f) m = CR_LAVA;
                 else m = CR_STONE;
-            } else if (water > 0.25f && water <= 0.35f && cr_noise(perm, fx, fy, 4, 9.0f) > -0.2f) m = CR_SAND;
-            else if (water > 0.3f) m = CR_WATER;
+            } else if (water[y] > 0.25f && water[y] <= 0.35f && sand[y] > -0.2f) m = CR_SAND;
+            else if (water[y] > 0.3f) m = CR_WATER;
             else if (cr_uniform(env) > 0.8f && cr_noise(perm, fx, fy, 5, 7.0f) > 0.0f) m = CR_TREE;
             else m = CR_GRASS;
             env->mat[x * CR_SIZE + y] = (uint8_t)m;
-            /* the creatures: crafter places them in a second pass over the cells, in the same order, each by its own
-             * cell alone, so they can be placed as the cells are made (only the rng draws interleave) */
-            if (!cr_walkable(m) || cr_player_at(env, x, y)) continue;
-            int d2 = (x - env->px) * (x - env->px) + (y - env->py) * (y - env->py); /* distance > 3: d2 > 9 */
+            CraftaxChunk *c = &env->chunks[cr_chunk(x, y)]; /* the census, which cr_set_mat keeps from here on */
+            c->grass += m == CR_GRASS;
+            c->path += m == CR_PATH;
+            /* the creatures: crafter places them in a second pass over the cells, in the same order, each by its
+             * own cell alone, so they can be placed as the cells are made (only the rng draws interleave) */
+            if (!cr_walkable(m) || (x == px && y == py)) continue;
+            int d2 = (x - px) * (x - px) + (y - py) * (y - py); /* distance > 3: d2 > 9 */
             if (d2 > 9 && m == CR_GRASS && cr_uniform(env) > 0.985f) cr_add(env, x, y, CR_COW, 3);
             else if (d2 > 100 && cr_uniform(env) > 0.993f) cr_add(env, x, y, CR_ZOMBIE, 5);
             else if (m == CR_PATH && tunnel && cr_uniform(env) > 0.95f) cr_add(env, x, y, CR_SKELETON, 3);
         }
-    for (int x = 0; x < CR_SIZE; x++) /* the chunks' census, which cr_set_mat keeps from here on */
-        for (int y = 0; y < CR_SIZE; y++) {
-            CraftaxChunk *c = &env->chunks[cr_chunk(x, y)];
-            c->grass += env->mat[x * CR_SIZE + y] == CR_GRASS;
-            c->path += env->mat[x * CR_SIZE + y] == CR_PATH;
-        }
+    }
 }
 
 /* ---- the observation ---- */
@@ -466,19 +577,56 @@ static inline int cr_obj_code(const CraftaxObject *o) {
     }
 }
 
+/* One-hot rows 16 bytes wide, so each cell is one 16-byte copy: a row runs past its cell into the next one's
+ * (or, for the last cell, into the next section), which is written after it, so nothing needs clearing first. */
+static const uint8_t CR_ONE_HOT[CR_MATERIALS + 1][16] = {{1},
+                                                         {0, 1},
+                                                         {0, 0, 1},
+                                                         {0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                                                         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+                                                         {0}}; /* the last row: all zero (no object) */
+
 static void cr_write_obs(Craftax *env) {
     uint8_t *o = env->observations;
-    memset(o, 0, CR_OBS_SIZE);
     int x0 = env->px - CR_VIEW_W / 2, y0 = env->py - CR_VIEW_H / 2;
-    for (int r = 0; r < CR_VIEW_H; r++)
-        for (int c = 0; c < CR_VIEW_W; c++) {
-            int x = x0 + c, y = y0 + r, cell = r * CR_VIEW_W + c;
-            o[CR_OBS_MATERIALS + cell * CR_MATERIALS + cr_mat(env, x, y)] = 1;
-            const CraftaxObject *ob = cr_obj(env, x, y);
-            int code = ob ? cr_obj_code(ob) : 0;
-            if (code) o[CR_OBS_OBJECTS + cell * CR_OBJECTS + code - 1] = 1;
-        }
+    if (x0 >= 0 && y0 >= 0 && x0 + CR_VIEW_W <= CR_SIZE && y0 + CR_VIEW_H <= CR_SIZE) {
+        /* the view inside the map (nearly always): no bounds to check */
+        /* cells in the observation's order, as each copy runs into the next cell */
+        const uint8_t *mat = &env->mat[x0 * CR_SIZE + y0];
+        for (int r = 0; r < CR_VIEW_H; r++)
+            for (int c = 0; c < CR_VIEW_W; c++)
+                memcpy(&o[CR_OBS_MATERIALS + (r * CR_VIEW_W + c) * CR_MATERIALS], CR_ONE_HOT[mat[c * CR_SIZE + r]], 16);
+        for (int r = 0; r < CR_VIEW_H; r++)
+            for (int c = 0; c < CR_VIEW_W; c++) {
+                int slot = env->objmap[(x0 + c) * CR_SIZE + y0 + r];
+                int code = slot ? cr_obj_code(&env->objects[slot - 1]) : 0; /* the one-hot's index + 1, 0: none */
+                memcpy(&o[CR_OBS_OBJECTS + (r * CR_VIEW_W + c) * CR_OBJECTS],
+                       CR_ONE_HOT[code ? code - 1 : CR_MATERIALS], 16);
+            }
+    } else {
+        for (int r = 0; r < CR_VIEW_H; r++)
+            for (int c = 0; c < CR_VIEW_W; c++) {
+                int x = x0 + c, y = y0 + r, cell = r * CR_VIEW_W + c;
+                memcpy(&o[CR_OBS_MATERIALS + cell * CR_MATERIALS], CR_ONE_HOT[cr_mat(env, x, y)], 16);
+            }
+        for (int r = 0; r < CR_VIEW_H; r++)
+            for (int c = 0; c < CR_VIEW_W; c++) {
+                int x = x0 + c, y = y0 + r, cell = r * CR_VIEW_W + c;
+                const CraftaxObject *ob = cr_obj(env, x, y);
+                int code = ob ? cr_obj_code(ob) : 0;
+                memcpy(&o[CR_OBS_OBJECTS + cell * CR_OBJECTS], CR_ONE_HOT[code ? code - 1 : CR_MATERIALS], 16);
+            }
+    }
     for (int i = 0; i < CR_ITEMS; i++) o[CR_OBS_INVENTORY + i] = (uint8_t)env->inv[i];
+    memset(&o[CR_OBS_FACING], 0, 4);
     o[CR_OBS_FACING + env->facing] = 1;
     o[CR_OBS_SLEEPING] = (uint8_t)env->sleeping;
     o[CR_OBS_DAYLIGHT] = (uint8_t)(9.0f * env->daylight + 0.5f);
