@@ -35,6 +35,7 @@ _Static_assert((TC_CELLS & (TC_CELLS - 1)) == 0, "the search wraps cell indices 
 #define TC_MAP_TRIES 8 /* maps drawn before falling back to open ground, when the squads cannot meet */
 #define TC_SCALE 32 /* pixels per cell */
 #define TC_VIEW_W (2 * TC_VIEW + 1)
+#define TC_PAD (TC_MAX_SIDE + 2 * TC_VIEW) /* the side of the terrain as stored: the map and a border of walls */
 
 enum { TC_GROUND, TC_WATER, TC_WALL };
 _Static_assert(TC_GROUND == 0 && TC_WATER == 1 && TC_WALL == 2, "the map draw and the view count on the kinds' order");
@@ -48,7 +49,8 @@ typedef struct Tactical {
     OCEAN_SLOTS(float);
     TacticalConfig cfg;
     /* the whole game lives in the struct (no pointers), so a saved state is the struct itself */
-    unsigned char terrain[TC_CELLS];
+    /* the map at (x + TC_VIEW, y + TC_VIEW), rows TC_PAD apart, walls around it: a view row is 7 bytes in a row */
+    unsigned char terrain[TC_PAD * TC_PAD];
     unsigned char exits[TC_CELLS]; /* bit m: the cell's neighbour in move m is open ground (no unit counted) */
     signed char occupant[TC_CELLS]; /* -1 empty, else side * TC_MAX_UNITS + unit */
     /* sets of cells, bit c of word c / 64: open ground, and open ground off the first (last) column */
@@ -72,6 +74,7 @@ static int c_init(Tactical *env) {
 static void c_close(Tactical *env) { (void)env; }
 
 static inline int tc_cell(const Tactical *env, int x, int y) { return y * env->cfg.width + x; }
+static inline int tc_at(int x, int y) { return (y + TC_VIEW) * TC_PAD + x + TC_VIEW; } /* in env->terrain */
 static inline int tc_abs(int v) { return v < 0 ? -v : v; }
 
 static const int TC_DX[TC_MOVES] = {0, 0, 0, -1, 1};
@@ -90,7 +93,7 @@ static int tc_sight(const Tactical *env, int x0, int y0, int x1, int y1) {
     int err = dx + dy, x = x0, y = y0;
     for (;;) {
         if (x == x1 && y == y1) return 1;
-        if ((x != x0 || y != y0) && env->terrain[tc_cell(env, x, y)] == TC_WALL) return 0;
+        if ((x != x0 || y != y0) && env->terrain[tc_at(x, y)] == TC_WALL) return 0;
         int e2 = 2 * err;
         if (e2 >= dy) err += dy, x += sx;
         if (e2 <= dx) err += dx, y += sy;
@@ -122,11 +125,12 @@ static inline __attribute__((always_inline)) void tc_ring(const Tactical *env, c
 
 static inline int tc_has(const uint64_t *set, int c) { return (int)((set[c >> 6] >> (c & 63)) & 1); }
 
-/* For each living unit of side 1 - enemy, the moves that step nearer to the nearest living unit of side
- * `enemy`, walking around walls and water (units ignored): the neighbours whose walking distance is one
- * less than the unit's own. A search grows rings out of the enemies and stops when every such unit is
- * reached: the unit reached in ring d gets the neighbours of ring d - 1. A unit no enemy can reach gets none. */
-static inline __attribute__((always_inline)) void tc_search_words(Tactical *env, int enemy, int nw) {
+/* For each living unit of side 1 - enemy from unit `from` on, the moves that step nearer to the nearest
+ * living unit of side `enemy`, walking around walls and water (units ignored): the neighbours whose walking
+ * distance is one less than the unit's own. A search grows rings out of the enemies and stops when every
+ * such unit is reached: the unit reached in ring d gets the neighbours of ring d - 1. A unit no enemy can
+ * reach gets none. The units that have acted in the turn are left out (a kill searches again for the rest). */
+static inline __attribute__((always_inline)) void tc_search_words(Tactical *env, int enemy, int from, int nw) {
     /* all words zero: a ring of nw words leaves the rest zero, so a wrapped index reads nothing */
     uint64_t seen[TC_WORDS] = {0}, ring[TC_WORDS] = {0}, next[TC_WORDS] = {0}, walkers[TC_WORDS] = {0};
     int side = 1 - enemy, cell[TC_MAX_UNITS], left = 0;
@@ -138,7 +142,7 @@ static inline __attribute__((always_inline)) void tc_search_words(Tactical *env,
             seen[c >> 6] |= 1ull << (c & 63), ring[c >> 6] |= 1ull << (c & 63);
         }
         cell[k] = -1;
-        if (u->alive) {
+        if (u->alive && k >= from) {
             cell[k] = tc_cell(env, u->x, u->y);
             walkers[cell[k] >> 6] |= 1ull << (cell[k] & 63);
             left++;
@@ -164,11 +168,11 @@ static inline __attribute__((always_inline)) void tc_search_words(Tactical *env,
     }
 }
 
-static void tc_fill_toward(Tactical *env, int enemy) {
+static void tc_fill_toward(Tactical *env, int enemy, int from) {
     int n = env->cfg.width * env->cfg.height;
-    if (n <= 64) tc_search_words(env, enemy, 1);
-    else if (n <= 128) tc_search_words(env, enemy, 2);
-    else tc_search_words(env, enemy, TC_WORDS);
+    if (n <= 64) tc_search_words(env, enemy, from, 1);
+    else if (n <= 128) tc_search_words(env, enemy, from, 2);
+    else tc_search_words(env, enemy, from, TC_WORDS);
 }
 
 static void tc_place(Tactical *env, int side, int k, int x, int y) {
@@ -195,7 +199,7 @@ static int tc_attack(Tactical *env, int side, int k, int target) {
         env->occupant[tc_cell(env, t->x, t->y)] = -1;
         if (side == TC_OURS) env->kills++;
         /* the dead no longer draw the side's units (ours follow the distances only under the autopilot) */
-        if (side == TC_THEIRS || env->cfg.autopilot) tc_fill_toward(env, 1 - side);
+        if (side == TC_THEIRS || env->cfg.autopilot) tc_fill_toward(env, 1 - side, k + 1);
     }
     return damage;
 }
@@ -239,7 +243,7 @@ static int tc_act(Tactical *env, int side, int k, int move, int target) {
 /* The opponent's whole turn; returns the damage it dealt. */
 static int tc_opponent_turn(Tactical *env) {
     int dealt = 0;
-    tc_fill_toward(env, TC_OURS);
+    tc_fill_toward(env, TC_OURS, 0);
     for (int k = 0; k < env->cfg.units && tc_alive(env, TC_OURS); k++) {
         if (!env->squad[TC_THEIRS][k].alive) continue;
         int move, target;
@@ -262,6 +266,9 @@ static const float TC_HP_SHARE[2][TC_SOLDIER_HP + 1] = {
      10 / 12.0f, 11 / 12.0f, 12 / 12.0f},
     {0 / 8.0f, 1 / 8.0f, 2 / 8.0f, 3 / 8.0f, 4 / 8.0f, 5 / 8.0f, 6 / 8.0f, 7 / 8.0f, 8 / 8.0f},
 };
+
+/* A cell's kind in the view: 0 ground, 0.5 water, 1 wall (a load rather than a conversion per cell). */
+static const float TC_KIND_VIEW[3] = {[TC_GROUND] = 0.0f, [TC_WATER] = 0.5f, [TC_WALL] = 1.0f};
 
 static void tc_write_obs(Tactical *env) {
     int units = env->cfg.units, w = env->cfg.width, h = env->cfg.height, side = w > h ? w : h;
@@ -300,36 +307,30 @@ static void tc_write_obs(Tactical *env) {
             if (s == TC_THEIRS) o[5] = (float)mask[(1 + k) * TC_MOVES];
             o += s == TC_OURS ? 5 : 6;
         }
-    /* the cells off the map read as walls; the kinds are 0, 1, 2, so half the kind is the view's 0 ground,
-     * 0.5 water, 1 wall (exactly). A fixed 7 x 7 loop with selects, not a branch per row's edges: where the
-     * view crosses the map's edge is different at every step */
-    int x0 = me->x - TC_VIEW, y0 = me->y - TC_VIEW;
-    for (int dy = 0; dy < TC_VIEW_W; dy++, o += TC_VIEW_W) {
-        int y = y0 + dy, y_in = (unsigned)y < (unsigned)h;
-        const unsigned char *row = env->terrain + (y_in ? y : 0) * w;
-        for (int c = 0; c < TC_VIEW_W; c++) {
-            int x = x0 + c, in = y_in & ((unsigned)x < (unsigned)w);
-            o[c] = in ? 0.5f * (float)row[in ? x : 0] : 1.0f;
-        }
-    }
+    /* the border of walls stands for the cells off the map, so the view is 7 rows of 7 bytes, never clipped */
+    const unsigned char *row = env->terrain + tc_at(me->x - TC_VIEW, me->y - TC_VIEW);
+    for (int dy = 0; dy < TC_VIEW_W; dy++, o += TC_VIEW_W, row += TC_PAD)
+        for (int c = 0; c < TC_VIEW_W; c++) o[c] = TC_KIND_VIEW[row[c]];
 }
 
 /* A point-symmetric map of walls and water where the two squads can reach each other. */
 static void tc_new_map(Tactical *env) {
     int w = env->cfg.width, h = env->cfg.height, n = w * h;
     const float walls = env->cfg.walls, wet = env->cfg.walls + env->cfg.water;
+    unsigned char *t = env->terrain;
+    memset(t, TC_WALL, sizeof env->terrain);
     for (int tries = 0; tries <= TC_MAP_TRIES; tries++) {
-        memset(env->terrain, TC_GROUND, (size_t)n);
+        for (int y = 0; y < h; y++) memset(t + tc_at(0, y), TC_GROUND, (size_t)w);
         if (tries < TC_MAP_TRIES) /* the first half of the map but its top row; the starting rows stay open */
-            for (int c = w; c < (n + 1) / 2; c++) {
+            for (int c = w, x = 0, y = 1; c < (n + 1) / 2; c++, x = x + 1 == w ? 0 : x + 1, y += x == 0) {
                 float r = ocean_randf(&env->rng);
-                unsigned char t = (unsigned char)((r < wet) + (r < walls)); /* wall 2, water 1, ground 0 */
-                env->terrain[c] = env->terrain[n - 1 - c] = t;
+                unsigned char kind = (unsigned char)((r < wet) + (r < walls)); /* wall 2, water 1, ground 0 */
+                t[tc_at(x, y)] = t[tc_at(w - 1 - x, h - 1 - y)] = kind;
             }
         uint64_t *sets[3] = {env->ground, env->ground_x0, env->ground_xw};
         for (int i = 0; i < 3; i++) memset(sets[i], 0, sizeof(env->ground));
-        for (int c = 0, x = 0; c < n; c++, x = x + 1 == w ? 0 : x + 1) {
-            uint64_t bit = (uint64_t)(env->terrain[c] == TC_GROUND) << (c & 63);
+        for (int c = 0, x = 0, y = 0; c < n; c++, x = x + 1 == w ? 0 : x + 1, y += x == 0) {
+            uint64_t bit = (uint64_t)(t[tc_at(x, y)] == TC_GROUND) << (c & 63);
             env->ground[c >> 6] |= bit;
             env->ground_x0[c >> 6] |= x != 0 ? bit : 0;
             env->ground_xw[c >> 6] |= x != w - 1 ? bit : 0;
@@ -345,11 +346,11 @@ static void tc_new_map(Tactical *env) {
         for (int x = 0; x < w; x++) reachable &= tc_has(seen, tc_cell(env, x, h - 1));
         if (reachable) break;
     }
+    /* the border is walls, so no test for the map's edges */
     for (int y = 0, c = 0; y < h; y++)
-        for (int x = 0; x < w; x++, c++) {
-            const unsigned char *t = env->terrain;
-            int up = y > 0 ? t[c - w] == TC_GROUND : 0, down = y < h - 1 ? t[c + w] == TC_GROUND : 0;
-            int left = x > 0 ? t[c - 1] == TC_GROUND : 0, right = x < w - 1 ? t[c + 1] == TC_GROUND : 0;
+        for (int x = 0, a = tc_at(0, y); x < w; x++, c++, a++) {
+            int up = t[a - TC_PAD] == TC_GROUND, down = t[a + TC_PAD] == TC_GROUND;
+            int left = t[a - 1] == TC_GROUND, right = t[a + 1] == TC_GROUND;
             env->exits[c] = (unsigned char)(up << 1 | down << 2 | left << 3 | right << 4);
         }
 }
@@ -380,7 +381,7 @@ static void tc_new_episode(Tactical *env) {
     env->first = (int)(ocean_rand(&env->rng) & 1);
     if (env->first == TC_THEIRS) tc_opponent_turn(env); /* its damage, if any, is in no reward: few maps let it hit */
     env->current = tc_next_alive(env, 0);
-    if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS);
+    if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS, 0);
     tc_write_obs(env);
 }
 
@@ -407,7 +408,7 @@ static void c_step(Tactical *env) {
             env->round++;
             if (!tc_alive(env, TC_OURS)) over = 1;
             env->current = tc_next_alive(env, 0);
-            if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS);
+            if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS, 0);
         }
     }
     int timeout = !over && env->round >= env->cfg.max_rounds;
@@ -439,7 +440,7 @@ static void c_render_rgb(Tactical *env, unsigned char *frame) {
     int fh = env->cfg.height * TC_SCALE, fw = env->cfg.width * TC_SCALE;
     for (int y = 0; y < env->cfg.height; y++)
         for (int x = 0; x < env->cfg.width; x++) {
-            int t = env->terrain[tc_cell(env, x, y)];
+            int t = env->terrain[tc_at(x, y)];
             const unsigned char *rgb = t == TC_WALL ? wall : (t == TC_WATER ? water : ground);
             ocean_fill_rect(frame, fh, fw, x * TC_SCALE, y * TC_SCALE, TC_SCALE - 1, TC_SCALE - 1, rgb);
         }
@@ -468,8 +469,8 @@ static int c_render_text(Tactical *env, char *out, int cap) {
     ocean_putc(&t, '\n');
     for (int y = 0; y < env->cfg.height; y++) {
         for (int x = 0; x < env->cfg.width; x++) {
-            int c = tc_cell(env, x, y), who = env->occupant[c];
-            char ch = env->terrain[c] == TC_WALL ? '#' : (env->terrain[c] == TC_WATER ? '~' : '.');
+            int c = tc_cell(env, x, y), who = env->occupant[c], kind = env->terrain[tc_at(x, y)];
+            char ch = kind == TC_WALL ? '#' : (kind == TC_WATER ? '~' : '.');
             if (who >= 0) {
                 const Unit *u = &env->squad[who / TC_MAX_UNITS][who % TC_MAX_UNITS];
                 ch = who / TC_MAX_UNITS == TC_OURS ? (u->archer ? 'a' : 's') : (u->archer ? 'A' : 'S');
