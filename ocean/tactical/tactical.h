@@ -35,33 +35,41 @@ _Static_assert((TC_CELLS & (TC_CELLS - 1)) == 0, "the search wraps cell indices 
 #define TC_MAP_TRIES 8 /* maps drawn before falling back to open ground, when the squads cannot meet */
 #define TC_SCALE 32 /* pixels per cell */
 #define TC_VIEW_W (2 * TC_VIEW + 1)
+#define TC_PAD (TC_MAX_SIDE + 2 * TC_VIEW) /* the largest map's side with its border of walls */
 
 enum { TC_GROUND, TC_WATER, TC_WALL };
+/* a stored cell: its kind in the low two bits, then whether each move leads to open ground (no unit counted),
+ * and whether a unit stands there; a step reads one byte for all of it, on the rows its view reads anyway */
+#define TC_KIND 3
+#define TC_EXIT(m) (1 << (2 + (m))) /* moves 1-4: bits 3-6 */
+#define TC_OCCUPIED 0x80
 _Static_assert(TC_GROUND == 0 && TC_WATER == 1 && TC_WALL == 2, "the map draw and the view count on the kinds' order");
 enum { TC_OURS, TC_THEIRS };
 
 typedef struct Unit {
-    int x, y, hp, archer, alive;
+    unsigned char x, y, hp, archer, alive;
 } Unit;
 
+/* The fields a step reads first, the per-cell arrays after: 4096 games at a time are out of the cache between
+ * their steps, so the lines a step touches cost as much as its instructions. */
 typedef struct Tactical {
     OCEAN_SLOTS(float);
     TacticalConfig cfg;
     /* the whole game lives in the struct (no pointers), so a saved state is the struct itself */
-    unsigned char terrain[TC_CELLS];
-    unsigned char exits[TC_CELLS]; /* bit m: the cell's neighbour in move m is open ground (no unit counted) */
-    signed char occupant[TC_CELLS]; /* -1 empty, else side * TC_MAX_UNITS + unit */
-    /* sets of cells, bit c of word c / 64: open ground, and open ground off the first (last) column */
-    uint64_t ground[TC_WORDS], ground_x0[TC_WORDS], ground_xw[TC_WORDS];
+    Unit squad[2][TC_MAX_UNITS];
     /* per unit of each side, bit m: the move m leads one step nearer to that side's nearest enemy */
     unsigned char toward[2][TC_MAX_UNITS];
-    Unit squad[2][TC_MAX_UNITS];
     int current; /* our unit to command */
     int round, first; /* first: the side that moves first this episode */
     int hp_total; /* a squad's hit points at the start */
     int kills; /* enemy units removed this episode */
     int steps; /* steps (our units' moves) this episode */
     float ret;
+    /* sets of cells, bit c of word c / 64: open ground, and open ground off the first (last) column */
+    uint64_t ground[TC_WORDS], ground_x0[TC_WORDS], ground_xw[TC_WORDS];
+    /* the map's cells (TC_KIND, TC_EXIT, TC_OCCUPIED) at (x + TC_VIEW, y + TC_VIEW), rows width + 2 TC_VIEW apart,
+     * walls around it: a view row is 7 bytes in a row */
+    unsigned char terrain[TC_PAD * TC_PAD];
 } Tactical;
 
 static int c_init(Tactical *env) {
@@ -72,6 +80,10 @@ static int c_init(Tactical *env) {
 static void c_close(Tactical *env) { (void)env; }
 
 static inline int tc_cell(const Tactical *env, int x, int y) { return y * env->cfg.width + x; }
+static inline int tc_stride(const Tactical *env) { return env->cfg.width + 2 * TC_VIEW; }
+static inline int tc_at(const Tactical *env, int x, int y) { /* in env->terrain */
+    return (y + TC_VIEW) * tc_stride(env) + x + TC_VIEW;
+}
 static inline int tc_abs(int v) { return v < 0 ? -v : v; }
 
 static const int TC_DX[TC_MOVES] = {0, 0, 0, -1, 1};
@@ -79,9 +91,8 @@ static const int TC_DY[TC_MOVES] = {0, -1, 1, 0, 0};
 
 /* Whether a unit may step `move` from where it stands (staying is always allowed): an exit, and no unit there. */
 static inline int tc_can_move(const Tactical *env, const Unit *u, int move) {
-    int c = tc_cell(env, u->x, u->y);
-    return move == 0 ||
-           (((env->exits[c] >> move) & 1) && env->occupant[c + TC_DY[move] * env->cfg.width + TC_DX[move]] < 0);
+    int a = tc_at(env, u->x, u->y), to = a + TC_DY[move] * tc_stride(env) + TC_DX[move];
+    return move == 0 || ((env->terrain[a] & TC_EXIT(move)) && !(env->terrain[to] & TC_OCCUPIED));
 }
 
 /* No wall strictly between two cells, along the line a Bresenham walk draws from one to the other. */
@@ -90,7 +101,7 @@ static int tc_sight(const Tactical *env, int x0, int y0, int x1, int y1) {
     int err = dx + dy, x = x0, y = y0;
     for (;;) {
         if (x == x1 && y == y1) return 1;
-        if ((x != x0 || y != y0) && env->terrain[tc_cell(env, x, y)] == TC_WALL) return 0;
+        if ((x != x0 || y != y0) && (env->terrain[tc_at(env, x, y)] & TC_KIND) == TC_WALL) return 0;
         int e2 = 2 * err;
         if (e2 >= dy) err += dy, x += sx;
         if (e2 <= dx) err += dx, y += sy;
@@ -122,14 +133,15 @@ static inline __attribute__((always_inline)) void tc_ring(const Tactical *env, c
 
 static inline int tc_has(const uint64_t *set, int c) { return (int)((set[c >> 6] >> (c & 63)) & 1); }
 
-/* For each living unit of side 1 - enemy, the moves that step nearer to the nearest living unit of side
- * `enemy`, walking around walls and water (units ignored): the neighbours whose walking distance is one
- * less than the unit's own. A search grows rings out of the enemies and stops when every such unit is
- * reached: the unit reached in ring d gets the neighbours of ring d - 1. A unit no enemy can reach gets none. */
-static inline __attribute__((always_inline)) void tc_search_words(Tactical *env, int enemy, int nw) {
+/* For each living unit of side 1 - enemy from unit `from` on, the moves that step nearer to the nearest
+ * living unit of side `enemy`, walking around walls and water (units ignored): the neighbours whose walking
+ * distance is one less than the unit's own. A search grows rings out of the enemies and stops when every
+ * such unit is reached: the unit reached in ring d gets the neighbours of ring d - 1. A unit no enemy can
+ * reach gets none. The units that have acted in the turn are left out (a kill searches again for the rest). */
+static inline __attribute__((always_inline)) void tc_search_words(Tactical *env, int enemy, int from, int nw) {
     /* all words zero: a ring of nw words leaves the rest zero, so a wrapped index reads nothing */
     uint64_t seen[TC_WORDS] = {0}, ring[TC_WORDS] = {0}, next[TC_WORDS] = {0}, walkers[TC_WORDS] = {0};
-    int side = 1 - enemy, cell[TC_MAX_UNITS], left = 0;
+    int side = 1 - enemy, left = 0;
     for (int k = 0; k < env->cfg.units; k++) {
         const Unit *e = &env->squad[enemy][k], *u = &env->squad[side][k];
         env->toward[side][k] = 0;
@@ -137,10 +149,9 @@ static inline __attribute__((always_inline)) void tc_search_words(Tactical *env,
             int c = tc_cell(env, e->x, e->y);
             seen[c >> 6] |= 1ull << (c & 63), ring[c >> 6] |= 1ull << (c & 63);
         }
-        cell[k] = -1;
-        if (u->alive) {
-            cell[k] = tc_cell(env, u->x, u->y);
-            walkers[cell[k] >> 6] |= 1ull << (cell[k] & 63);
+        if (u->alive && k >= from) {
+            int c = tc_cell(env, u->x, u->y);
+            walkers[c >> 6] |= 1ull << (c & 63);
             left++;
         }
     }
@@ -150,32 +161,33 @@ static inline __attribute__((always_inline)) void tc_search_words(Tactical *env,
         uint64_t any = 0, met = 0;
         for (int i = 0; i < nw; i++) seen[i] |= next[i], any |= next[i], met |= next[i] & walkers[i];
         if (!any) break; /* the rest stand where no enemy can walk */
-        if (met) /* every unit without a branch on which of them the ring reached (-1: none to reach) */
-            for (int k = 0; k < env->cfg.units; k++) {
-                int c = cell[k] & (TC_CELLS - 1), hit = (cell[k] >= 0) & tc_has(next, c), exits = env->exits[c];
-                int toward = 0; /* a step off the map wraps to some cell, but no exit leads there */
-                for (int m = 1; m < TC_MOVES; m++)
-                    toward |= (((exits >> m) & 1) & tc_has(ring, (c + step[m]) & (TC_CELLS - 1))) << m;
-                env->toward[side][k] = hit ? (unsigned char)toward : env->toward[side][k];
-                cell[k] = hit ? -1 : cell[k];
-                left -= hit;
+        if (met) /* the units this ring reached */
+            for (int k = from; k < env->cfg.units; k++) {
+                const Unit *u = &env->squad[side][k];
+                int c = tc_cell(env, u->x, u->y);
+                if (!u->alive || !tc_has(next, c)) continue;
+                int exits = env->terrain[tc_at(env, u->x, u->y)], toward = 0;
+                for (int m = 1; m < TC_MOVES; m++) /* a step off the map wraps to some cell, but no exit leads there */
+                    toward |= (((exits & TC_EXIT(m)) != 0) & tc_has(ring, (c + step[m]) & (TC_CELLS - 1))) << m;
+                env->toward[side][k] = (unsigned char)toward;
+                left--;
             }
         for (int i = 0; i < nw; i++) ring[i] = next[i];
     }
 }
 
-static void tc_fill_toward(Tactical *env, int enemy) {
+static void tc_fill_toward(Tactical *env, int enemy, int from) {
     int n = env->cfg.width * env->cfg.height;
-    if (n <= 64) tc_search_words(env, enemy, 1);
-    else if (n <= 128) tc_search_words(env, enemy, 2);
-    else tc_search_words(env, enemy, TC_WORDS);
+    if (n <= 64) tc_search_words(env, enemy, from, 1);
+    else if (n <= 128) tc_search_words(env, enemy, from, 2);
+    else tc_search_words(env, enemy, from, TC_WORDS);
 }
 
 static void tc_place(Tactical *env, int side, int k, int x, int y) {
     Unit *u = &env->squad[side][k];
-    env->occupant[tc_cell(env, u->x, u->y)] = -1;
-    u->x = x, u->y = y;
-    env->occupant[tc_cell(env, x, y)] = (signed char)(side * TC_MAX_UNITS + k);
+    env->terrain[tc_at(env, u->x, u->y)] &= (unsigned char)~TC_OCCUPIED;
+    u->x = (unsigned char)x, u->y = (unsigned char)y;
+    env->terrain[tc_at(env, x, y)] |= TC_OCCUPIED;
 }
 
 static inline int tc_alive(const Tactical *env, int side) {
@@ -192,10 +204,10 @@ static int tc_attack(Tactical *env, int side, int k, int target) {
     t->hp -= damage;
     if (t->hp == 0) {
         t->alive = 0;
-        env->occupant[tc_cell(env, t->x, t->y)] = -1;
+        env->terrain[tc_at(env, t->x, t->y)] &= (unsigned char)~TC_OCCUPIED;
         if (side == TC_OURS) env->kills++;
         /* the dead no longer draw the side's units (ours follow the distances only under the autopilot) */
-        if (side == TC_THEIRS || env->cfg.autopilot) tc_fill_toward(env, 1 - side);
+        if (side == TC_THEIRS || env->cfg.autopilot) tc_fill_toward(env, 1 - side, k + 1);
     }
     return damage;
 }
@@ -239,7 +251,7 @@ static int tc_act(Tactical *env, int side, int k, int move, int target) {
 /* The opponent's whole turn; returns the damage it dealt. */
 static int tc_opponent_turn(Tactical *env) {
     int dealt = 0;
-    tc_fill_toward(env, TC_OURS);
+    tc_fill_toward(env, TC_OURS, 0);
     for (int k = 0; k < env->cfg.units && tc_alive(env, TC_OURS); k++) {
         if (!env->squad[TC_THEIRS][k].alive) continue;
         int move, target;
@@ -262,6 +274,9 @@ static const float TC_HP_SHARE[2][TC_SOLDIER_HP + 1] = {
      10 / 12.0f, 11 / 12.0f, 12 / 12.0f},
     {0 / 8.0f, 1 / 8.0f, 2 / 8.0f, 3 / 8.0f, 4 / 8.0f, 5 / 8.0f, 6 / 8.0f, 7 / 8.0f, 8 / 8.0f},
 };
+
+/* A cell's kind in the view: 0 ground, 0.5 water, 1 wall (a load rather than a conversion per cell). */
+static const float TC_KIND_VIEW[3] = {[TC_GROUND] = 0.0f, [TC_WATER] = 0.5f, [TC_WALL] = 1.0f};
 
 static void tc_write_obs(Tactical *env) {
     int units = env->cfg.units, w = env->cfg.width, h = env->cfg.height, side = w > h ? w : h;
@@ -300,36 +315,30 @@ static void tc_write_obs(Tactical *env) {
             if (s == TC_THEIRS) o[5] = (float)mask[(1 + k) * TC_MOVES];
             o += s == TC_OURS ? 5 : 6;
         }
-    /* the cells off the map read as walls; the kinds are 0, 1, 2, so half the kind is the view's 0 ground,
-     * 0.5 water, 1 wall (exactly). A fixed 7 x 7 loop with selects, not a branch per row's edges: where the
-     * view crosses the map's edge is different at every step */
-    int x0 = me->x - TC_VIEW, y0 = me->y - TC_VIEW;
-    for (int dy = 0; dy < TC_VIEW_W; dy++, o += TC_VIEW_W) {
-        int y = y0 + dy, y_in = (unsigned)y < (unsigned)h;
-        const unsigned char *row = env->terrain + (y_in ? y : 0) * w;
-        for (int c = 0; c < TC_VIEW_W; c++) {
-            int x = x0 + c, in = y_in & ((unsigned)x < (unsigned)w);
-            o[c] = in ? 0.5f * (float)row[in ? x : 0] : 1.0f;
-        }
-    }
+    /* the border of walls stands for the cells off the map, so the view is 7 rows of 7 bytes, never clipped */
+    const unsigned char *row = env->terrain + tc_at(env, me->x - TC_VIEW, me->y - TC_VIEW);
+    for (int dy = 0, stride = tc_stride(env); dy < TC_VIEW_W; dy++, o += TC_VIEW_W, row += stride)
+        for (int c = 0; c < TC_VIEW_W; c++) o[c] = TC_KIND_VIEW[row[c] & TC_KIND];
 }
 
 /* A point-symmetric map of walls and water where the two squads can reach each other. */
 static void tc_new_map(Tactical *env) {
     int w = env->cfg.width, h = env->cfg.height, n = w * h;
     const float walls = env->cfg.walls, wet = env->cfg.walls + env->cfg.water;
+    unsigned char *t = env->terrain;
+    memset(t, TC_WALL, (size_t)((h + 2 * TC_VIEW) * tc_stride(env)));
     for (int tries = 0; tries <= TC_MAP_TRIES; tries++) {
-        memset(env->terrain, TC_GROUND, (size_t)n);
+        for (int y = 0; y < h; y++) memset(t + tc_at(env, 0, y), TC_GROUND, (size_t)w);
         if (tries < TC_MAP_TRIES) /* the first half of the map but its top row; the starting rows stay open */
-            for (int c = w; c < (n + 1) / 2; c++) {
+            for (int c = w, x = 0, y = 1; c < (n + 1) / 2; c++, x = x + 1 == w ? 0 : x + 1, y += x == 0) {
                 float r = ocean_randf(&env->rng);
-                unsigned char t = (unsigned char)((r < wet) + (r < walls)); /* wall 2, water 1, ground 0 */
-                env->terrain[c] = env->terrain[n - 1 - c] = t;
+                unsigned char kind = (unsigned char)((r < wet) + (r < walls)); /* wall 2, water 1, ground 0 */
+                t[tc_at(env, x, y)] = t[tc_at(env, w - 1 - x, h - 1 - y)] = kind;
             }
         uint64_t *sets[3] = {env->ground, env->ground_x0, env->ground_xw};
         for (int i = 0; i < 3; i++) memset(sets[i], 0, sizeof(env->ground));
-        for (int c = 0, x = 0; c < n; c++, x = x + 1 == w ? 0 : x + 1) {
-            uint64_t bit = (uint64_t)(env->terrain[c] == TC_GROUND) << (c & 63);
+        for (int c = 0, x = 0, y = 0; c < n; c++, x = x + 1 == w ? 0 : x + 1, y += x == 0) {
+            uint64_t bit = (uint64_t)(t[tc_at(env, x, y)] == TC_GROUND) << (c & 63);
             env->ground[c >> 6] |= bit;
             env->ground_x0[c >> 6] |= x != 0 ? bit : 0;
             env->ground_xw[c >> 6] |= x != w - 1 ? bit : 0;
@@ -345,19 +354,18 @@ static void tc_new_map(Tactical *env) {
         for (int x = 0; x < w; x++) reachable &= tc_has(seen, tc_cell(env, x, h - 1));
         if (reachable) break;
     }
-    for (int y = 0, c = 0; y < h; y++)
-        for (int x = 0; x < w; x++, c++) {
-            const unsigned char *t = env->terrain;
-            int up = y > 0 ? t[c - w] == TC_GROUND : 0, down = y < h - 1 ? t[c + w] == TC_GROUND : 0;
-            int left = x > 0 ? t[c - 1] == TC_GROUND : 0, right = x < w - 1 ? t[c + 1] == TC_GROUND : 0;
-            env->exits[c] = (unsigned char)(up << 1 | down << 2 | left << 3 | right << 4);
+    /* the border is walls, so no test for the map's edges */
+    for (int y = 0; y < h; y++)
+        for (int x = 0, a = tc_at(env, 0, y), stride = tc_stride(env); x < w; x++, a++) {
+            int up = (t[a - stride] & TC_KIND) == TC_GROUND, down = (t[a + stride] & TC_KIND) == TC_GROUND;
+            int left = (t[a - 1] & TC_KIND) == TC_GROUND, right = (t[a + 1] & TC_KIND) == TC_GROUND;
+            t[a] |= (unsigned char)(up * TC_EXIT(1) | down * TC_EXIT(2) | left * TC_EXIT(3) | right * TC_EXIT(4));
         }
 }
 
 static void tc_new_episode(Tactical *env) {
     int w = env->cfg.width, h = env->cfg.height, units = env->cfg.units;
     tc_new_map(env);
-    memset(env->occupant, -1, sizeof(env->occupant));
     /* our squad on the bottom row, centred; theirs mirrored through the centre on the top row */
     int left = (w - units) / 2;
     env->hp_total = 0;
@@ -368,7 +376,7 @@ static void tc_new_episode(Tactical *env) {
         for (int s = 0; s < 2; s++) {
             int x = s == TC_OURS ? left + k : w - 1 - (left + k), y = s == TC_OURS ? h - 1 : 0;
             env->squad[s][k] = (Unit){.x = x, .y = y, .hp = hp, .archer = archer, .alive = 1};
-            env->occupant[tc_cell(env, x, y)] = (signed char)(s * TC_MAX_UNITS + k);
+            env->terrain[tc_at(env, x, y)] |= TC_OCCUPIED;
         }
     }
     for (int s = 0; s < 2; s++)
@@ -380,7 +388,7 @@ static void tc_new_episode(Tactical *env) {
     env->first = (int)(ocean_rand(&env->rng) & 1);
     if (env->first == TC_THEIRS) tc_opponent_turn(env); /* its damage, if any, is in no reward: few maps let it hit */
     env->current = tc_next_alive(env, 0);
-    if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS);
+    if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS, 0);
     tc_write_obs(env);
 }
 
@@ -407,7 +415,7 @@ static void c_step(Tactical *env) {
             env->round++;
             if (!tc_alive(env, TC_OURS)) over = 1;
             env->current = tc_next_alive(env, 0);
-            if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS);
+            if (env->cfg.autopilot) tc_fill_toward(env, TC_THEIRS, 0);
         }
     }
     int timeout = !over && env->round >= env->cfg.max_rounds;
@@ -439,7 +447,7 @@ static void c_render_rgb(Tactical *env, unsigned char *frame) {
     int fh = env->cfg.height * TC_SCALE, fw = env->cfg.width * TC_SCALE;
     for (int y = 0; y < env->cfg.height; y++)
         for (int x = 0; x < env->cfg.width; x++) {
-            int t = env->terrain[tc_cell(env, x, y)];
+            int t = env->terrain[tc_at(env, x, y)] & TC_KIND;
             const unsigned char *rgb = t == TC_WALL ? wall : (t == TC_WATER ? water : ground);
             ocean_fill_rect(frame, fh, fw, x * TC_SCALE, y * TC_SCALE, TC_SCALE - 1, TC_SCALE - 1, rgb);
         }
@@ -468,12 +476,14 @@ static int c_render_text(Tactical *env, char *out, int cap) {
     ocean_putc(&t, '\n');
     for (int y = 0; y < env->cfg.height; y++) {
         for (int x = 0; x < env->cfg.width; x++) {
-            int c = tc_cell(env, x, y), who = env->occupant[c];
-            char ch = env->terrain[c] == TC_WALL ? '#' : (env->terrain[c] == TC_WATER ? '~' : '.');
-            if (who >= 0) {
-                const Unit *u = &env->squad[who / TC_MAX_UNITS][who % TC_MAX_UNITS];
-                ch = who / TC_MAX_UNITS == TC_OURS ? (u->archer ? 'a' : 's') : (u->archer ? 'A' : 'S');
-            }
+            int kind = env->terrain[tc_at(env, x, y)] & TC_KIND;
+            char ch = kind == TC_WALL ? '#' : (kind == TC_WATER ? '~' : '.');
+            for (int s = 0; s < 2; s++)
+                for (int k = 0; k < env->cfg.units; k++) {
+                    const Unit *u = &env->squad[s][k];
+                    if (u->alive && u->x == x && u->y == y)
+                        ch = s == TC_OURS ? (u->archer ? 'a' : 's') : (u->archer ? 'A' : 'S');
+                }
             ocean_putc(&t, ch);
         }
         ocean_putc(&t, '\n');
