@@ -328,6 +328,24 @@ def test_bench_craftax_section_lists_each_seed_the_random_policy_and_the_papers_
     text = bench_craftax.section({'seeds': {'0': run}, 'random': {'rates': rates, 'episodes': 99, 'score': 0.0}})
     assert '| ours, seed 0 | 0.2 | 128 | 300 | 600 |' in text  # 51 ** (1 / 22) - 1 = 0.196%
     assert '| collect_wood | 50.0 | 50.0 |' in text and '| DreamerV2 (paper, 1M steps) | 10.0 |' in text
+    assert '100M steps' in text and 'not run yet' in text
+
+
+def test_bench_craftax_keeps_a_longer_budget_apart_from_the_1m_runs(capsys):
+    from lab import bench_craftax
+    rates = {**{name: 0.0 for name in ACHIEVEMENTS}, 'collect_wood': 0.5}
+    long_rates = {**rates, 'collect_coal': 0.25}
+    run = {'seed': 0, 'steps': 1_000_000, 'seconds': 600.0, 'episodes': 128, 'episode_length': 300.0,
+           'score': crafter_score(rates), 'rates': rates}
+    long = {**run, 'steps': 100_000_000, 'score': crafter_score(long_rates), 'rates': long_rates}
+    assert bench_craftax.run_key(0, 1_000_000) == '0' and bench_craftax.run_key(0, 100_000_000) == '0@100000000'
+    text = bench_craftax.section({'seeds': {'0@100000000': long, '0': run}, 'random': None})
+    assert '| ours, seed 0, 100,000,000 steps |' in text and 'not run yet' not in text
+    assert '| ours, mean of seeds | 0.2 ± 0.0 |' in text  # the 1M runs only
+    assert '| collect_coal | 0.0 | 25.0 |' in text  # a column per run, the 1M run first
+    with pytest.raises(SystemExit):
+        bench_craftax.main(['run', '--seed', '0', '--steps', '0'])
+    assert '--steps must be a positive number' in capsys.readouterr().err
 
 
 # ---- world statistics against crafter.Env ----
