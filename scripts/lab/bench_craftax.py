@@ -105,7 +105,7 @@ def section(results):
     rand = results['random']
     pct = lambda v: f'{100.0 * v:.1f}'  # noqa: E731
     scores = [s['score'] for s in seeds if s['steps'] == BUDGET]
-    name = lambda s: f'seed {s["seed"]}' + ('' if s['steps'] == BUDGET else f', {s["steps"]:,} steps')  # noqa: E731
+    label = lambda s: f'seed {s["seed"]}' + ('' if s['steps'] == BUDGET else f', {s["steps"]:,} steps')  # noqa: E731
     text = ['Crafter\'s benchmark (Hafner 2021): the Crafter score after 1M agent steps, '
             'S = exp(mean(ln(1 + s_i))) - 1 over the success rates s_i (percent of episodes) of the 22 '
             'achievements. Ours: `puffer_craftax` '
@@ -121,7 +121,7 @@ def section(results):
             'budget, 100M steps, adds `--steps 100000000` (7.5-21 hours of these two cores at the 1M runs\' rates; '
             'add `--train.device cuda` on a GPU)' + ('.' if any(s['steps'] > BUDGET for s in seeds) else
                                                     ': not run yet.'), '']
-    rows = [[f'ours, {name(s)}', f'{s["score"]:.1f}', f'{s["episodes"]}', f'{s["episode_length"]:.0f}',
+    rows = [[f'ours, {label(s)}', f'{s["score"]:.1f}', f'{s["episodes"]}', f'{s["episode_length"]:.0f}',
              f'{s["seconds"]:.0f}'] for s in seeds]
     if scores:
         rows.append(['ours, mean of seeds', f'{np.mean(scores):.1f} ± {np.std(scores):.1f}', '', '', ''])
@@ -131,7 +131,7 @@ def section(results):
     text.append(bd.markdown_table(['agent', 'Crafter score (%)', 'episodes', 'mean length', 'train s'], rows,
                                   'lrrrr'))
     text += ['', 'Success rates (% of episodes) per achievement:', '']
-    header = ['achievement'] + [name(s) for s in seeds] + (['random'] if rand else [])
+    header = ['achievement'] + [label(s) for s in seeds] + (['random'] if rand else [])
     table = [[name] + [pct(s['rates'][name]) for s in seeds] + ([pct(rand['rates'][name])] if rand else [])
              for name in ACHIEVEMENTS]
     text.append(bd.markdown_table(header, table, 'l' + 'r' * (len(header) - 1)))
@@ -152,8 +152,9 @@ def main(argv=None):
         parser.error(f'--steps must be a positive number of agent steps, got {args.steps}')
     results = load()
     if args.command == 'run':
-        key = run_key(args.seed, args.steps or BUDGET)
-        results['seeds'][key] = run_seed(args.seed, args.steps, flags)
+        record = run_seed(args.seed, args.steps, flags)
+        key = run_key(args.seed, record['steps'])
+        results['seeds'][key] = record
         if results['random'] is None:
             rates, episodes = random_rates(5000)
             results['random'] = {'rates': rates, 'episodes': episodes, 'score': crafter_score(rates)}
