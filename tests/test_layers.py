@@ -9,8 +9,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Bottom to top; a module may import its own layer and the layers below it.
 LAYERS = [
-    ('base', {'pufferenv', 'cpus', 'rundir', 'invocation', 'cluster', 'profile', 'dashboard', '_advantage',
-              'reward_scale'}),
+    ('base', {'errors', 'saved_state', 'pufferenv', 'cpus', 'rundir', 'invocation', 'cluster', 'profile',
+              'dashboard', '_advantage', 'reward_scale'}),
     ('emulation', {'emulation'}),
     ('envs', {'ocean', 'environments'}),
     ('names, config', {'registry', 'config'}),
