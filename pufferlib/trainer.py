@@ -429,7 +429,7 @@ class Trainer(Rollout):
     def load_state_dict(self, state: dict, path: str = 'checkpoint') -> None:
         # What the config sets of each optimizer group (learning rate, betas, eps, weight decay), before the
         # checkpoint's groups replace it: a checkpoint gives the optimizer's moments, the config its settings.
-        # They agree on a plain resume; population-based training (pufferlib/pbt.py) resumes a member with
+        # They agree on a plain resume; population-based training (pufferlib/pbt/) resumes a member with
         # the settings it perturbed over a checkpoint saved with the old ones.
         configured = [[{k: v for k, v in group.items() if k != 'params'} for group in optimizer.param_groups]
                       for optimizer in self.optimizers]

@@ -214,7 +214,7 @@ def trial_main(run_dir: str) -> int:
 
     try:
         if spec.get('until_step') is not None:
-            # A round of a population-based training member (pufferlib/pbt.py): its run directory, whose
+            # A round of a population-based training member (pufferlib/pbt/): its run directory, whose
             # config.toml the driver wrote, goes on from its checkpoint to the round's last step.
             summary = train.train(None, resume=run_dir, quiet=True, on_log=on_log, until_step=spec['until_step'])
         else:
